@@ -1,0 +1,94 @@
+// createApp wires middleware, error handling and the route groups. It does no I/O at import and
+// takes every dependency as an argument, so tests build a fresh app around a fresh database.
+
+import { OpenAPIHono } from '@hono/zod-openapi';
+import { bodyLimit } from 'hono/body-limit';
+import { secureHeaders } from 'hono/secure-headers';
+import pino, { type Logger } from 'pino';
+import type { Db } from './db/client.js';
+import { pingDb } from './db/health.js';
+import spec from './generated/openapi.json' with { type: 'json' };
+import { registerSpecComponents } from './generated/routes.js';
+import type { AppEnv } from './http/app-env.js';
+import { authenticate } from './http/auth.js';
+import {
+  ApiError,
+  errorResponse,
+  handleError,
+  problemsOfZodError,
+  validationResponse,
+} from './http/errors.js';
+import { requestContext } from './http/request-context.js';
+import { registerEventsRoutes } from './routes/events/events.index.js';
+
+export interface AppOptions {
+  db: Db;
+  logger?: Logger;
+  /** Largest accepted request body in bytes (default 1 MiB). */
+  bodyLimitBytes?: number;
+}
+
+export type App = OpenAPIHono<AppEnv>;
+
+export function createApp({
+  db,
+  logger = pino({ level: 'silent' }),
+  bodyLimitBytes = 1024 * 1024,
+}: AppOptions): App {
+  const app = new OpenAPIHono<AppEnv>({
+    defaultHook: (result, c) => {
+      if (!result.success) {
+        // @hono/zod-validator passes the validated input as `data` on failures too; its type
+        // leaves it out.
+        const input = (result as { data?: unknown }).data;
+        return validationResponse(c, problemsOfZodError(result.error, result.target, input));
+      }
+    },
+  });
+
+  app.use(requestContext(db, logger));
+  app.use(secureHeaders());
+  app.use(
+    '/api/*',
+    bodyLimit({
+      maxSize: bodyLimitBytes,
+      onError: (c) =>
+        errorResponse(
+          c,
+          new ApiError(
+            413,
+            'PAYLOAD_TOO_LARGE',
+            `The request body is larger than ${bodyLimitBytes} bytes; send less.`,
+          ),
+        ),
+    }),
+  );
+
+  app.get('/healthz', (c) => c.json({ status: 'ok' }));
+  app.get('/readyz', async (c) => {
+    try {
+      await pingDb(c.get('db'));
+      return c.json({ status: 'ready' });
+    } catch {
+      return c.json({ status: 'unavailable', detail: 'The database does not answer.' }, 503);
+    }
+  });
+  app.get('/openapi.json', (c) => c.json(spec));
+
+  app.use('/api/v1/*', authenticate());
+  registerSpecComponents(app);
+  registerEventsRoutes(app);
+
+  app.notFound((c) =>
+    errorResponse(
+      c,
+      new ApiError(
+        404,
+        'NOT_FOUND',
+        `No route ${c.req.method} ${c.req.path}; see /openapi.json for the API.`,
+      ),
+    ),
+  );
+  app.onError(handleError);
+  return app;
+}

@@ -1,0 +1,90 @@
+import { platformRecordsSchema } from '../../db/platform-records-format.js';
+import { createApiKey } from '../../db/repositories/api-keys.js';
+import {
+  createOrganization,
+  findOrganization,
+  type Organization,
+} from '../../db/repositories/organizations.js';
+import { loadPlatformRecords } from '../../db/repositories/platform-records.js';
+import { createRole } from '../../db/repositories/roles.js';
+import { PERMISSIONS } from '../../domain/permissions.js';
+import { UsageError } from '../cli-error.js';
+import type { Command } from '../command.js';
+import type { CommandContext } from '../context.js';
+import { DEMO_RECORDS, demoEvents } from '../demo-data.js';
+import { describeImport, importEventStream } from './events-import.js';
+import { describeLoadSummary } from './load.js';
+
+const DEFAULT_DEMO_EVENTS = 100_000;
+const DEMO_ORGANIZATION = 'Demo Org';
+
+function eventCountFrom(raw: string | boolean | undefined): number {
+  if (raw === undefined) return DEFAULT_DEMO_EVENTS;
+  if (typeof raw !== 'string' || !/^\d+$/.test(raw) || Number(raw) > 10_000_000) {
+    throw new UsageError(
+      `--events must be a whole number from 0 to 10000000, got "${String(raw)}"`,
+      `leave it out for ${DEFAULT_DEMO_EVENTS}`,
+    );
+  }
+  return Number(raw);
+}
+
+/** "Demo Org", or "Demo Org 2", 3, ... when earlier demos took the name. */
+async function createDemoOrganization(context: CommandContext): Promise<Organization> {
+  const db = await context.db();
+  for (let suffix = 1; ; suffix += 1) {
+    const name = suffix === 1 ? DEMO_ORGANIZATION : `${DEMO_ORGANIZATION} ${suffix}`;
+    if (!(await findOrganization(db, name))) return createOrganization(db, name);
+  }
+}
+
+export const demoCommand: Command = {
+  words: ['demo'],
+  positionals: [],
+  summary:
+    'Create a demo organization with an admin key, realistic records, a draft experiment and events.',
+  optionHelp: [['--events <n>', `how many events to generate (default ${DEFAULT_DEMO_EVENTS})`]],
+  details:
+    'Prints the admin API key and three curl commands to stdout. Start the server (pnpm start) and paste them.',
+  options: { events: { type: 'string' } },
+  async run(context, values) {
+    const eventCount = eventCountFrom(values.events);
+    const db = await context.db();
+    const organization = await createDemoOrganization(context);
+    context.note(`created organization "${organization.name}" (id ${organization.id})`);
+
+    const role = await createRole(db, {
+      organizationId: organization.id,
+      name: 'admin',
+      permissions: PERMISSIONS,
+    });
+    const { fullKey } = await createApiKey(db, {
+      organizationId: organization.id,
+      roleId: role.id,
+      name: 'demo admin',
+    });
+
+    const { summary, ids } = await loadPlatformRecords(
+      db,
+      organization.id,
+      platformRecordsSchema.parse(DEMO_RECORDS),
+    );
+    context.note(`loaded records: ${describeLoadSummary(summary)}`);
+
+    const counts = await importEventStream(context, organization.id, {
+      name: 'demo events',
+      entries: demoEvents(eventCount, new Date(), ids),
+      size: eventCount,
+    });
+    context.note(describeImport(counts));
+
+    const baseUrl = `http://127.0.0.1:${context.config.port}`;
+    context.note(
+      `\nAdmin API key of "${organization.name}" (shown once), then requests to try once the server runs (pnpm start):`,
+    );
+    context.out(fullKey);
+    for (const list of ['events', 'prompts', 'experiments']) {
+      context.out(`curl -s -H 'Service-API-Key: ${fullKey}' '${baseUrl}/api/v1/${list}/?limit=5'`);
+    }
+  },
+};

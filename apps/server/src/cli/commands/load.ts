@@ -1,0 +1,102 @@
+import { readFileSync } from 'node:fs';
+import {
+  formatJsonPath,
+  platformRecordsSchema,
+  type PlatformRecords,
+} from '../../db/platform-records-format.js';
+import {
+  LOAD_SUMMARY_SECTIONS,
+  loadPlatformRecords,
+  PlatformRecordsError,
+  type LoadSummary,
+} from '../../db/repositories/platform-records.js';
+import { CliError } from '../cli-error.js';
+import { stringOption, type Command } from '../command.js';
+import { describeIssues, type InputIssue } from '../input-issues.js';
+import { locateJsonSyntaxError } from '../json-syntax.js';
+
+const FORMAT_HINT = 'the format is apps/server/schemas/platform-records.schema.json';
+const MOST_PROBLEMS_SHOWN = 50;
+
+function notLoaded(file: string, issues: readonly InputIssue[]): CliError {
+  const lines = issues
+    .slice(0, MOST_PROBLEMS_SHOWN)
+    .map((issue) => `${file}: ${formatJsonPath(issue.path) || '(top level)'}: ${issue.message}`);
+  if (issues.length > MOST_PROBLEMS_SHOWN) {
+    lines.push(`${file}: ... and ${issues.length - MOST_PROBLEMS_SHOWN} more problems`);
+  }
+  return new CliError(
+    `${file} was not loaded: ${issues.length} problem${issues.length === 1 ? '' : 's'}`,
+    `fix ${issues.length === 1 ? 'it' : 'them'} and run the command again; nothing was written (${FORMAT_HINT})`,
+    1,
+    lines,
+  );
+}
+
+/** Reads and validates a records file; nothing is written unless all of it is valid. */
+function readRecordsFile(file: string, path: string): PlatformRecords {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    throw new CliError(
+      `cannot read ${path} (${(error as NodeJS.ErrnoException).code ?? String(error)})`,
+      'check the file name; relative paths start from the directory you ran the command in',
+    );
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text.replace(/^\uFEFF/, ''));
+  } catch (error) {
+    const { line, column, reason } = locateJsonSyntaxError(text.replace(/^\uFEFF/, ''), error);
+    throw new CliError(
+      `${file} is not valid JSON: line ${line}, column ${column}: ${reason}`,
+      'fix the JSON there (a trailing comma, a missing comma or quote, and comments are the usual causes) and run the command again; nothing was written',
+    );
+  }
+  const parsed = platformRecordsSchema.safeParse(json, { reportInput: true });
+  if (!parsed.success) throw notLoaded(file, describeIssues(parsed.error.issues));
+  return parsed.data;
+}
+
+export function describeLoadSummary(summary: LoadSummary): string {
+  const parts = LOAD_SUMMARY_SECTIONS.flatMap((section) => {
+    const { created, updated } = summary[section];
+    if (created + updated === 0) return [];
+    const counts = [created > 0 ? `${created} new` : '', updated > 0 ? `${updated} updated` : '']
+      .filter(Boolean)
+      .join(', ');
+    return [`${section.replaceAll('_', ' ')} ${counts}`];
+  });
+  return parts.length > 0 ? parts.join('; ') : 'the file lists no records';
+}
+
+export const loadCommand: Command = {
+  words: ['load'],
+  positionals: ['<file.json>'],
+  summary:
+    'Load platform records (services, tools, prompts, agents, channels, provider records, draft experiments) into an organization, all or nothing.',
+  optionHelp: [['--org <id|name>', 'the organization the records belong to']],
+  details: [
+    `Records refer to each other by name (provider records by sid), never by database id; ${FORMAT_HINT},`,
+    'with an example in apps/server/test/fixtures/records.example.json. Loading the file again updates the',
+    'records it names. Example:',
+    '  agentline load records.json --org "Acme Support"',
+  ].join('\n'),
+  options: { org: { type: 'string' } },
+  requiredOptions: ['org'],
+  async run(context, values, [file]) {
+    const records = readRecordsFile(file!, context.resolvePath(file!));
+    const organization = await context.organization(stringOption(values, 'org'));
+    let summary: LoadSummary;
+    try {
+      ({ summary } = await loadPlatformRecords(await context.db(), organization.id, records));
+    } catch (error) {
+      if (error instanceof PlatformRecordsError) throw notLoaded(file!, error.problems);
+      throw error;
+    }
+    context.out(
+      `loaded ${file} into organization "${organization.name}" (id ${organization.id}): ${describeLoadSummary(summary)}`,
+    );
+  },
+};

@@ -1,0 +1,15 @@
+import type { Command } from '../command.js';
+
+export const migrateCommand: Command = {
+  words: ['migrate'],
+  positionals: [],
+  summary: 'Create the database, or bring its schema up to date (safe to run again).',
+  optionHelp: [],
+  details:
+    'Every other command migrates too before it starts; run this one on its own when deploying.',
+  options: {},
+  async run(context) {
+    await context.db();
+    context.out(`database ${context.databaseUrl} is up to date`);
+  },
+};

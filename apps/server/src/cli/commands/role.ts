@@ -1,0 +1,81 @@
+import { isUniqueViolation } from '../../db/errors.js';
+import { createRole } from '../../db/repositories/roles.js';
+import { isPermission, PERMISSIONS, type Permission } from '../../domain/permissions.js';
+import { CliError, UsageError } from '../cli-error.js';
+import { stringOption, type Command, type OptionValues } from '../command.js';
+
+function permissionsFrom(values: OptionValues): Permission[] {
+  const listed = values.permissions;
+  if (values.all === true) {
+    if (listed !== undefined) {
+      throw new UsageError('--all and --permissions exclude each other', 'pass only one of them');
+    }
+    return [...PERMISSIONS];
+  }
+  if (typeof listed !== 'string') {
+    throw new UsageError(
+      'a role needs permissions',
+      `pass --permissions with a comma-separated list of ${PERMISSIONS.join(', ')}, or --all`,
+    );
+  }
+  const names = listed
+    .split(',')
+    .map((name) => name.trim().toUpperCase())
+    .filter((name) => name !== '');
+  const unknown = names.filter((name) => !isPermission(name));
+  if (unknown.length > 0 || names.length === 0) {
+    throw new UsageError(
+      names.length === 0
+        ? '--permissions is empty'
+        : `unknown permission${unknown.length > 1 ? 's' : ''} ${unknown.map((name) => `"${name}"`).join(', ')}`,
+      `use a comma-separated list of ${PERMISSIONS.join(', ')}, or --all`,
+    );
+  }
+  return [...new Set(names as Permission[])];
+}
+
+export const roleCreateCommand: Command = {
+  words: ['role', 'create'],
+  positionals: [],
+  summary: 'Create a role (a named set of permissions) in an organization and print its id.',
+  optionHelp: [
+    ['--org <id|name>', 'the organization'],
+    ['--name <name>', 'the role name, unique in the organization'],
+    [`--permissions <list>`, `comma-separated: ${PERMISSIONS.join(',')}`],
+    ['--all', 'every permission'],
+  ],
+  details:
+    'Example:\n  agentline role create --org "Acme Support" --name reader --permissions EVENTS_READ,PROMPTS_READ',
+  options: {
+    org: { type: 'string' },
+    name: { type: 'string' },
+    permissions: { type: 'string' },
+    all: { type: 'boolean' },
+  },
+  requiredOptions: ['org', 'name'],
+  async run(context, values) {
+    const permissions = permissionsFrom(values);
+    const name = stringOption(values, 'name');
+    if (name.trim() === '') {
+      throw new UsageError('the role name is empty', 'pass a name with --name, e.g. --name reader');
+    }
+    const organization = await context.organization(stringOption(values, 'org'));
+    try {
+      const role = await createRole(await context.db(), {
+        organizationId: organization.id,
+        name,
+        permissions,
+      });
+      context.out(String(role.id));
+      context.note(
+        `created role "${role.name}" (id ${role.id}) in organization "${organization.name}" with ${permissions.join(', ')}`,
+      );
+    } catch (error) {
+      if (!isUniqueViolation(error)) throw error;
+      throw new CliError(
+        `organization "${organization.name}" already has a role named "${name}"`,
+        'pick another name, or create keys for the existing role',
+      );
+    }
+  },
+};

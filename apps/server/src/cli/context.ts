@@ -1,0 +1,114 @@
+// What a command gets to work with: its output streams, the environment it was started with and
+// a lazily opened database. Commands never touch `process` so tests can run them in-process.
+
+import { isAbsolute, resolve } from 'node:path';
+import type { Readable, Writable } from 'node:stream';
+import { ConfigError, loadConfig, type Config } from '../config.js';
+import { createDb, migrateDb, UnsupportedDatabaseError, type Db } from '../db/client.js';
+import {
+  findOrganization,
+  listOrganizations,
+  type Organization,
+} from '../db/repositories/organizations.js';
+import { CliError } from './cli-error.js';
+
+export interface CliIo {
+  stdout: Writable;
+  stderr: Writable & { isTTY?: boolean };
+  stdin?: Readable;
+  env: NodeJS.ProcessEnv;
+  /** Directory that relative file arguments start from; defaults to process.cwd(). */
+  cwd?: string;
+}
+
+export class CommandContext {
+  private openedDb: Db | undefined;
+  private loadedConfig: Config | undefined;
+
+  constructor(
+    readonly io: CliIo,
+    /** `--database`, which wins over DATABASE_URL. */
+    private readonly databaseOption: string | undefined,
+  ) {}
+
+  /** The command's result, for scripts: stdout carries nothing else. */
+  out(line: string): void {
+    this.io.stdout.write(`${line}\n`);
+  }
+
+  /** Notes and progress for the person at the terminal. */
+  note(line: string): void {
+    this.io.stderr.write(`${line}\n`);
+  }
+
+  get config(): Config {
+    if (!this.loadedConfig) {
+      try {
+        this.loadedConfig = loadConfig(this.io.env);
+      } catch (error) {
+        if (error instanceof ConfigError) {
+          throw new CliError(error.message, 'fix that environment variable and re-run');
+        }
+        throw error;
+      }
+    }
+    return this.loadedConfig;
+  }
+
+  /**
+   * Resolves a file argument. Under `pnpm agentline` the process runs in apps/server, so paths
+   * start from INIT_CWD, the directory the command was typed in.
+   */
+  resolvePath(path: string): string {
+    if (isAbsolute(path)) return path;
+    return resolve(this.io.cwd ?? this.io.env.INIT_CWD ?? process.cwd(), path);
+  }
+
+  get databaseUrl(): string {
+    if (this.databaseOption === undefined) return this.config.databaseUrl;
+    const isFilePath = this.databaseOption !== ':memory:' && !this.databaseOption.includes('://');
+    return isFilePath ? this.resolvePath(this.databaseOption) : this.databaseOption;
+  }
+
+  /** Opens the database and brings its schema up to date (migrations are idempotent and quick). */
+  async db(): Promise<Db> {
+    if (!this.openedDb) {
+      let db: Db;
+      try {
+        db = createDb(this.databaseUrl);
+      } catch (error) {
+        if (error instanceof UnsupportedDatabaseError) {
+          throw new CliError(
+            error.message,
+            'use a SQLite file path with --database or DATABASE_URL',
+          );
+        }
+        throw new CliError(
+          `cannot open the database ${this.databaseUrl} (${error instanceof Error ? error.message : String(error)})`,
+          'check the path and its permissions, or pass another one with --database',
+        );
+      }
+      this.openedDb = db;
+      await migrateDb(db);
+    }
+    return this.openedDb;
+  }
+
+  async organization(reference: string): Promise<Organization> {
+    const db = await this.db();
+    const found = await findOrganization(db, reference);
+    if (found) return found;
+    const known = (await listOrganizations(db)).map((org) => `${org.id} "${org.name}"`);
+    throw new CliError(
+      `no organization "${reference}" in ${this.databaseUrl}`,
+      known.length > 0
+        ? `use an id or name of one of: ${known.slice(0, 10).join(', ')}${known.length > 10 ? ', ...' : ''}`
+        : `create it first: agentline org create "${reference}"`,
+    );
+  }
+
+  close(): void {
+    this.openedDb?.close();
+    this.openedDb = undefined;
+  }
+}

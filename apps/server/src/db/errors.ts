@@ -1,0 +1,38 @@
+// Recognises constraint failures whatever wraps them (drizzle wraps driver errors in
+// DrizzleQueryError, whose message also carries the SQL parameters and so must not be shown).
+
+function* errorChain(error: unknown): Generator<unknown> {
+  for (let current = error, depth = 0; current && depth < 5; depth += 1) {
+    yield current;
+    current = (current as { cause?: unknown }).cause;
+  }
+}
+
+function driverCode(error: unknown): string | undefined {
+  for (const link of errorChain(error)) {
+    const code = (link as { code?: unknown }).code;
+    if (typeof code === 'string' && code.startsWith('SQLITE_')) return code;
+  }
+  return undefined;
+}
+
+/** True for a UNIQUE or PRIMARY KEY violation (e.g. a second running experiment on a target). */
+export function isUniqueViolation(error: unknown): boolean {
+  const code = driverCode(error);
+  return code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY';
+}
+
+export function isForeignKeyViolation(error: unknown): boolean {
+  return driverCode(error) === 'SQLITE_CONSTRAINT_FOREIGNKEY';
+}
+
+/** The driver's own message (e.g. "UNIQUE constraint failed: ..."), without SQL or parameters. */
+export function driverMessage(error: unknown): string {
+  let message = error instanceof Error ? error.message : String(error);
+  for (const link of errorChain(error)) {
+    if (link instanceof Error && (link as { code?: unknown }).code !== undefined) {
+      message = link.message;
+    }
+  }
+  return message;
+}

@@ -1,0 +1,137 @@
+import { and, asc, eq, isNull, lt, or } from 'drizzle-orm';
+import {
+  apiKeySecretMatches,
+  formatApiKey,
+  generateApiKey,
+  hashApiKeySecret,
+  parseApiKey,
+} from '../../domain/api-keys.js';
+import type { Permission } from '../../domain/permissions.js';
+import type { Db } from '../client.js';
+import { apiKeys, roles } from '../schema.js';
+
+/** An API key row without its secret hash: safe to print or return. */
+export type ApiKey = Omit<typeof apiKeys.$inferSelect, 'secretHash'>;
+
+const apiKeyColumns = {
+  id: apiKeys.id,
+  keyId: apiKeys.keyId,
+  organizationId: apiKeys.organizationId,
+  roleId: apiKeys.roleId,
+  name: apiKeys.name,
+  createdAt: apiKeys.createdAt,
+  revokedAt: apiKeys.revokedAt,
+  lastUsedAt: apiKeys.lastUsedAt,
+};
+
+export interface NewApiKey {
+  organizationId: number;
+  roleId: number;
+  name: string;
+}
+
+/** Stores a new key and returns it with the full key text, which exists nowhere else afterwards. */
+export async function createApiKey(
+  db: Db,
+  newKey: NewApiKey,
+): Promise<{ apiKey: ApiKey; fullKey: string }> {
+  const parts = generateApiKey();
+  const apiKey = db.orm
+    .insert(apiKeys)
+    .values({ ...newKey, keyId: parts.keyId, secretHash: hashApiKeySecret(parts.secret) })
+    .returning(apiKeyColumns)
+    .get();
+  return { apiKey, fullKey: formatApiKey(parts) };
+}
+
+export async function listApiKeys(
+  db: Db,
+  organizationId: number,
+): Promise<Array<ApiKey & { roleName: string }>> {
+  return db.orm
+    .select({ ...apiKeyColumns, roleName: roles.name })
+    .from(apiKeys)
+    .innerJoin(roles, eq(roles.id, apiKeys.roleId))
+    .where(eq(apiKeys.organizationId, organizationId))
+    .orderBy(asc(apiKeys.id))
+    .all();
+}
+
+/** Revokes the key; a key revoked before keeps its first revocation time. Null if unknown. */
+export async function revokeApiKey(
+  db: Db,
+  keyId: string,
+): Promise<{ apiKey: ApiKey; alreadyRevoked: boolean } | null> {
+  const { changes } = db.orm
+    .update(apiKeys)
+    .set({ revokedAt: new Date().toISOString() })
+    .where(and(eq(apiKeys.keyId, keyId), isNull(apiKeys.revokedAt)))
+    .run();
+  const apiKey = db.orm.select(apiKeyColumns).from(apiKeys).where(eq(apiKeys.keyId, keyId)).get();
+  return apiKey ? { apiKey, alreadyRevoked: changes === 0 } : null;
+}
+
+export interface ApiKeyForAuth {
+  key: typeof apiKeys.$inferSelect;
+  permissions: Permission[];
+  organizationId: number;
+}
+
+/** The active (not revoked) key with this key id, with its role's permissions; else null. */
+export async function findApiKeyForAuth(db: Db, keyId: string): Promise<ApiKeyForAuth | null> {
+  const row = db.orm
+    .select({ key: apiKeys, permissions: roles.permissions })
+    .from(apiKeys)
+    .innerJoin(roles, eq(roles.id, apiKeys.roleId))
+    .where(and(eq(apiKeys.keyId, keyId), isNull(apiKeys.revokedAt)))
+    .get();
+  return row
+    ? { key: row.key, permissions: row.permissions, organizationId: row.key.organizationId }
+    : null;
+}
+
+export interface ApiKeyPrincipal {
+  apiKeyId: number;
+  keyId: string;
+  keyName: string;
+  organizationId: number;
+  permissions: Permission[];
+}
+
+/**
+ * Who a presented `Service-API-Key` value is, or null when it is malformed, unknown, revoked or
+ * its secret does not match (callers answer all of these the same way: 401).
+ */
+export async function authenticateApiKey(
+  db: Db,
+  presentedKey: string,
+): Promise<ApiKeyPrincipal | null> {
+  const parts = parseApiKey(presentedKey);
+  if (!parts) return null;
+  const found = await findApiKeyForAuth(db, parts.keyId);
+  if (!found || !apiKeySecretMatches(parts.secret, found.key.secretHash)) return null;
+  return {
+    apiKeyId: found.key.id,
+    keyId: found.key.keyId,
+    keyName: found.key.name,
+    organizationId: found.organizationId,
+    permissions: found.permissions,
+  };
+}
+
+const LAST_USED_RESOLUTION_MS = 60_000;
+
+/** Notes that the key was used; writes at most once a minute per key to keep requests read-only. */
+export async function recordApiKeyUse(db: Db, apiKeyId: number, now = new Date()): Promise<void> {
+  const staleBefore = new Date(now.getTime() - LAST_USED_RESOLUTION_MS).toISOString();
+  db.orm
+    .update(apiKeys)
+    .set({ lastUsedAt: now.toISOString() })
+    .where(
+      and(
+        eq(apiKeys.id, apiKeyId),
+        or(isNull(apiKeys.lastUsedAt), lt(apiKeys.lastUsedAt, staleBefore)),
+      ),
+    )
+    .run();
+}

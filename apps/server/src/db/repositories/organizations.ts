@@ -1,0 +1,27 @@
+import { asc, eq } from 'drizzle-orm';
+import type { Db } from '../client.js';
+import { organizations } from '../schema.js';
+
+export type Organization = typeof organizations.$inferSelect;
+
+/** Throws a unique violation (see `isUniqueViolation`) when the name is taken. */
+export async function createOrganization(db: Db, name: string): Promise<Organization> {
+  return db.orm.insert(organizations).values({ name }).returning().get();
+}
+
+/** `reference` is an id (digits) or a name; an id wins when an organization is named like one. */
+export async function findOrganization(db: Db, reference: string): Promise<Organization | null> {
+  if (/^\d+$/.test(reference)) {
+    const byId = db.orm
+      .select()
+      .from(organizations)
+      .where(eq(organizations.id, Number(reference)))
+      .get();
+    if (byId) return byId;
+  }
+  return db.orm.select().from(organizations).where(eq(organizations.name, reference)).get() ?? null;
+}
+
+export async function listOrganizations(db: Db): Promise<Organization[]> {
+  return db.orm.select().from(organizations).orderBy(asc(organizations.id)).all();
+}

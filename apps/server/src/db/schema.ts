@@ -1,0 +1,384 @@
+// SQLite schema of Agentline. Column names are snake_case (the wire and the database agree on
+// them), TypeScript keys are camelCase. Timestamps are ISO-8601 UTC text with milliseconds and `Z`
+// (fixed width), so text order is time order and a prefix such as `2026-05` selects a month.
+// Rules that must hold across server processes (one running experiment per target, one messaging
+// service per number, unique import keys) are constraints here, not checks in code.
+
+import { sql } from 'drizzle-orm';
+import {
+  check,
+  foreignKey,
+  index,
+  integer,
+  primaryKey,
+  sqliteTable,
+  text,
+  unique,
+  uniqueIndex,
+} from 'drizzle-orm/sqlite-core';
+import type { Permission } from '../domain/permissions.js';
+
+const CURRENT_ISO_TIMESTAMP = sql`(strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))`;
+
+function isoTimestamp(name: string) {
+  return text(name).notNull().default(CURRENT_ISO_TIMESTAMP);
+}
+
+function id() {
+  return integer('id').primaryKey({ autoIncrement: true });
+}
+
+function organizationId() {
+  return integer('organization_id')
+    .notNull()
+    .references(() => organizations.id);
+}
+
+export type JsonObject = { [key: string]: unknown };
+
+export const CHANNEL_KINDS = ['telephony', 'sms', 'web_chat'] as const;
+export type ChannelKind = (typeof CHANNEL_KINDS)[number];
+
+export const TELEPHONY_PROVIDERS = ['records', 'twilio'] as const;
+export type TelephonyProvider = (typeof TELEPHONY_PROVIDERS)[number];
+
+export const EXPERIMENT_STATUSES = ['draft', 'running', 'stopped'] as const;
+export type ExperimentStatus = (typeof EXPERIMENT_STATUSES)[number];
+
+export interface LlmConfig {
+  model: string;
+  provider: string;
+  version: string | null;
+}
+
+export const organizations = sqliteTable('organizations', {
+  id: id(),
+  name: text('name').notNull().unique(),
+  createdAt: isoTimestamp('created_at'),
+});
+
+export const roles = sqliteTable(
+  'roles',
+  {
+    id: id(),
+    organizationId: organizationId(),
+    name: text('name').notNull(),
+    permissions: text('permissions', { mode: 'json' }).$type<Permission[]>().notNull(),
+    createdAt: isoTimestamp('created_at'),
+  },
+  (t) => [unique('roles_organization_name_unique').on(t.organizationId, t.name)],
+);
+
+export const apiKeys = sqliteTable(
+  'api_keys',
+  {
+    id: id(),
+    keyId: text('key_id').notNull().unique(),
+    organizationId: organizationId(),
+    roleId: integer('role_id')
+      .notNull()
+      .references(() => roles.id),
+    name: text('name').notNull(),
+    secretHash: text('secret_hash').notNull(),
+    createdAt: isoTimestamp('created_at'),
+    revokedAt: text('revoked_at'),
+    lastUsedAt: text('last_used_at'),
+  },
+  (t) => [index('api_keys_organization_idx').on(t.organizationId)],
+);
+
+export const services = sqliteTable('services', {
+  id: id(),
+  organizationId: organizationId(),
+  name: text('name').notNull(),
+  createdAt: isoTimestamp('created_at'),
+});
+
+export const tools = sqliteTable(
+  'tools',
+  {
+    id: id(),
+    organizationId: organizationId(),
+    // Nullable and set to NULL when the service goes: "a tool whose service is missing" is a
+    // validation issue to report, not a row to refuse.
+    serviceId: integer('service_id').references(() => services.id, { onDelete: 'set null' }),
+    name: text('name').notNull(),
+    versionNumber: integer('version_number').notNull().default(1),
+    definition: text('definition', { mode: 'json' }).$type<JsonObject>().notNull(),
+    lastUpdated: isoTimestamp('last_updated'),
+    lastUpdatedBy: text('last_updated_by').notNull(),
+    lastUpdatedComments: text('last_updated_comments'),
+  },
+  (t) => [index('tools_organization_name_idx').on(t.organizationId, t.name)],
+);
+
+export const prompts = sqliteTable(
+  'prompts',
+  {
+    id: id(),
+    organizationId: organizationId(),
+    name: text('name').notNull(),
+    type: text('type').notNull(),
+    description: text('description'),
+    context: text('context'),
+    llmConfig: text('llm_config', { mode: 'json' }).$type<LlmConfig>().notNull(),
+    sessionEndEnabled: integer('session_end_enabled', { mode: 'boolean' }).notNull().default(false),
+    sessionEndToolId: integer('session_end_tool_id').references(() => tools.id, {
+      onDelete: 'set null',
+    }),
+    versionNumber: integer('version_number').notNull().default(1),
+    editComments: text('edit_comments'),
+    lastUpdated: isoTimestamp('last_updated'),
+    lastUpdatedBy: text('last_updated_by'),
+  },
+  (t) => [index('prompts_organization_name_idx').on(t.organizationId, t.name)],
+);
+
+export const promptTools = sqliteTable(
+  'prompt_tools',
+  {
+    promptId: integer('prompt_id')
+      .notNull()
+      .references(() => prompts.id, { onDelete: 'cascade' }),
+    toolId: integer('tool_id')
+      .notNull()
+      .references(() => tools.id, { onDelete: 'cascade' }),
+  },
+  (t) => [
+    primaryKey({ columns: [t.promptId, t.toolId] }),
+    index('prompt_tools_tool_idx').on(t.toolId),
+  ],
+);
+
+export const agents = sqliteTable(
+  'agents',
+  {
+    id: id(),
+    organizationId: organizationId(),
+    name: text('name').notNull(),
+    promptId: integer('prompt_id').references(() => prompts.id, { onDelete: 'set null' }),
+    pinnedPromptVersion: integer('pinned_prompt_version'),
+  },
+  (t) => [
+    index('agents_organization_name_idx').on(t.organizationId, t.name),
+    index('agents_prompt_idx').on(t.promptId),
+  ],
+);
+
+export const channels = sqliteTable(
+  'channels',
+  {
+    id: id(),
+    organizationId: organizationId(),
+    name: text('name').notNull(),
+    kind: text('kind', { enum: CHANNEL_KINDS }).notNull(),
+    provider: text('provider', { enum: TELEPHONY_PROVIDERS }),
+    providerConfig: text('provider_config', { mode: 'json' }).$type<JsonObject>(),
+    // Credentials stay in this column only: never selected into wire objects or log lines.
+    providerSecret: text('provider_secret'),
+  },
+  (t) => [
+    index('channels_organization_name_idx').on(t.organizationId, t.name),
+    check('channels_kind_check', sql`${t.kind} IN ('telephony', 'sms', 'web_chat')`),
+    check(
+      'channels_provider_check',
+      sql`${t.provider} IS NULL OR (${t.kind} = 'telephony' AND ${t.provider} IN ('records', 'twilio'))`,
+    ),
+  ],
+);
+
+export const channelTargets = sqliteTable(
+  'channel_targets',
+  {
+    id: id(),
+    organizationId: organizationId(),
+    channelId: integer('channel_id')
+      .notNull()
+      .references(() => channels.id, { onDelete: 'cascade' }),
+    target: text('target').notNull(),
+    targetMode: text('target_mode').notNull(),
+    agentId: integer('agent_id').references(() => agents.id, { onDelete: 'set null' }),
+    isAgentTest: integer('is_agent_test', { mode: 'boolean' }).notNull().default(false),
+  },
+  (t) => [index('channel_targets_channel_idx').on(t.channelId, t.target)],
+);
+
+export const telephonyNumbers = sqliteTable(
+  'telephony_numbers',
+  {
+    id: id(),
+    organizationId: organizationId(),
+    channelId: integer('channel_id')
+      .notNull()
+      .references(() => channels.id, { onDelete: 'cascade' }),
+    phoneNumber: text('phone_number').notNull(),
+  },
+  (t) => [unique('telephony_numbers_channel_phone_unique').on(t.channelId, t.phoneNumber)],
+);
+
+export const messagingServices = sqliteTable(
+  'messaging_services',
+  {
+    id: id(),
+    organizationId: organizationId(),
+    sid: text('sid').notNull(),
+    name: text('name').notNull(),
+  },
+  (t) => [
+    unique('messaging_services_organization_sid_unique').on(t.organizationId, t.sid),
+    // Target of the composite key below, which keeps a number's organization equal to its
+    // service's organization.
+    unique('messaging_services_id_organization_unique').on(t.id, t.organizationId),
+  ],
+);
+
+export const messagingServiceNumbers = sqliteTable(
+  'messaging_service_numbers',
+  {
+    messagingServiceId: integer('messaging_service_id').notNull(),
+    // Carried here so the database can hold "a number is in at most one messaging service of
+    // an organization" as a unique constraint.
+    organizationId: organizationId(),
+    phoneNumber: text('phone_number').notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.messagingServiceId, t.phoneNumber] }),
+    unique('messaging_service_numbers_organization_phone_unique').on(
+      t.organizationId,
+      t.phoneNumber,
+    ),
+    foreignKey({
+      name: 'messaging_service_numbers_service_fk',
+      columns: [t.messagingServiceId, t.organizationId],
+      foreignColumns: [messagingServices.id, messagingServices.organizationId],
+    }).onDelete('cascade'),
+  ],
+);
+
+export const a2pBrands = sqliteTable(
+  'a2p_brands',
+  {
+    id: id(),
+    organizationId: organizationId(),
+    sid: text('sid').notNull(),
+    status: text('status').notNull(),
+  },
+  (t) => [unique('a2p_brands_organization_sid_unique').on(t.organizationId, t.sid)],
+);
+
+export const a2pCampaigns = sqliteTable(
+  'a2p_campaigns',
+  {
+    id: id(),
+    organizationId: organizationId(),
+    sid: text('sid').notNull(),
+    messagingServiceId: integer('messaging_service_id')
+      .notNull()
+      .references(() => messagingServices.id, { onDelete: 'cascade' }),
+    brandId: integer('brand_id')
+      .notNull()
+      .references(() => a2pBrands.id),
+    campaignStatus: text('campaign_status').notNull(),
+    isMock: integer('is_mock', { mode: 'boolean' }).notNull().default(false),
+  },
+  (t) => [
+    unique('a2p_campaigns_organization_sid_unique').on(t.organizationId, t.sid),
+    index('a2p_campaigns_messaging_service_idx').on(t.messagingServiceId),
+  ],
+);
+
+export const sessions = sqliteTable(
+  'sessions',
+  {
+    id: text('id').primaryKey(),
+    organizationId: organizationId(),
+    targetId: integer('target_id')
+      .notNull()
+      .references(() => channelTargets.id),
+    agentId: integer('agent_id')
+      .notNull()
+      .references(() => agents.id),
+    // Plain integers on purpose: deleting a stopped experiment keeps its sessions (seed 3).
+    experimentId: integer('experiment_id'),
+    variantId: integer('variant_id'),
+    userId: text('user_id'),
+    conversationId: text('conversation_id'),
+    createdAt: isoTimestamp('created_at'),
+  },
+  (t) => [index('sessions_experiment_variant_idx').on(t.experimentId, t.variantId)],
+);
+
+export const events = sqliteTable(
+  'events',
+  {
+    id: id(),
+    organizationId: organizationId(),
+    // Identity of an imported event; NULL for events the service writes itself (NULLs never
+    // collide in a unique index, so those are not deduplicated).
+    importKey: text('import_key'),
+    timestamp: text('timestamp').notNull(),
+    sessionId: text('session_id'),
+    conversationId: text('conversation_id'),
+    source: text('source'),
+    sourceId: text('source_id'),
+    category: text('category'),
+    type: text('type'),
+    userId: text('user_id'),
+    description: text('description'),
+    attributes: text('attributes', { mode: 'json' }).$type<JsonObject>(),
+  },
+  (t) => [
+    unique('events_organization_import_key_unique').on(t.organizationId, t.importKey),
+    index('events_organization_timestamp_idx').on(t.organizationId, t.timestamp, t.id),
+    index('events_organization_session_idx').on(t.organizationId, t.sessionId),
+    index('events_organization_conversation_idx').on(t.organizationId, t.conversationId),
+    index('events_organization_user_idx').on(t.organizationId, t.userId),
+    index('events_organization_category_type_idx').on(t.organizationId, t.category, t.type),
+  ],
+);
+
+export const experiments = sqliteTable(
+  'experiments',
+  {
+    id: id(),
+    organizationId: organizationId(),
+    name: text('name').notNull(),
+    description: text('description'),
+    targetId: integer('target_id')
+      .notNull()
+      .references(() => channelTargets.id),
+    status: text('status', { enum: EXPERIMENT_STATUSES }).notNull().default('draft'),
+    createdAt: isoTimestamp('created_at'),
+    updatedAt: isoTimestamp('updated_at'),
+    startedAt: text('started_at'),
+    stoppedAt: text('stopped_at'),
+    lastUpdatedBy: text('last_updated_by'),
+  },
+  (t) => [
+    index('experiments_organization_idx').on(t.organizationId, t.id),
+    check('experiments_status_check', sql`${t.status} IN ('draft', 'running', 'stopped')`),
+    // One running experiment per target, held by the database so concurrent starts (also from
+    // several server processes) cannot both win.
+    uniqueIndex('experiments_one_running_per_target')
+      .on(t.targetId)
+      .where(sql`status = 'running'`),
+  ],
+);
+
+export const experimentVariants = sqliteTable(
+  'experiment_variants',
+  {
+    id: id(),
+    experimentId: integer('experiment_id')
+      .notNull()
+      .references(() => experiments.id, { onDelete: 'cascade' }),
+    position: integer('position').notNull(),
+    name: text('name').notNull(),
+    weight: integer('weight').notNull(),
+    isControl: integer('is_control', { mode: 'boolean' }).notNull(),
+    agentId: integer('agent_id')
+      .notNull()
+      .references(() => agents.id),
+  },
+  (t) => [index('experiment_variants_experiment_idx').on(t.experimentId, t.position)],
+);

@@ -1,0 +1,37 @@
+// How the events list searches and orders (api-decisions.md sections 2 and 3).
+
+import type { ListResource } from './list-query.js';
+
+export const EVENT_PROPERTIES = [
+  'timestamp',
+  'session_id',
+  'conversation_id',
+  'source',
+  'source_id',
+  'category',
+  'type',
+  'user_id',
+  'description',
+  'attributes',
+] as const;
+
+export type EventProperty = (typeof EVENT_PROPERTIES)[number];
+
+export const EVENT_LIST: ListResource<EventProperty> = {
+  kinds: {
+    timestamp: 'datetime',
+    // Identifiers are looked up, not browsed: a substring of a session id is not a useful search,
+    // and exact equality is what an index serves at a million events.
+    session_id: 'exact',
+    conversation_id: 'exact',
+    source_id: 'exact',
+    user_id: 'exact',
+    source: 'text',
+    category: 'text',
+    type: 'text',
+    description: 'text',
+    attributes: 'json',
+  },
+  alwaysIncluded: ['timestamp'],
+  defaultOrder: { property: 'timestamp', direction: 'desc' },
+};

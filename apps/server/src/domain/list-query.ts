@@ -1,0 +1,209 @@
+// The list semantics shared by the events, prompts and experiments lists (api-decisions.md
+// section 2): search pairs, ordering with a stable tie-breaker, projection, time window, paging.
+// The generated route schemas already checked types, bounds and property names; this module
+// checks what depends on several parameters at once or on the kind of a property.
+
+import { InputRuleError, type InputProblem } from './errors.js';
+import { normalizeDateTime } from './timestamps.js';
+
+/** How a search value matches a property. */
+export type PropertyKind =
+  | 'text' // case-insensitive substring
+  | 'exact' // case-sensitive equality (name_exact)
+  | 'text_either' // case-insensitive substring of either of two fields (name_description)
+  | 'integer' // equality with an integer value
+  | 'boolean' // equality with true or false
+  | 'datetime' // prefix of the ISO text
+  | 'json'; // case-insensitive substring of the JSON text
+
+export type SortDirection = 'asc' | 'desc';
+
+export interface ListResource<P extends string> {
+  /** Every property of the list and how it is searched. */
+  kinds: Record<P, PropertyKind>;
+  /** The item keys a property stands for in `fields` (a property stands for itself by default). */
+  projects?: Partial<Record<P, readonly string[]>>;
+  /** Item keys that `fields` never removes (the schema's required properties). */
+  alwaysIncluded: readonly string[];
+  defaultOrder: { property: P; direction: SortDirection };
+}
+
+/** The list parameters as the generated route schema hands them over. */
+export interface ListParameters<P extends string> {
+  page: number;
+  limit: number;
+  search_fields: P[];
+  search_field_values: string[];
+  order_by?: P | undefined;
+  order_by_direction?: SortDirection | undefined;
+  fields: P[];
+  start_datetime?: string | undefined;
+  end_datetime?: string | undefined;
+}
+
+export type SearchValue = string | number | boolean;
+
+export interface SearchFilter<P extends string> {
+  property: P;
+  kind: PropertyKind;
+  value: SearchValue;
+}
+
+export interface ListQuery<P extends string> {
+  page: number;
+  limit: number;
+  offset: number;
+  filters: SearchFilter<P>[];
+  order: { property: P; direction: SortDirection };
+  /** Item keys to keep, or null for all. */
+  projection: ReadonlySet<string> | null;
+  /** Inclusive start and exclusive end, as canonical ISO text. */
+  window: { start?: string; end?: string };
+}
+
+function searchValueOf(kind: PropertyKind, raw: string): SearchValue | InputProblem {
+  switch (kind) {
+    case 'integer':
+      if (!/^-?\d+$/.test(raw) || !Number.isSafeInteger(Number(raw))) {
+        return {
+          loc: [],
+          msg: `"${raw}" is not a whole number; this field is searched by integer equality.`,
+          type: 'int_parsing',
+        };
+      }
+      return Number(raw);
+    case 'boolean':
+      if (raw !== 'true' && raw !== 'false') {
+        return {
+          loc: [],
+          msg: `"${raw}" is not a boolean; use true or false.`,
+          type: 'bool_parsing',
+        };
+      }
+      return raw === 'true';
+    default:
+      return raw;
+  }
+}
+
+function windowBound(name: 'start_datetime' | 'end_datetime', raw: string | undefined) {
+  if (raw === undefined) return { value: undefined };
+  const value = normalizeDateTime(raw);
+  if (value === null) {
+    return {
+      problem: {
+        loc: ['query', name],
+        msg: `"${raw}" is not an ISO 8601 date-time with a time zone; use for example 2026-05-01T00:00:00Z.`,
+        type: 'datetime_parsing',
+      } satisfies InputProblem,
+    };
+  }
+  return { value };
+}
+
+/** Checks the list parameters against the resource and returns the query to run. */
+export function parseListQuery<P extends string>(
+  resource: ListResource<P>,
+  params: ListParameters<P>,
+): ListQuery<P> {
+  const problems: InputProblem[] = [];
+  const filters: SearchFilter<P>[] = [];
+
+  if (params.search_fields.length !== params.search_field_values.length) {
+    problems.push({
+      loc: ['query', 'search_field_values'],
+      msg: `search_fields has ${params.search_fields.length} entries but search_field_values has ${params.search_field_values.length}; give one value per field, in the same order.`,
+      type: 'value_error',
+    });
+  } else {
+    params.search_fields.forEach((property, index) => {
+      const kind = resource.kinds[property];
+      const parsed = searchValueOf(kind, params.search_field_values[index] ?? '');
+      if (typeof parsed === 'object') {
+        problems.push({
+          ...parsed,
+          loc: ['query', 'search_field_values', index],
+          msg: `${property}: ${parsed.msg}`,
+        });
+      } else {
+        filters.push({ property, kind, value: parsed });
+      }
+    });
+  }
+
+  const start = windowBound('start_datetime', params.start_datetime);
+  const end = windowBound('end_datetime', params.end_datetime);
+  for (const bound of [start, end]) if (bound.problem) problems.push(bound.problem);
+  if (start.value && end.value && start.value > end.value) {
+    problems.push({
+      loc: ['query', 'start_datetime'],
+      msg: `start_datetime (${start.value}) is after end_datetime (${end.value}); swap them or widen the window.`,
+      type: 'value_error',
+    });
+  }
+
+  if (problems.length > 0) throw new InputRuleError(problems);
+
+  const order = params.order_by
+    ? { property: params.order_by, direction: params.order_by_direction ?? 'asc' }
+    : {
+        property: resource.defaultOrder.property,
+        direction: params.order_by_direction ?? resource.defaultOrder.direction,
+      };
+
+  let projection: Set<string> | null = null;
+  if (params.fields.length > 0) {
+    projection = new Set(resource.alwaysIncluded);
+    for (const property of params.fields) {
+      for (const key of resource.projects?.[property] ?? [property]) projection.add(key);
+    }
+  }
+
+  const window: ListQuery<P>['window'] = {};
+  if (start.value) window.start = start.value;
+  if (end.value) window.end = end.value;
+
+  return {
+    page: params.page,
+    limit: params.limit,
+    offset: params.page * params.limit,
+    filters,
+    order,
+    projection,
+    window,
+  };
+}
+
+/**
+ * Keeps only the projected keys of an item (all of them when there is no projection). `Kept`
+ * names the keys the resource always includes, which the projection never removes.
+ */
+export function projectItem<T extends object, Kept extends keyof T = never>(
+  item: T,
+  projection: ReadonlySet<string> | null,
+): Pick<T, Kept> & Partial<T> {
+  if (!projection) return item;
+  return Object.fromEntries(Object.entries(item).filter(([key]) => projection.has(key))) as Pick<
+    T,
+    Kept
+  > &
+    Partial<T>;
+}
+
+export interface ListPage<T> {
+  items: T[];
+  page: number;
+  page_size: number;
+  total_pages: number | null;
+  total_count: number;
+}
+
+export function listPage<T>(items: T[], query: ListQuery<string>, totalCount: number): ListPage<T> {
+  return {
+    items,
+    page: query.page,
+    page_size: query.limit,
+    total_pages: query.limit === 0 ? null : Math.ceil(totalCount / query.limit),
+    total_count: totalCount,
+  };
+}

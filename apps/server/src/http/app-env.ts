@@ -1,0 +1,27 @@
+// What every request handler can rely on finding in the Hono context.
+
+import type { Logger } from 'pino';
+import type { Db } from '../db/client.js';
+import type { Permission } from '../domain/permissions.js';
+
+export interface AuthContext {
+  organizationId: number;
+  /** The public part of the key (`agl_<key id>_...`): safe to log. */
+  keyId: string;
+  /** The key's label, recorded as `last_updated_by` on what it writes. */
+  keyName: string;
+  permissions: ReadonlySet<Permission>;
+}
+
+export interface AppEnv {
+  Variables: {
+    requestId: string;
+    /** A child logger that already carries the request id. */
+    logger: Logger;
+    db: Db;
+    /** Set by the authentication middleware on every /api/v1 request it lets through. */
+    auth: AuthContext;
+    /** The operation being served, for logs (set by the permission middleware). */
+    operationId: string;
+  };
+}

@@ -1,0 +1,224 @@
+// One place turns every failure into the error bodies of the contract: 422 HTTPValidationError
+// for bad input, `{detail, code, request_id}` for everything else, never a stack trace.
+
+import type { Context } from 'hono';
+import { HTTPException } from 'hono/http-exception';
+import type { ContentfulStatusCode } from 'hono/utils/http-status';
+import type { z } from '@hono/zod-openapi';
+import {
+  InputRuleError,
+  RecordNotFoundError,
+  StateConflictError,
+  type InputProblem,
+} from '../domain/errors.js';
+import type { AppEnv } from './app-env.js';
+
+export type ErrorCode =
+  | 'UNAUTHENTICATED'
+  | 'PERMISSION_DENIED'
+  | 'NOT_FOUND'
+  | 'CONFLICT'
+  | 'PAYLOAD_TOO_LARGE'
+  | 'RATE_LIMITED'
+  | 'INTERNAL'
+  | 'PROVIDER_UNAVAILABLE'
+  | 'SERVICE_UNAVAILABLE';
+
+/** An error whose status, code and message are meant for the caller. */
+export class ApiError extends Error {
+  override name = 'ApiError';
+  constructor(
+    readonly status: ContentfulStatusCode,
+    readonly code: ErrorCode,
+    detail: string,
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(detail);
+  }
+}
+
+/** Input problems found outside zod (by hand-written checks in the HTTP layer). */
+export class RequestValidationError extends Error {
+  override name = 'RequestValidationError';
+  constructor(readonly problems: InputProblem[]) {
+    super('request validation failed');
+  }
+}
+
+type ValidationTarget = 'query' | 'param' | 'json' | 'header' | 'form' | 'cookie';
+
+const LOCATION_OF_TARGET: Record<ValidationTarget, string> = {
+  query: 'query',
+  param: 'path',
+  json: 'body',
+  header: 'header',
+  form: 'body',
+  cookie: 'cookie',
+};
+
+function describeAllowed(values: readonly unknown[]): string {
+  return values.map((v) => JSON.stringify(v)).join(', ');
+}
+
+function valueAt(input: unknown, path: readonly PropertyKey[]): unknown {
+  let value = input;
+  for (const key of path) {
+    if (value === null || typeof value !== 'object') return undefined;
+    value = (value as Record<PropertyKey, unknown>)[key];
+  }
+  return value;
+}
+
+/** Zod's issue, in the FastAPI-style words of the contract (`int_parsing`, `less_than_equal`, ...). */
+function problemOfIssue(issue: z.core.$ZodIssue, location: string, input: unknown): InputProblem {
+  const loc = [location, ...issue.path.map((p) => (typeof p === 'number' ? p : String(p)))];
+  const field = issue.path.length > 0 ? String(issue.path[issue.path.length - 1]) : location;
+  switch (issue.code) {
+    case 'invalid_type': {
+      if (valueAt(input, issue.path) === undefined) {
+        return { loc, msg: `${field} is required.`, type: 'missing' };
+      }
+      const expected = issue.expected;
+      const type =
+        expected === 'int' || expected === 'number'
+          ? location === 'body'
+            ? 'int_type'
+            : 'int_parsing'
+          : expected === 'boolean'
+            ? location === 'body'
+              ? 'bool_type'
+              : 'bool_parsing'
+            : expected === 'array'
+              ? 'list_type'
+              : expected === 'object'
+                ? 'object_type'
+                : `${expected}_type`;
+      const noun = expected === 'int' ? 'a whole number' : `a ${expected}`;
+      return { loc, msg: `${field} must be ${noun}.`, type };
+    }
+    case 'too_small': {
+      const min = String(issue.minimum);
+      if (issue.origin === 'string') {
+        return {
+          loc,
+          msg: `${field} must have at least ${min} characters.`,
+          type: 'string_too_short',
+        };
+      }
+      if (issue.origin === 'array' || issue.origin === 'set') {
+        return { loc, msg: `${field} must have at least ${min} items.`, type: 'too_short' };
+      }
+      return issue.inclusive === false
+        ? { loc, msg: `${field} must be greater than ${min}.`, type: 'greater_than' }
+        : {
+            loc,
+            msg: `${field} must be greater than or equal to ${min}.`,
+            type: 'greater_than_equal',
+          };
+    }
+    case 'too_big': {
+      const max = String(issue.maximum);
+      if (issue.origin === 'string') {
+        return {
+          loc,
+          msg: `${field} must have at most ${max} characters.`,
+          type: 'string_too_long',
+        };
+      }
+      if (issue.origin === 'array' || issue.origin === 'set') {
+        return { loc, msg: `${field} must have at most ${max} items.`, type: 'too_long' };
+      }
+      return issue.inclusive === false
+        ? { loc, msg: `${field} must be less than ${max}.`, type: 'less_than' }
+        : { loc, msg: `${field} must be less than or equal to ${max}.`, type: 'less_than_equal' };
+    }
+    case 'invalid_value':
+      return {
+        loc,
+        msg: `${field} must be one of: ${describeAllowed(issue.values)}.`,
+        type: issue.values.length === 1 ? 'literal_error' : 'enum',
+      };
+    case 'invalid_format':
+      if (issue.format === 'datetime') {
+        return {
+          loc,
+          msg: `${field} must be an ISO 8601 date-time with a time zone, for example 2026-05-01T00:00:00Z.`,
+          type: 'datetime_parsing',
+        };
+      }
+      return {
+        loc,
+        msg: `${field} does not have the expected format (${issue.format}${'pattern' in issue && issue.pattern ? ` ${String(issue.pattern)}` : ''}).`,
+        type: issue.format === 'regex' ? 'string_pattern_mismatch' : `${issue.format}_parsing`,
+      };
+    case 'unrecognized_keys':
+      return {
+        loc,
+        msg: `unknown field(s) ${issue.keys.join(', ')}; remove them.`,
+        type: 'extra_forbidden',
+      };
+    default:
+      return { loc, msg: issue.message, type: 'value_error' };
+  }
+}
+
+/** `input` is what was validated, to tell a missing value from a wrong one. */
+export function problemsOfZodError(
+  error: z.ZodError,
+  target: ValidationTarget,
+  input: unknown,
+): InputProblem[] {
+  return error.issues.map((issue) => problemOfIssue(issue, LOCATION_OF_TARGET[target], input));
+}
+
+export function validationResponse(c: Context<AppEnv>, problems: InputProblem[]) {
+  return c.json({ detail: problems }, 422);
+}
+
+export function errorResponse(c: Context<AppEnv>, error: ApiError) {
+  for (const [name, value] of Object.entries(error.headers)) c.header(name, value);
+  return c.json(
+    { detail: error.message, code: error.code, request_id: c.get('requestId') },
+    error.status,
+  );
+}
+
+/** The app's one `onError`: typed errors become their responses, anything else a bare 500. */
+export function handleError(error: Error, c: Context<AppEnv>) {
+  if (error instanceof ApiError) return errorResponse(c, error);
+  if (error instanceof InputRuleError || error instanceof RequestValidationError) {
+    return validationResponse(c, error.problems);
+  }
+  if (error instanceof StateConflictError) {
+    return errorResponse(c, new ApiError(409, 'CONFLICT', error.message));
+  }
+  if (error instanceof RecordNotFoundError) {
+    return errorResponse(c, new ApiError(404, 'NOT_FOUND', error.message));
+  }
+  if (error instanceof HTTPException) {
+    // Hono's own validators throw these before our schemas see the body.
+    if (error.status === 400 && /JSON/i.test(error.message)) {
+      return validationResponse(c, [
+        { loc: ['body'], msg: 'The request body is not valid JSON.', type: 'json_invalid' },
+      ]);
+    }
+    if (error.status === 415) {
+      return validationResponse(c, [
+        {
+          loc: ['header', 'content-type'],
+          msg: 'Send the request body as JSON with Content-Type: application/json.',
+          type: 'content_type',
+        },
+      ]);
+    }
+  }
+  c.get('logger').error({ err: error }, 'unhandled error');
+  return errorResponse(
+    c,
+    new ApiError(
+      500,
+      'INTERNAL',
+      'Something went wrong on our side. Quote the request id when you report it.',
+    ),
+  );
+}

@@ -1,0 +1,57 @@
+// Process entry: read config, open and migrate the database, serve, and shut down gracefully
+// (stop accepting, finish in-flight requests, close the database) on SIGTERM or SIGINT.
+
+import { serve } from '@hono/node-server';
+import pino from 'pino';
+import { createApp } from './app.js';
+import { ConfigError, loadConfig } from './config.js';
+import { createDb, migrateDb } from './db/client.js';
+
+const SHUTDOWN_GRACE_MS = 10_000;
+
+async function main(): Promise<void> {
+  const config = loadConfig();
+  const logger = pino({ level: config.logLevel, base: { service: 'agentline' } });
+  const db = createDb(config.databaseUrl);
+  await migrateDb(db);
+
+  const app = createApp({ db, logger, bodyLimitBytes: config.bodyLimitBytes });
+  const server = serve({ fetch: app.fetch, hostname: config.host, port: config.port }, (info) => {
+    logger.info(
+      { address: info.address, port: info.port, database: db.kind },
+      `Agentline listening on http://${info.address}:${info.port} (API reference: /openapi.json)`,
+    );
+  });
+
+  let stopping = false;
+  const shutdown = (signal: NodeJS.Signals) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'shutting down: finishing in-flight requests');
+    const force = setTimeout(() => {
+      logger.warn('in-flight requests did not finish in time; exiting');
+      process.exit(1);
+    }, SHUTDOWN_GRACE_MS);
+    force.unref();
+    server.close(() => {
+      db.close();
+      logger.info('stopped');
+      process.exit(0);
+    });
+    // Idle keep-alive connections would otherwise hold close() open until they time out.
+    if ('closeIdleConnections' in server) server.closeIdleConnections();
+  };
+  process.on('SIGTERM', shutdown);
+  process.on('SIGINT', shutdown);
+}
+
+main().catch((error: unknown) => {
+  if (error instanceof ConfigError) {
+    console.error(`agentline: invalid configuration: ${error.message}`);
+  } else {
+    console.error(
+      `agentline: could not start: ${error instanceof Error ? error.message : String(error)}`,
+    );
+  }
+  process.exit(1);
+});

@@ -1,0 +1,337 @@
+// agentline load: platform records from a JSON file, all or nothing, with errors that point into
+// the file.
+
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createDb } from '../src/db/client.js';
+import { createWorkspace, RECORDS_EXAMPLE, type TempWorkspace } from './fixtures/cli-harness.js';
+
+let workspace: TempWorkspace;
+
+const RECORD_TABLES = [
+  'services',
+  'tools',
+  'prompts',
+  'prompt_tools',
+  'agents',
+  'channels',
+  'channel_targets',
+  'telephony_numbers',
+  'messaging_services',
+  'messaging_service_numbers',
+  'a2p_brands',
+  'a2p_campaigns',
+  'experiments',
+  'experiment_variants',
+] as const;
+
+function tableCounts(): Record<string, number> {
+  const db = createDb(workspace.databasePath);
+  try {
+    return Object.fromEntries(
+      RECORD_TABLES.map((table) => [
+        table,
+        (db.sqlite.prepare(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n,
+      ]),
+    );
+  } finally {
+    db.close();
+  }
+}
+
+function query(sql: string): unknown[] {
+  const db = createDb(workspace.databasePath);
+  try {
+    return db.sqlite.prepare(sql).all();
+  } finally {
+    db.close();
+  }
+}
+
+function writeRecords(name: string, content: unknown): string {
+  const path = join(workspace.dir, name);
+  writeFileSync(path, typeof content === 'string' ? content : JSON.stringify(content, null, 2));
+  return path;
+}
+
+beforeAll(async () => {
+  workspace = createWorkspace();
+  expect((await workspace.run(['org', 'create', 'Acme'])).code).toBe(0);
+  expect((await workspace.run(['org', 'create', 'Globex'])).code).toBe(0);
+});
+
+afterAll(() => workspace.remove());
+
+describe('loading the example file', () => {
+  it('writes every record and says what it did', async () => {
+    const result = await workspace.run(['load', RECORDS_EXAMPLE, '--org', 'Acme']);
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain('into organization "Acme" (id 1)');
+    expect(result.stdout).toContain('prompts 3 new');
+    expect(tableCounts()).toEqual({
+      services: 2,
+      tools: 3,
+      prompts: 3,
+      prompt_tools: 5,
+      agents: 4,
+      channels: 3,
+      channel_targets: 5,
+      telephony_numbers: 4,
+      messaging_services: 2,
+      messaging_service_numbers: 2,
+      a2p_brands: 2,
+      a2p_campaigns: 2,
+      experiments: 1,
+      experiment_variants: 2,
+    });
+  });
+
+  it('resolves names to the rows just written', () => {
+    expect(
+      query(`SELECT p.name, t.name AS tool FROM prompt_tools pt
+             JOIN prompts p ON p.id = pt.prompt_id JOIN tools t ON t.id = pt.tool_id
+             WHERE p.name = 'Order status' ORDER BY t.id`),
+    ).toEqual([
+      { name: 'Order status', tool: 'lookup_order' },
+      { name: 'Order status', tool: 'hang_up' },
+    ]);
+    expect(
+      query(`SELECT a.name, a.pinned_prompt_version, p.name AS prompt FROM agents a
+             LEFT JOIN prompts p ON p.id = a.prompt_id ORDER BY a.id`),
+    ).toEqual([
+      { name: 'Order agent', pinned_prompt_version: 4, prompt: 'Order status' },
+      {
+        name: 'Concise order agent',
+        pinned_prompt_version: null,
+        prompt: 'Order status (concise)',
+      },
+      { name: 'Complaints agent', pinned_prompt_version: 2, prompt: 'Complaints' },
+      { name: 'Unassigned agent', pinned_prompt_version: null, prompt: null },
+    ]);
+    expect(
+      query(`SELECT e.status, e.organization_id, v.name, v.weight, v.is_control, a.name AS agent
+             FROM experiment_variants v JOIN experiments e ON e.id = v.experiment_id
+             JOIN agents a ON a.id = v.agent_id ORDER BY v.position`),
+    ).toEqual([
+      {
+        status: 'draft',
+        organization_id: 1,
+        name: 'Current',
+        weight: 50,
+        is_control: 1,
+        agent: 'Order agent',
+      },
+      {
+        status: 'draft',
+        organization_id: 1,
+        name: 'Concise',
+        weight: 50,
+        is_control: 0,
+        agent: 'Concise order agent',
+      },
+    ]);
+    expect(query(`SELECT name, provider, provider_secret FROM channels ORDER BY id`)).toEqual([
+      { name: 'Customer line', provider: 'records', provider_secret: null },
+      { name: 'Twilio line', provider: 'twilio', provider_secret: 'example-auth-token' },
+      { name: 'Chat widget', provider: null, provider_secret: null },
+    ]);
+    expect(
+      query(`SELECT timestamp FROM (SELECT last_updated AS timestamp FROM prompts) LIMIT 1`),
+    ).toEqual([{ timestamp: '2026-03-10T14:05:00.000Z' }]);
+  });
+
+  it('updates rather than duplicates when the same file is loaded again', async () => {
+    const before = tableCounts();
+    const result = await workspace.run(['load', RECORDS_EXAMPLE, '--org', '1']);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain('prompts 3 updated');
+    expect(tableCounts()).toEqual(before);
+  });
+
+  it('keeps organizations apart: the same file loads separately into another one', async () => {
+    const result = await workspace.run(['load', RECORDS_EXAMPLE, '--org', 'Globex']);
+    expect(result.code).toBe(0);
+    expect(
+      query(`SELECT organization_id, count(*) AS n FROM tools GROUP BY organization_id`),
+    ).toEqual([
+      { organization_id: 1, n: 3 },
+      { organization_id: 2, n: 3 },
+    ]);
+  });
+
+  it('links to existing records by id', async () => {
+    const [tool] = query(
+      `SELECT id FROM tools WHERE organization_id = 1 AND name = 'hang_up'`,
+    ) as Array<{ id: number }>;
+    const file = writeRecords('by-id.json', {
+      prompts: [
+        { name: 'By id', llm_config: { model: 'm', provider: 'openai' }, tools: [tool!.id] },
+      ],
+    });
+    const result = await workspace.run(['load', file, '--org', 'Acme']);
+    expect(result.code).toBe(0);
+  });
+});
+
+describe('bad input loads nothing', () => {
+  let before: Record<string, number>;
+
+  beforeAll(() => {
+    before = tableCounts();
+  });
+
+  async function expectFailure(content: unknown, expectedLines: string[]) {
+    writeRecords('bad.json', content);
+    // Relative, as typed by a person: resolved from the workspace, the command's directory.
+    const result = await workspace.run(['load', 'bad.json', '--org', 'Acme']);
+    expect(result.code).toBe(1);
+    expect(result.stdout).toBe('');
+    expect(result.stderr.trimEnd().split('\n')).toEqual(expectedLines);
+    expect(tableCounts()).toEqual(before);
+  }
+
+  it('reports invalid JSON with its line and column', async () => {
+    await expectFailure('{\n  "services": [\n    { "name": "A" },\n  ]\n}\n', [
+      `agentline: bad.json is not valid JSON: line 4, column 3: Unexpected token ']' — fix the JSON there (a trailing comma, a missing comma or quote, and comments are the usual causes) and run the command again; nothing was written`,
+    ]);
+    await expectFailure('{\n  "services": [\n    { "name": "A" }\n    { "name": "B" }\n  ]\n}\n', [
+      `agentline: bad.json is not valid JSON: line 4, column 5: Expected ',' or ']' after array element — fix the JSON there (a trailing comma, a missing comma or quote, and comments are the usual causes) and run the command again; nothing was written`,
+    ]);
+  });
+
+  it('reports schema violations by JSON path', async () => {
+    await expectFailure(
+      {
+        services: [{ name: '' }],
+        tools: [{ name: 'x', definition: { endpoint: { url: 5 } }, colour: 'red' }],
+        prompts: [{ name: 'p', llm_config: { model: 'm', provider: 'openia' } }],
+        agents: [{ prompt: 'p' }],
+      },
+      [
+        'agentline: bad.json: services[0].name: must not be empty',
+        'agentline: bad.json: tools[0].definition.endpoint.url: must be text, not 5',
+        'agentline: bad.json: tools[0].colour: unknown field; check its spelling or remove it',
+        'agentline: bad.json: prompts[0].llm_config.provider: must be one of "openai", "azure_openai", "anthropic", "google", not "openia"',
+        'agentline: bad.json: agents[0].name: is required (text); add it',
+        'agentline: bad.json was not loaded: 5 problems — fix them and run the command again; nothing was written (the format is apps/server/schemas/platform-records.schema.json)',
+      ],
+    );
+  });
+
+  it('reports rules across records: duplicate names, experiment weights, channel settings', async () => {
+    await expectFailure(
+      {
+        services: [{ name: 'S' }, { name: 'S' }],
+        channels: [
+          { name: 'chat', kind: 'web_chat', provider: 'twilio' },
+          { name: 'phone', kind: 'telephony', provider: 'twilio' },
+        ],
+        experiments: [
+          {
+            name: 'E',
+            target: 1,
+            variants: [
+              { name: 'a', weight: 60, agent: 'Order agent' },
+              { name: 'b', weight: 30, agent: 'Order agent' },
+            ],
+          },
+        ],
+      },
+      [
+        'agentline: bad.json: services[1].name: "S" is used twice (also services[0]); give each entry its own name or merge them',
+        'agentline: bad.json: channels[0].provider: only telephony channels have a provider; remove it or set kind to "telephony"',
+        'agentline: bad.json: channels[1].provider_config: the twilio provider needs provider_config.account_sid; add the account SID',
+        'agentline: bad.json: channels[1].provider_secret: the twilio provider needs provider_secret (the auth token); add it',
+        'agentline: bad.json: experiments[0].variants: variant weights total 90; weights are whole percentages and must total 100',
+        'agentline: bad.json: experiments[0].variants: 0 variants are the control; mark exactly one with "is_control": true',
+        'agentline: bad.json: experiments[0].variants[1].agent: "Order agent" is used twice (also experiments[0].variants[0]); give each entry its own agent or merge them',
+        'agentline: bad.json was not loaded: 7 problems — fix them and run the command again; nothing was written (the format is apps/server/schemas/platform-records.schema.json)',
+      ],
+    );
+  });
+
+  it('reports every dangling reference and rolls back records written before it', async () => {
+    await expectFailure(
+      {
+        services: [{ name: 'New service' }],
+        tools: [{ name: 'new_tool', service: 'Missing service', definition: {} }],
+        prompts: [
+          {
+            name: 'New prompt',
+            llm_config: { model: 'm', provider: 'openai' },
+            tools: ['new_tool', 'lookup', 9999],
+          },
+        ],
+        agents: [{ name: 'New agent', prompt: 'New prompt' }],
+        a2p_campaigns: [
+          {
+            sid: 'QE9',
+            messaging_service: 'MG9',
+            brand: 'BN00000000000000000000000000000001',
+            campaign_status: 'VERIFIED',
+          },
+        ],
+        experiments: [
+          {
+            name: 'On the test line',
+            target: { channel: 'Customer line', target: 'agent-test', target_mode: 'test' },
+            variants: [
+              { name: 'a', weight: 50, is_control: true, agent: 'New agent' },
+              { name: 'b', weight: 50, agent: 'Order agent' },
+            ],
+          },
+        ],
+      },
+      [
+        'agentline: bad.json: tools[0].service: no service named "Missing service" in this file or organization; add it under "services"',
+        'agentline: bad.json: prompts[0].tools[1]: no tool named "lookup" in this file or organization; add it under "tools"',
+        'agentline: bad.json: prompts[0].tools[2]: no tool with id 9999 in this organization; use the name of one in this file or an existing id',
+        'agentline: bad.json: a2p_campaigns[0].messaging_service: no messaging service with sid "MG9" in this file or organization; add it under "messaging_services"',
+        'agentline: bad.json: experiments[0].target: this is a built-in agent-test target and experiments cannot run on it; pick another target',
+        'agentline: bad.json was not loaded: 5 problems — fix them and run the command again; nothing was written (the format is apps/server/schemas/platform-records.schema.json)',
+      ],
+    );
+  });
+
+  it('does not see records of another organization', async () => {
+    const globexOnly = writeRecords('globex-ref.json', {
+      agents: [{ name: 'Stranger', prompt: 9999 }],
+    });
+    const result = await workspace.run(['load', globexOnly, '--org', 'Acme']);
+    expect(result.code).toBe(1);
+    const [globexPrompt] = query(
+      `SELECT id FROM prompts WHERE organization_id = 2 LIMIT 1`,
+    ) as Array<{ id: number }>;
+    const crossTenant = writeRecords('cross.json', {
+      agents: [{ name: 'Stranger', prompt: globexPrompt!.id }],
+    });
+    const crossResult = await workspace.run(['load', crossTenant, '--org', 'Acme']);
+    expect(crossResult.code).toBe(1);
+    expect(crossResult.stderr).toContain(
+      `agents[0].prompt: no prompt with id ${globexPrompt!.id} in this organization`,
+    );
+  });
+
+  it('keeps a number in one messaging service', async () => {
+    await expectFailure(
+      { messaging_services: [{ sid: 'MG-other', name: 'Other', numbers: ['+15550100001'] }] },
+      [
+        'agentline: bad.json: messaging_services[0].numbers[0]: +15550100001 already belongs to messaging service MG00000000000000000000000000000001 of this organization and a number belongs to one service only; list MG00000000000000000000000000000001 in this file without it, or drop it here',
+        'agentline: bad.json was not loaded: 1 problem — fix it and run the command again; nothing was written (the format is apps/server/schemas/platform-records.schema.json)',
+      ],
+    );
+  });
+
+  it('names a missing file and a missing organization', async () => {
+    const missing = await workspace.run(['load', 'nope.json', '--org', 'Acme']);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toMatch(
+      /^agentline: cannot read .*nope\.json \(ENOENT\) — check the file name/,
+    );
+    const unknownOrg = await workspace.run(['load', RECORDS_EXAMPLE, '--org', 'Initech']);
+    expect(unknownOrg.code).toBe(1);
+    expect(unknownOrg.stderr).toContain('no organization "Initech"');
+  });
+});

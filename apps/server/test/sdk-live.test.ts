@@ -1,0 +1,79 @@
+// The real SDK against the real server over HTTP on 127.0.0.1.
+
+import {
+  AuthenticationError,
+  PermissionDeniedError,
+  UnprocessableEntityError,
+  createClient,
+} from '@agentline/sdk';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { events } from '../src/db/schema.js';
+import { createKey, createTenant, createTestApi, type TestApi } from './support/harness.js';
+import { startLiveServer, type LiveServer } from './support/live-server.js';
+
+let api: TestApi;
+let server: LiveServer;
+let key: string;
+let organizationId: number;
+
+beforeAll(async () => {
+  api = await createTestApi();
+  ({ key, organizationId } = await createTenant(api.db, 'Acme'));
+  api.db.orm
+    .insert(events)
+    .values(
+      Array.from({ length: 7 }, (_, i) => ({
+        organizationId,
+        timestamp: `2026-05-0${i + 1}T00:00:00.000Z`,
+        category: i % 2 === 0 ? 'session' : 'tool',
+        type: `type-${i}`,
+      })),
+    )
+    .run();
+  server = await startLiveServer(api.app);
+});
+
+afterAll(async () => {
+  await server.close();
+  api.close();
+});
+
+describe('@agentline/sdk against the running server', () => {
+  it('lists and searches events', async () => {
+    const client = createClient({ apiKey: key, baseUrl: server.baseUrl });
+    const page = await client.events.list({
+      search_fields: ['category'],
+      search_field_values: ['session'],
+      order_by: 'timestamp',
+      order_by_direction: 'asc',
+    });
+    expect(page.total_count).toBe(4);
+    expect(page.items.map((e) => e.type)).toEqual(['type-0', 'type-2', 'type-4', 'type-6']);
+  });
+
+  it('iterates over every page', async () => {
+    const client = createClient({ apiKey: key, baseUrl: server.baseUrl });
+    const seen: string[] = [];
+    for await (const event of client.events.iterate({ limit: 3 })) seen.push(event.timestamp);
+    expect(seen).toHaveLength(7);
+    expect(seen[0]).toBe('2026-05-07T00:00:00.000Z');
+  });
+
+  it('throws typed errors the server answers', async () => {
+    const anonymous = createClient({ apiKey: '', baseUrl: server.baseUrl });
+    await expect(anonymous.events.list()).rejects.toBeInstanceOf(AuthenticationError);
+
+    const limited = createClient({
+      apiKey: await createKey(api.db, organizationId, ['PROMPTS_READ']),
+      baseUrl: server.baseUrl,
+    });
+    const denied = await limited.events.list().catch((e: unknown) => e);
+    expect(denied).toBeInstanceOf(PermissionDeniedError);
+    expect((denied as PermissionDeniedError).requestId).toMatch(/.+/);
+
+    const client = createClient({ apiKey: key, baseUrl: server.baseUrl });
+    const invalid = await client.events.list({ limit: 1001 }).catch((e: unknown) => e);
+    expect(invalid).toBeInstanceOf(UnprocessableEntityError);
+    expect((invalid as UnprocessableEntityError).detail[0]?.loc).toEqual(['query', 'limit']);
+  });
+});

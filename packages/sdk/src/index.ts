@@ -1,0 +1,10 @@
+export { createClient, SDK_VERSION, API_KEY_ENV, BASE_URL_ENV } from './client.js';
+export type {
+  AgentlineClient,
+  ClientOptions,
+  EventListQuery,
+  PromptListQuery,
+  ExperimentListQuery,
+} from './client.js';
+export * from './errors.js';
+export type { components, paths, operations } from './generated/openapi.js';

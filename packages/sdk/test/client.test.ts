@@ -1,0 +1,155 @@
+// The client against an injected fetch: what it sends, how it reads answers and errors.
+
+import { describe, expect, it } from 'vitest';
+import {
+  ApiConnectionError,
+  AuthenticationError,
+  ConflictError,
+  InternalServerError,
+  NotFoundError,
+  PermissionDeniedError,
+  RateLimitError,
+  UnprocessableEntityError,
+  createClient,
+} from '../src/index.js';
+
+interface Recorded {
+  url: URL;
+  method: string;
+  headers: Headers;
+  body: string;
+}
+
+function fakeFetch(answer: (request: Recorded) => Response) {
+  const calls: Recorded[] = [];
+  const fetch = async (input: RequestInfo | URL, init?: RequestInit) => {
+    const request = new Request(input, init);
+    const recorded = {
+      url: new URL(request.url),
+      method: request.method,
+      headers: request.headers,
+      body: await request.text(),
+    };
+    calls.push(recorded);
+    return answer(recorded);
+  };
+  return { fetch: fetch as typeof globalThis.fetch, calls };
+}
+
+const json = (status: number, body: unknown, headers: Record<string, string> = {}) =>
+  new Response(JSON.stringify(body), {
+    status,
+    headers: { 'Content-Type': 'application/json', ...headers },
+  });
+
+const emptyPage = { items: [], page: 0, page_size: 25, total_count: 0, total_pages: 0 };
+
+describe('requests', () => {
+  it('sends the key, a User-Agent and repeated keys for array parameters', async () => {
+    const { fetch, calls } = fakeFetch(() => json(200, emptyPage));
+    const client = createClient({ apiKey: 'agl_k_s', baseUrl: 'http://127.0.0.1:9', fetch });
+    await client.events.list({
+      search_fields: ['type', 'source'],
+      search_field_values: ['a,b', 'c'],
+      limit: 5,
+    });
+    const [call] = calls;
+    expect(call!.headers.get('service-api-key')).toBe('agl_k_s');
+    expect(call!.headers.get('user-agent')).toMatch(/^agentline-sdk-typescript\/\d+\.\d+\.\d+$/);
+    expect(call!.url.pathname).toBe('/api/v1/events/');
+    expect(call!.url.searchParams.getAll('search_fields')).toEqual(['type', 'source']);
+    expect(call!.url.searchParams.getAll('search_field_values')).toEqual(['a,b', 'c']);
+    expect(call!.url.searchParams.get('limit')).toBe('5');
+  });
+
+  it('reads the key from AGENTLINE_API_KEY when none is given', async () => {
+    const { fetch, calls } = fakeFetch(() => json(200, emptyPage));
+    process.env.AGENTLINE_API_KEY = 'agl_from_env';
+    try {
+      await createClient({ baseUrl: 'http://127.0.0.1:9', fetch }).events.list();
+    } finally {
+      delete process.env.AGENTLINE_API_KEY;
+    }
+    expect(calls[0]!.headers.get('service-api-key')).toBe('agl_from_env');
+  });
+
+  it('sends experiment bodies as JSON to the templated path', async () => {
+    const { fetch, calls } = fakeFetch(() => json(200, { id: 4, deleted: true }));
+    const client = createClient({ apiKey: 'k', baseUrl: 'http://127.0.0.1:9', fetch });
+    const answer = await client.experiments.delete(4);
+    expect(answer).toEqual({ id: 4, deleted: true });
+    expect(calls[0]!.method).toBe('DELETE');
+    expect(calls[0]!.url.pathname).toBe('/api/v1/experiments/4');
+  });
+});
+
+describe('errors', () => {
+  it.each([
+    [401, AuthenticationError],
+    [403, PermissionDeniedError],
+    [404, NotFoundError],
+    [409, ConflictError],
+    [429, RateLimitError],
+    [500, InternalServerError],
+    [503, InternalServerError],
+  ])(
+    'throws the class for %i with status, request id, body and headers',
+    async (status, ErrorClass) => {
+      const body = { detail: 'what happened', code: 'X', request_id: 'req-1' };
+      const { fetch } = fakeFetch(() => json(status, body, { 'X-Request-Id': 'req-1' }));
+      const client = createClient({ apiKey: 'k', baseUrl: 'http://127.0.0.1:9', fetch });
+      const error = await client.experiments.get(1).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(ErrorClass);
+      expect(error).toMatchObject({ status, body, requestId: 'req-1' });
+      expect((error as Error).message).toBe(`${status} what happened (request id req-1)`);
+    },
+  );
+
+  it('gives a 422 its typed detail', async () => {
+    const body = {
+      detail: [
+        { loc: ['query', 'limit'], msg: 'limit must be at most 1000.', type: 'less_than_equal' },
+      ],
+    };
+    const { fetch } = fakeFetch(() => json(422, body));
+    const client = createClient({ apiKey: 'k', baseUrl: 'http://127.0.0.1:9', fetch });
+    const error = await client.events.list({ limit: 1001 }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(UnprocessableEntityError);
+    expect((error as UnprocessableEntityError).detail[0]!.loc).toEqual(['query', 'limit']);
+    expect((error as Error).message).toContain('query.limit: limit must be at most 1000.');
+  });
+
+  it('wraps a failed connection in ApiConnectionError', async () => {
+    const fetch = (async () => {
+      throw new TypeError('fetch failed');
+    }) as typeof globalThis.fetch;
+    const client = createClient({ apiKey: 'k', baseUrl: 'http://127.0.0.1:9', fetch });
+    const error = await client.events.list().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ApiConnectionError);
+    expect((error as Error).message).toContain('fetch failed');
+  });
+});
+
+describe('pagination', () => {
+  it('walks every page until the last one', async () => {
+    const all = Array.from({ length: 5 }, (_, i) => ({
+      timestamp: `2026-01-0${i + 1}T00:00:00.000Z`,
+    }));
+    const { fetch, calls } = fakeFetch(({ url }) => {
+      const page = Number(url.searchParams.get('page'));
+      const limit = Number(url.searchParams.get('limit'));
+      return json(200, {
+        items: all.slice(page * limit, page * limit + limit),
+        page,
+        page_size: limit,
+        total_count: all.length,
+        total_pages: Math.ceil(all.length / limit),
+      });
+    });
+    const client = createClient({ apiKey: 'k', baseUrl: 'http://127.0.0.1:9', fetch });
+    const seen = [];
+    for await (const event of client.events.iterate({ limit: 2 })) seen.push(event.timestamp);
+    expect(seen).toEqual(all.map((e) => e.timestamp));
+    expect(calls.map((c) => c.url.searchParams.get('page'))).toEqual(['0', '1', '2']);
+  });
+});
