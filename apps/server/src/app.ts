@@ -20,6 +20,7 @@ import {
 } from './http/errors.js';
 import { requestContext } from './http/request-context.js';
 import { registerEventsRoutes } from './routes/events/events.index.js';
+import { registerTelephonyRoutes } from './routes/telephony/telephony.index.js';
 
 export interface AppOptions {
   db: Db;
@@ -78,6 +79,7 @@ export function createApp({
   app.use('/api/v1/*', authenticate());
   registerSpecComponents(app);
   registerEventsRoutes(app);
+  registerTelephonyRoutes(app);
 
   app.notFound((c) =>
     errorResponse(

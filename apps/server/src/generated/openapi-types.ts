@@ -67,10 +67,11 @@ export interface paths {
          *
          *     Anything else is `false`: a number in no service, a service with no registration, a
          *     verified campaign of a brand that is not approved, or a brand approved only on another
-         *     registration. Mock or test registrations (the provider's `is_externally_registered` /
-         *     mock campaigns, stored with `is_mock`) never count as verified. The answer reflects the
-         *     provider-side records only: it is not the carrier's per-number registered state and not
-         *     a legal or content compliance verdict.
+         *     registration. Mock (test) registrations never count as verified, whatever their status:
+         *     Twilio's campaigns with `mock: true` (every campaign of a mock brand is one) and loaded
+         *     records with `is_mock: true`. Statuses are compared exactly as the provider writes them.
+         *     The answer reflects the provider-side records only: it is not the carrier's per-number
+         *     registered state and not a legal or content compliance verdict.
          *
          *     Where the records come from is the channel's provider: `records` (Agentline's own
          *     database, loaded by the operator) or `twilio` (the provider's REST API, read live with
@@ -79,7 +80,8 @@ export interface paths {
          *
          *     Needs `CHANNELS_READ`. An unknown channel, another organization's channel, a channel
          *     that is not a telephony channel, or a number that is not an incoming number of the
-         *     channel is a 404.
+         *     channel is a 404; on a `twilio` channel the number must also be an incoming number of the
+         *     channel's Twilio account.
          */
         post: operations["channels_telephony_numbers_verify_a2p_compliance"];
         delete?: never;
@@ -334,21 +336,38 @@ export interface components {
             version: string | null;
         };
         /**
-         * @description A problem found in a prompt or a tool, computed from the stored records (the same data
-         *     always gives the same issues in the same order: rule order, then path). `path` is a
-         *     JSONPath into the object that carries the `validation_issues` array (`$` is that prompt
-         *     or tool). Prompt rules: `session-end-tool-missing` (error: session end enabled without a
-         *     session end tool), `session-end-tool-not-linked` (error: the session end tool is not
-         *     among the prompt's tools), `context-empty` (error: no instruction text),
-         *     `tool-has-errors` (error: a linked tool has error issues; path `$.tools_full[i]`, value
-         *     the tool's name). Tool rules: `service-missing` (error: the tool's service does not
-         *     exist), `endpoint-url-invalid` (error: `definition.endpoint.url` is not an absolute
-         *     http(s) URL), `endpoint-method-invalid` (error: `definition.endpoint.method` is not one
-         *     of get, post, put, patch, delete in lower case), `required-parameter-undefined` (error:
-         *     a name in `tool.function.parameters.required` is not in its `properties`),
-         *     `function-name-mismatch` (warning: `tool.function.name` differs from the tool's name),
-         *     `static-parameter-shadows-function-parameter` (warning: a static parameter has the name
-         *     of a function parameter).
+         * @description A problem found in a prompt or a tool, computed from the stored records: the same data
+         *     always gives the same issues in the same order (rule order as listed below, then the
+         *     offending entries in array order). `id` names the rule. `path` is a JSONPath into the
+         *     object that carries the `validation_issues` array (`$` is that prompt or tool). `value`
+         *     is the offending value as text (for a path to a tool: the tool's name), or null when it
+         *     is missing. Definitions are checked as stored: a part that is missing is reported with
+         *     value null even though the item shows it filled in as `""`, `false`, `[]` or `{}`.
+         *
+         *     Prompt rules:
+         *     - `session-end-tool-missing` (error, `$.session_end_tool`, value null): session end is
+         *       enabled but no session end tool is set.
+         *     - `session-end-tool-not-linked` (error, `$.session_end_tool`, value the tool's name):
+         *       session end is enabled and its tool is not among the prompt's tools.
+         *     - `context-empty` (error, `$.context`): the context is null, empty or only white space.
+         *     - `tool-has-errors` (error, `$.tools_full[i]`, value the tool's name): a tool of
+         *       `tools_full` has at least one issue of severity error; one issue per such tool.
+         *
+         *     Tool rules (every tool is checked as an `endpoint` tool, the one kind the API defines):
+         *     - `service-missing` (error, `$.service_id`): the tool has no service, or its service
+         *       does not exist.
+         *     - `endpoint-url-invalid` (error, `$.definition.endpoint.url`): the url is missing or is
+         *       not an absolute http or https URL with a host.
+         *     - `endpoint-method-invalid` (error, `$.definition.endpoint.method`): the method is
+         *       missing or is not one of `get`, `post`, `put`, `patch`, `delete` (lower case).
+         *     - `required-parameter-undefined` (error,
+         *       `$.definition.tool.function.parameters.required[i]`): a required name is not a key of
+         *       `parameters.properties`.
+         *     - `function-name-mismatch` (warning, `$.definition.tool.function.name`): the function
+         *       name is missing or differs from the tool's `name` (the LLM calls the function name).
+         *     - `static-parameter-shadows-function-parameter` (warning,
+         *       `$.definition.static_parameters[i].name`): a static parameter has the name of a
+         *       function parameter.
          */
         ValidationIssue: {
             /**

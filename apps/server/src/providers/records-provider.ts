@@ -1,0 +1,15 @@
+// The embedded default: messaging services, US A2P campaigns and brands as the operator loaded
+// them into Agentline's database (`agentline load`, `agentline demo`).
+
+import type { Db } from '../db/client.js';
+import { readRecordedMessagingPath } from '../db/repositories/telephony.js';
+import type { TelephonyProvider } from './telephony-provider.js';
+
+export function createRecordsProvider(db: Db, organizationId: number): TelephonyProvider {
+  return {
+    name: 'records',
+    // The incoming numbers of a records channel are its telephony_numbers rows, which the caller
+    // has already matched, so every number asked about here is one the provider holds.
+    readMessagingPath: (phone) => readRecordedMessagingPath(db, organizationId, phone),
+  };
+}

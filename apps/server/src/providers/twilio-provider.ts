@@ -1,0 +1,261 @@
+// Reads a number's US A2P messaging path live from Twilio's REST API with plain `fetch`:
+//
+//   1. api.twilio.com/2010-04-01/Accounts/{AccountSid}/IncomingPhoneNumbers.json?PhoneNumber=...
+//   2. messaging.twilio.com/v1/Services, then each service's /PhoneNumbers, until one holds it
+//   3. messaging.twilio.com/v1/Services/{ServiceSid}/Compliance/Usa2p (the service's campaigns)
+//   4. messaging.twilio.com/v1/a2p/BrandRegistrations/{BrandSid} (each campaign's own brand)
+//
+// The IncomingPhoneNumber resource has no field naming its messaging service, and Twilio keeps a
+// number in at most one service (error 21712), so step 2 walks the services and stops at the
+// first whose PhoneNumbers list has the number. Both resources document `phone_number` as E.164,
+// so that is what is compared, exactly as the caller sent it.
+//
+// Credentials travel only in the Authorization header, and errors carry only safe sentences:
+// request URLs contain the account SID, and Twilio's own error messages may echo them.
+
+import { z } from 'zod';
+import type { A2pBrand, MessagingPath } from '../domain/a2p.js';
+import type { JsonObject } from '../db/schema.js';
+import { ProviderUnavailableError, type TelephonyProvider } from './telephony-provider.js';
+
+const TWILIO_API_BASE_URL = 'https://api.twilio.com';
+const TWILIO_MESSAGING_BASE_URL = 'https://messaging.twilio.com';
+const DEFAULT_TWILIO_TIMEOUT_MS = 5000;
+
+// Twilio's maximum: the fewest round trips. Twilio may still answer with smaller pages.
+const PAGE_SIZE = 1000;
+// A provider that keeps linking to further pages must not hold a request open forever.
+const MAX_PAGES = 200;
+
+export interface TwilioSettings {
+  accountSid: string;
+  authToken: string;
+  apiBaseUrl: string;
+  messagingBaseUrl: string;
+  /** Limit for each request to Twilio, in milliseconds. */
+  timeoutMs: number;
+}
+
+const channelConfigSchema = z.looseObject({
+  account_sid: z.string().min(1),
+  api_base_url: z.url().optional(),
+  messaging_base_url: z.url().optional(),
+  timeout_ms: z.int().positive().optional(),
+});
+
+/** The settings of a twilio channel: provider_config plus the auth token in provider_secret. */
+export function twilioSettingsOf(
+  providerConfig: JsonObject | null,
+  providerSecret: string | null,
+): TwilioSettings {
+  const config = channelConfigSchema.safeParse(providerConfig ?? {});
+  if (!config.success) {
+    throw new ProviderUnavailableError(
+      "the channel's twilio settings are incomplete (provider_config needs account_sid, and base urls and timeout_ms must be valid); an operator must load them again",
+    );
+  }
+  if (!providerSecret) {
+    throw new ProviderUnavailableError(
+      'the channel has no twilio auth token (provider_secret); an operator must load it',
+    );
+  }
+  return {
+    accountSid: config.data.account_sid,
+    authToken: providerSecret,
+    apiBaseUrl: config.data.api_base_url ?? TWILIO_API_BASE_URL,
+    messagingBaseUrl: config.data.messaging_base_url ?? TWILIO_MESSAGING_BASE_URL,
+    timeoutMs: config.data.timeout_ms ?? DEFAULT_TWILIO_TIMEOUT_MS,
+  };
+}
+
+// Twilio marks nearly every field nullable; only what the check reads is required here.
+const incomingNumberSchema = z.object({ phone_number: z.string() });
+const serviceSchema = z.object({ sid: z.string() });
+const serviceNumberSchema = z.object({ phone_number: z.string() });
+const campaignSchema = z.object({
+  sid: z.string(),
+  brand_registration_sid: z.string().nullable(),
+  campaign_status: z.string().nullable(),
+  mock: z.boolean().nullable().optional(),
+});
+const brandSchema = z.object({ sid: z.string(), status: z.string().nullable() });
+
+/** A list page: v2010 puts the link at the top (`next_page_uri`), v1 in `meta.next_page_url`. */
+const pageLinksSchema = z.object({
+  next_page_uri: z.string().nullable().optional(),
+  meta: z.object({ next_page_url: z.string().nullable().optional() }).optional(),
+});
+
+/**
+ * A path, or a page link, as a URL on the configured base. Twilio's page links are relative to
+ * its own hosts (v2010) or name them (v1); keeping only their path and query means the
+ * credentials go nowhere but the configured base URL, and a proxy or a test server in front of
+ * Twilio keeps working.
+ */
+function urlOnBase(baseUrl: string, pathOrLink: string): string {
+  const { pathname, search } = new URL(pathOrLink, 'https://twilio.invalid');
+  return `${baseUrl.replace(/\/+$/, '')}${pathname}${search}`;
+}
+
+function describeRefusal(status: number, body: unknown): string {
+  if (status === 401 || status === 403) {
+    return `the provider refused the channel's credentials (HTTP ${status}); an operator must update the channel's account_sid and auth token`;
+  }
+  if (status === 429) return 'the provider is limiting the rate of requests (HTTP 429)';
+  if (status >= 500) return `the provider failed (HTTP ${status})`;
+  // Twilio's numeric error code is safe to repeat and tells an operator where to look; its
+  // message is not (it can quote the request path, which holds the account SID).
+  const code = z.object({ code: z.int() }).safeParse(body);
+  return `the provider rejected the request (HTTP ${status}${code.success ? `, Twilio error ${code.data.code}` : ''})`;
+}
+
+function jsonOrUndefined(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+function isTimeout(error: unknown): boolean {
+  return error instanceof Error && error.name === 'TimeoutError';
+}
+
+export function createTwilioProvider(settings: TwilioSettings): TelephonyProvider {
+  const authorization = `Basic ${Buffer.from(`${settings.accountSid}:${settings.authToken}`).toString('base64')}`;
+
+  async function getJson(url: string): Promise<unknown> {
+    try {
+      const response = await fetch(url, {
+        headers: { Authorization: authorization, Accept: 'application/json' },
+        // A redirect is answered as a refusal rather than followed: nothing but the configured
+        // base URL sees the credentials.
+        redirect: 'manual',
+        signal: AbortSignal.timeout(settings.timeoutMs),
+      });
+      const body = jsonOrUndefined(await response.text());
+      if (!response.ok) throw new ProviderUnavailableError(describeRefusal(response.status, body));
+      if (body === undefined) {
+        throw new ProviderUnavailableError('the provider answered with a body that is not JSON');
+      }
+      return body;
+    } catch (error) {
+      if (error instanceof ProviderUnavailableError) throw error;
+      if (isTimeout(error)) {
+        throw new ProviderUnavailableError(
+          `the provider did not answer within ${settings.timeoutMs} ms`,
+        );
+      }
+      throw new ProviderUnavailableError('the provider could not be reached');
+    }
+  }
+
+  function parse<T>(schema: z.ZodType<T>, value: unknown, what: string): T {
+    const parsed = schema.safeParse(value);
+    if (!parsed.success) {
+      throw new ProviderUnavailableError(`the provider answered with an unexpected ${what}`);
+    }
+    return parsed.data;
+  }
+
+  /** Every item of a list, page after page, fetched only as far as the caller reads. */
+  async function* listItems<T>(
+    baseUrl: string,
+    path: string,
+    key: string,
+    itemSchema: z.ZodType<T>,
+  ): AsyncGenerator<T> {
+    let url: string | null = urlOnBase(baseUrl, path);
+    for (let pages = 0; url !== null; pages += 1) {
+      if (pages === MAX_PAGES) {
+        throw new ProviderUnavailableError(`the provider listed more than ${MAX_PAGES} pages`);
+      }
+      const page = await getJson(url);
+      const items = parse(z.object({ [key]: z.array(z.unknown()) }), page, `${key} page`)[key]!;
+      for (const item of items) yield parse(itemSchema, item, `${key} item`);
+      const links = parse(pageLinksSchema, page, `${key} page`);
+      const next = links.meta?.next_page_url ?? links.next_page_uri ?? null;
+      url = next === null ? null : urlOnBase(baseUrl, next);
+    }
+  }
+
+  async function holdsIncomingNumber(phone: string): Promise<boolean> {
+    // The PhoneNumber filter also matches partial numbers, so the exact one is picked here.
+    const query = new URLSearchParams({ PhoneNumber: phone, PageSize: String(PAGE_SIZE) });
+    const numbers = listItems(
+      settings.apiBaseUrl,
+      `/2010-04-01/Accounts/${encodeURIComponent(settings.accountSid)}/IncomingPhoneNumbers.json?${query}`,
+      'incoming_phone_numbers',
+      incomingNumberSchema,
+    );
+    for await (const number of numbers) {
+      if (number.phone_number === phone) return true;
+    }
+    return false;
+  }
+
+  async function findServiceHolding(phone: string): Promise<string | null> {
+    const services = listItems(
+      settings.messagingBaseUrl,
+      `/v1/Services?PageSize=${PAGE_SIZE}`,
+      'services',
+      serviceSchema,
+    );
+    for await (const service of services) {
+      const numbers = listItems(
+        settings.messagingBaseUrl,
+        `/v1/Services/${encodeURIComponent(service.sid)}/PhoneNumbers?PageSize=${PAGE_SIZE}`,
+        'phone_numbers',
+        serviceNumberSchema,
+      );
+      for await (const number of numbers) {
+        if (number.phone_number === phone) return service.sid;
+      }
+    }
+    return null;
+  }
+
+  async function readBrand(brandSid: string): Promise<A2pBrand> {
+    const path = `/v1/a2p/BrandRegistrations/${encodeURIComponent(brandSid)}`;
+    const brand = await getJson(urlOnBase(settings.messagingBaseUrl, path));
+    return parse(brandSchema, brand, 'brand registration');
+  }
+
+  return {
+    name: 'twilio',
+    async readMessagingPath(phone: string): Promise<MessagingPath | null> {
+      if (!(await holdsIncomingNumber(phone))) return null;
+      const serviceSid = await findServiceHolding(phone);
+      if (serviceSid === null) return { messagingService: null };
+
+      const campaigns: Array<z.infer<typeof campaignSchema>> = [];
+      for await (const campaign of listItems(
+        settings.messagingBaseUrl,
+        `/v1/Services/${encodeURIComponent(serviceSid)}/Compliance/Usa2p?PageSize=${PAGE_SIZE}`,
+        'compliance',
+        campaignSchema,
+      )) {
+        campaigns.push(campaign);
+      }
+      const brands = new Map<string, A2pBrand>();
+      for (const { brand_registration_sid: brandSid } of campaigns) {
+        if (brandSid !== null && !brands.has(brandSid))
+          brands.set(brandSid, await readBrand(brandSid));
+      }
+      return {
+        messagingService: {
+          sid: serviceSid,
+          campaigns: campaigns.map((campaign) => ({
+            sid: campaign.sid,
+            status: campaign.campaign_status,
+            mock: campaign.mock === true,
+            brand:
+              campaign.brand_registration_sid === null
+                ? null
+                : (brands.get(campaign.brand_registration_sid) ?? null),
+          })),
+        },
+      };
+    },
+  };
+}
