@@ -20,6 +20,7 @@ import {
 } from './http/errors.js';
 import { requestContext } from './http/request-context.js';
 import { registerEventsRoutes } from './routes/events/events.index.js';
+import { registerPromptsRoutes } from './routes/prompts/prompts.index.js';
 import { registerTelephonyRoutes } from './routes/telephony/telephony.index.js';
 
 export interface AppOptions {
@@ -79,6 +80,7 @@ export function createApp({
   app.use('/api/v1/*', authenticate());
   registerSpecComponents(app);
   registerEventsRoutes(app);
+  registerPromptsRoutes(app);
   registerTelephonyRoutes(app);
 
   app.notFound((c) =>

@@ -94,11 +94,12 @@ export const DEMO_RECORDS: RecordsInput = {
       properties: { reason: { type: 'string', description: 'Why the call ends' } },
       required: [],
     }),
-    // Problems on purpose: a relative url and a required parameter that is not declared.
+    // Problems on purpose: an upper-case method, a relative url and a required parameter that
+    // is not declared.
     endpointTool({
       name: 'book_appointment',
       service: 'Scheduling',
-      method: 'post',
+      method: 'POST',
       url: '/v1/appointments',
       argumentLocation: 'body',
       description: 'Book a visit in a free slot.',
@@ -267,7 +268,7 @@ export const DEMO_RECORDS: RecordsInput = {
 };
 
 /** mulberry32: a tiny seeded generator, so demo data is the same on every run. */
-function seededRandom(seed: number): () => number {
+export function seededRandom(seed: number): () => number {
   let state = seed >>> 0;
   return () => {
     state = (state + 0x6d2b79f5) >>> 0;

@@ -12,7 +12,7 @@ function containsPattern(value: string): string {
 }
 
 /** Case-insensitive substring match (SQLite's LIKE folds ASCII case). */
-function contains(column: SQLWrapper, value: string): SQL {
+export function contains(column: SQLWrapper, value: string): SQL {
   return sql`${column} LIKE ${containsPattern(value)} ESCAPE '\\'`;
 }
 
@@ -51,6 +51,11 @@ export interface ListSqlOptions<P extends string> {
   windowColumn: SQLWrapper;
   /** The two columns a `text_either` property searches (name_description). */
   either?: readonly [SQLWrapper, SQLWrapper];
+  /**
+   * A property's own condition, for when its column would be slow to search; returning
+   * undefined falls back to searching the column.
+   */
+  conditions?: Partial<Record<P, (filter: SearchFilter<P>) => SQL | undefined>>;
 }
 
 export function listConditions<P extends string>(
@@ -59,7 +64,9 @@ export function listConditions<P extends string>(
 ): SQL[] {
   const conditions: SQL[] = [];
   for (const filter of query.filters) {
-    const condition = filterCondition(filter, options.columns, options.either);
+    const condition =
+      options.conditions?.[filter.property]?.(filter) ??
+      filterCondition(filter, options.columns, options.either);
     if (condition) conditions.push(condition);
   }
   if (query.window.start) conditions.push(sql`${options.windowColumn} >= ${query.window.start}`);

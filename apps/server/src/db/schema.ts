@@ -131,7 +131,11 @@ export const prompts = sqliteTable(
     lastUpdated: isoTimestamp('last_updated'),
     lastUpdatedBy: text('last_updated_by'),
   },
-  (t) => [index('prompts_organization_name_idx').on(t.organizationId, t.name)],
+  (t) => [
+    index('prompts_organization_name_idx').on(t.organizationId, t.name),
+    // The list's default order (id within an organization) and its count, without a sort.
+    index('prompts_organization_idx').on(t.organizationId, t.id),
+  ],
 );
 
 export const promptTools = sqliteTable(
@@ -146,7 +150,8 @@ export const promptTools = sqliteTable(
   },
   (t) => [
     primaryKey({ columns: [t.promptId, t.toolId] }),
-    index('prompt_tools_tool_idx').on(t.toolId),
+    // Covering from a tool to the prompts that link it (prompts_info of the prompts list).
+    index('prompt_tools_tool_idx').on(t.toolId, t.promptId),
   ],
 );
 
@@ -161,7 +166,8 @@ export const agents = sqliteTable(
   },
   (t) => [
     index('agents_organization_name_idx').on(t.organizationId, t.name),
-    index('agents_prompt_idx').on(t.promptId),
+    // Covering for counting a prompt's agents within its organization (agent_count).
+    index('agents_prompt_idx').on(t.promptId, t.organizationId),
   ],
 );
 

@@ -1,0 +1,141 @@
+// How the prompts list searches, orders and projects (api-decisions.md sections 2 and 4).
+
+import type { components } from '../generated/openapi-types.js';
+import type { ListResource } from './list-query.js';
+
+/** The spec's PromptProperties: the list below must say how each one is searched. */
+export type PromptProperty = components['schemas']['PromptProperties'];
+
+export const PROMPT_LIST: ListResource<PromptProperty> = {
+  kinds: {
+    id: 'integer',
+    name: 'text',
+    name_exact: 'exact',
+    description: 'text',
+    name_description: 'text_either',
+    context: 'text',
+    // The `,`-joined names of the prompt's tools, as the item shows them.
+    tools: 'text',
+    llm_config: 'json',
+    last_updated: 'datetime',
+    last_updated_by: 'text',
+    agent_count: 'integer',
+    session_end_enabled: 'boolean',
+  },
+  // The item keys that are not properties of their own come with the property they belong to,
+  // so a narrowed item can still carry the full tools and the session end tool.
+  projects: {
+    name_exact: ['name'],
+    name_description: ['name', 'description'],
+    tools: ['tools', 'tools_full'],
+    session_end_enabled: ['session_end_enabled', 'session_end_tool_id', 'session_end_tool'],
+  },
+  alwaysIncluded: ['id'],
+  defaultOrder: { property: 'id', direction: 'asc' },
+};
+
+/** Whether the items of a list with this projection show any full tool object. */
+export function projectionShowsTools(projection: ReadonlySet<string> | null): boolean {
+  return projection === null || projection.has('tools_full') || projection.has('session_end_tool');
+}
+
+// ---- tool definitions ----------------------------------------------------------------------
+
+type JsonRecord = Record<string, unknown>;
+
+/** The value as a JSON object, or an empty one when it is anything else. */
+export function recordAt(value: unknown): JsonRecord {
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+    ? (value as JsonRecord)
+    : {};
+}
+
+/** The value as text, or null when it is missing or not text. */
+export function textAt(value: unknown): string | null {
+  return typeof value === 'string' ? value : null;
+}
+
+/** The value as a list, or an empty one when it is anything else. */
+export function listAt(value: unknown): unknown[] {
+  return Array.isArray(value) ? value : [];
+}
+
+type Open<T> = T & { [key: string]: unknown };
+
+/** A tool definition with every part seed section 2.4 names; see completeToolDefinition. */
+export type CompleteToolDefinition = Open<{
+  type: string;
+  endpoint: Open<{ argument_location: string; method: string; url: string }>;
+  static_parameters: Array<
+    Open<{ name: string; type: string; description: string; required: boolean }>
+  >;
+  tool: Open<{
+    type: string;
+    function: Open<{
+      name: string;
+      description: string;
+      parameters: Open<{
+        type: string;
+        properties: Record<string, Open<{ type: string }>>;
+        required: string[];
+      }>;
+    }>;
+  }>;
+}>;
+
+/**
+ * Tools are stored as loaded, mistakes and gaps included, because reporting those is what
+ * validation issues are for. Lists and clients still get the whole shape of seed section 2.4:
+ * a missing text is `""`, a missing flag `false`, a missing list or map empty. Keys the seed
+ * does not name are kept as stored.
+ */
+export function completeToolDefinition(definition: unknown): CompleteToolDefinition {
+  const root = recordAt(definition);
+  const endpoint = recordAt(root['endpoint']);
+  const tool = recordAt(root['tool']);
+  const fn = recordAt(tool['function']);
+  const parameters = recordAt(fn['parameters']);
+  const text = (value: unknown) => textAt(value) ?? '';
+  return {
+    ...root,
+    type: text(root['type']),
+    endpoint: {
+      ...endpoint,
+      argument_location: text(endpoint['argument_location']),
+      method: text(endpoint['method']),
+      url: text(endpoint['url']),
+    },
+    static_parameters: listAt(root['static_parameters']).map((entry) => {
+      const parameter = recordAt(entry);
+      return {
+        ...parameter,
+        name: text(parameter['name']),
+        type: text(parameter['type']),
+        description: text(parameter['description']),
+        required: parameter['required'] === true,
+      };
+    }),
+    tool: {
+      ...tool,
+      type: text(tool['type']),
+      function: {
+        ...fn,
+        name: text(fn['name']),
+        description: text(fn['description']),
+        parameters: {
+          ...parameters,
+          type: text(parameters['type']),
+          properties: Object.fromEntries(
+            Object.entries(recordAt(parameters['properties'])).map(([name, property]) => [
+              name,
+              { ...recordAt(property), type: text(recordAt(property)['type']) },
+            ]),
+          ),
+          required: listAt(parameters['required']).filter(
+            (name): name is string => typeof name === 'string',
+          ),
+        },
+      },
+    },
+  };
+}

@@ -1,0 +1,467 @@
+// The validation rules of prompts and tools (api-decisions.md section 4): each rule with a record
+// that triggers it and near misses that do not, the order of issues, the spec's list of rules,
+// and the demo records showing every rule through the API.
+
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+import { DEMO_RECORDS } from '../src/cli/demo-data.js';
+import {
+  promptValidationIssues,
+  toolValidationIssues,
+  VALIDATION_RULES,
+  type CheckedTool,
+  type PromptToCheck,
+  type ToolToCheck,
+  type ValidationIssue,
+} from '../src/domain/prompt-validation.js';
+import { completeToolDefinition } from '../src/domain/prompts.js';
+import { loadRecords } from './fixtures/prompts-records.js';
+import { createTenant, createTestApi } from './support/harness.js';
+
+function cleanDefinition() {
+  return {
+    type: 'endpoint',
+    endpoint: { argument_location: 'query', method: 'get', url: 'https://api.example.com/orders' },
+    static_parameters: [
+      { name: 'region', type: 'string', description: 'Store region', required: true },
+    ],
+    tool: {
+      type: 'function',
+      function: {
+        name: 'lookup_order',
+        description: 'Find an order.',
+        parameters: {
+          type: 'object',
+          properties: { order_number: { type: 'string' }, email: { type: 'string' } },
+          required: ['order_number'],
+        },
+      },
+    },
+  };
+}
+
+type Definition = ReturnType<typeof cleanDefinition>;
+
+/** A clean tool with one change made to a copy of its definition. */
+function toolWith(
+  change: (definition: Definition & Record<string, any>) => void = () => {},
+  fields: Partial<ToolToCheck> = {},
+): ToolToCheck {
+  const definition = cleanDefinition();
+  change(definition);
+  return { name: 'lookup_order', serviceId: 1, serviceExists: true, definition, ...fields };
+}
+
+const parameters = (definition: Definition) => definition.tool.function.parameters;
+
+/** The issues of one rule, as (path, value) pairs. */
+function findings(issues: ValidationIssue[], rule: string) {
+  return issues.filter((issue) => issue.id === rule).map(({ path, value }) => ({ path, value }));
+}
+
+describe('tool rules', () => {
+  it('find nothing wrong with a complete tool', () => {
+    expect(toolValidationIssues(toolWith())).toEqual([]);
+  });
+
+  describe('service-missing (error)', () => {
+    it.each<[string, Partial<ToolToCheck>, string | null]>([
+      ['no service', { serviceId: null, serviceExists: false }, null],
+      ['a service that does not exist', { serviceId: 9, serviceExists: false }, '9'],
+    ])('triggers for %s', (_, fields, value) => {
+      const issues = toolValidationIssues(toolWith(undefined, fields));
+      expect(findings(issues, 'service-missing')).toEqual([{ path: '$.service_id', value }]);
+      expect(issues[0]).toMatchObject({ severity: 'error' });
+    });
+  });
+
+  describe('endpoint-url-invalid (error)', () => {
+    it.each<[string, string | undefined]>([
+      ['a relative url', 'tickets/new'],
+      ['a path', '/v1/appointments'],
+      ['another scheme', 'ftp://files.example.com/x'],
+      ['a scheme without a host', 'https://'],
+      ['an empty url', ''],
+      ['no url', undefined],
+    ])('triggers for %s', (_, url) => {
+      const issues = toolValidationIssues(
+        toolWith((definition) => {
+          if (url === undefined) delete (definition.endpoint as { url?: string }).url;
+          else definition.endpoint.url = url;
+        }),
+      );
+      expect(findings(issues, 'endpoint-url-invalid')).toEqual([
+        { path: '$.definition.endpoint.url', value: url ?? null },
+      ]);
+    });
+
+    it.each(['http://localhost:8080/hook', 'https://api.example.com', 'HTTPS://API.EXAMPLE.COM/x'])(
+      'accepts %s',
+      (url) => {
+        const issues = toolValidationIssues(toolWith((d) => (d.endpoint.url = url)));
+        expect(findings(issues, 'endpoint-url-invalid')).toEqual([]);
+      },
+    );
+
+    it('triggers when the definition has no endpoint at all', () => {
+      const issues = toolValidationIssues(
+        toolWith((d) => delete (d as Partial<Definition>).endpoint),
+      );
+      expect(issues.map((issue) => issue.id)).toEqual([
+        'endpoint-url-invalid',
+        'endpoint-method-invalid',
+      ]);
+    });
+  });
+
+  describe('endpoint-method-invalid (error)', () => {
+    it.each<[string | undefined, string | null]>([
+      ['POST', 'POST'],
+      ['fetch', 'fetch'],
+      ['', ''],
+      [undefined, null],
+    ])('triggers for %s', (method, value) => {
+      const issues = toolValidationIssues(
+        toolWith((definition) => {
+          if (method === undefined) delete (definition.endpoint as { method?: string }).method;
+          else definition.endpoint.method = method;
+        }),
+      );
+      expect(findings(issues, 'endpoint-method-invalid')).toEqual([
+        { path: '$.definition.endpoint.method', value },
+      ]);
+    });
+
+    it.each(['get', 'post', 'put', 'patch', 'delete'])('accepts %s', (method) => {
+      const issues = toolValidationIssues(toolWith((d) => (d.endpoint.method = method)));
+      expect(issues).toEqual([]);
+    });
+  });
+
+  describe('required-parameter-undefined (error)', () => {
+    it('triggers once for each required name that is not declared, at its index', () => {
+      const issues = toolValidationIssues(
+        toolWith((d) => (parameters(d).required = ['order_number', 'customer_id', 'priority'])),
+      );
+      expect(findings(issues, 'required-parameter-undefined')).toEqual([
+        { path: '$.definition.tool.function.parameters.required[1]', value: 'customer_id' },
+        { path: '$.definition.tool.function.parameters.required[2]', value: 'priority' },
+      ]);
+    });
+
+    it('triggers when there are no properties at all', () => {
+      const issues = toolValidationIssues(
+        toolWith((d) => delete (parameters(d) as { properties?: unknown }).properties),
+      );
+      expect(findings(issues, 'required-parameter-undefined')).toEqual([
+        { path: '$.definition.tool.function.parameters.required[0]', value: 'order_number' },
+      ]);
+    });
+
+    it('does not trigger when every required name is declared, or nothing is required', () => {
+      const all = toolWith((d) => (parameters(d).required = ['email', 'order_number']));
+      const none = toolWith((d) => (parameters(d).required = []));
+      expect(toolValidationIssues(all)).toEqual([]);
+      expect(toolValidationIssues(none)).toEqual([]);
+    });
+  });
+
+  describe('function-name-mismatch (warning)', () => {
+    it.each<[string, string | undefined]>([
+      ['another name', 'lookup'],
+      ['another case', 'Lookup_Order'],
+      ['no name', undefined],
+    ])('triggers for %s', (_, name) => {
+      const issues = toolValidationIssues(
+        toolWith((definition) => {
+          const fn = definition.tool.function as { name?: string };
+          if (name === undefined) delete fn.name;
+          else fn.name = name;
+        }),
+      );
+      expect(issues).toEqual([
+        {
+          id: 'function-name-mismatch',
+          severity: 'warning',
+          path: '$.definition.tool.function.name',
+          value: name ?? null,
+          message: expect.stringContaining('"lookup_order"'),
+        },
+      ]);
+    });
+  });
+
+  describe('static-parameter-shadows-function-parameter (warning)', () => {
+    it('triggers for each static parameter named like a function parameter', () => {
+      const issues = toolValidationIssues(
+        toolWith((d) =>
+          d.static_parameters.push(
+            { name: 'email', type: 'string', description: 'Fallback', required: false },
+            { name: 'order_number', type: 'string', description: 'Fixed', required: false },
+          ),
+        ),
+      );
+      expect(findings(issues, 'static-parameter-shadows-function-parameter')).toEqual([
+        { path: '$.definition.static_parameters[1].name', value: 'email' },
+        { path: '$.definition.static_parameters[2].name', value: 'order_number' },
+      ]);
+      expect(issues.every((issue) => issue.severity === 'warning')).toBe(true);
+    });
+
+    it('does not trigger for a name that is only required, not declared', () => {
+      const issues = toolValidationIssues(toolWith((d) => parameters(d).required.push('region')));
+      expect(findings(issues, 'static-parameter-shadows-function-parameter')).toEqual([]);
+    });
+  });
+
+  it('lists issues in rule order, then array order, whatever the key order', () => {
+    const broken = (reverseKeys: boolean) =>
+      toolWith(
+        (d) => {
+          d.endpoint = { argument_location: 'body', method: 'GET', url: 'orders' };
+          parameters(d).required = ['x', 'y'];
+          if (reverseKeys) {
+            parameters(d).properties = {
+              email: { type: 'string' },
+              order_number: { type: 'string' },
+            };
+          }
+          d.static_parameters.unshift({
+            name: 'email',
+            type: 'string',
+            description: '',
+            required: false,
+          });
+          d.tool.function.name = 'find_order';
+        },
+        { serviceId: null, serviceExists: false },
+      );
+    const issues = toolValidationIssues(broken(false));
+    expect(issues.map(({ id, path }) => `${id} ${path}`)).toEqual([
+      'service-missing $.service_id',
+      'endpoint-url-invalid $.definition.endpoint.url',
+      'endpoint-method-invalid $.definition.endpoint.method',
+      'required-parameter-undefined $.definition.tool.function.parameters.required[0]',
+      'required-parameter-undefined $.definition.tool.function.parameters.required[1]',
+      'function-name-mismatch $.definition.tool.function.name',
+      'static-parameter-shadows-function-parameter $.definition.static_parameters[0].name',
+    ]);
+    expect(toolValidationIssues(broken(true))).toEqual(issues);
+  });
+
+  it('copes with a definition that is not an object', () => {
+    for (const definition of [null, [], 'endpoint']) {
+      const issues = toolValidationIssues(toolWith(undefined, { definition }));
+      expect(issues.map((issue) => [issue.id, issue.value])).toEqual([
+        ['endpoint-url-invalid', null],
+        ['endpoint-method-invalid', null],
+        ['function-name-mismatch', null],
+      ]);
+    }
+  });
+});
+
+describe('prompt rules', () => {
+  const clean: CheckedTool = { id: 1, name: 'lookup_order', issues: [] };
+  const hangUp: CheckedTool = { id: 2, name: 'hang_up', issues: [] };
+  const erroneous: CheckedTool = {
+    id: 3,
+    name: 'open_ticket',
+    issues: toolValidationIssues(toolWith((d) => (d.endpoint.url = 'tickets/new'))),
+  };
+  const warned: CheckedTool = {
+    id: 4,
+    name: 'send_survey',
+    issues: toolValidationIssues(toolWith((d) => (d.tool.function.name = 'survey'))),
+  };
+
+  function promptWith(fields: Partial<PromptToCheck>): PromptToCheck {
+    return {
+      context: 'You help customers.',
+      sessionEndEnabled: true,
+      sessionEndTool: { id: hangUp.id, name: hangUp.name },
+      tools: [clean, hangUp],
+      ...fields,
+    };
+  }
+
+  it('find nothing wrong with a complete prompt', () => {
+    expect(promptValidationIssues(promptWith({}))).toEqual([]);
+  });
+
+  describe('session-end-tool-missing (error)', () => {
+    it('triggers when session end is enabled without a tool', () => {
+      expect(promptValidationIssues(promptWith({ sessionEndTool: null }))).toEqual([
+        {
+          id: 'session-end-tool-missing',
+          severity: 'error',
+          path: '$.session_end_tool',
+          value: null,
+          message: expect.stringContaining('disable session end'),
+        },
+      ]);
+    });
+
+    it('does not trigger when session end is off', () => {
+      const prompt = promptWith({ sessionEndEnabled: false, sessionEndTool: null });
+      expect(promptValidationIssues(prompt)).toEqual([]);
+    });
+  });
+
+  describe('session-end-tool-not-linked (error)', () => {
+    it("triggers when the session end tool is not one of the prompt's tools", () => {
+      const issues = promptValidationIssues(promptWith({ tools: [clean] }));
+      expect(issues).toEqual([
+        {
+          id: 'session-end-tool-not-linked',
+          severity: 'error',
+          path: '$.session_end_tool',
+          value: 'hang_up',
+          message: expect.stringContaining('"hang_up"'),
+        },
+      ]);
+    });
+
+    it('does not trigger when session end is off', () => {
+      const prompt = promptWith({ tools: [clean], sessionEndEnabled: false });
+      expect(promptValidationIssues(prompt)).toEqual([]);
+    });
+  });
+
+  describe('context-empty (error)', () => {
+    it.each<[string, string | null]>([
+      ['null', null],
+      ['empty', ''],
+      ['only white space', '  \n\t'],
+    ])('triggers for a context that is %s', (_, context) => {
+      expect(promptValidationIssues(promptWith({ context }))).toEqual([
+        {
+          id: 'context-empty',
+          severity: 'error',
+          path: '$.context',
+          value: context,
+          message: expect.any(String),
+        },
+      ]);
+    });
+
+    it('does not trigger for one character of text', () => {
+      expect(promptValidationIssues(promptWith({ context: '.' }))).toEqual([]);
+    });
+  });
+
+  describe('tool-has-errors (error)', () => {
+    it('triggers once for each tool with error issues, at its position in tools_full', () => {
+      const issues = promptValidationIssues(
+        promptWith({ tools: [clean, erroneous, hangUp, warned, { ...erroneous, id: 5 }] }),
+      );
+      expect(findings(issues, 'tool-has-errors')).toEqual([
+        { path: '$.tools_full[1]', value: 'open_ticket' },
+        { path: '$.tools_full[4]', value: 'open_ticket' },
+      ]);
+      expect(issues[0]!.message).toContain('endpoint-url-invalid');
+    });
+
+    it('does not trigger for a tool with only warnings', () => {
+      expect(warned.issues).not.toEqual([]);
+      expect(promptValidationIssues(promptWith({ tools: [warned, hangUp] }))).toEqual([]);
+    });
+  });
+
+  it('lists issues in rule order', () => {
+    const issues = promptValidationIssues({
+      context: '',
+      sessionEndEnabled: true,
+      sessionEndTool: null,
+      tools: [erroneous],
+    });
+    expect(issues.map((issue) => issue.id)).toEqual([
+      'session-end-tool-missing',
+      'context-empty',
+      'tool-has-errors',
+    ]);
+  });
+});
+
+describe('the contract', () => {
+  const spec = parse(
+    readFileSync(new URL('../../../spec/openapi.yaml', import.meta.url), 'utf8'),
+  ) as { components: { schemas: { ValidationIssue: { description: string } } } };
+  const description = spec.components.schemas.ValidationIssue.description;
+
+  it.each(['prompt', 'tool'] as const)(
+    'lists every %s rule with its severity, in the order issues come',
+    (kind) => {
+      const rules = VALIDATION_RULES[kind];
+      const positions = rules.map(({ id, severity }) => {
+        const position = description.indexOf(`\`${id}\` (${severity},`);
+        expect(position, `${id} (${severity}) in the ValidationIssue description`).not.toBe(-1);
+        return position;
+      });
+      expect(positions).toEqual([...positions].sort((a, b) => a - b));
+    },
+  );
+});
+
+describe('completeToolDefinition', () => {
+  it('fills every part seed 2.4 names with an empty value', () => {
+    for (const stored of [{}, null, [], { endpoint: 'x', tool: { function: [] } }]) {
+      expect(completeToolDefinition(stored)).toMatchObject({
+        type: '',
+        endpoint: { argument_location: '', method: '', url: '' },
+        static_parameters: [],
+        tool: {
+          type: '',
+          function: {
+            name: '',
+            description: '',
+            parameters: { type: '', properties: {}, required: [] },
+          },
+        },
+      });
+    }
+  });
+
+  it('completes entries of lists and maps and keeps keys the seed does not name', () => {
+    const completed = completeToolDefinition({
+      headers: { 'X-Api': 'v2' },
+      static_parameters: [{ name: 'region', default: 'us' }],
+      tool: {
+        function: {
+          parameters: { properties: { id: { description: 'Order' } }, required: ['id', 7] },
+        },
+      },
+    });
+    expect(completed['headers']).toEqual({ 'X-Api': 'v2' });
+    expect(completed.static_parameters).toEqual([
+      { name: 'region', type: '', description: '', required: false, default: 'us' },
+    ]);
+    expect(completed.tool.function.parameters).toEqual({
+      type: '',
+      properties: { id: { type: '', description: 'Order' } },
+      required: ['id'],
+    });
+  });
+});
+
+describe('the demo records', () => {
+  it('show every rule through the API', async () => {
+    const api = await createTestApi();
+    const demo = await createTenant(api.db, 'Demo');
+    await loadRecords(api.db, demo.organizationId, DEMO_RECORDS);
+    const res = await api.request('GET', '/api/v1/prompts/', { key: demo.key }).finally(api.close);
+    type Listed = { validation_issues: ValidationIssue[] };
+    const items = res.body.items as Array<Listed & { tools_full: Listed[] }>;
+    const seen = new Set(
+      items.flatMap((item) =>
+        [item, ...item.tools_full].flatMap((carrier) =>
+          carrier.validation_issues.map((issue) => issue.id),
+        ),
+      ),
+    );
+    const all = [...VALIDATION_RULES.prompt, ...VALIDATION_RULES.tool].map((rule) => rule.id);
+    expect([...seen].sort()).toEqual([...all].sort());
+    expect(items.some((item) => item.validation_issues.length === 0)).toBe(true);
+  });
+});

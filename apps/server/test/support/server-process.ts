@@ -1,0 +1,67 @@
+// The real server as a separate process (`src/main.ts` under tsx) on an ephemeral port of
+// 127.0.0.1: for tests that need several processes on one database or a real signal, and for the
+// repo's scripts (benchmarks, the SDK consumer check), whose load generator would otherwise share
+// the server's event loop.
+
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+
+const SERVER_DIR = fileURLToPath(new URL('../..', import.meta.url));
+
+export interface ServerProcess {
+  baseUrl: string;
+  child: ChildProcessWithoutNullStreams;
+  /** The lines the process wrote to stdout (JSON log lines), when asked to keep them. */
+  output: string[];
+  /** Resident set size of the process in MiB, read from /proc. */
+  rssMiB(): number;
+  /** Sends a signal and resolves with the exit code once the process has exited. */
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+}
+
+export async function startServerProcess(
+  env: Record<string, string>,
+  { keepOutput = true }: { keepOutput?: boolean } = {},
+): Promise<ServerProcess> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    cwd: SERVER_DIR,
+    env: { ...process.env, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info', ...env },
+  });
+  const output: string[] = [];
+  const exited = new Promise<number | null>((resolve) =>
+    child.once('exit', (code) => resolve(code)),
+  );
+  const baseUrl = await new Promise<string>((resolve, reject) => {
+    let buffered = '';
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    // Always drained: a full pipe would block the server's logging.
+    child.stdout.on('data', (chunk: Buffer) => {
+      buffered += chunk.toString();
+      const lines = buffered.split('\n');
+      buffered = lines.pop() ?? '';
+      for (const line of lines) {
+        if (keepOutput) output.push(line);
+        const port = /"port":(\d+)/.exec(line);
+        if (port && line.includes('listening')) resolve(`http://127.0.0.1:${port[1]}`);
+      }
+    });
+    void exited.then((code) =>
+      reject(new Error(`server exited with ${code} before listening: ${stderr}`)),
+    );
+  });
+  return {
+    baseUrl,
+    child,
+    output,
+    rssMiB: () => {
+      const status = readFileSync(`/proc/${child.pid}/status`, 'utf8');
+      return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? Number.NaN) / 1024;
+    },
+    stop: async (signal = 'SIGTERM') => {
+      if (child.exitCode === null) child.kill(signal);
+      return exited;
+    },
+  };
+}
