@@ -22,6 +22,8 @@ import { requestContext } from './http/request-context.js';
 import { registerEventsRoutes } from './routes/events/events.index.js';
 import { registerPromptsRoutes } from './routes/prompts/prompts.index.js';
 import { registerTelephonyRoutes } from './routes/telephony/telephony.index.js';
+import { registerExperimentsRoutes } from './routes/experiments/experiments.index.js';
+import { registerSessionsRoutes } from './routes/sessions/sessions.index.js';
 
 export interface AppOptions {
   db: Db;
@@ -82,6 +84,8 @@ export function createApp({
   registerEventsRoutes(app);
   registerPromptsRoutes(app);
   registerTelephonyRoutes(app);
+  registerExperimentsRoutes(app);
+  registerSessionsRoutes(app);
 
   app.notFound((c) =>
     errorResponse(

@@ -93,6 +93,7 @@ describe('key repository', () => {
       keyName: 'app',
       organizationId,
       permissions: ['EVENTS_READ'],
+      lastUsedAt: null,
     });
     const wrongSecret = formatApiKey({ keyId: apiKey.keyId, secret: generateApiKey().secret });
     expect(await authenticateApiKey(db, wrongSecret)).toBeNull();

@@ -2,6 +2,7 @@
 
 import {
   AuthenticationError,
+  ConflictError,
   PermissionDeniedError,
   UnprocessableEntityError,
   createClient,
@@ -10,11 +11,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { events } from '../src/db/schema.js';
 import { createKey, createTenant, createTestApi, type TestApi } from './support/harness.js';
 import { startLiveServer, type LiveServer } from './support/live-server.js';
+import { loadRoutingFixture, type RoutingFixture } from './support/routing-fixture.js';
 
 let api: TestApi;
 let server: LiveServer;
 let key: string;
 let organizationId: number;
+let fx: RoutingFixture;
 
 beforeAll(async () => {
   api = await createTestApi();
@@ -30,6 +33,7 @@ beforeAll(async () => {
       })),
     )
     .run();
+  fx = await loadRoutingFixture(api.db, organizationId);
   server = await startLiveServer(api.app);
 });
 
@@ -75,5 +79,41 @@ describe('@agentline/sdk against the running server', () => {
     const invalid = await client.events.list({ limit: 1001 }).catch((e: unknown) => e);
     expect(invalid).toBeInstanceOf(UnprocessableEntityError);
     expect((invalid as UnprocessableEntityError).detail[0]?.loc).toEqual(['query', 'limit']);
+  });
+
+  it('drives a whole experiment: create, start, route, results, stop, delete', async () => {
+    const client = createClient({ apiKey: key, baseUrl: server.baseUrl });
+    const created = await client.experiments.create({
+      name: 'Greeting test',
+      target_id: fx.targets.main,
+      variants: [
+        { name: 'control', weight: 50, is_control: true, agent_id: fx.agents.pinned },
+        { name: 'friendly', weight: 50, agent_id: fx.agents.unpinned },
+      ],
+    });
+    expect(created.status).toBe('draft');
+
+    const started = await client.experiments.start(created.id);
+    expect(started.experiment.status).toBe('running');
+    expect(started.warnings).toHaveLength(1);
+    expect(started.warnings[0]).toContain('does not pin a prompt version');
+
+    const routed = [];
+    for (let i = 0; i < 40; i += 1) {
+      routed.push(await client.sessions.route(fx.targets.main, { user_id: `caller-${i}` }));
+    }
+    expect(routed.every((s) => s.experiment_id === created.id)).toBe(true);
+
+    const results = await client.experiments.results(created.id);
+    const counted = Object.fromEntries(
+      results.variants.map((v) => [v.variant_id, v.session_count]),
+    );
+    for (const variant of created.variants) {
+      expect(counted[variant.id]).toBe(routed.filter((s) => s.variant_id === variant.id).length);
+    }
+
+    await expect(client.experiments.delete(created.id)).rejects.toBeInstanceOf(ConflictError);
+    expect((await client.experiments.stop(created.id)).status).toBe('stopped');
+    expect(await client.experiments.delete(created.id)).toEqual({ id: created.id, deleted: true });
   });
 });

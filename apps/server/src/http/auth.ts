@@ -2,7 +2,11 @@
 // and before any input validation, so a caller without access learns nothing about the input.
 
 import type { MiddlewareHandler } from 'hono';
-import { authenticateApiKey, recordApiKeyUse } from '../db/repositories/api-keys.js';
+import {
+  apiKeyUseIsStale,
+  authenticateApiKey,
+  recordApiKeyUse,
+} from '../db/repositories/api-keys.js';
 import { parseApiKey } from '../domain/api-keys.js';
 import type { Permission } from '../domain/permissions.js';
 import type { AppEnv } from './app-env.js';
@@ -38,7 +42,9 @@ export function authenticate(): MiddlewareHandler<AppEnv> {
         'This API key is unknown or has been revoked; ask an operator for a valid key.',
       );
     }
-    await recordApiKeyUse(c.get('db'), principal.apiKeyId);
+    // Checked in memory first, so most requests stay read-only.
+    if (apiKeyUseIsStale(principal.lastUsedAt))
+      await recordApiKeyUse(c.get('db'), principal.apiKeyId);
     c.set('auth', {
       organizationId: principal.organizationId,
       keyId: principal.keyId,

@@ -1,4 +1,4 @@
-import { and, asc, eq, isNull, lt, or } from 'drizzle-orm';
+import { and, asc, eq, isNull, lt, or, sql } from 'drizzle-orm';
 import {
   apiKeySecretMatches,
   formatApiKey,
@@ -8,6 +8,7 @@ import {
 } from '../../domain/api-keys.js';
 import type { Permission } from '../../domain/permissions.js';
 import type { Db } from '../client.js';
+import { perDatabase } from '../prepared.js';
 import { apiKeys, roles } from '../schema.js';
 
 /** An API key row without its secret hash: safe to print or return. */
@@ -77,14 +78,18 @@ export interface ApiKeyForAuth {
   organizationId: number;
 }
 
-/** The active (not revoked) key with this key id, with its role's permissions; else null. */
-export async function findApiKeyForAuth(db: Db, keyId: string): Promise<ApiKeyForAuth | null> {
-  const row = db.orm
+const activeKeyById = perDatabase((db) =>
+  db.orm
     .select({ key: apiKeys, permissions: roles.permissions })
     .from(apiKeys)
     .innerJoin(roles, eq(roles.id, apiKeys.roleId))
-    .where(and(eq(apiKeys.keyId, keyId), isNull(apiKeys.revokedAt)))
-    .get();
+    .where(and(eq(apiKeys.keyId, sql.placeholder('keyId')), isNull(apiKeys.revokedAt)))
+    .prepare(),
+);
+
+/** The active (not revoked) key with this key id, with its role's permissions; else null. */
+export async function findApiKeyForAuth(db: Db, keyId: string): Promise<ApiKeyForAuth | null> {
+  const row = activeKeyById(db).get({ keyId });
   return row
     ? { key: row.key, permissions: row.permissions, organizationId: row.key.organizationId }
     : null;
@@ -96,6 +101,7 @@ export interface ApiKeyPrincipal {
   keyName: string;
   organizationId: number;
   permissions: Permission[];
+  lastUsedAt: string | null;
 }
 
 /**
@@ -116,10 +122,16 @@ export async function authenticateApiKey(
     keyName: found.key.name,
     organizationId: found.organizationId,
     permissions: found.permissions,
+    lastUsedAt: found.key.lastUsedAt,
   };
 }
 
 const LAST_USED_RESOLUTION_MS = 60_000;
+
+/** Whether a key last used at `lastUsedAt` is due a new last-used write (read-only otherwise). */
+export function apiKeyUseIsStale(lastUsedAt: string | null, now = new Date()): boolean {
+  return lastUsedAt === null || Date.parse(lastUsedAt) < now.getTime() - LAST_USED_RESOLUTION_MS;
+}
 
 /** Notes that the key was used; writes at most once a minute per key to keep requests read-only. */
 export async function recordApiKeyUse(db: Db, apiKeyId: number, now = new Date()): Promise<void> {

@@ -1,0 +1,220 @@
+// Experiment rules (seed 2.6 and 3, api-decisions.md section 6), free of HTTP and storage: the
+// variant-set rules, the life cycle, and the warnings given at start.
+
+import { StateConflictError, type InputProblem } from './errors.js';
+import type { ListResource } from './list-query.js';
+
+export const EXPERIMENT_PROPERTIES = [
+  'id',
+  'name',
+  'name_exact',
+  'description',
+  'status',
+  'target_id',
+  'agent_id',
+  'created_at',
+  'updated_at',
+  'started_at',
+  'stopped_at',
+] as const;
+
+export type ExperimentProperty = (typeof EXPERIMENT_PROPERTIES)[number];
+
+export const EXPERIMENT_LIST: ListResource<ExperimentProperty> = {
+  kinds: {
+    id: 'integer',
+    name: 'text',
+    name_exact: 'exact',
+    description: 'text',
+    status: 'text',
+    target_id: 'integer',
+    agent_id: 'integer',
+    created_at: 'datetime',
+    updated_at: 'datetime',
+    started_at: 'datetime',
+    stopped_at: 'datetime',
+  },
+  projects: { name_exact: ['name'], agent_id: ['variants'] },
+  alwaysIncluded: ['id'],
+  defaultOrder: { property: 'id', direction: 'asc' },
+};
+
+export type ExperimentStatus = 'draft' | 'running' | 'stopped';
+
+export interface VariantInput {
+  name: string;
+  weight: number;
+  is_control?: boolean | undefined;
+  agent_id: number;
+}
+
+const TOTAL_WEIGHT = 100;
+
+/**
+ * The rules a variant set must follow on create and update. Types and ranges (2 to 10 variants,
+ * weights 1 to 99) are the schema's job; these are the rules across variants.
+ */
+export function variantSetProblems(variants: readonly VariantInput[]): InputProblem[] {
+  const problems: InputProblem[] = [];
+  const total = variants.reduce((sum, v) => sum + v.weight, 0);
+  if (total !== TOTAL_WEIGHT) {
+    problems.push({
+      loc: ['body', 'variants'],
+      msg: `The variant weights total ${total}; they must total ${TOTAL_WEIGHT} (weights are whole percentages of the target's traffic).`,
+      type: 'value_error',
+    });
+  }
+  const controls = variants.filter((v) => v.is_control === true).length;
+  if (controls !== 1) {
+    problems.push({
+      loc: ['body', 'variants'],
+      msg: `Exactly one variant must have is_control: true; ${controls} do.`,
+      type: 'value_error',
+    });
+  }
+  const firstIndexOfAgent = new Map<number, number>();
+  const firstIndexOfName = new Map<string, number>();
+  variants.forEach((variant, index) => {
+    const agentSeenAt = firstIndexOfAgent.get(variant.agent_id);
+    if (agentSeenAt === undefined) firstIndexOfAgent.set(variant.agent_id, index);
+    else {
+      problems.push({
+        loc: ['body', 'variants', index, 'agent_id'],
+        msg: `Agent ${variant.agent_id} is already used by variant ${agentSeenAt}; each variant must use a different agent.`,
+        type: 'value_error',
+      });
+    }
+    const nameSeenAt = firstIndexOfName.get(variant.name);
+    if (nameSeenAt === undefined) firstIndexOfName.set(variant.name, index);
+    else {
+      problems.push({
+        loc: ['body', 'variants', index, 'name'],
+        msg: `The name "${variant.name}" is already used by variant ${nameSeenAt}; variant names must be unique within the experiment.`,
+        type: 'value_error',
+      });
+    }
+  });
+  return problems;
+}
+
+/** What the rules need to know about the target an experiment splits. */
+export interface TargetFacts {
+  id: number;
+  isAgentTest: boolean;
+}
+
+export function targetProblems(targetId: number, target: TargetFacts | null): InputProblem[] {
+  if (!target) {
+    return [
+      {
+        loc: ['body', 'target_id'],
+        msg: `There is no channel target ${targetId} in this organization; use the id of one of your channel targets.`,
+        type: 'value_error',
+      },
+    ];
+  }
+  if (target.isAgentTest) {
+    return [
+      {
+        loc: ['body', 'target_id'],
+        msg: `Channel target ${targetId} is a built-in agent-test target, which experiments do not support; choose a live target.`,
+        type: 'value_error',
+      },
+    ];
+  }
+  return [];
+}
+
+/** Problems for the variants whose agent is not among the organization's agents. */
+export function missingAgentProblems(
+  variants: readonly VariantInput[],
+  existingAgentIds: ReadonlySet<number>,
+): InputProblem[] {
+  return variants.flatMap((variant, index) =>
+    existingAgentIds.has(variant.agent_id)
+      ? []
+      : [
+          {
+            loc: ['body', 'variants', index, 'agent_id'],
+            msg: `There is no agent ${variant.agent_id} in this organization; use the id of one of your agents.`,
+            type: 'value_error',
+          },
+        ],
+  );
+}
+
+// The life cycle (seed section 3): draft -> running -> stopped; update and start only in draft,
+// stop only while running, delete in draft or stopped.
+
+export function assertCanUpdate(id: number, status: ExperimentStatus): void {
+  if (status !== 'draft') {
+    throw new StateConflictError(
+      `Experiment ${id} is ${status}; only draft experiments can be updated. Create a new experiment instead.`,
+    );
+  }
+}
+
+export function assertCanStart(id: number, status: ExperimentStatus): void {
+  if (status === 'running') {
+    throw new StateConflictError(`Experiment ${id} is already running.`);
+  }
+  if (status === 'stopped') {
+    throw new StateConflictError(
+      `Experiment ${id} is stopped, and a stopped experiment cannot be restarted. Create a new experiment instead.`,
+    );
+  }
+}
+
+export function assertCanStop(id: number, status: ExperimentStatus): void {
+  if (status !== 'running') {
+    throw new StateConflictError(
+      `Experiment ${id} is ${status}; only a running experiment can be stopped.`,
+    );
+  }
+}
+
+export function assertCanDelete(id: number, status: ExperimentStatus): void {
+  if (status === 'running') {
+    throw new StateConflictError(
+      `Experiment ${id} is running; stop it (POST /api/v1/experiments/${id}/stop) before deleting it.`,
+    );
+  }
+}
+
+export function anotherRunningConflict(
+  targetId: number,
+  running: { id: number; name: string },
+): StateConflictError {
+  return new StateConflictError(
+    `Experiment ${running.id} ("${running.name}") is already running on channel target ${targetId}, and only one experiment can run on a target at a time; stop it first.`,
+  );
+}
+
+/** What start warnings need to know about a variant's agent. */
+export interface VariantAgentFacts {
+  variantName: string;
+  agentId: number;
+  agentName: string;
+  pinnedPromptVersion: number | null;
+  /** Ids of the error-severity validation issues of the agent's prompt. */
+  promptErrorIssueIds: readonly string[];
+}
+
+/** Warnings that do not prevent a start but may spoil the experiment's comparison. */
+export function startWarnings(variants: readonly VariantAgentFacts[]): string[] {
+  const warnings: string[] = [];
+  for (const v of variants) {
+    const agent = `agent "${v.agentName}" (${v.agentId})`;
+    if (v.pinnedPromptVersion === null) {
+      warnings.push(
+        `Variant "${v.variantName}": ${agent} does not pin a prompt version, so a prompt edit during the experiment changes what this variant measures.`,
+      );
+    }
+    if (v.promptErrorIssueIds.length > 0) {
+      warnings.push(
+        `Variant "${v.variantName}": the prompt of ${agent} has error-level validation issues (${v.promptErrorIssueIds.join(', ')}).`,
+      );
+    }
+  }
+  return warnings;
+}

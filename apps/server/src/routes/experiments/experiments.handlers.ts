@@ -1,0 +1,219 @@
+import type { RouteHandler } from '@hono/zod-openapi';
+import {
+  createExperiment,
+  deleteExperiment,
+  findAgentIds,
+  findExperimentTarget,
+  getExperiment,
+  listExperiments,
+  replaceDraftExperiment,
+  sessionCountsByVariant,
+  startExperiment,
+  stopExperiment,
+  type ExperimentRecord,
+  type ExperimentWrite,
+} from '../../db/repositories/experiments.js';
+import type { Db } from '../../db/client.js';
+import { InputRuleError, RecordNotFoundError, type InputProblem } from '../../domain/errors.js';
+import {
+  EXPERIMENT_LIST,
+  assertCanStart,
+  assertCanUpdate,
+  missingAgentProblems,
+  targetProblems,
+  variantSetProblems,
+  type VariantInput,
+} from '../../domain/experiments.js';
+import { listPage, parseListQuery, projectItem } from '../../domain/list-query.js';
+import type { AppEnv } from '../../http/app-env.js';
+import { experimentStartWarnings } from './start-warnings.js';
+import type * as routes from './experiments.routes.js';
+
+type WireExperiment = ReturnType<typeof toWireExperiment>;
+
+/** The one place an experiment record becomes a wire Experiment. */
+function toWireExperiment(record: ExperimentRecord) {
+  return {
+    id: record.id,
+    name: record.name,
+    description: record.description,
+    target_id: record.targetId,
+    status: record.status,
+    variants: record.variants.map((v) => ({
+      id: v.id,
+      name: v.name,
+      weight: v.weight,
+      is_control: v.isControl,
+      agent_id: v.agentId,
+      agent_name: v.agentName,
+    })),
+    created_at: record.createdAt,
+    updated_at: record.updatedAt,
+    last_updated_by: record.lastUpdatedBy,
+    started_at: record.startedAt,
+    stopped_at: record.stoppedAt,
+    target: {
+      id: record.target.id,
+      target: record.target.target,
+      target_mode: record.target.targetMode,
+      channel_id: record.target.channelId,
+      channel_name: record.target.channelName,
+    },
+  };
+}
+
+function notFound(id: number): RecordNotFoundError {
+  return new RecordNotFoundError(`There is no experiment ${id} in this organization.`);
+}
+
+async function requireExperiment(db: Db, organizationId: number, id: number) {
+  const record = await getExperiment(db, organizationId, id);
+  if (!record) throw notFound(id);
+  return record;
+}
+
+/** Checks a create or update body against every experiment rule and returns what to store. */
+async function checkedWrite(
+  db: Db,
+  organizationId: number,
+  body: { name: string; description?: string | null | undefined; variants: VariantInput[] },
+  targetProblemsFound: InputProblem[],
+): Promise<ExperimentWrite> {
+  const agentIds = await findAgentIds(
+    db,
+    organizationId,
+    body.variants.map((v) => v.agent_id),
+  );
+  const problems = [
+    ...targetProblemsFound,
+    ...variantSetProblems(body.variants),
+    ...missingAgentProblems(body.variants, agentIds),
+  ];
+  if (problems.length > 0) throw new InputRuleError(problems);
+  return {
+    name: body.name,
+    description: body.description ?? null,
+    variants: body.variants.map((v) => ({
+      name: v.name,
+      weight: v.weight,
+      isControl: v.is_control ?? false,
+      agentId: v.agent_id,
+    })),
+  };
+}
+
+export const experimentsList: RouteHandler<typeof routes.experimentsList, AppEnv> = async (c) => {
+  const query = parseListQuery(EXPERIMENT_LIST, c.req.valid('query'));
+  const { records, totalCount } = await listExperiments(
+    c.get('db'),
+    c.get('auth').organizationId,
+    query,
+  );
+  const items = records.map((record) =>
+    projectItem<WireExperiment, 'id'>(toWireExperiment(record), query.projection),
+  );
+  return c.json(listPage(items, query, totalCount), 200);
+};
+
+export const experimentsCreate: RouteHandler<typeof routes.experimentsCreate, AppEnv> = async (
+  c,
+) => {
+  const db = c.get('db');
+  const { organizationId, keyName } = c.get('auth');
+  const body = c.req.valid('json');
+  const target = await findExperimentTarget(db, organizationId, body.target_id);
+  const write = await checkedWrite(
+    db,
+    organizationId,
+    body,
+    targetProblems(body.target_id, target),
+  );
+  const record = await createExperiment(db, organizationId, body.target_id, write, keyName);
+  return c.json(toWireExperiment(record), 200);
+};
+
+export const experimentsGet: RouteHandler<typeof routes.experimentsGet, AppEnv> = async (c) => {
+  const { experiment_id: id } = c.req.valid('param');
+  const record = await requireExperiment(c.get('db'), c.get('auth').organizationId, id);
+  return c.json(toWireExperiment(record), 200);
+};
+
+export const experimentsUpdate: RouteHandler<typeof routes.experimentsUpdate, AppEnv> = async (
+  c,
+) => {
+  const db = c.get('db');
+  const { organizationId, keyName } = c.get('auth');
+  const { experiment_id: id } = c.req.valid('param');
+  const body = c.req.valid('json');
+  const current = await requireExperiment(db, organizationId, id);
+  // The state rule comes first: no body makes a running experiment editable.
+  assertCanUpdate(id, current.status);
+  const targetChange: InputProblem[] =
+    body.target_id !== undefined && body.target_id !== current.targetId
+      ? [
+          {
+            loc: ['body', 'target_id'],
+            msg: `The target of an experiment cannot change (it is ${current.targetId}); leave target_id out or create a new experiment for target ${body.target_id}.`,
+            type: 'value_error',
+          },
+        ]
+      : [];
+  const write = await checkedWrite(db, organizationId, body, targetChange);
+  const record = await replaceDraftExperiment(db, organizationId, id, write, keyName);
+  return c.json(toWireExperiment(record), 200);
+};
+
+export const experimentsDelete: RouteHandler<typeof routes.experimentsDelete, AppEnv> = async (
+  c,
+) => {
+  const { experiment_id: id } = c.req.valid('param');
+  await deleteExperiment(c.get('db'), c.get('auth').organizationId, id);
+  return c.json({ id, deleted: true as const }, 200);
+};
+
+export const experimentsStart: RouteHandler<typeof routes.experimentsStart, AppEnv> = async (c) => {
+  const db = c.get('db');
+  const { organizationId, keyName } = c.get('auth');
+  const { experiment_id: id } = c.req.valid('param');
+  const current = await requireExperiment(db, organizationId, id);
+  assertCanStart(id, current.status);
+  // The target may have changed since the draft was written (an operator can turn it into an
+  // agent-test target), so its rules are checked again.
+  const problems = targetProblems(
+    current.targetId,
+    await findExperimentTarget(db, organizationId, current.targetId),
+  );
+  if (problems.length > 0)
+    throw new InputRuleError(problems.map((p) => ({ ...p, loc: ['path', 'experiment_id'] })));
+  const record = await startExperiment(db, organizationId, id, keyName);
+  const warnings = await experimentStartWarnings(db, organizationId, id);
+  return c.json({ experiment: toWireExperiment(record), warnings }, 200);
+};
+
+export const experimentsStop: RouteHandler<typeof routes.experimentsStop, AppEnv> = async (c) => {
+  const { experiment_id: id } = c.req.valid('param');
+  const { organizationId, keyName } = c.get('auth');
+  const record = await stopExperiment(c.get('db'), organizationId, id, keyName);
+  return c.json(toWireExperiment(record), 200);
+};
+
+export const experimentsResults: RouteHandler<typeof routes.experimentsResults, AppEnv> = async (
+  c,
+) => {
+  const db = c.get('db');
+  const { experiment_id: id } = c.req.valid('param');
+  const record = await requireExperiment(db, c.get('auth').organizationId, id);
+  const counts = await sessionCountsByVariant(db, id);
+  return c.json(
+    {
+      experiment_id: id,
+      status: record.status,
+      variants: record.variants.map((v) => ({
+        variant_id: v.id,
+        name: v.name,
+        session_count: counts.get(v.id) ?? 0,
+      })),
+    },
+    200,
+  );
+};

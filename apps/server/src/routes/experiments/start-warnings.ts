@@ -1,0 +1,25 @@
+// Start warnings need facts from two areas (agents and their prompts' validation issues).
+
+import type { Db } from '../../db/client.js';
+import { variantAgents } from '../../db/repositories/experiments.js';
+import { startWarnings } from '../../domain/experiments.js';
+import { promptErrorIssueIds } from '../prompts/prompt-issues.js';
+
+export async function experimentStartWarnings(
+  db: Db,
+  organizationId: number,
+  experimentId: number,
+): Promise<string[]> {
+  const variants = await variantAgents(db, experimentId);
+  const errorIssues = await promptErrorIssueIds(
+    db,
+    organizationId,
+    variants.flatMap((v) => (v.promptId === null ? [] : [v.promptId])),
+  );
+  return startWarnings(
+    variants.map((v) => ({
+      ...v,
+      promptErrorIssueIds: v.promptId === null ? [] : (errorIssues.get(v.promptId) ?? []),
+    })),
+  );
+}

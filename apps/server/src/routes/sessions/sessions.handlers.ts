@@ -1,0 +1,24 @@
+import type { RouteHandler } from '@hono/zod-openapi';
+import { routeSession } from '../../db/repositories/sessions.js';
+import type { AppEnv } from '../../http/app-env.js';
+import type * as routes from './sessions.routes.js';
+
+export const sessionsRoute: RouteHandler<typeof routes.sessionsRoute, AppEnv> = async (c) => {
+  const { target_id: targetId } = c.req.valid('param');
+  const body = c.req.valid('json');
+  const session = await routeSession(c.get('db'), c.get('auth').organizationId, targetId, {
+    userId: body.user_id ?? null,
+    conversationId: body.conversation_id ?? null,
+  });
+  return c.json(
+    {
+      session_id: session.sessionId,
+      target_id: session.targetId,
+      agent_id: session.agentId,
+      experiment_id: session.experimentId,
+      variant_id: session.variantId,
+      created_at: session.createdAt,
+    },
+    200,
+  );
+};

@@ -1,0 +1,249 @@
+// Session routing: the split of a target's live traffic that experiments exist for.
+
+import { describe, expect, it, beforeAll, afterAll } from 'vitest';
+import { and, eq } from 'drizzle-orm';
+import { events } from '../src/db/schema.js';
+import { pickVariant, stickyBucket } from '../src/domain/variant-picking.js';
+import {
+  createKey,
+  createTenant,
+  createTestApi,
+  type Tenant,
+  type TestApi,
+} from './support/harness.js';
+import {
+  experimentBody,
+  loadRoutingFixture,
+  type RoutingFixture,
+} from './support/routing-fixture.js';
+
+let api: TestApi;
+let acme: Tenant;
+let globex: Tenant;
+let fx: RoutingFixture;
+let globexFx: RoutingFixture;
+
+beforeAll(async () => {
+  api = await createTestApi();
+  acme = await createTenant(api.db, 'Acme');
+  globex = await createTenant(api.db, 'Globex');
+  fx = await loadRoutingFixture(api.db, acme.organizationId);
+  globexFx = await loadRoutingFixture(api.db, globex.organizationId);
+});
+
+afterAll(() => api.close());
+
+const route = (targetId: number, body?: unknown, key = acme.key) =>
+  api.request('POST', `/api/v1/channels/targets/${targetId}/sessions`, { key, body });
+
+async function runningExperiment(targetId: number, agentIds: [number, number]) {
+  const created = await api.request('POST', '/api/v1/experiments/', {
+    key: acme.key,
+    body: experimentBody(targetId, agentIds),
+  });
+  expect(created.status).toBe(200);
+  expect(
+    (await api.request('POST', `/api/v1/experiments/${created.body.id}/start`, { key: acme.key }))
+      .status,
+  ).toBe(200);
+  return created.body as { id: number; variants: Array<{ id: number; agent_id: number }> };
+}
+
+const stop = (id: number) =>
+  api.request('POST', `/api/v1/experiments/${id}/stop`, { key: acme.key });
+
+describe('variant picking', () => {
+  it('lays the 100 buckets out by weight in variant order', () => {
+    const variants = [
+      { id: 1, weight: 70 },
+      { id: 2, weight: 30 },
+    ];
+    expect(pickVariant(variants, 1, null, () => 0).id).toBe(1);
+    expect(pickVariant(variants, 1, null, () => 0.699).id).toBe(1);
+    expect(pickVariant(variants, 1, null, () => 0.7).id).toBe(2);
+    expect(pickVariant(variants, 1, null, () => 0.9999).id).toBe(2);
+  });
+
+  it('puts a user in the same bucket every time, and in different buckets per experiment', () => {
+    expect(stickyBucket(5, 'alice')).toBe(stickyBucket(5, 'alice'));
+    const buckets = new Set(
+      Array.from({ length: 20 }, (_, experiment) => stickyBucket(experiment, 'alice')),
+    );
+    expect(buckets.size).toBeGreaterThan(5);
+  });
+});
+
+describe('routing without an experiment', () => {
+  it("sends the session to the target's own agent and logs a session-started event", async () => {
+    const res = await route(fx.targets.main, {
+      user_id: '+14155550100',
+      conversation_id: 'conv-1',
+    });
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({
+      target_id: fx.targets.main,
+      agent_id: fx.agents.pinned,
+      experiment_id: null,
+      variant_id: null,
+    });
+    const [event] = api.db.orm
+      .select()
+      .from(events)
+      .where(
+        and(
+          eq(events.organizationId, acme.organizationId),
+          eq(events.sessionId, res.body.session_id),
+        ),
+      )
+      .all();
+    expect(event).toMatchObject({
+      timestamp: res.body.created_at,
+      category: 'session',
+      type: 'session-started',
+      userId: '+14155550100',
+      conversationId: 'conv-1',
+      attributes: {
+        target_id: fx.targets.main,
+        agent_id: fx.agents.pinned,
+        experiment_id: null,
+        variant_id: null,
+      },
+    });
+  });
+
+  it('accepts a request without a body', async () => {
+    const res = await api.request('POST', `/api/v1/channels/targets/${fx.targets.main}/sessions`, {
+      key: acme.key,
+    });
+    expect(res.status).toBe(200);
+  });
+
+  it('answers 409 for a target with no agent and no experiment', async () => {
+    const res = await route(fx.targets.orphan, {});
+    expect(res.status).toBe(409);
+    expect(res.body.detail).toContain('no agent of its own and no running experiment');
+  });
+
+  it("answers 404 for an unknown or another organization's target", async () => {
+    expect((await route(999_999, {})).status).toBe(404);
+    expect((await route(globexFx.targets.main, {})).status).toBe(404);
+  });
+
+  it('validates the body and the path', async () => {
+    const long = await route(fx.targets.main, { user_id: 'x'.repeat(257) });
+    expect(long.status).toBe(422);
+    expect(long.body.detail[0].loc).toEqual(['body', 'user_id']);
+    const badPath = await api.request('POST', '/api/v1/channels/targets/abc/sessions', {
+      key: acme.key,
+      body: {},
+    });
+    expect(badPath.status).toBe(422);
+    expect(badPath.body.detail[0].loc).toEqual(['path', 'target_id']);
+  });
+
+  it('needs SESSIONS_WRITE', async () => {
+    const key = await createKey(api.db, acme.organizationId, ['CHANNELS_WRITE', 'CHANNELS_READ']);
+    const res = await route(fx.targets.main, {}, key);
+    expect(res.status).toBe(403);
+    expect(res.body.detail).toContain('SESSIONS_WRITE');
+  });
+});
+
+describe('routing with a running 70/30 experiment', () => {
+  it('splits 20,000 sessions within the 99.9% binomial interval and counts them exactly', async () => {
+    const experiment = await runningExperiment(fx.targets.second, [
+      fx.agents.pinned,
+      fx.agents.alsoPinned,
+    ]);
+    const [control, candidate] = experiment.variants as [
+      { id: number; agent_id: number },
+      { id: number; agent_id: number },
+    ];
+    const routed = new Map<number, number>();
+    const sessions = 20_000;
+    for (let i = 0; i < sessions; i += 1) {
+      const res = await route(fx.targets.second, { user_id: `user-${i}` });
+      expect(res.status).toBe(200);
+      expect(res.body.experiment_id).toBe(experiment.id);
+      const variant = res.body.variant_id as number;
+      expect(res.body.agent_id).toBe(
+        variant === control.id ? control.agent_id : candidate.agent_id,
+      );
+      routed.set(variant, (routed.get(variant) ?? 0) + 1);
+    }
+    // Binomial(n = 20,000, p = 0.7): mean 14,000, sd = sqrt(n p (1 - p)) = 64.8; the two-sided
+    // 99.9% interval is mean +- 3.29 sd = [13,787, 14,213].
+    const controlCount = routed.get(control.id) ?? 0;
+    expect(controlCount).toBeGreaterThanOrEqual(13_787);
+    expect(controlCount).toBeLessThanOrEqual(14_213);
+    expect(controlCount + (routed.get(candidate.id) ?? 0)).toBe(sessions);
+
+    const results = await api.request('GET', `/api/v1/experiments/${experiment.id}/results`, {
+      key: acme.key,
+    });
+    expect(results.body.variants).toEqual([
+      { variant_id: control.id, name: 'control', session_count: controlCount },
+      { variant_id: candidate.id, name: 'candidate', session_count: routed.get(candidate.id) },
+    ]);
+    await stop(experiment.id);
+  }, 120_000);
+
+  it('gives the same user the same variant every time', async () => {
+    const experiment = await runningExperiment(fx.targets.second, [
+      fx.agents.pinned,
+      fx.agents.alsoPinned,
+    ]);
+    for (const user of ['alice', 'bob', '+14155550100']) {
+      const picks = new Set<number>();
+      for (let i = 0; i < 25; i += 1)
+        picks.add((await route(fx.targets.second, { user_id: user })).body.variant_id);
+      expect(picks.size).toBe(1);
+    }
+    await stop(experiment.id);
+  });
+
+  it('splits anonymous sessions by weight too', async () => {
+    const experiment = await runningExperiment(fx.targets.second, [
+      fx.agents.pinned,
+      fx.agents.alsoPinned,
+    ]);
+    const picks = new Set<number>();
+    for (let i = 0; i < 200; i += 1)
+      picks.add((await route(fx.targets.second, {})).body.variant_id);
+    // P(200 anonymous sessions all land on one side) < 1e-30.
+    expect(picks.size).toBe(2);
+    await stop(experiment.id);
+  });
+
+  it("sends every session after a stop to the target's own agent, and keeps the counts", async () => {
+    const experiment = await runningExperiment(fx.targets.second, [
+      fx.agents.unpinned,
+      fx.agents.alsoPinned,
+    ]);
+    let during = 0;
+    for (let i = 0; i < 100; i += 1) {
+      const res = await route(fx.targets.second, { user_id: `u-${i}` });
+      expect(res.body.experiment_id).toBe(experiment.id);
+      during += 1;
+    }
+    expect((await stop(experiment.id)).status).toBe(200);
+    for (let i = 0; i < 100; i += 1) {
+      const res = await route(fx.targets.second, { user_id: `u-${i}` });
+      expect(res.body).toMatchObject({
+        experiment_id: null,
+        variant_id: null,
+        agent_id: fx.agents.pinned,
+      });
+    }
+    const results = await api.request('GET', `/api/v1/experiments/${experiment.id}/results`, {
+      key: acme.key,
+    });
+    expect(results.body.status).toBe('stopped');
+    expect(
+      results.body.variants.reduce(
+        (sum: number, v: { session_count: number }) => sum + v.session_count,
+        0,
+      ),
+    ).toBe(during);
+  });
+});

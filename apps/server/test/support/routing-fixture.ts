@@ -1,0 +1,92 @@
+// A small organization for experiment and routing tests, loaded through the real `load` path:
+// agents that do and do not pin a prompt version, one whose prompt has an error-level issue,
+// targets with and without an agent of their own, and a built-in agent-test target.
+
+import { and, eq } from 'drizzle-orm';
+import type { Db } from '../../src/db/client.js';
+import { loadPlatformRecords } from '../../src/db/repositories/platform-records.js';
+import { agents, channelTargets } from '../../src/db/schema.js';
+import { platformRecordsSchema } from '../../src/db/platform-records-format.js';
+
+const LLM = { model: 'gpt-4o', provider: 'openai', version: null } as const;
+
+export const ROUTING_RECORDS = platformRecordsSchema.parse({
+  prompts: [
+    { name: 'Helpful', context: 'You answer questions about orders.', llm_config: LLM },
+    // An empty context is an error-level validation issue (context-empty).
+    { name: 'Unfinished', context: '', llm_config: LLM },
+  ],
+  agents: [
+    { name: 'Pinned', prompt: 'Helpful', pinned_prompt_version: 1 },
+    { name: 'Unpinned', prompt: 'Helpful', pinned_prompt_version: null },
+    { name: 'Also pinned', prompt: 'Helpful', pinned_prompt_version: 1 },
+    { name: 'Flawed', prompt: 'Unfinished', pinned_prompt_version: 1 },
+  ],
+  channels: [
+    {
+      name: 'Web chat',
+      kind: 'web_chat',
+      targets: [
+        { target: 'main', agent: 'Pinned' },
+        { target: 'second', agent: 'Pinned' },
+        { target: 'orphan', agent: null },
+        { target: 'agent-test', target_mode: 'test', agent: 'Pinned', is_agent_test: true },
+      ],
+    },
+  ],
+});
+
+export interface RoutingFixture {
+  targets: { main: number; second: number; orphan: number; agentTest: number };
+  agents: { pinned: number; unpinned: number; alsoPinned: number; flawed: number };
+}
+
+export async function loadRoutingFixture(db: Db, organizationId: number): Promise<RoutingFixture> {
+  await loadPlatformRecords(db, organizationId, ROUTING_RECORDS);
+  const agentId = (name: string) =>
+    db.orm
+      .select({ id: agents.id })
+      .from(agents)
+      .where(and(eq(agents.organizationId, organizationId), eq(agents.name, name)))
+      .get()!.id;
+  const targetId = (target: string) =>
+    db.orm
+      .select({ id: channelTargets.id })
+      .from(channelTargets)
+      .where(
+        and(eq(channelTargets.organizationId, organizationId), eq(channelTargets.target, target)),
+      )
+      .get()!.id;
+  return {
+    targets: {
+      main: targetId('main'),
+      second: targetId('second'),
+      orphan: targetId('orphan'),
+      agentTest: targetId('agent-test'),
+    },
+    agents: {
+      pinned: agentId('Pinned'),
+      unpinned: agentId('Unpinned'),
+      alsoPinned: agentId('Also pinned'),
+      flawed: agentId('Flawed'),
+    },
+  };
+}
+
+/** A valid create body: a 70/30 split between two agents, the first the control. */
+export function experimentBody(
+  targetId: number,
+  agentIds: readonly [number, number],
+  overrides: Record<string, unknown> = {},
+) {
+  return {
+    name: 'Shorter answers',
+    description: 'Do shorter answers end sessions sooner?',
+    target_id: targetId,
+    variants: [
+      { name: 'control', weight: 70, is_control: true, agent_id: agentIds[0] },
+      { name: 'candidate', weight: 30, agent_id: agentIds[1] },
+    ],
+    ...overrides,
+  };
+}
