@@ -7,4 +7,8 @@ export default defineConfig({
   clean: true,
   sourcemap: true,
   target: 'node20',
+  // openapi-fetch's CommonJS build sets `exports.default` without `__esModule`, so a require()d
+  // copy would hand our CJS build the module object instead of the function. Bundling its ES
+  // module source sidesteps that; the package stays a dependency for its types.
+  noExternal: ['openapi-fetch'],
 });

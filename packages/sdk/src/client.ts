@@ -2,9 +2,10 @@
 // per operation that returns the body of a 200 or throws the error class of the status.
 
 import createFetchClient, { type Client } from 'openapi-fetch';
-import { ApiConnectionError, errorForResponse } from './errors.js';
+import { AgentlineError, ApiConnectionError, errorForResponse } from './errors.js';
 import type { components, operations, paths } from './generated/openapi.js';
 import { iteratePages, type PageQuery } from './pagination.js';
+import { retryingFetch } from './retry.js';
 
 export const SDK_VERSION = '0.0.3';
 export const API_KEY_ENV = 'AGENTLINE_API_KEY';
@@ -17,6 +18,13 @@ export interface ClientOptions {
   baseUrl?: string;
   /** A fetch implementation (defaults to the global one). */
   fetch?: typeof globalThis.fetch;
+  /** Milliseconds one attempt may take (default 60,000); then it fails with ApiTimeoutError. */
+  timeout?: number;
+  /**
+   * How often a failed call is retried (default 2): on 408, 429 and 5xx answers and network
+   * errors, with exponential backoff and jitter, honouring Retry-After. Never on 409.
+   */
+  maxRetries?: number;
   /** Extra headers sent with every request. */
   headers?: Record<string, string>;
 }
@@ -36,6 +44,12 @@ function environment(name: string): string | undefined {
   ];
 }
 
+/** Options of one call. */
+export interface RequestOptions {
+  /** Aborts the call (and its retries). */
+  signal?: AbortSignal;
+}
+
 type Result = { data?: unknown; error?: unknown; response: Response };
 
 /** Resolves to the body of a successful answer, or throws the error class of the status. */
@@ -44,6 +58,8 @@ async function unwrap<R extends Result>(call: Promise<R>): Promise<NonNullable<R
   try {
     result = await call;
   } catch (cause) {
+    if (cause instanceof AgentlineError || (cause as Error | null)?.name === 'AbortError')
+      throw cause;
     throw new ApiConnectionError(
       `Could not reach the Agentline API: ${cause instanceof Error ? cause.message : String(cause)}`,
       { cause },
@@ -72,17 +88,21 @@ export function createClient(options: ClientOptions = {}) {
   const raw: Client<paths> = createFetchClient<paths>({
     baseUrl: options.baseUrl ?? environment(BASE_URL_ENV) ?? 'http://127.0.0.1:8080',
     headers,
-    ...(options.fetch ? { fetch: options.fetch } : {}),
+    fetch: retryingFetch(options.fetch ?? globalThis.fetch, {
+      maxRetries: options.maxRetries ?? 2,
+      timeoutMs: options.timeout ?? 60_000,
+    }),
   });
 
-  const listEvents = (query: EventListQuery = {}) =>
-    unwrap(raw.GET('/api/v1/events/', { params: { query } }));
-  const listPrompts = (query: PromptListQuery = {}) =>
-    unwrap(raw.GET('/api/v1/prompts/', { params: { query } }));
-  const listExperiments = (query: ExperimentListQuery = {}) =>
-    unwrap(raw.GET('/api/v1/experiments/', { params: { query } }));
-  const experimentPath = (experimentId: number) => ({
+  const listEvents = (query: EventListQuery = {}, request: RequestOptions = {}) =>
+    unwrap(raw.GET('/api/v1/events/', { params: { query }, ...request }));
+  const listPrompts = (query: PromptListQuery = {}, request: RequestOptions = {}) =>
+    unwrap(raw.GET('/api/v1/prompts/', { params: { query }, ...request }));
+  const listExperiments = (query: ExperimentListQuery = {}, request: RequestOptions = {}) =>
+    unwrap(raw.GET('/api/v1/experiments/', { params: { query }, ...request }));
+  const experimentPath = (experimentId: number, request: RequestOptions) => ({
     params: { path: { experiment_id: experimentId } },
+    ...request,
   });
 
   return {
@@ -103,44 +123,78 @@ export function createClient(options: ClientOptions = {}) {
       iterate: (query: ExperimentListQuery = {}) =>
         iteratePages(listExperiments, query as PageQuery),
       /** Creates a draft experiment. `variants` is required: the complete variant set. */
-      create: (body: Schemas['ExperimentCreate']) =>
-        unwrap(raw.POST('/api/v1/experiments/', { body })),
-      get: (experimentId: number) =>
-        unwrap(raw.GET('/api/v1/experiments/{experiment_id}', experimentPath(experimentId))),
-      /** Replaces name, description and the whole variant set of a draft. */
-      update: (experimentId: number, body: Schemas['ExperimentUpdate']) =>
+      create: (body: Schemas['ExperimentCreate'], request: RequestOptions = {}) =>
+        unwrap(raw.POST('/api/v1/experiments/', { body, ...request })),
+      get: (experimentId: number, request: RequestOptions = {}) =>
         unwrap(
-          raw.PUT('/api/v1/experiments/{experiment_id}', { ...experimentPath(experimentId), body }),
+          raw.GET('/api/v1/experiments/{experiment_id}', experimentPath(experimentId, request)),
         ),
-      delete: (experimentId: number) =>
-        unwrap(raw.DELETE('/api/v1/experiments/{experiment_id}', experimentPath(experimentId))),
-      /** Starts a draft; the answer carries `warnings` that did not prevent the start. */
-      start: (experimentId: number) =>
-        unwrap(raw.POST('/api/v1/experiments/{experiment_id}/start', experimentPath(experimentId))),
-      stop: (experimentId: number) =>
-        unwrap(raw.POST('/api/v1/experiments/{experiment_id}/stop', experimentPath(experimentId))),
-      results: (experimentId: number) =>
+      /** Replaces name, description and the whole variant set of a draft. */
+      update: (
+        experimentId: number,
+        body: Schemas['ExperimentUpdate'],
+        request: RequestOptions = {},
+      ) =>
         unwrap(
-          raw.GET('/api/v1/experiments/{experiment_id}/results', experimentPath(experimentId)),
+          raw.PUT('/api/v1/experiments/{experiment_id}', {
+            ...experimentPath(experimentId, request),
+            body,
+          }),
+        ),
+      delete: (experimentId: number, request: RequestOptions = {}) =>
+        unwrap(
+          raw.DELETE('/api/v1/experiments/{experiment_id}', experimentPath(experimentId, request)),
+        ),
+      /** Starts a draft; the answer carries `warnings` that did not prevent the start. */
+      start: (experimentId: number, request: RequestOptions = {}) =>
+        unwrap(
+          raw.POST(
+            '/api/v1/experiments/{experiment_id}/start',
+            experimentPath(experimentId, request),
+          ),
+        ),
+      stop: (experimentId: number, request: RequestOptions = {}) =>
+        unwrap(
+          raw.POST(
+            '/api/v1/experiments/{experiment_id}/stop',
+            experimentPath(experimentId, request),
+          ),
+        ),
+      results: (experimentId: number, request: RequestOptions = {}) =>
+        unwrap(
+          raw.GET(
+            '/api/v1/experiments/{experiment_id}/results',
+            experimentPath(experimentId, request),
+          ),
         ),
     },
     telephony: {
       /** Is this incoming number on a US A2P messaging path with an approved brand and a verified campaign? */
-      verifyA2pCompliance: (channelId: number, body: Schemas['A2pMessagingPathCheckRequest']) =>
+      verifyA2pCompliance: (
+        channelId: number,
+        body: Schemas['A2pMessagingPathCheckRequest'],
+        request: RequestOptions = {},
+      ) =>
         unwrap(
           raw.POST('/api/v1/channels/telephony/{channel_id}/numbers/verify-a2p-compliance', {
             params: { path: { channel_id: channelId } },
             body,
+            ...request,
           }),
         ),
     },
     sessions: {
       /** Asks which agent answers a new session on a channel target. */
-      route: (targetId: number, body: Schemas['SessionRouteRequest'] = {}) =>
+      route: (
+        targetId: number,
+        body: Schemas['SessionRouteRequest'] = {},
+        request: RequestOptions = {},
+      ) =>
         unwrap(
           raw.POST('/api/v1/channels/targets/{target_id}/sessions', {
             params: { path: { target_id: targetId } },
             body,
+            ...request,
           }),
         ),
     },

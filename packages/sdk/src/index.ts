@@ -2,6 +2,7 @@ export { createClient, SDK_VERSION, API_KEY_ENV, BASE_URL_ENV } from './client.j
 export type {
   AgentlineClient,
   ClientOptions,
+  RequestOptions,
   EventListQuery,
   PromptListQuery,
   ExperimentListQuery,

@@ -123,7 +123,12 @@ describe('errors', () => {
     const fetch = (async () => {
       throw new TypeError('fetch failed');
     }) as typeof globalThis.fetch;
-    const client = createClient({ apiKey: 'k', baseUrl: 'http://127.0.0.1:9', fetch });
+    const client = createClient({
+      apiKey: 'k',
+      baseUrl: 'http://127.0.0.1:9',
+      fetch,
+      maxRetries: 0,
+    });
     const error = await client.events.list().catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ApiConnectionError);
     expect((error as Error).message).toContain('fetch failed');
@@ -151,5 +156,14 @@ describe('pagination', () => {
     for await (const event of client.events.iterate({ limit: 2 })) seen.push(event.timestamp);
     expect(seen).toEqual(all.map((e) => e.timestamp));
     expect(calls.map((c) => c.url.searchParams.get('page'))).toEqual(['0', '1', '2']);
+  });
+});
+
+describe('identity', () => {
+  it('reports the package version in SDK_VERSION and the User-Agent', async () => {
+    const { readFile } = await import('node:fs/promises');
+    const pkg = JSON.parse(await readFile(new URL('../package.json', import.meta.url), 'utf8'));
+    const { SDK_VERSION } = await import('../src/index.js');
+    expect(SDK_VERSION).toBe(pkg.version);
   });
 });

@@ -1,0 +1,129 @@
+// A fetch wrapper that gives every call a per-attempt timeout, retries what a retry can fix, and
+// keeps one Idempotency-Key across the attempts of a POST.
+
+import { ApiConnectionError, ApiTimeoutError } from './errors.js';
+
+export interface RetryPolicy {
+  /** Retries after the first attempt (0 turns retrying off). */
+  maxRetries: number;
+  /** Milliseconds one attempt may take before it is abandoned. */
+  timeoutMs: number;
+  /** Base of the exponential backoff, in milliseconds. */
+  initialDelayMs?: number;
+  /** Longest wait between attempts, in milliseconds (also caps Retry-After). */
+  maxDelayMs?: number;
+  /** Only for tests: how to wait. */
+  sleep?: (ms: number, signal: AbortSignal | null) => Promise<void>;
+}
+
+// 409 is not here on purpose: in this API it is a state conflict (an experiment that is running),
+// which asking again cannot change.
+const RETRYABLE_STATUSES = new Set([408, 429, 500, 502, 503, 504]);
+const IDEMPOTENT_METHODS = new Set(['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE']);
+
+function sleepFor(ms: number, signal: AbortSignal | null): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(resolve, ms);
+    signal?.addEventListener(
+      'abort',
+      () => {
+        clearTimeout(timer);
+        reject(signal.reason);
+      },
+      { once: true },
+    );
+  });
+}
+
+/** Seconds (`Retry-After: 3`) or an HTTP date, in milliseconds; null when absent or unreadable. */
+export function retryAfterMs(headers: Headers, now = Date.now()): number | null {
+  const value = headers.get('retry-after');
+  if (value === null) return null;
+  if (/^\d+(\.\d+)?$/.test(value.trim())) return Number(value) * 1000;
+  const date = Date.parse(value);
+  return Number.isNaN(date) ? null : Math.max(0, date - now);
+}
+
+/** Exponential backoff with jitter: base * 2^attempt, minus up to a quarter, capped. */
+export function backoffMs(attempt: number, initialDelayMs: number, maxDelayMs: number): number {
+  const exponential = Math.min(initialDelayMs * 2 ** attempt, maxDelayMs);
+  return exponential * (1 - Math.random() * 0.25);
+}
+
+function connectionRefused(error: unknown): boolean {
+  const cause = (error as { cause?: { code?: string } } | null)?.cause;
+  return cause?.code === 'ECONNREFUSED';
+}
+
+/**
+ * Whether a failed attempt may be sent again. A POST runs only once on the server unless it
+ * carries an Idempotency-Key the server honours; the SDK sends one, but until every operation
+ * honours it a POST is retried only when it surely did not run: on 429 (the rate limiter refused
+ * it before anything ran) and on a refused connection (nothing was sent).
+ */
+function mayRetry(method: string, outcome: { status: number } | { error: unknown }): boolean {
+  if ('status' in outcome) {
+    if (!RETRYABLE_STATUSES.has(outcome.status)) return false;
+    return IDEMPOTENT_METHODS.has(method) || outcome.status === 429;
+  }
+  if (outcome.error instanceof ApiTimeoutError) return IDEMPOTENT_METHODS.has(method);
+  return IDEMPOTENT_METHODS.has(method) || connectionRefused(outcome.error);
+}
+
+export function retryingFetch(
+  fetchImpl: typeof globalThis.fetch,
+  policy: RetryPolicy,
+): (request: Request) => Promise<Response> {
+  const initialDelayMs = policy.initialDelayMs ?? 500;
+  const maxDelayMs = policy.maxDelayMs ?? 8_000;
+  const sleep = policy.sleep ?? sleepFor;
+
+  return async (original: Request) => {
+    const callerSignal = original.signal;
+    const headers = new Headers(original.headers);
+    // One key per call, kept across its retries, so the server can recognise a repeat.
+    if (original.method === 'POST' && !headers.has('idempotency-key')) {
+      headers.set('Idempotency-Key', crypto.randomUUID());
+    }
+    const body = original.body === null ? null : await original.arrayBuffer();
+
+    for (let attempt = 0; ; attempt += 1) {
+      const timeout = AbortSignal.timeout(policy.timeoutMs);
+      const signal = AbortSignal.any([callerSignal, timeout]);
+      let outcome: { status: number; response: Response } | { error: unknown };
+      try {
+        const response = await fetchImpl(
+          new Request(original.url, { method: original.method, headers, body, signal }),
+        );
+        outcome = { status: response.status, response };
+      } catch (error) {
+        if (callerSignal.aborted) throw callerSignal.reason;
+        outcome = {
+          error: timeout.aborted
+            ? new ApiTimeoutError(
+                `No answer within ${policy.timeoutMs} ms from ${original.method} ${original.url}`,
+              )
+            : error,
+        };
+      }
+
+      const retry = attempt < policy.maxRetries && mayRetry(original.method, outcome);
+      if (!retry) {
+        if ('response' in outcome) return outcome.response;
+        if (outcome.error instanceof ApiConnectionError) throw outcome.error;
+        throw new ApiConnectionError(
+          `Could not reach the Agentline API: ${outcome.error instanceof Error ? outcome.error.message : String(outcome.error)}`,
+          { cause: outcome.error },
+        );
+      }
+      const hinted = 'response' in outcome ? retryAfterMs(outcome.response.headers) : null;
+      if ('response' in outcome) await outcome.response.body?.cancel();
+      await sleep(
+        hinted !== null && hinted <= maxDelayMs
+          ? hinted
+          : backoffMs(attempt, initialDelayMs, maxDelayMs),
+        callerSignal,
+      );
+    }
+  };
+}

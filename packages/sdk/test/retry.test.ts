@@ -1,0 +1,210 @@
+// Retries, timeouts, aborts and idempotency keys, with an injected fetch.
+
+import { describe, expect, it } from 'vitest';
+import {
+  ApiConnectionError,
+  ApiTimeoutError,
+  ConflictError,
+  InternalServerError,
+  RateLimitError,
+  UnprocessableEntityError,
+  createClient,
+} from '../src/index.js';
+import { backoffMs, retryAfterMs, retryingFetch } from '../src/retry.js';
+
+const page = { items: [], page: 0, page_size: 25, total_count: 0, total_pages: 0 };
+const json = (status: number, body: unknown, headers: Record<string, string> = {}) =>
+  new Response(JSON.stringify(body), {
+    status,
+    headers: { 'Content-Type': 'application/json', ...headers },
+  });
+
+/** A fetch that answers from a script, one entry per attempt, and records the requests. */
+function scripted(...answers: Array<() => Response | Promise<Response>>) {
+  const requests: Request[] = [];
+  const fetch = async (input: RequestInfo | URL, init?: RequestInit) => {
+    requests.push(new Request(input, init));
+    const answer = answers[Math.min(requests.length - 1, answers.length - 1)]!;
+    return answer();
+  };
+  return { fetch: fetch as typeof globalThis.fetch, requests };
+}
+
+const client = (
+  fetch: typeof globalThis.fetch,
+  options: { maxRetries?: number; timeout?: number } = {},
+) => createClient({ apiKey: 'k', baseUrl: 'http://127.0.0.1:9', fetch, ...options });
+
+const experiment = { name: 'x', target_id: 1, variants: [] };
+
+describe('retries', () => {
+  it('retries a 429 after Retry-After and then succeeds', async () => {
+    const { fetch, requests } = scripted(
+      () =>
+        json(
+          429,
+          { detail: 'slow down', code: 'RATE_LIMITED', request_id: 'r' },
+          { 'Retry-After': '0' },
+        ),
+      () => json(200, page),
+    );
+    expect(await client(fetch).events.list()).toEqual(page);
+    expect(requests).toHaveLength(2);
+  });
+
+  it('waits as long as Retry-After says', async () => {
+    const waits: number[] = [];
+    const { fetch, requests } = scripted(
+      () => json(429, {}, { 'Retry-After': '2' }),
+      () => json(503, {}),
+      () => json(200, page),
+    );
+    const send = retryingFetch(fetch, {
+      maxRetries: 2,
+      timeoutMs: 1000,
+      initialDelayMs: 100,
+      sleep: async (ms) => void waits.push(ms),
+    });
+    const response = await send(new Request('http://127.0.0.1:9/api/v1/events/'));
+    expect(response.status).toBe(200);
+    expect(requests).toHaveLength(3);
+    expect(waits[0]).toBe(2000);
+    // Without Retry-After: exponential backoff with up to a quarter of jitter.
+    expect(waits[1]).toBeGreaterThanOrEqual(150);
+    expect(waits[1]).toBeLessThanOrEqual(200);
+  });
+
+  it('gives up after maxRetries with the last error', async () => {
+    const { fetch, requests } = scripted(() =>
+      json(500, { detail: 'boom', code: 'INTERNAL', request_id: 'r' }),
+    );
+    await expect(client(fetch, { maxRetries: 2 }).experiments.get(1)).rejects.toBeInstanceOf(
+      InternalServerError,
+    );
+    expect(requests).toHaveLength(3);
+  }, 10_000);
+
+  it.each([
+    [400, Error],
+    [409, ConflictError],
+    [422, UnprocessableEntityError],
+  ])('never retries %i', async (status, ErrorClass) => {
+    const { fetch, requests } = scripted(() => json(status, { detail: [] }));
+    await expect(client(fetch).experiments.get(1)).rejects.toBeInstanceOf(ErrorClass);
+    expect(requests).toHaveLength(1);
+  });
+
+  it('does not retry a POST that may have run (500), but does after a 429', async () => {
+    const failing = scripted(() => json(500, {}));
+    await expect(
+      client(failing.fetch).experiments.create(experiment as never),
+    ).rejects.toBeInstanceOf(InternalServerError);
+    expect(failing.requests).toHaveLength(1);
+
+    const limited = scripted(() => json(429, {}, { 'Retry-After': '0' }));
+    await expect(
+      client(limited.fetch, { maxRetries: 1 }).experiments.create(experiment as never),
+    ).rejects.toBeInstanceOf(RateLimitError);
+    expect(limited.requests).toHaveLength(2);
+  });
+
+  it('keeps one Idempotency-Key across the retries of a POST, and a new one per call', async () => {
+    const { fetch, requests } = scripted(
+      () => json(429, {}, { 'Retry-After': '0' }),
+      () => json(200, { id: 1 }),
+      () => json(200, { id: 2 }),
+    );
+    const sdk = client(fetch);
+    await sdk.experiments.create(experiment as never);
+    await sdk.experiments.create(experiment as never);
+    const keys = requests.map((r) => r.headers.get('idempotency-key'));
+    expect(keys[0]).toMatch(/^[0-9a-f-]{36}$/);
+    expect(keys[1]).toBe(keys[0]);
+    expect(keys[2]).not.toBe(keys[0]);
+    // The body is sent again, whole, on the retry.
+    expect(await requests[1]!.text()).toBe(JSON.stringify(experiment));
+  });
+
+  it('retries a POST whose connection was refused, since nothing was sent', async () => {
+    const refused = Object.assign(new TypeError('fetch failed'), {
+      cause: { code: 'ECONNREFUSED' },
+    });
+    const { fetch, requests } = scripted(
+      () => Promise.reject(refused),
+      () => json(200, { session_id: 's' }),
+    );
+    expect(await client(fetch).sessions.route(1)).toEqual({ session_id: 's' });
+    expect(requests).toHaveLength(2);
+  });
+
+  it('wraps a connection that keeps failing in ApiConnectionError', async () => {
+    const reset = Object.assign(new TypeError('fetch failed'), { cause: { code: 'ECONNRESET' } });
+    const { fetch, requests } = scripted(() => Promise.reject(reset));
+    const error = await client(fetch, { maxRetries: 1 })
+      .sessions.route(1)
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ApiConnectionError);
+    // A POST whose connection broke may have run: not retried.
+    expect(requests).toHaveLength(1);
+  });
+});
+
+describe('timeouts and aborts', () => {
+  const hanging = () => {
+    const requests: Request[] = [];
+    const fetch = (input: RequestInfo | URL, init?: RequestInit) => {
+      const request = new Request(input, init);
+      requests.push(request);
+      return new Promise<Response>((_, reject) =>
+        request.signal.addEventListener('abort', () => reject(request.signal.reason), {
+          once: true,
+        }),
+      );
+    };
+    return { fetch: fetch as typeof globalThis.fetch, requests };
+  };
+
+  it('abandons an attempt after the timeout with ApiTimeoutError', async () => {
+    const { fetch, requests } = hanging();
+    const started = Date.now();
+    const error = await client(fetch, { timeout: 100, maxRetries: 1 })
+      .events.list()
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ApiTimeoutError);
+    expect(requests).toHaveLength(2);
+    expect(Date.now() - started).toBeLessThan(5_000);
+  });
+
+  it("stops at once, without retrying, when the caller's signal aborts", async () => {
+    const { fetch, requests } = hanging();
+    const controller = new AbortController();
+    const pending = client(fetch, { timeout: 10_000 }).events.list(
+      {},
+      { signal: controller.signal },
+    );
+    setTimeout(() => controller.abort(), 20);
+    await expect(pending).rejects.toMatchObject({ name: 'AbortError' });
+    expect(requests).toHaveLength(1);
+  });
+});
+
+describe('helpers', () => {
+  it('reads Retry-After as seconds or as an HTTP date', () => {
+    const now = Date.parse('2026-11-22T00:00:00Z');
+    expect(retryAfterMs(new Headers({ 'Retry-After': '3' }), now)).toBe(3000);
+    expect(retryAfterMs(new Headers({ 'Retry-After': 'Sun, 22 Nov 2026 00:00:05 GMT' }), now)).toBe(
+      5000,
+    );
+    expect(retryAfterMs(new Headers({ 'Retry-After': 'soon' }), now)).toBeNull();
+    expect(retryAfterMs(new Headers(), now)).toBeNull();
+  });
+
+  it('backs off exponentially up to the cap', () => {
+    for (let attempt = 0; attempt < 8; attempt += 1) {
+      const delay = backoffMs(attempt, 500, 8000);
+      const full = Math.min(500 * 2 ** attempt, 8000);
+      expect(delay).toBeGreaterThan(full * 0.75 - 1e-9);
+      expect(delay).toBeLessThanOrEqual(full);
+    }
+  });
+});
