@@ -2,8 +2,6 @@
 // takes every dependency as an argument, so tests build a fresh app around a fresh database.
 
 import { OpenAPIHono } from '@hono/zod-openapi';
-import { bodyLimit } from 'hono/body-limit';
-import { secureHeaders } from 'hono/secure-headers';
 import pino, { type Logger } from 'pino';
 import type { Db } from './db/client.js';
 import { pingDb } from './db/health.js';
@@ -18,6 +16,7 @@ import {
   problemsOfZodError,
   validationResponse,
 } from './http/errors.js';
+import { requestBody } from './http/request-body.js';
 import { requestContext } from './http/request-context.js';
 import { registerEventsRoutes } from './routes/events/events.index.js';
 import { registerPromptsRoutes } from './routes/prompts/prompts.index.js';
@@ -51,22 +50,7 @@ export function createApp({
   });
 
   app.use(requestContext(db, logger));
-  app.use(secureHeaders());
-  app.use(
-    '/api/*',
-    bodyLimit({
-      maxSize: bodyLimitBytes,
-      onError: (c) =>
-        errorResponse(
-          c,
-          new ApiError(
-            413,
-            'PAYLOAD_TOO_LARGE',
-            `The request body is larger than ${bodyLimitBytes} bytes; send less.`,
-          ),
-        ),
-    }),
-  );
+  app.use('/api/*', requestBody(bodyLimitBytes));
 
   app.get('/healthz', (c) => c.json({ status: 'ok' }));
   app.get('/readyz', async (c) => {

@@ -1,5 +1,6 @@
 // What every request handler can rely on finding in the Hono context.
 
+import type { IncomingMessage } from 'node:http';
 import type { Logger } from 'pino';
 import type { Db } from '../db/client.js';
 import type { Permission } from '../domain/permissions.js';
@@ -14,6 +15,8 @@ export interface AuthContext {
 }
 
 export interface AppEnv {
+  /** Set by @hono/node-server; absent for in-process requests (`app.request` in tests). */
+  Bindings: { incoming?: IncomingMessage };
   Variables: {
     requestId: string;
     /** A child logger that already carries the request id. */

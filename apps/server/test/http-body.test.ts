@@ -1,0 +1,113 @@
+// Request bodies over a real socket: the size limit (declared or streamed without a length),
+// malformed JSON, and the headers every response carries.
+
+import { request as httpRequest } from 'node:http';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createApp } from '../src/app.js';
+import { createDb, migrateDb, type Db } from '../src/db/client.js';
+import { specValidator } from './support/contract.js';
+import { createTenant, type Tenant } from './support/harness.js';
+import { startLiveServer, type LiveServer } from './support/live-server.js';
+
+const LIMIT = 4096;
+let db: Db;
+let server: LiveServer;
+let acme: Tenant;
+
+beforeAll(async () => {
+  db = createDb(':memory:');
+  await migrateDb(db);
+  acme = await createTenant(db, 'Acme');
+  server = await startLiveServer(createApp({ db, bodyLimitBytes: LIMIT }));
+});
+
+afterAll(async () => {
+  await server.close();
+  db.close();
+});
+
+/** Sends a POST through node:http, optionally without Content-Length (chunked). */
+function post(path: string, chunks: string[], { chunked = false } = {}) {
+  return new Promise<{ status: number; headers: Record<string, string>; body: any }>(
+    (resolve, reject) => {
+      const total = chunks.reduce((n, c) => n + Buffer.byteLength(c), 0);
+      const req = httpRequest(`${server.baseUrl}${path}`, {
+        method: 'POST',
+        headers: {
+          'Service-API-Key': acme.key,
+          'Content-Type': 'application/json',
+          ...(chunked ? {} : { 'Content-Length': String(total) }),
+        },
+      });
+      req.on('response', (res) => {
+        let text = '';
+        res.on('data', (d: Buffer) => (text += d.toString()));
+        res.on('end', () => {
+          const body = JSON.parse(text);
+          const headers = res.headers as Record<string, string>;
+          specValidator.validateResponse({
+            method: 'POST',
+            url: path,
+            status: res.statusCode!,
+            headers,
+            body,
+          });
+          resolve({ status: res.statusCode!, headers, body });
+        });
+      });
+      // The server may answer 413 and close before the whole body is sent.
+      req.on('error', (error: NodeJS.ErrnoException) =>
+        error.code === 'EPIPE' || error.code === 'ECONNRESET' ? undefined : reject(error),
+      );
+      for (const chunk of chunks) req.write(chunk);
+      req.end();
+    },
+  );
+}
+
+const big = JSON.stringify({ name: 'x'.repeat(LIMIT), target_id: 1, variants: [] });
+
+describe('request bodies', () => {
+  it('answers 413 for a body whose declared length is over the limit', async () => {
+    const res = await post('/api/v1/experiments/', [big]);
+    expect(res.status).toBe(413);
+    expect(res.body).toMatchObject({
+      code: 'PAYLOAD_TOO_LARGE',
+      request_id: res.headers['x-request-id'],
+    });
+    expect(res.body.detail).toContain(`${LIMIT} bytes`);
+  });
+
+  it('answers 413 for a streamed body that grows past the limit', async () => {
+    const res = await post('/api/v1/experiments/', [big.slice(0, 2000), big.slice(2000)], {
+      chunked: true,
+    });
+    expect(res.status).toBe(413);
+  });
+
+  it('reads a streamed body under the limit', async () => {
+    const body = JSON.stringify({ name: 'x', target_id: 1, variants: [] });
+    const res = await post('/api/v1/experiments/', [body.slice(0, 10), body.slice(10)], {
+      chunked: true,
+    });
+    // Read and validated: the variants rule answers, not the transport.
+    expect(res.status).toBe(422);
+    expect(res.body.detail[0].loc).toEqual(['body', 'variants']);
+  });
+
+  it('answers 422 json_invalid for a body that is not JSON', async () => {
+    const res = await post('/api/v1/experiments/', ['{"name": ']);
+    expect(res.status).toBe(422);
+    expect(res.body.detail).toEqual([
+      { loc: ['body'], msg: 'The request body is not valid JSON.', type: 'json_invalid' },
+    ]);
+  });
+
+  it('sends the security headers and a request id on every answer', async () => {
+    const res = await post('/api/v1/experiments/', ['{}']);
+    expect(res.headers['x-request-id']).toMatch(/.+/);
+    expect(res.headers['x-content-type-options']).toBe('nosniff');
+    expect(res.headers['x-frame-options']).toBe('DENY');
+    expect(res.headers['referrer-policy']).toBe('no-referrer');
+  });
+});
