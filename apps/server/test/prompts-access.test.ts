@@ -190,8 +190,13 @@ describe('queries per page', () => {
     await list('?limit=0', busy.key);
   });
 
-  /** How many SQL statements one request runs, prepared beforehand or not. */
-  async function statementsRunBy(query: string): Promise<number> {
+  /**
+   * How many SQL statements one request runs, prepared beforehand or not. Records are loaded
+   * first (an empty load still moves the records version), so the page is built, not served
+   * from the page cache.
+   */
+  async function statementsRunBy(query: string, { afterLoad = true } = {}): Promise<number> {
+    if (afterLoad) await loadRecords(api.db, busy.organizationId, {});
     const statement = Object.getPrototypeOf(api.db.sqlite.prepare('SELECT 1')) as Statement;
     const spies = (['all', 'get', 'run', 'iterate'] as const).map((method) =>
       vi.spyOn(statement, method),
@@ -214,6 +219,11 @@ describe('queries per page', () => {
         await statementsRunBy(`?limit=${limit}&order_by=agent_count&order_by_direction=desc`),
       ).toBe(countOnly + 5);
     }
+  });
+
+  it('serves a repeated page from the cache with two statements: the key and the records version', async () => {
+    await statementsRunBy('?limit=60');
+    expect(await statementsRunBy('?limit=60', { afterLoad: false })).toBe(2);
   });
 
   it('skips the tools when the fields show none of them', async () => {

@@ -55,6 +55,9 @@ export const organizations = sqliteTable('organizations', {
   id: id(),
   name: text('name').notNull().unique(),
   createdAt: isoTimestamp('created_at'),
+  // Bumped by every load of platform records (prompts, tools, agents, ...), so servers can keep
+  // answers built from those records until the version moves.
+  recordsVersion: integer('records_version').notNull().default(0),
 });
 
 export const roles = sqliteTable(
@@ -334,7 +337,10 @@ export const events = sqliteTable(
     attributes: text('attributes', { mode: 'json' }).$type<JsonObject>(),
   },
   (t) => [
-    unique('events_organization_import_key_unique').on(t.organizationId, t.importKey),
+    // Partial: events the service writes itself have no import key and skip this B-tree.
+    uniqueIndex('events_organization_import_key_unique')
+      .on(t.organizationId, t.importKey)
+      .where(sql`import_key IS NOT NULL`),
     index('events_organization_timestamp_idx').on(t.organizationId, t.timestamp, t.id),
     index('events_organization_session_idx').on(t.organizationId, t.sessionId),
     index('events_organization_conversation_idx').on(t.organizationId, t.conversationId),

@@ -31,7 +31,7 @@ function insertEventFor(db: Db): InsertEvent {
       `INSERT INTO events (organization_id, import_key, timestamp, session_id, conversation_id,
          source, source_id, category, type, user_id, description, attributes)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-       ON CONFLICT (organization_id, import_key) DO NOTHING`,
+       ON CONFLICT (organization_id, import_key) WHERE import_key IS NOT NULL DO NOTHING`,
     );
     // Positional parameters: binding by name costs measurably at hundreds of thousands of rows.
     insertEvent = (organizationId, event) =>

@@ -1,5 +1,6 @@
-import { asc, eq } from 'drizzle-orm';
+import { asc, eq, sql } from 'drizzle-orm';
 import type { Db } from '../client.js';
+import { perDatabase } from '../prepared.js';
 import { organizations } from '../schema.js';
 
 export type Organization = typeof organizations.$inferSelect;
@@ -24,4 +25,17 @@ export async function findOrganization(db: Db, reference: string): Promise<Organ
 
 export async function listOrganizations(db: Db): Promise<Organization[]> {
   return db.orm.select().from(organizations).orderBy(asc(organizations.id)).all();
+}
+
+const recordsVersionById = perDatabase((db) =>
+  db.orm
+    .select({ version: organizations.recordsVersion })
+    .from(organizations)
+    .where(eq(organizations.id, sql.placeholder('organizationId')))
+    .prepare(),
+);
+
+/** How many times the organization's platform records were loaded: a cache key for answers. */
+export async function recordsVersion(db: Db, organizationId: number): Promise<number> {
+  return recordsVersionById(db).get({ organizationId })?.version ?? 0;
 }

@@ -23,6 +23,7 @@ import {
   experimentVariants,
   messagingServiceNumbers,
   messagingServices,
+  organizations,
   prompts,
   promptTools,
   services,
@@ -84,6 +85,10 @@ export async function loadPlatformRecords(
     const loader = new RecordsLoader(tx, organizationId, now.toISOString());
     loader.load(records);
     if (loader.problems.length > 0) throw new PlatformRecordsError(loader.problems);
+    tx.update(organizations)
+      .set({ recordsVersion: sql`${organizations.recordsVersion} + 1` })
+      .where(eq(organizations.id, organizationId))
+      .run();
     return { summary: loader.summary, ids: loader.ids };
   });
 }

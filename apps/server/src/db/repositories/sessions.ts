@@ -1,15 +1,17 @@
 // Session routing's storage: what a target routes to, and the routed session with its event.
-// Reading the running experiment and writing the session happen in one write transaction, so a
-// stop that commits first sends this session to the target's own agent, never to a variant of a
-// stopped experiment (also across server processes: BEGIN IMMEDIATE serialises writers).
+// Reading the running experiment and writing the session happen in one write transaction (a
+// group commit shared with other sessions routed at the same moment), so a stop that commits
+// first sends this session to the target's own agent, never to a variant of a stopped
+// experiment (also across server processes: BEGIN IMMEDIATE serialises writers).
 
 import { randomUUID } from 'node:crypto';
 import { and, asc, eq, sql } from 'drizzle-orm';
 import { RecordNotFoundError, StateConflictError } from '../../domain/errors.js';
 import { nowIso } from '../../domain/timestamps.js';
 import { pickVariant } from '../../domain/variant-picking.js';
-import { withTransaction, type Db } from '../client.js';
+import type { Db } from '../client.js';
 import { perDatabase } from '../prepared.js';
+import { batchedWrite } from '../write-batcher.js';
 import { channelTargets, events, experiments, experimentVariants, sessions } from '../schema.js';
 
 export interface RoutedSessionRecord {
@@ -94,7 +96,7 @@ export async function routeSession(
   random: () => number = Math.random,
 ): Promise<RoutedSessionRecord> {
   const statements = routingStatements(db);
-  return withTransaction(db, () => {
+  return batchedWrite(db, () => {
     const target = statements.targetWithRunningExperiment.get({ organizationId, targetId });
     if (!target) {
       throw new RecordNotFoundError(`There is no channel target ${targetId} in this organization.`);

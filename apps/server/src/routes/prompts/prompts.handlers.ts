@@ -1,21 +1,51 @@
 import type { RouteHandler } from '@hono/zod-openapi';
-import { listPage, parseListQuery, projectItem } from '../../domain/list-query.js';
-import { PROMPT_LIST, projectionShowsTools } from '../../domain/prompts.js';
+import { listPage, parseListQuery, projectItem, type ListQuery } from '../../domain/list-query.js';
+import { PROMPT_LIST, projectionShowsTools, type PromptProperty } from '../../domain/prompts.js';
+import type { Db } from '../../db/client.js';
+import { recordsVersion } from '../../db/repositories/organizations.js';
+import { perDatabase } from '../../db/prepared.js';
 import { listPrompts } from '../../db/repositories/prompts.js';
+import { VersionedJsonCache } from '../../http/versioned-cache.js';
 import type { AppEnv } from '../../http/app-env.js';
+import type { components } from '../../generated/openapi-types.js';
 import type * as routes from './prompts.routes.js';
+
+type PromptListResponse = components['schemas']['PromptListResponse'];
 import { toWirePrompt, toWireTools, type WirePrompt } from './prompts.wire.js';
 
-export const promptsList: RouteHandler<typeof routes.promptsList, AppEnv> = async (c) => {
-  const query = parseListQuery(PROMPT_LIST, c.req.valid('query'));
+// A full page carries every tool of 25 prompts with the prompts and agents using each: building
+// it costs tens of milliseconds, while the records behind it change only when an operator loads
+// new ones. Pages are kept per organization and query until that happens.
+const pageCache = perDatabase(() => new VersionedJsonCache({ maxBytes: 32 * 1024 * 1024 }));
+
+async function buildPage(db: Db, organizationId: number, query: ListQuery<PromptProperty>) {
   // Items narrowed to fields that show no tool object do not need the tools loaded: the keys
   // computed from them (tools_full, session_end_tool, validation_issues) are projected away.
-  const page = await listPrompts(c.get('db'), c.get('auth').organizationId, query, {
+  const page = await listPrompts(db, organizationId, query, {
     withTools: projectionShowsTools(query.projection),
   });
   const tools = toWireTools(page.tools);
   const items = page.rows.map((row) =>
     projectItem<WirePrompt, 'id'>(toWirePrompt(row, tools), query.projection),
   );
-  return c.json(listPage(items, query, page.totalCount), 200);
+  return listPage(items, query, page.totalCount);
+}
+
+export const promptsList: RouteHandler<typeof routes.promptsList, AppEnv> = async (c) => {
+  const db = c.get('db');
+  const { organizationId } = c.get('auth');
+  const query = parseListQuery(PROMPT_LIST, c.req.valid('query'));
+  const version = await recordsVersion(db, organizationId);
+  const projection = query.projection ? [...query.projection].sort() : null;
+  const key = `${organizationId}:${JSON.stringify({ ...query, projection })}`;
+  const cached = pageCache(db).get(key, version);
+  if (cached !== null) {
+    return c.body(cached, 200, { 'Content-Type': 'application/json' }) as never;
+  }
+  // `page` is typed by the route's schema; the cast on the answers below only forgoes Hono's
+  // typed-response wrapper, which cannot describe bytes kept from an earlier request.
+  const page: PromptListResponse = await buildPage(db, organizationId, query);
+  const json = JSON.stringify(page);
+  pageCache(db).set(key, version, json);
+  return c.body(json, 200, { 'Content-Type': 'application/json' }) as never;
 };

@@ -1,0 +1,1 @@
+ALTER TABLE `organizations` ADD `records_version` integer DEFAULT 0 NOT NULL;

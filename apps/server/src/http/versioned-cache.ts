@@ -1,0 +1,51 @@
+// Finished JSON answers kept in memory, each valid for one version of the data it was built from.
+// The version lives in the database (organizations.records_version, bumped by every load of
+// records), so a server process never serves an answer older than a load that another process
+// (the CLI) committed: it reads the version on every request and rebuilds when it moved.
+
+export interface VersionedCacheOptions {
+  /** Total size of the kept answers; the least recently used go first beyond it. */
+  maxBytes: number;
+}
+
+interface Entry {
+  version: number;
+  /** UTF-8 bytes, so a hit is written out without encoding the text again. */
+  json: Uint8Array<ArrayBuffer>;
+}
+
+export class VersionedJsonCache {
+  private readonly entries = new Map<string, Entry>();
+  private bytes = 0;
+
+  constructor(private readonly options: VersionedCacheOptions) {}
+
+  /** The answer for `key` built at `version`, or null. */
+  get(key: string, version: number): Uint8Array<ArrayBuffer> | null {
+    const entry = this.entries.get(key);
+    if (!entry || entry.version !== version) return null;
+    // Re-insert: a Map iterates in insertion order, so the front is the least recently used.
+    this.entries.delete(key);
+    this.entries.set(key, entry);
+    return entry.json;
+  }
+
+  set(key: string, version: number, text: string): void {
+    this.remove(key);
+    const json = Buffer.from(text, 'utf8');
+    if (json.length > this.options.maxBytes) return;
+    this.entries.set(key, { version, json });
+    this.bytes += json.length;
+    for (const [oldest] of this.entries) {
+      if (this.bytes <= this.options.maxBytes) break;
+      this.remove(oldest);
+    }
+  }
+
+  private remove(key: string): void {
+    const entry = this.entries.get(key);
+    if (!entry) return;
+    this.entries.delete(key);
+    this.bytes -= entry.json.length;
+  }
+}
