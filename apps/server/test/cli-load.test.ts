@@ -244,9 +244,9 @@ describe('bad input loads nothing', () => {
         'agentline: bad.json: channels[0].provider: only telephony channels have a provider; remove it or set kind to "telephony"',
         'agentline: bad.json: channels[1].provider_config: the twilio provider needs provider_config.account_sid; add the account SID',
         'agentline: bad.json: channels[1].provider_secret: the twilio provider needs provider_secret (the auth token); add it',
-        'agentline: bad.json: experiments[0].variants: variant weights total 90; weights are whole percentages and must total 100',
-        'agentline: bad.json: experiments[0].variants: 0 variants are the control; mark exactly one with "is_control": true',
-        'agentline: bad.json: experiments[0].variants[1].agent: "Order agent" is used twice (also experiments[0].variants[0]); give each entry its own agent or merge them',
+        "agentline: bad.json: experiments[0].variants: The variant weights total 90; they must total 100 (weights are whole percentages of the target's traffic).",
+        'agentline: bad.json: experiments[0].variants: Exactly one variant must have is_control: true; 0 do.',
+        'agentline: bad.json: experiments[0].variants[1].agent: Agent "Order agent" is already used by variant 0; each variant must use a different agent.',
         'agentline: bad.json was not loaded: 7 problems — fix them and run the command again; nothing was written (the format is apps/server/schemas/platform-records.schema.json)',
       ],
     );

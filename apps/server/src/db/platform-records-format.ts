@@ -7,6 +7,7 @@
 // an upsert keyed by those names: loading a file again updates what it names.
 
 import { z } from 'zod';
+import { variantSetProblems } from '../domain/experiments.js';
 import { CHANNEL_KINDS, TELEPHONY_PROVIDERS } from './schema.js';
 
 const REFERENCE_HELP =
@@ -344,27 +345,13 @@ export const platformRecordsSchema = z
     });
 
     file.experiments.forEach((experiment, index) => {
-      const at = ['experiments', index, 'variants'];
-      const total = experiment.variants.reduce((sum, variant) => sum + variant.weight, 0);
-      if (total !== 100) {
-        ctx.addIssue({
-          code: 'custom',
-          path: at,
-          message: `variant weights total ${total}; weights are whole percentages and must total 100`,
-        });
+      for (const problem of variantSetProblems(experiment.variants, [
+        'experiments',
+        index,
+        'variants',
+      ])) {
+        ctx.addIssue({ code: 'custom', path: problem.loc, message: problem.msg });
       }
-      const controls = experiment.variants.filter((variant) => variant.is_control).length;
-      if (controls !== 1) {
-        ctx.addIssue({
-          code: 'custom',
-          path: at,
-          message: `${controls} variants are the control; mark exactly one with "is_control": true`,
-        });
-      }
-      unique(['experiments', index, 'variants'], experiment.variants, 'name', (v) => v.name);
-      unique(['experiments', index, 'variants'], experiment.variants, 'agent', (v) =>
-        String(v.agent),
-      );
     });
   });
 

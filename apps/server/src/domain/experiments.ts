@@ -1,24 +1,11 @@
 // Experiment rules (seed 2.6 and 3, api-decisions.md section 6), free of HTTP and storage: the
 // variant-set rules, the life cycle, and the warnings given at start.
 
-import { StateConflictError, type InputProblem } from './errors.js';
+import type { components } from '../generated/openapi-types.js';
+import { StateConflictError, type InputLocation, type InputProblem } from './errors.js';
 import type { ListResource } from './list-query.js';
 
-export const EXPERIMENT_PROPERTIES = [
-  'id',
-  'name',
-  'name_exact',
-  'description',
-  'status',
-  'target_id',
-  'agent_id',
-  'created_at',
-  'updated_at',
-  'started_at',
-  'stopped_at',
-] as const;
-
-export type ExperimentProperty = (typeof EXPERIMENT_PROPERTIES)[number];
+export type ExperimentProperty = components['schemas']['ExperimentProperties'];
 
 export const EXPERIMENT_LIST: ListResource<ExperimentProperty> = {
   kinds: {
@@ -48,18 +35,30 @@ export interface VariantInput {
   agent_id: number;
 }
 
+/** What the rules across variants read of a variant; `agent` is an id or any other unique key. */
+export interface VariantShape {
+  name: string;
+  weight: number;
+  is_control?: boolean | undefined;
+  agent: number | string;
+}
+
 const TOTAL_WEIGHT = 100;
 
 /**
- * The rules a variant set must follow on create and update. Types and ranges (2 to 10 variants,
- * weights 1 to 99) are the schema's job; these are the rules across variants.
+ * The rules a variant set must follow on create and update (and in `agentline load`, where
+ * agents are named). Types and ranges (2 to 10 variants, weights 1 to 99) are the schema's job;
+ * these are the rules across variants. `at` is where the variant list is in the input.
  */
-export function variantSetProblems(variants: readonly VariantInput[]): InputProblem[] {
+export function variantSetProblems(
+  variants: readonly VariantShape[],
+  at: InputLocation = ['body', 'variants'],
+): InputProblem[] {
   const problems: InputProblem[] = [];
   const total = variants.reduce((sum, v) => sum + v.weight, 0);
   if (total !== TOTAL_WEIGHT) {
     problems.push({
-      loc: ['body', 'variants'],
+      loc: at,
       msg: `The variant weights total ${total}; they must total ${TOTAL_WEIGHT} (weights are whole percentages of the target's traffic).`,
       type: 'value_error',
     });
@@ -67,20 +66,20 @@ export function variantSetProblems(variants: readonly VariantInput[]): InputProb
   const controls = variants.filter((v) => v.is_control === true).length;
   if (controls !== 1) {
     problems.push({
-      loc: ['body', 'variants'],
+      loc: at,
       msg: `Exactly one variant must have is_control: true; ${controls} do.`,
       type: 'value_error',
     });
   }
-  const firstIndexOfAgent = new Map<number, number>();
+  const firstIndexOfAgent = new Map<number | string, number>();
   const firstIndexOfName = new Map<string, number>();
   variants.forEach((variant, index) => {
-    const agentSeenAt = firstIndexOfAgent.get(variant.agent_id);
-    if (agentSeenAt === undefined) firstIndexOfAgent.set(variant.agent_id, index);
+    const agentSeenAt = firstIndexOfAgent.get(variant.agent);
+    if (agentSeenAt === undefined) firstIndexOfAgent.set(variant.agent, index);
     else {
       problems.push({
-        loc: ['body', 'variants', index, 'agent_id'],
-        msg: `Agent ${variant.agent_id} is already used by variant ${agentSeenAt}; each variant must use a different agent.`,
+        loc: [...at, index, typeof variant.agent === 'number' ? 'agent_id' : 'agent'],
+        msg: `Agent ${typeof variant.agent === 'string' ? `"${variant.agent}"` : variant.agent} is already used by variant ${agentSeenAt}; each variant must use a different agent.`,
         type: 'value_error',
       });
     }
@@ -88,7 +87,7 @@ export function variantSetProblems(variants: readonly VariantInput[]): InputProb
     if (nameSeenAt === undefined) firstIndexOfName.set(variant.name, index);
     else {
       problems.push({
-        loc: ['body', 'variants', index, 'name'],
+        loc: [...at, index, 'name'],
         msg: `The name "${variant.name}" is already used by variant ${nameSeenAt}; variant names must be unique within the experiment.`,
         type: 'value_error',
       });

@@ -297,6 +297,25 @@ export async function replaceDraftExperiment(
   });
 }
 
+/** Moves an experiment to a new state inside one write transaction, if its current state allows. */
+function changeState(
+  tx: SqliteTransaction,
+  organizationId: number,
+  id: number,
+  assertAllowed: (id: number, status: ExperimentStatus) => void,
+  status: ExperimentStatus,
+  writtenBy: string,
+): ExperimentRecord {
+  assertAllowed(id, requireExperiment(tx, organizationId, id).status);
+  const now = nowIso();
+  const stamp = status === 'running' ? { startedAt: now } : { stoppedAt: now };
+  tx.update(experiments)
+    .set({ status, ...stamp, updatedAt: now, lastUpdatedBy: writtenBy })
+    .where(eq(experiments.id, id))
+    .run();
+  return requireExperiment(tx, organizationId, id);
+}
+
 export async function startExperiment(
   db: Db,
   organizationId: number,
@@ -304,16 +323,9 @@ export async function startExperiment(
   writtenBy: string,
 ): Promise<ExperimentRecord> {
   try {
-    return await withTransaction(db, (tx) => {
-      const current = requireExperiment(tx, organizationId, id);
-      assertCanStart(id, current.status);
-      const now = nowIso();
-      tx.update(experiments)
-        .set({ status: 'running', startedAt: now, updatedAt: now, lastUpdatedBy: writtenBy })
-        .where(eq(experiments.id, id))
-        .run();
-      return requireExperiment(tx, organizationId, id);
-    });
+    return await withTransaction(db, (tx) =>
+      changeState(tx, organizationId, id, assertCanStart, 'running', writtenBy),
+    );
   } catch (error) {
     if (!isUniqueViolation(error)) throw error;
     // The unique index on running experiments' target refused: name the one that runs.
@@ -338,16 +350,9 @@ export async function stopExperiment(
   id: number,
   writtenBy: string,
 ): Promise<ExperimentRecord> {
-  return withTransaction(db, (tx) => {
-    const current = requireExperiment(tx, organizationId, id);
-    assertCanStop(id, current.status);
-    const now = nowIso();
-    tx.update(experiments)
-      .set({ status: 'stopped', stoppedAt: now, updatedAt: now, lastUpdatedBy: writtenBy })
-      .where(eq(experiments.id, id))
-      .run();
-    return requireExperiment(tx, organizationId, id);
-  });
+  return withTransaction(db, (tx) =>
+    changeState(tx, organizationId, id, assertCanStop, 'stopped', writtenBy),
+  );
 }
 
 /** Deletes a draft or stopped experiment and its variants; its sessions stay. */

@@ -86,7 +86,7 @@ async function checkedWrite(
   );
   const problems = [
     ...targetProblemsFound,
-    ...variantSetProblems(body.variants),
+    ...variantSetProblems(body.variants.map((v) => ({ ...v, agent: v.agent_id }))),
     ...missingAgentProblems(body.variants, agentIds),
   ];
   if (problems.length > 0) throw new InputRuleError(problems);
