@@ -93,7 +93,10 @@ function problemOfIssue(issue: z.core.$ZodIssue, location: string, input: unknow
               : expected === 'object'
                 ? 'object_type'
                 : `${expected}_type`;
-      const noun = expected === 'int' ? 'a whole number' : `a ${expected}`;
+      const noun =
+        expected === 'int'
+          ? 'a whole number'
+          : `${/^[aeiou]/.test(expected) ? 'an' : 'a'} ${expected}`;
       return { loc, msg: `${field} must be ${noun}.`, type };
     }
     case 'too_small': {

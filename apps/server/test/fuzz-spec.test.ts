@@ -1,0 +1,243 @@
+// Spec-driven fuzzing: for every operation of the contract, generated query strings, path
+// parameters and bodies (valid, nearly valid and junk) go to the real app. Whatever comes in,
+// the answer is never a 5xx, always matches the spec (the harness validates every response),
+// and every 422 points at an input that exists.
+//
+// CI runs a fixed seed; `FUZZ_RUNS=20000 FUZZ_SEED=123 pnpm exec vitest run test/fuzz-spec.test.ts`
+// runs more, or others.
+
+import fc from 'fast-check';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import spec from '../src/generated/openapi.json' with { type: 'json' };
+import {
+  createTenant,
+  createTestApi,
+  type ApiResponse,
+  type Tenant,
+  type TestApi,
+} from './support/harness.js';
+import {
+  experimentBody,
+  loadRoutingFixture,
+  type RoutingFixture,
+} from './support/routing-fixture.js';
+
+const RUNS_PER_OPERATION = Number(process.env.FUZZ_RUNS ?? 400);
+const SEED = Number(process.env.FUZZ_SEED ?? 20261122);
+
+interface Parameter {
+  name: string;
+  in: 'query' | 'path' | 'header';
+  schema: {
+    type?: string;
+    enum?: string[];
+    items?: { $ref?: string; type?: string };
+    $ref?: string;
+  };
+}
+
+interface Operation {
+  method: string;
+  path: string;
+  operationId: string;
+  parameters: Parameter[];
+  hasBody: boolean;
+}
+
+type SpecDocument = {
+  paths: Record<string, Record<string, unknown>>;
+  components: {
+    parameters: Record<string, Parameter>;
+    schemas: Record<string, { enum?: string[] }>;
+  };
+};
+const document = spec as unknown as SpecDocument;
+
+function resolveParameter(p: Parameter | { $ref: string }): Parameter {
+  return '$ref' in p ? document.components.parameters[p.$ref.split('/').pop()!]! : p;
+}
+
+function enumOf(schema: Parameter['schema']): string[] | undefined {
+  const ref = schema.$ref ?? schema.items?.$ref;
+  return ref ? document.components.schemas[ref.split('/').pop()!]?.enum : schema.enum;
+}
+
+const OPERATIONS: Operation[] = Object.entries(document.paths).flatMap(([path, item]) => {
+  const shared = ((item.parameters ?? []) as Array<Parameter | { $ref: string }>).map(
+    resolveParameter,
+  );
+  return (['get', 'post', 'put', 'delete'] as const).flatMap((method) => {
+    const operation = item[method] as
+      | {
+          operationId: string;
+          parameters?: Array<Parameter | { $ref: string }>;
+          requestBody?: unknown;
+        }
+      | undefined;
+    if (!operation) return [];
+    return [
+      {
+        method: method.toUpperCase(),
+        path,
+        operationId: operation.operationId,
+        parameters: [...shared, ...(operation.parameters ?? []).map(resolveParameter)],
+        hasBody: operation.requestBody !== undefined,
+      },
+    ];
+  });
+});
+
+let api: TestApi;
+let acme: Tenant;
+let fx: RoutingFixture;
+
+beforeAll(async () => {
+  fc.configureGlobal({ seed: SEED, numRuns: RUNS_PER_OPERATION });
+  api = await createTestApi();
+  acme = await createTenant(api.db, 'Acme');
+  fx = await loadRoutingFixture(api.db, acme.organizationId);
+});
+
+afterAll(() => api.close());
+
+const text = fc.oneof(
+  fc.string({ maxLength: 12 }),
+  fc.constantFrom(
+    '',
+    ' ',
+    '0',
+    '-1',
+    '1.5',
+    '1e3',
+    'true',
+    'null',
+    '[]',
+    '%',
+    '_',
+    "'",
+    '\u0000',
+    'é',
+  ),
+  fc.integer({ min: -5, max: 1_500 }).map(String),
+  fc.date({ noInvalidDate: true }).map((d) => d.toISOString()),
+);
+
+function valueFor(parameter: Parameter): fc.Arbitrary<string> {
+  const allowed = enumOf(parameter.schema);
+  return allowed ? fc.oneof(fc.constantFrom(...allowed), text) : text;
+}
+
+/** A query string of some declared parameters (repeated for arrays), plus sometimes junk. */
+function queryFor(operation: Operation): fc.Arbitrary<string> {
+  const queryParameters = operation.parameters.filter((p) => p.in === 'query');
+  const pair = (p: Parameter) =>
+    fc
+      .array(valueFor(p), { minLength: 1, maxLength: p.schema.type === 'array' ? 3 : 1 })
+      .map((values) => values.map((v) => `${p.name}=${encodeURIComponent(v)}`));
+  const chosen = queryParameters.length
+    ? fc.subarray(queryParameters).chain((ps) => fc.tuple(...ps.map(pair)))
+    : fc.constant([]);
+  return fc
+    .tuple(chosen, fc.option(fc.constantFrom('colour=red', 'limit', '&&', 'page=1&page=2')))
+    .map(([pairs, junk]) => {
+      const parts = (pairs as string[][]).flat();
+      if (junk) parts.push(junk);
+      return parts.length ? `?${parts.join('&')}` : '';
+    });
+}
+
+function pathFor(operation: Operation, ids: { experiment: number }): fc.Arbitrary<string> {
+  const idValue = (name: string) =>
+    fc.oneof(
+      fc.constant(
+        String(
+          name === 'experiment_id' ? ids.experiment : name === 'target_id' ? fx.targets.main : 1,
+        ),
+      ),
+      fc.integer({ min: -2, max: 3_000_000_000 }).map(String),
+      fc.constantFrom('abc', '0', '1.5', '%20', '9'.repeat(30)),
+    );
+  const names = [...operation.path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]!);
+  return fc
+    .tuple(...names.map(idValue))
+    .map((values) =>
+      names.reduce((path, name, i) => path.replace(`{${name}}`, values[i]!), operation.path),
+    );
+}
+
+/** Bodies: the valid one, the valid one with a field removed or retyped, and arbitrary JSON. */
+function bodyFor(operation: Operation): fc.Arbitrary<unknown> {
+  const valid: Record<string, unknown> =
+    operation.operationId === 'channels_telephony_numbers_verify_a2p_compliance'
+      ? { phone: '+15550100001' }
+      : operation.operationId === 'sessions_route'
+        ? { user_id: 'caller', conversation_id: 'c' }
+        : experimentBody(fx.targets.main, [fx.agents.pinned, fx.agents.alsoPinned]);
+  const mutated = fc
+    .tuple(
+      fc.constantFrom(...Object.keys(valid)),
+      fc.oneof(fc.constant(undefined), fc.jsonValue({ maxDepth: 2 })),
+    )
+    .map(([key, value]) => ({ ...valid, [key]: value }));
+  const variantMutation = fc
+    .tuple(
+      fc.nat(3),
+      fc.constantFrom('name', 'weight', 'is_control', 'agent_id'),
+      fc.jsonValue({ maxDepth: 1 }),
+    )
+    .map(([index, key, value]) => {
+      const variants = structuredClone((valid.variants as Array<Record<string, unknown>>) ?? []);
+      if (variants[index % Math.max(variants.length, 1)])
+        variants[index % variants.length]![key] = value;
+      return { ...valid, variants };
+    });
+  return fc.oneof(fc.constant(valid), mutated, variantMutation, fc.jsonValue({ maxDepth: 3 }));
+}
+
+function expectLocationsExist(res: ApiResponse, operation: Operation, body: unknown) {
+  for (const problem of res.body.detail as Array<{ loc: Array<string | number> }>) {
+    const [where, name] = problem.loc;
+    if (where === 'query' || where === 'path') {
+      const declared = operation.parameters.filter((p) => p.in === where).map((p) => p.name);
+      expect(declared, JSON.stringify(problem)).toContain(name);
+    } else if (where === 'body' && problem.loc.length > 1) {
+      // The location exists in the body, or names a declared field the body lacks.
+      let node: unknown = body;
+      for (const key of problem.loc.slice(1, -1))
+        node = (node as Record<string | number, unknown>)?.[key];
+      expect(
+        node === undefined || typeof node === 'object',
+        JSON.stringify({ problem, body }),
+      ).toBe(true);
+    } else {
+      expect(['body', 'header'], JSON.stringify(problem)).toContain(where);
+    }
+  }
+}
+
+describe.each(OPERATIONS)('$method $path', (operation) => {
+  it('never answers 5xx, always matches the spec, and points 422s at real inputs', async () => {
+    const draft = await api.request('POST', '/api/v1/experiments/', {
+      key: acme.key,
+      body: experimentBody(fx.targets.second, [fx.agents.pinned, fx.agents.alsoPinned]),
+    });
+    await fc.assert(
+      fc.asyncProperty(
+        pathFor(operation, { experiment: draft.body.id }),
+        queryFor(operation),
+        operation.hasBody ? bodyFor(operation) : fc.constant(undefined),
+        async (path, query, body) => {
+          const res = await api.request(operation.method, `${path}${query}`, {
+            key: acme.key,
+            body,
+          });
+          expect(
+            res.status,
+            `${operation.method} ${path}${query} ${JSON.stringify(body)}`,
+          ).toBeLessThan(500);
+          if (res.status === 422) expectLocationsExist(res, operation, body);
+        },
+      ),
+    );
+  }, 120_000);
+});
