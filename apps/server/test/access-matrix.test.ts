@@ -1,0 +1,230 @@
+// Every operation against every kind of caller that must not get in: no key, a malformed key, a
+// revoked key, a key lacking the operation's permission, and a key of another organization.
+// Each gets the decided 401/403/404, and no answer carries the other organization's data.
+
+import { eq } from 'drizzle-orm';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { revokeApiKey } from '../src/db/repositories/api-keys.js';
+import { platformRecordsSchema } from '../src/db/platform-records-format.js';
+import { loadPlatformRecords } from '../src/db/repositories/platform-records.js';
+import { channels, events } from '../src/db/schema.js';
+import { parseApiKey } from '../src/domain/api-keys.js';
+import { PERMISSIONS, type Permission } from '../src/domain/permissions.js';
+import {
+  createKey,
+  createTenant,
+  createTestApi,
+  type Tenant,
+  type TestApi,
+} from './support/harness.js';
+import {
+  experimentBody,
+  loadRoutingFixture,
+  type RoutingFixture,
+} from './support/routing-fixture.js';
+
+let api: TestApi;
+let acme: Tenant;
+let globex: Tenant;
+let fx: RoutingFixture;
+let experimentId: number;
+let channelId: number;
+
+// Words that exist only in Acme's data: no answer to Globex may contain them.
+const ACME_SECRETS = ['acme-only-session', 'Acme secret description', '+15550100001'];
+
+beforeAll(async () => {
+  api = await createTestApi();
+  acme = await createTenant(api.db, 'Acme');
+  globex = await createTenant(api.db, 'Globex');
+  fx = await loadRoutingFixture(api.db, acme.organizationId);
+  await loadRoutingFixture(api.db, globex.organizationId);
+  await loadPlatformRecords(
+    api.db,
+    acme.organizationId,
+    platformRecordsSchema.parse({
+      channels: [
+        { name: 'Acme phone', kind: 'telephony', provider: 'records', numbers: ['+15550100001'] },
+      ],
+    }),
+  );
+  channelId = api.db.orm
+    .select({ id: channels.id })
+    .from(channels)
+    .all()
+    .find((c) => c.id)!.id;
+  api.db.orm
+    .insert(events)
+    .values({
+      organizationId: acme.organizationId,
+      timestamp: '2026-05-01T00:00:00.000Z',
+      sessionId: 'acme-only-session',
+      description: 'Acme secret description',
+    })
+    .run();
+  const created = await api.request('POST', '/api/v1/experiments/', {
+    key: acme.key,
+    body: experimentBody(fx.targets.main, [fx.agents.pinned, fx.agents.alsoPinned], {
+      name: 'Acme secret description',
+    }),
+  });
+  experimentId = created.body.id;
+});
+
+afterAll(() => api.close());
+
+interface Operation {
+  name: string;
+  method: string;
+  path: () => string;
+  body?: () => unknown;
+  permission: Permission;
+  /**
+   * What another organization's key gets: its own list (without Acme's records), 404 for Acme's
+   * ids, or 422 for a body naming Acme's target and agents (they do not exist for it).
+   */
+  foreign: 200 | 404 | 422;
+}
+
+const OPERATIONS: Operation[] = [
+  {
+    name: 'events_list',
+    method: 'GET',
+    path: () => '/api/v1/events/',
+    permission: 'EVENTS_READ',
+    foreign: 200,
+  },
+  {
+    name: 'prompts_list',
+    method: 'GET',
+    path: () => '/api/v1/prompts/',
+    permission: 'PROMPTS_READ',
+    foreign: 200,
+  },
+  {
+    name: 'channels_telephony_numbers_verify_a2p_compliance',
+    method: 'POST',
+    path: () => `/api/v1/channels/telephony/${channelId}/numbers/verify-a2p-compliance`,
+    body: () => ({ phone: '+15550100001' }),
+    permission: 'CHANNELS_READ',
+    foreign: 404,
+  },
+  {
+    name: 'experiments_list',
+    method: 'GET',
+    path: () => '/api/v1/experiments/',
+    permission: 'CHANNELS_READ',
+    foreign: 200,
+  },
+  {
+    name: 'experiments_create',
+    method: 'POST',
+    path: () => '/api/v1/experiments/',
+    body: () => experimentBody(fx.targets.second, [fx.agents.pinned, fx.agents.alsoPinned]),
+    permission: 'CHANNELS_WRITE',
+    foreign: 422,
+  },
+  {
+    name: 'experiments_get',
+    method: 'GET',
+    path: () => `/api/v1/experiments/${experimentId}`,
+    permission: 'CHANNELS_READ',
+    foreign: 404,
+  },
+  {
+    name: 'experiments_update',
+    method: 'PUT',
+    path: () => `/api/v1/experiments/${experimentId}`,
+    body: () => experimentBody(fx.targets.main, [fx.agents.pinned, fx.agents.alsoPinned]),
+    permission: 'CHANNELS_WRITE',
+    foreign: 404,
+  },
+  {
+    name: 'experiments_delete',
+    method: 'DELETE',
+    path: () => `/api/v1/experiments/${experimentId}`,
+    permission: 'CHANNELS_DELETE',
+    foreign: 404,
+  },
+  {
+    name: 'experiments_start',
+    method: 'POST',
+    path: () => `/api/v1/experiments/${experimentId}/start`,
+    permission: 'CHANNELS_WRITE',
+    foreign: 404,
+  },
+  {
+    name: 'experiments_stop',
+    method: 'POST',
+    path: () => `/api/v1/experiments/${experimentId}/stop`,
+    permission: 'CHANNELS_WRITE',
+    foreign: 404,
+  },
+  {
+    name: 'experiments_results',
+    method: 'GET',
+    path: () => `/api/v1/experiments/${experimentId}/results`,
+    permission: 'CHANNELS_READ',
+    foreign: 404,
+  },
+  {
+    name: 'sessions_route',
+    method: 'POST',
+    path: () => `/api/v1/channels/targets/${fx.targets.main}/sessions`,
+    body: () => ({}),
+    permission: 'SESSIONS_WRITE',
+    foreign: 404,
+  },
+];
+
+const send = (operation: Operation, key?: string) =>
+  api.request(operation.method, operation.path(), { key, body: operation.body?.() });
+
+function expectNoAcmeData(body: unknown) {
+  const text = JSON.stringify(body);
+  for (const secret of ACME_SECRETS) expect(text).not.toContain(secret);
+}
+
+it('covers every operation of the spec', async () => {
+  const spec = (await import('../src/generated/openapi.json', { with: { type: 'json' } }))
+    .default as {
+    paths: Record<string, Record<string, { operationId?: string }>>;
+  };
+  const inSpec = Object.values(spec.paths).flatMap((item) =>
+    Object.values(item).flatMap((op) => (op.operationId ? [op.operationId] : [])),
+  );
+  expect(OPERATIONS.map((o) => o.name).sort()).toEqual(inSpec.sort());
+});
+
+describe.each(OPERATIONS)('$name', (operation) => {
+  it('answers 401 without a key, with a malformed key and with a revoked key', async () => {
+    const revoked = await createKey(api.db, acme.organizationId, PERMISSIONS);
+    await revokeApiKey(api.db, parseApiKey(revoked)!.keyId);
+    for (const key of [undefined, 'not-a-key', `${acme.key}x`, revoked]) {
+      const res = await send(operation, key);
+      expect(res.status, String(key)).toBe(401);
+      expect(res.body.code).toBe('UNAUTHENTICATED');
+      expect(res.headers.get('www-authenticate')).toBe('ApiKey header="Service-API-Key"');
+      expectNoAcmeData(res.body);
+    }
+  });
+
+  it(`answers 403 naming ${operation.permission} to a key without it`, async () => {
+    const key = await createKey(
+      api.db,
+      acme.organizationId,
+      PERMISSIONS.filter((p) => p !== operation.permission),
+    );
+    const res = await send(operation, key);
+    expect(res.status).toBe(403);
+    expect(res.body).toMatchObject({ code: 'PERMISSION_DENIED' });
+    expect(res.body.detail).toContain(operation.permission);
+    expectNoAcmeData(res.body);
+  });
+
+  it("shows another organization's key nothing of Acme", async () => {
+    const res = await send(operation, globex.key);
+    expect(res.status).toBe(operation.foreign);
+    expectNoAcmeData(res.body);
+  });
+});
