@@ -22,6 +22,25 @@ export function isUniqueViolation(error: unknown): boolean {
   return code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY';
 }
 
+/**
+ * Why the database cannot take a request right now (a full or read-only disk, a lock held too
+ * long, an I/O failure), or null for every other error. These are the operator's to fix, not
+ * the caller's, and a retry later may succeed: the HTTP layer answers them with 503.
+ */
+export function databaseUnavailableReason(error: unknown): string | null {
+  const code = driverCode(error);
+  if (code === undefined) return null;
+  if (code === 'SQLITE_FULL') return 'the database disk is full';
+  if (code.startsWith('SQLITE_READONLY')) return 'the database is read-only';
+  if (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED')) {
+    return 'the database is busy with another writer';
+  }
+  if (code.startsWith('SQLITE_IOERR') || code === 'SQLITE_CANTOPEN') {
+    return 'the database file cannot be read or written';
+  }
+  return null;
+}
+
 export function isForeignKeyViolation(error: unknown): boolean {
   return driverCode(error) === 'SQLITE_CONSTRAINT_FOREIGNKEY';
 }

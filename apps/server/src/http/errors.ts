@@ -11,6 +11,7 @@ import {
   StateConflictError,
   type InputProblem,
 } from '../domain/errors.js';
+import { databaseUnavailableReason } from '../db/errors.js';
 import type { AppEnv } from './app-env.js';
 
 export type ErrorCode =
@@ -214,6 +215,22 @@ export function handleError(error: Error, c: Context<AppEnv>) {
         },
       ]);
     }
+  }
+  const unavailable = databaseUnavailableReason(error);
+  if (unavailable) {
+    c.get('logger').error(
+      { reason: unavailable, code: (error as { code?: string }).code },
+      'database unavailable',
+    );
+    return errorResponse(
+      c,
+      new ApiError(
+        503,
+        'SERVICE_UNAVAILABLE',
+        `The service cannot take requests right now: ${unavailable}. Nothing was written; try again later.`,
+        { 'Retry-After': '30' },
+      ),
+    );
   }
   c.get('logger').error({ err: error }, 'unhandled error');
   return errorResponse(

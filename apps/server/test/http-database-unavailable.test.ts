@@ -1,0 +1,60 @@
+// A database that cannot take writes (a read-only file, a full disk) answers 503 with a clear
+// message and Retry-After, never a crash or a 500, and reads keep working where they can.
+
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createTenant, createTestApi, type Tenant, type TestApi } from './support/harness.js';
+import {
+  experimentBody,
+  loadRoutingFixture,
+  type RoutingFixture,
+} from './support/routing-fixture.js';
+
+let api: TestApi;
+let acme: Tenant;
+let fx: RoutingFixture;
+
+beforeEach(async () => {
+  api = await createTestApi();
+  acme = await createTenant(api.db, 'Acme');
+  fx = await loadRoutingFixture(api.db, acme.organizationId);
+  // Use the key once while writes still work, so its last-used time is fresh.
+  await api.request('GET', '/api/v1/events/?limit=0', { key: acme.key });
+});
+
+afterEach(() => api.close());
+
+const create = () =>
+  api.request('POST', '/api/v1/experiments/', {
+    key: acme.key,
+    body: experimentBody(fx.targets.main, [fx.agents.pinned, fx.agents.alsoPinned]),
+  });
+
+describe('a database that cannot take writes', () => {
+  it('answers 503 SERVICE_UNAVAILABLE when it is read-only, and still serves reads', async () => {
+    api.db.sqlite.pragma('query_only = ON');
+    const res = await create();
+    expect(res.status).toBe(503);
+    expect(res.body.code).toBe('SERVICE_UNAVAILABLE');
+    expect(res.body.detail).toContain('the database is read-only');
+    expect(res.headers.get('retry-after')).toBe('30');
+    const routed = await api.request(
+      'POST',
+      `/api/v1/channels/targets/${fx.targets.main}/sessions`,
+      { key: acme.key, body: {} },
+    );
+    expect(routed.status).toBe(503);
+    expect((await api.request('GET', '/api/v1/experiments/', { key: acme.key })).status).toBe(200);
+  });
+
+  it('answers 503 when the disk is full, and writes nothing half', async () => {
+    const pages = Number(api.db.sqlite.pragma('page_count', { simple: true }));
+    api.db.sqlite.pragma(`max_page_count = ${pages}`);
+    let res = await create();
+    for (let i = 0; i < 50 && res.status === 200; i += 1) res = await create();
+    expect(res.status).toBe(503);
+    expect(res.body.detail).toContain('the database disk is full');
+    // Every experiment that was answered 200 is whole: it has both of its variants.
+    const list = await api.request('GET', '/api/v1/experiments/?limit=1000', { key: acme.key });
+    for (const experiment of list.body.items) expect(experiment.variants).toHaveLength(2);
+  });
+});
