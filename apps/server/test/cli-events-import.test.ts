@@ -121,6 +121,33 @@ describe('a clean file', () => {
     expect(summary(result.stdout)).toEqual({ imported: 0, skipped: 1 });
   });
 
+  it('counts new and known events exactly when they mix within one multi-row insert', async () => {
+    const event = (i: number) => ({ import_key: `mix-${i}`, timestamp: '2026-03-18T00:00:00Z' });
+    const known = writeLines(
+      'known.ndjson',
+      Array.from({ length: 250 }, (_, i) => i)
+        .filter((i) => i % 3 === 0)
+        .map(event),
+    );
+    const all = writeLines(
+      'all.ndjson',
+      Array.from({ length: 250 }, (_, i) => event(i)),
+    );
+    expect(
+      summary((await workspace.run(['events', 'import', known, '--org', 'Acme'])).stdout),
+    ).toEqual({ imported: 84, skipped: 0 });
+    expect(
+      summary((await workspace.run(['events', 'import', all, '--org', 'Acme'])).stdout),
+    ).toEqual({
+      imported: 166,
+      skipped: 84,
+    });
+    const [row] = query(
+      "SELECT count(*) AS n, count(DISTINCT import_key) AS keys FROM events WHERE import_key LIKE 'mix-%'",
+    );
+    expect(row).toEqual({ n: 250, keys: 250 });
+  });
+
   it('keeps organizations apart: the same keys import again for another organization', async () => {
     const result = await workspace.run(['events', 'import', file, '--org', 'Globex']);
     expect(summary(result.stdout)).toEqual({ imported: 4, skipped: 0 });

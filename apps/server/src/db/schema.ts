@@ -345,7 +345,11 @@ export const events = sqliteTable(
     index('events_organization_session_idx').on(t.organizationId, t.sessionId),
     index('events_organization_conversation_idx').on(t.organizationId, t.conversationId),
     index('events_organization_user_idx').on(t.organizationId, t.userId),
-    index('events_organization_category_type_idx').on(t.organizationId, t.category, t.type),
+    // One index per ordered or filtered column: the rowid every index ends with is the list's
+    // tie-breaker, so each serves ORDER BY column, id in both directions without sorting, and a
+    // skip scan over it finds a low-cardinality column's distinct values in a few seeks.
+    index('events_organization_category_idx').on(t.organizationId, t.category),
+    index('events_organization_type_idx').on(t.organizationId, t.type),
   ],
 );
 

@@ -1,0 +1,271 @@
+// The events list at a million events per organization (issue #3's benchmark):
+// `pnpm bench:events [--events 1000000] [--seconds 5] [--connections 16] [--import-lines 1000000]`.
+// Builds two organizations of `--events` each, runs every list shape against the real server
+// process next to a bare Hono route answering the same bytes, then times the real import CLI.
+
+import { spawn, spawnSync } from 'node:child_process';
+import { createWriteStream, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { createDb, migrateDb, type Db } from '../../apps/server/src/db/client.js';
+import { createApiKey } from '../../apps/server/src/db/repositories/api-keys.js';
+import {
+  insertEventBatch,
+  type EventToImport,
+} from '../../apps/server/src/db/repositories/event-import.js';
+import { createOrganization } from '../../apps/server/src/db/repositories/organizations.js';
+import { createRole } from '../../apps/server/src/db/repositories/roles.js';
+import { PERMISSIONS } from '../../apps/server/src/domain/permissions.js';
+import { startServerProcess } from '../../apps/server/test/support/server-process.js';
+import { TABLE_HEADER, formatRow, load } from './load.js';
+
+const { values } = parseArgs({
+  options: {
+    events: { type: 'string', default: '1000000' },
+    seconds: { type: 'string', default: '5' },
+    connections: { type: 'string', default: '16' },
+    'import-lines': { type: 'string', default: '1000000' },
+  },
+});
+const perOrganization = Number(values.events);
+const seconds = Number(values.seconds);
+const connections = Number(values.connections);
+const importLines = Number(values['import-lines']);
+const SERVER_DIR = fileURLToPath(new URL('../../apps/server', import.meta.url));
+
+const CATEGORIES = ['session', 'llm', 'tool', 'message', 'error', 'system'];
+const TYPES_BY_CATEGORY: Record<string, string[]> = {
+  session: ['session-started', 'session-ended', 'session-transferred'],
+  llm: ['completion', 'completion-streamed', 'prompt-rendered'],
+  tool: ['tool-call', 'tool-result', 'tool-error'],
+  message: ['message-received', 'message-sent'],
+  error: ['timeout', 'rate-limited'],
+  system: ['deploy', 'config-changed'],
+};
+const TOPICS = ['order', 'refund', 'delivery', 'password', 'invoice', 'warranty', 'upgrade'];
+
+/** A deterministic event stream: ~10 events per session, 20,000 users, a year of timestamps. */
+function* generatedEvents(count: number, seed: number) {
+  let state = seed;
+  const random = () => {
+    state = (state * 1_103_515_245 + 12_345) % 2_147_483_648;
+    return state / 2_147_483_648;
+  };
+  const start = Date.parse('2026-01-01T00:00:00.000Z');
+  for (let i = 0; i < count; i += 1) {
+    const session = Math.floor(i / 10);
+    const category = CATEGORIES[Math.floor(random() * CATEGORIES.length)]!;
+    const types = TYPES_BY_CATEGORY[category]!;
+    const topic = TOPICS[Math.floor(random() * TOPICS.length)]!;
+    yield {
+      timestamp: new Date(start + Math.floor((i / count) * 365 * 86_400_000)).toISOString(),
+      session_id: `s-${seed}-${session}`,
+      conversation_id: `c-${seed}-${Math.floor(session / 2)}`,
+      source: category === 'tool' ? 'tool' : 'router',
+      source_id: String(Math.floor(random() * 50)),
+      category,
+      type: types[Math.floor(random() * types.length)]!,
+      user_id: `+1415555${String(Math.floor(random() * 20_000)).padStart(4, '0')}`,
+      description:
+        random() < 0.05 ? null : `Caller asked about ${topic} #${Math.floor(random() * 100_000)}`,
+      attributes: { agent_id: Math.floor(random() * 40), latency_ms: Math.floor(random() * 900) },
+    };
+  }
+}
+
+/** Both organizations' events interleaved in blocks, through the import's own batch insert. */
+async function fillDatabase(db: Db, organizationIds: readonly number[]): Promise<void> {
+  const streams = organizationIds.map((id) => ({
+    id,
+    events: generatedEvents(perOrganization, id),
+  }));
+  const block = 10_000;
+  let index = 0;
+  for (let written = 0; written < perOrganization; written += block) {
+    for (const { id, events } of streams) {
+      const batch: EventToImport[] = [];
+      // next() rather than for-of: leaving a for-of loop would close the generator.
+      for (let next = events.next(); !next.done; next = events.next()) {
+        const e = next.value;
+        index += 1;
+        batch.push({
+          importKey: `bench-${index}`,
+          timestamp: e.timestamp,
+          sessionId: e.session_id,
+          conversationId: e.conversation_id,
+          source: e.source,
+          sourceId: e.source_id,
+          category: e.category,
+          type: e.type,
+          userId: e.user_id,
+          description: e.description,
+          attributes: JSON.stringify(e.attributes),
+        });
+        if (batch.length === block) break;
+      }
+      await insertEventBatch(db, id, batch);
+    }
+  }
+}
+
+/** A Hono route returning fixed bytes, in its own process like the real server. */
+async function startBareServer(body: string) {
+  const bodyFile = join(directory, 'bare-body.json');
+  writeFileSync(bodyFile, body);
+  const code = `
+    import { readFileSync } from 'node:fs';
+    import { Hono } from 'hono';
+    import { serve } from '@hono/node-server';
+    const body = readFileSync(${JSON.stringify(bodyFile)}, 'utf8');
+    const app = new Hono();
+    app.get('/', (c) => c.body(body, 200, { 'content-type': 'application/json' }));
+    const server = serve({ fetch: app.fetch, hostname: '127.0.0.1', port: 0 }, (info) =>
+      console.log('port ' + info.port));`;
+  const child = spawn(process.execPath, ['--input-type=module', '-e', code], { cwd: SERVER_DIR });
+  const port = await new Promise<string>((resolve) =>
+    child.stdout.on('data', (chunk: Buffer) => {
+      const match = /port (\d+)/.exec(chunk.toString());
+      if (match) resolve(match[1]!);
+    }),
+  );
+  return { url: `http://127.0.0.1:${port}/`, stop: () => child.kill() };
+}
+
+async function timedImport(databaseUrl: string): Promise<string> {
+  const file = join(directory, 'import.ndjson');
+  const out = createWriteStream(file);
+  for (const event of generatedEvents(importLines, 7)) {
+    if (!out.write(`${JSON.stringify(event)}\n`)) {
+      await new Promise((resolve) => out.once('drain', resolve));
+    }
+  }
+  await new Promise((resolve) => out.end(resolve));
+  const result = spawnSync(
+    '/usr/bin/time',
+    [
+      '-v',
+      process.execPath,
+      '--import',
+      'tsx',
+      'src/cli/main.ts',
+      'events',
+      'import',
+      file,
+      '--org',
+      'Bench A',
+    ],
+    { cwd: SERVER_DIR, env: { ...process.env, DATABASE_URL: databaseUrl }, encoding: 'utf8' },
+  );
+  const peakKiB = Number(/Maximum resident set size \(kbytes\): (\d+)/.exec(result.stderr)?.[1]);
+  return `${result.stdout.trim()}; peak RSS ${(peakKiB / 1024).toFixed(0)} MiB`;
+}
+
+const directory = mkdtempSync(join(tmpdir(), 'agentline-bench-events-'));
+const databaseUrl = join(directory, 'bench.db');
+try {
+  const db = createDb(databaseUrl);
+  await migrateDb(db);
+  const organizations = [
+    await createOrganization(db, 'Bench A'),
+    await createOrganization(db, 'Bench B'),
+  ];
+  const role = await createRole(db, {
+    organizationId: organizations[0]!.id,
+    name: 'admin',
+    permissions: PERMISSIONS,
+  });
+  const { fullKey } = await createApiKey(db, {
+    organizationId: organizations[0]!.id,
+    roleId: role.id,
+    name: 'bench',
+  });
+  const buildStart = performance.now();
+  await fillDatabase(
+    db,
+    organizations.map((o) => o.id),
+  );
+  const buildSeconds = (performance.now() - buildStart) / 1000;
+  console.log(
+    `built ${2 * perOrganization} events in ${buildSeconds.toFixed(1)} s (${Math.round((2 * perOrganization) / buildSeconds)} events/s, trigger and indexes included)`,
+  );
+  db.close();
+
+  const server = await startServerProcess({ DATABASE_URL: databaseUrl }, { keepOutput: false });
+  let serverErrors = '';
+  server.child.stderr.on('data', (chunk: Buffer) => {
+    serverErrors = (serverErrors + chunk.toString()).slice(-4000);
+  });
+  server.child.once('exit', (code, signal) =>
+    console.log(`server exited (code ${code}, signal ${signal}): ${serverErrors}`),
+  );
+  const headers = { 'Service-API-Key': fullKey };
+  const events = `${server.baseUrl}/api/v1/events/`;
+  const searchUrl = (field: string, value: string) =>
+    `${events}?search_fields=${field}&search_field_values=${encodeURIComponent(value)}`;
+  const deepPage = Math.floor(perOrganization / 25) - 1;
+  const shapes: Array<[string, string]> = [
+    ['default page', events],
+    ['session_id', searchUrl('session_id', 's-1-4321')],
+    ['conversation_id', searchUrl('conversation_id', 'c-1-777')],
+    ['user_id', searchUrl('user_id', '+14155551234')],
+    ['category substring', searchUrl('category', 'ESS')],
+    ['type substring', searchUrl('type', 'tool-')],
+    [
+      'time window (one day)',
+      `${events}?start_datetime=2026-06-01T00:00:00Z&end_datetime=2026-06-02T00:00:00Z`,
+    ],
+    ['order_by session_id desc', `${events}?order_by=session_id&order_by_direction=desc`],
+    ['order_by user_id asc', `${events}?order_by=user_id`],
+    ['order_by category asc', `${events}?order_by=category`],
+    ['order_by type desc', `${events}?order_by=type&order_by_direction=desc`],
+    ['order_by timestamp asc', `${events}?order_by=timestamp`],
+    ['description "refund" (~14%)', searchUrl('description', 'refund')],
+    ['description "#4242" (rare)', searchUrl('description', '#4242')],
+    [`deep page ${deepPage} (last)`, `${events}?page=${deepPage}`],
+    [
+      `deep page ${Math.floor(deepPage / 2)} (middle)`,
+      `${events}?page=${Math.floor(deepPage / 2)}`,
+    ],
+    [`page 40000`, `${events}?page=40000`],
+  ];
+
+  const defaultBody = await fetch(events, { headers }).then((r) => r.text());
+  const bare = await startBareServer(defaultBody);
+  try {
+    console.log(
+      `\n${2 * perOrganization} events, ${connections} connections, ${seconds} s per shape`,
+    );
+    console.log(`${TABLE_HEADER} ${'first ms'.padStart(9)}`);
+    const results = new Map<string, number>();
+    for (const [label, url] of shapes) {
+      const firstStart = performance.now();
+      const first = await fetch(url, { headers });
+      await first.text();
+      const firstMs = performance.now() - firstStart;
+      if (!first.ok) throw new Error(`${label}: ${first.status}`);
+      await load({ url, connections, seconds: 1, headers });
+      const result = await load({ url, connections, seconds, headers });
+      results.set(label, result.requestsPerSecond);
+      console.log(`${formatRow(label, result)} ${firstMs.toFixed(1).padStart(9)}`);
+    }
+    await load({ url: bare.url, connections, seconds: 1 });
+    const bareResult = await load({ url: bare.url, connections, seconds });
+    console.log(formatRow(`bare Hono, same ${defaultBody.length} bytes`, bareResult));
+    console.log(
+      `default page / bare Hono (req/s): ${(results.get('default page')! / bareResult.requestsPerSecond).toFixed(2)}`,
+    );
+    console.log(`server RSS after the runs: ${server.rssMiB().toFixed(0)} MiB`);
+  } finally {
+    bare.stop();
+    await server.stop();
+  }
+
+  if (importLines > 0) {
+    console.log(`\nimport of ${importLines} NDJSON lines into the same database (new events):`);
+    console.log(await timedImport(databaseUrl));
+  }
+} finally {
+  rmSync(directory, { recursive: true, force: true });
+}
