@@ -16,8 +16,11 @@ import {
   problemsOfZodError,
   validationResponse,
 } from './http/errors.js';
-import { requestBody } from './http/request-body.js';
+import { Metrics, metricsEndpoint } from './http/metrics.js';
+import { rateLimit } from './http/rate-limit.js';
+import { queryStringLimit, requestBody } from './http/request-body.js';
 import { requestContext } from './http/request-context.js';
+import { registerDocsRoutes } from './routes/docs/docs.index.js';
 import { registerEventsRoutes } from './routes/events/events.index.js';
 import { registerPromptsRoutes } from './routes/prompts/prompts.index.js';
 import { registerTelephonyRoutes } from './routes/telephony/telephony.index.js';
@@ -29,14 +32,25 @@ export interface AppOptions {
   logger?: Logger;
   /** Largest accepted request body in bytes (default 1 MiB). */
   bodyLimitBytes?: number;
+  /** Requests per API key per minute; absent or 0 means no limit (the default of tests). */
+  rateLimitPerMinute?: number;
+  metrics?: Metrics;
+  /** The bearer token /metrics requires; without one /metrics is a 404. */
+  metricsToken?: string;
 }
 
 export type App = OpenAPIHono<AppEnv>;
+
+/** Enough for every list parameter many times over (Node itself refuses headers over 16 KiB). */
+const MAX_QUERY_STRING_CHARACTERS = 8192;
 
 export function createApp({
   db,
   logger = pino({ level: 'silent' }),
   bodyLimitBytes = 1024 * 1024,
+  rateLimitPerMinute = 0,
+  metrics = new Metrics(),
+  metricsToken,
 }: AppOptions): App {
   const app = new OpenAPIHono<AppEnv>({
     defaultHook: (result, c) => {
@@ -49,7 +63,8 @@ export function createApp({
     },
   });
 
-  app.use(requestContext(db, logger));
+  app.use(requestContext(db, logger, metrics));
+  app.use('/api/*', queryStringLimit(MAX_QUERY_STRING_CHARACTERS));
   app.use('/api/*', requestBody(bodyLimitBytes));
 
   app.get('/healthz', (c) => c.json({ status: 'ok' }));
@@ -62,8 +77,11 @@ export function createApp({
     }
   });
   app.get('/openapi.json', (c) => c.json(spec));
+  registerDocsRoutes(app);
+  if (metricsToken) app.get('/metrics', metricsEndpoint(metrics, metricsToken));
 
   app.use('/api/v1/*', authenticate());
+  if (rateLimitPerMinute > 0) app.use('/api/v1/*', rateLimit(rateLimitPerMinute));
   registerSpecComponents(app);
   registerEventsRoutes(app);
   registerPromptsRoutes(app);

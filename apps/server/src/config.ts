@@ -9,6 +9,10 @@ export interface Config {
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   /** Largest accepted request body, in bytes. */
   bodyLimitBytes: number;
+  /** Requests one API key may make per minute in this process; 0 turns the limit off. */
+  rateLimitPerMinute: number;
+  /** The bearer token /metrics requires; unset turns /metrics off (404). */
+  metricsToken: string | undefined;
 }
 
 export class ConfigError extends Error {
@@ -34,6 +38,21 @@ function readInteger(
   return Number(raw);
 }
 
+// Long enough that guessing is hopeless; printable ASCII without spaces, so it fits a header as is.
+const METRICS_TOKEN_FORMAT = /^[\x21-\x7e]{16,256}$/;
+
+function readMetricsToken(env: NodeJS.ProcessEnv): string | undefined {
+  const raw = env.METRICS_TOKEN;
+  if (raw === undefined || raw === '') return undefined;
+  if (!METRICS_TOKEN_FORMAT.test(raw)) {
+    // The value itself is a secret: say what is wrong with it, never echo it.
+    throw new ConfigError(
+      `METRICS_TOKEN must be 16 to 256 printable characters without spaces (got ${raw.length} characters).`,
+    );
+  }
+  return raw;
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const logLevel = env.LOG_LEVEL || 'info';
   if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) {
@@ -45,5 +64,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     port: readInteger(env, 'PORT', 8080, 0, 65535),
     logLevel: logLevel as Config['logLevel'],
     bodyLimitBytes: readInteger(env, 'BODY_LIMIT_BYTES', 1024 * 1024, 1024, 100 * 1024 * 1024),
+    rateLimitPerMinute: readInteger(env, 'RATE_LIMIT_PER_MINUTE', 300_000, 0, 100_000_000),
+    metricsToken: readMetricsToken(env),
   };
 }

@@ -8,6 +8,8 @@ import { ConfigError, loadConfig } from './config.js';
 import { createDb, migrateDb } from './db/client.js';
 
 const SHUTDOWN_GRACE_MS = 10_000;
+const HEADERS_TIMEOUT_MS = 10_000;
+const REQUEST_TIMEOUT_MS = 30_000;
 
 async function main(): Promise<void> {
   const config = loadConfig();
@@ -15,13 +17,33 @@ async function main(): Promise<void> {
   const db = createDb(config.databaseUrl);
   await migrateDb(db);
 
-  const app = createApp({ db, logger, bodyLimitBytes: config.bodyLimitBytes });
-  const server = serve({ fetch: app.fetch, hostname: config.host, port: config.port }, (info) => {
-    logger.info(
-      { address: info.address, port: info.port, database: db.kind },
-      `Agentline listening on http://${info.address}:${info.port} (API reference: /openapi.json)`,
-    );
+  const app = createApp({
+    db,
+    logger,
+    bodyLimitBytes: config.bodyLimitBytes,
+    rateLimitPerMinute: config.rateLimitPerMinute,
+    metricsToken: config.metricsToken,
   });
+  const server = serve(
+    {
+      fetch: app.fetch,
+      hostname: config.host,
+      port: config.port,
+      // A client that trickles its headers or body cannot hold a connection for long (Node
+      // checks the timeouts every connectionsCheckingInterval, 30 s by default).
+      serverOptions: {
+        headersTimeout: HEADERS_TIMEOUT_MS,
+        requestTimeout: REQUEST_TIMEOUT_MS,
+        connectionsCheckingInterval: 2_000,
+      },
+    },
+    (info) => {
+      logger.info(
+        { address: info.address, port: info.port, database: db.kind },
+        `Agentline listening on http://${info.address}:${info.port} (API reference: /docs)`,
+      );
+    },
+  );
 
   let stopping = false;
   const shutdown = (signal: NodeJS.Signals) => {

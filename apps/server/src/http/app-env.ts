@@ -4,6 +4,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Logger } from 'pino';
 import type { Db } from '../db/client.js';
 import type { Permission } from '../domain/permissions.js';
+import type { Metrics } from './metrics.js';
 
 export interface AuthContext {
   organizationId: number;
@@ -22,6 +23,8 @@ export interface AppEnv {
     /** A child logger that already carries the request id. */
     logger: Logger;
     db: Db;
+    /** Where handlers count what /metrics reports beyond requests (routed sessions). */
+    metrics: Metrics;
     /** Set by the authentication middleware on every /api/v1 request it lets through. */
     auth: AuthContext;
     /** The operation being served, for logs (set by the permission middleware). */

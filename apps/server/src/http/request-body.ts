@@ -6,7 +6,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { MiddlewareHandler } from 'hono';
 import type { AppEnv } from './app-env.js';
-import { ApiError } from './errors.js';
+import { ApiError, RequestValidationError } from './errors.js';
 
 const METHODS_WITH_BODIES = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
@@ -44,6 +44,27 @@ export function requestBody(limitBytes: number): MiddlewareHandler<AppEnv> {
         });
     // Hono keeps promises in its body cache although the type names the values.
     c.req.bodyCache.text = Promise.resolve(text) as unknown as string;
+    await next();
+  };
+}
+
+/**
+ * Caps the query string: list parameters are short, so a long one is a mistake or an attack, and
+ * answering it early keeps it from being parsed and validated.
+ */
+export function queryStringLimit(maxCharacters: number): MiddlewareHandler<AppEnv> {
+  return async (c, next) => {
+    const queryStart = c.req.url.indexOf('?');
+    const length = queryStart === -1 ? 0 : c.req.url.length - queryStart - 1;
+    if (length > maxCharacters) {
+      throw new RequestValidationError([
+        {
+          loc: ['query'],
+          msg: `The query string has ${length} characters; at most ${maxCharacters} are accepted. Narrow the search or page through the results.`,
+          type: 'too_long',
+        },
+      ]);
+    }
     await next();
   };
 }

@@ -1,11 +1,12 @@
-// Request ids, security headers and one structured access-log line per request. Headers are
-// never logged, so API keys and provider credentials cannot leak through here.
+// Request ids, security headers, one structured access-log line and the request metrics per
+// request. Headers are never logged, so API keys and provider credentials cannot leak through here.
 
 import { randomUUID } from 'node:crypto';
 import type { MiddlewareHandler } from 'hono';
 import type { Logger } from 'pino';
 import type { Db } from '../db/client.js';
 import type { AppEnv } from './app-env.js';
+import type { Metrics } from './metrics.js';
 
 const SAFE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -19,7 +20,11 @@ const SECURITY_HEADERS = [
   ['Cross-Origin-Opener-Policy', 'same-origin'],
 ] as const;
 
-export function requestContext(db: Db, logger: Logger): MiddlewareHandler<AppEnv> {
+export function requestContext(
+  db: Db,
+  logger: Logger,
+  metrics: Metrics,
+): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     const incoming = c.req.header('x-request-id');
     const requestId = incoming && SAFE_REQUEST_ID.test(incoming) ? incoming : randomUUID();
@@ -27,6 +32,7 @@ export function requestContext(db: Db, logger: Logger): MiddlewareHandler<AppEnv
     c.set('requestId', requestId);
     c.set('logger', requestLogger);
     c.set('db', db);
+    c.set('metrics', metrics);
     // Set before the response exists: changing a finished response's headers makes the Node
     // adapter rebuild it as a full Web Response, which costs more than the rest of the request.
     c.header('X-Request-Id', requestId);
@@ -36,6 +42,14 @@ export function requestContext(db: Db, logger: Logger): MiddlewareHandler<AppEnv
       await next();
     } finally {
       const auth = c.get('auth');
+      const durationMs = performance.now() - started;
+      // Outside /api/v1 there is no operation id; the matched route pattern keeps the label set
+      // as small as the route table, whatever paths clients send.
+      metrics.recordRequest(
+        c.get('operationId') ?? c.req.routePath,
+        c.res.status,
+        durationMs / 1000,
+      );
       requestLogger.info(
         {
           method: c.req.method,
@@ -44,7 +58,7 @@ export function requestContext(db: Db, logger: Logger): MiddlewareHandler<AppEnv
           organization_id: auth?.organizationId,
           key_id: auth?.keyId,
           status: c.res.status,
-          duration_ms: Math.round((performance.now() - started) * 100) / 100,
+          duration_ms: Math.round(durationMs * 100) / 100,
         },
         'request',
       );

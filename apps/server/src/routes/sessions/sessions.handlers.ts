@@ -10,6 +10,7 @@ export const sessionsRoute: RouteHandler<typeof routes.sessionsRoute, AppEnv> = 
     userId: body.user_id ?? null,
     conversationId: body.conversation_id ?? null,
   });
+  c.get('metrics').recordRoutedSession(session.experimentId, session.variantId);
   return c.json(
     {
       session_id: session.sessionId,

@@ -1,0 +1,50 @@
+// Configuration: every variable config.ts reads is in the README's table, and a bad value stops
+// start-up with a message that names the variable.
+
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../src/config.js';
+import { startServerProcess } from './support/server-process.js';
+
+const readme = readFileSync(new URL('../../../README.md', import.meta.url), 'utf8');
+const configSource = readFileSync(new URL('../src/config.ts', import.meta.url), 'utf8');
+
+function variablesReadByConfig(): string[] {
+  const names = new Set<string>();
+  for (const match of configSource.matchAll(/env\.([A-Z][A-Z0-9_]+)|env, '([A-Z][A-Z0-9_]+)'/g)) {
+    names.add((match[1] ?? match[2])!);
+  }
+  return [...names].sort();
+}
+
+function variablesInReadmeTable(): string[] {
+  const section = readme.split('\n## Configuration\n')[1]?.split('\n## ')[0] ?? '';
+  return [...section.matchAll(/^\| `([A-Z][A-Z0-9_]+)` \|/gm)].map((match) => match[1]!).sort();
+}
+
+describe('configuration', () => {
+  it("documents exactly the variables config.ts reads in the README's table", () => {
+    expect(variablesReadByConfig().length).toBeGreaterThan(4);
+    expect(variablesInReadmeTable()).toEqual(variablesReadByConfig());
+  });
+
+  it('names the variable and never echoes a secret when a value is invalid', () => {
+    expect(() => loadConfig({ PORT: '80a' })).toThrow(/^PORT must be/);
+    expect(() => loadConfig({ LOG_LEVEL: 'loud' })).toThrow(/^LOG_LEVEL must be/);
+    expect(() => loadConfig({ METRICS_TOKEN: 'short-secret' })).toThrow(ConfigError);
+    expect(() => loadConfig({ METRICS_TOKEN: 'short-secret' })).toThrow(/^METRICS_TOKEN must be/);
+    expect(() => loadConfig({ METRICS_TOKEN: 'short-secret' })).not.toThrow(/short-secret/);
+    expect(loadConfig({}).metricsToken).toBeUndefined();
+  });
+
+  it('stops the server process with exit code 1 and a message naming PORT', async () => {
+    const failure = await startServerProcess({ PORT: 'eighty', DATABASE_URL: ':memory:' }).then(
+      () => new Error('the server started with PORT=eighty'),
+      (error: unknown) => error as Error,
+    );
+    expect(failure.message).toMatch(/exited with 1 before listening/);
+    expect(failure.message).toMatch(
+      /agentline: invalid configuration: PORT must be a whole number from 0 to 65535, got "eighty"/,
+    );
+  });
+});

@@ -1,0 +1,224 @@
+// Soak: mixed traffic (event, prompt and experiment lists, whole experiment life cycles, session
+// routing) against the real server process on 127.0.0.1 for a bounded time, reporting requests,
+// errors, latency and the server's memory over time. Exits non-zero on any 5xx or network error,
+// or when memory keeps growing after warm-up.
+//
+//   pnpm soak                       # 60 s, 16 workers
+//   pnpm soak --seconds 15          # the short mode CI runs
+
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { createDb, migrateDb } from '../../apps/server/src/db/client.js';
+import { createApiKey } from '../../apps/server/src/db/repositories/api-keys.js';
+import { createOrganization } from '../../apps/server/src/db/repositories/organizations.js';
+import { loadPlatformRecords } from '../../apps/server/src/db/repositories/platform-records.js';
+import { createRole } from '../../apps/server/src/db/repositories/roles.js';
+import { platformRecordsSchema } from '../../apps/server/src/db/platform-records-format.js';
+import { channelTargets } from '../../apps/server/src/db/schema.js';
+import { PERMISSIONS } from '../../apps/server/src/domain/permissions.js';
+import { startServerProcess } from '../../apps/server/test/support/server-process.js';
+
+const { values } = parseArgs({
+  options: {
+    seconds: { type: 'string', default: '60' },
+    workers: { type: 'string', default: '16' },
+    'max-requests': { type: 'string', default: '2000000' },
+  },
+});
+const SECONDS = Number(values.seconds);
+const WORKERS = Number(values.workers);
+const MAX_REQUESTS = Number(values['max-requests']);
+const WARM_UP_FRACTION = 0.25;
+// After warm-up the server's RSS may move within this much of its post-warm-up level.
+const ALLOWED_RSS_GROWTH = 1.25;
+
+const directory = mkdtempSync(join(tmpdir(), 'agentline-soak-'));
+const databaseUrl = join(directory, 'soak.db');
+const db = createDb(databaseUrl);
+await migrateDb(db);
+const organization = await createOrganization(db, 'Soak');
+const role = await createRole(db, {
+  organizationId: organization.id,
+  name: 'admin',
+  permissions: PERMISSIONS,
+});
+const { fullKey } = await createApiKey(db, {
+  organizationId: organization.id,
+  roleId: role.id,
+  name: 'soak',
+});
+const llm = { model: 'gpt-4o', provider: 'openai', version: null };
+const { ids } = await loadPlatformRecords(
+  db,
+  organization.id,
+  platformRecordsSchema.parse({
+    prompts: [{ name: 'p', context: 'Answer.', llm_config: llm }],
+    agents: Array.from({ length: 4 }, (_, i) => ({
+      name: `agent-${i}`,
+      prompt: 'p',
+      pinned_prompt_version: 1,
+    })),
+    channels: [
+      {
+        name: 'web',
+        kind: 'web_chat',
+        targets: Array.from({ length: WORKERS }, (_, i) => ({
+          target: `t-${i}`,
+          agent: 'agent-0',
+        })),
+      },
+    ],
+  }),
+);
+// The database holds this one organization, so all targets are its own.
+const targetIds = db.orm
+  .select({ id: channelTargets.id })
+  .from(channelTargets)
+  .all()
+  .map((t) => t.id);
+db.close();
+const agentIds = Object.values(ids.agents!);
+
+const server = await startServerProcess({ DATABASE_URL: databaseUrl }, { keepOutput: false });
+const headers = { 'Service-API-Key': fullKey, 'Content-Type': 'application/json' };
+
+interface Tally {
+  requests: number;
+  by4xx: number;
+  failures: string[];
+  latencies: number[];
+}
+const tally: Tally = { requests: 0, by4xx: 0, failures: [], latencies: [] };
+
+async function call(method: string, path: string, body?: unknown): Promise<any> {
+  const started = performance.now();
+  try {
+    const res = await fetch(`${server.baseUrl}${path}`, {
+      method,
+      headers,
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const json = await res.json();
+    tally.latencies.push(performance.now() - started);
+    tally.requests += 1;
+    if (res.status >= 500)
+      tally.failures.push(`${method} ${path}: ${res.status} ${JSON.stringify(json)}`);
+    else if (res.status >= 400) tally.by4xx += 1;
+    return json;
+  } catch (error) {
+    tally.requests += 1;
+    tally.failures.push(`${method} ${path}: ${(error as Error).message}`);
+    return null;
+  }
+}
+
+/** One worker owns one target, so its experiment life cycles never collide with another's. */
+async function worker(index: number, deadline: number): Promise<void> {
+  const targetId = targetIds[index % targetIds.length]!;
+  let n = 0;
+  while (Date.now() < deadline && tally.requests < MAX_REQUESTS) {
+    n += 1;
+    switch (n % 10) {
+      case 0: {
+        const experiment = await call('POST', '/api/v1/experiments/', {
+          name: `soak ${index}-${n}`,
+          target_id: targetId,
+          variants: [
+            { name: 'a', weight: 60, is_control: true, agent_id: agentIds[0] },
+            { name: 'b', weight: 40, agent_id: agentIds[1 + (n % 3)] },
+          ],
+        });
+        if (!experiment?.id) break;
+        await call('POST', `/api/v1/experiments/${experiment.id}/start`);
+        for (let i = 0; i < 5; i += 1) {
+          await call('POST', `/api/v1/channels/targets/${targetId}/sessions`, {
+            user_id: `u-${n}-${i}`,
+          });
+        }
+        await call('GET', `/api/v1/experiments/${experiment.id}/results`);
+        await call('POST', `/api/v1/experiments/${experiment.id}/stop`);
+        await call('DELETE', `/api/v1/experiments/${experiment.id}`);
+        break;
+      }
+      case 1:
+      case 2:
+        await call('GET', '/api/v1/events/?limit=25');
+        break;
+      case 3:
+        await call(
+          'GET',
+          '/api/v1/events/?search_fields=type&search_field_values=session-started&limit=10',
+        );
+        break;
+      case 4:
+        await call('GET', '/api/v1/prompts/');
+        break;
+      case 5:
+        await call('GET', '/api/v1/experiments/?order_by=id&order_by_direction=desc');
+        break;
+      case 6:
+        // Deliberately bad input: a 4xx is expected and counted, never an error.
+        await call('GET', '/api/v1/events/?limit=5000');
+        break;
+      default:
+        await call('POST', `/api/v1/channels/targets/${targetId}/sessions`, {
+          user_id: `caller-${n % 50}`,
+        });
+    }
+  }
+}
+
+const rss: Array<{ second: number; mib: number }> = [];
+const started = Date.now();
+const sampler = setInterval(() => {
+  rss.push({ second: Math.round((Date.now() - started) / 1000), mib: server.rssMiB() });
+}, 1000);
+
+try {
+  const deadline = started + SECONDS * 1000;
+  await Promise.all(Array.from({ length: WORKERS }, (_, i) => worker(i, deadline)));
+} finally {
+  clearInterval(sampler);
+  await server.stop();
+  rmSync(directory, { recursive: true, force: true });
+}
+
+const sorted = [...tally.latencies].sort((a, b) => a - b);
+const percentile = (p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;
+const afterWarmUp = rss.filter((s) => s.second >= SECONDS * WARM_UP_FRACTION);
+const baseline = afterWarmUp[0]?.mib ?? 0;
+const peak = Math.max(...afterWarmUp.map((s) => s.mib));
+const elapsed = (Date.now() - started) / 1000;
+
+console.log(`soak: ${SECONDS} s, ${WORKERS} workers, server on 127.0.0.1`);
+console.log(
+  `requests ${tally.requests} (${Math.round(tally.requests / elapsed)}/s), 4xx ${tally.by4xx}, errors (5xx or network) ${tally.failures.length}`,
+);
+console.log(
+  `latency p50 ${percentile(50).toFixed(1)} ms, p99 ${percentile(99).toFixed(1)} ms, max ${percentile(100).toFixed(1)} ms`,
+);
+console.log(
+  `server RSS MiB by second: ${rss
+    .filter((_, i) => i % Math.max(1, Math.floor(rss.length / 12)) === 0)
+    .map((s) => `${s.second}s=${s.mib.toFixed(0)}`)
+    .join(' ')}`,
+);
+console.log(
+  `RSS after warm-up: ${baseline.toFixed(0)} MiB, peak ${peak.toFixed(0)} MiB (allowed up to ${(baseline * ALLOWED_RSS_GROWTH).toFixed(0)})`,
+);
+
+let failed = false;
+if (tally.failures.length > 0) {
+  console.error(
+    `FAILED: ${tally.failures.length} requests failed, first: ${tally.failures.slice(0, 3).join(' | ')}`,
+  );
+  failed = true;
+}
+if (peak > baseline * ALLOWED_RSS_GROWTH) {
+  console.error('FAILED: the server kept growing after warm-up');
+  failed = true;
+}
+process.exit(failed ? 1 : 0);
