@@ -17,6 +17,7 @@ import {
   validationResponse,
 } from './http/errors.js';
 import { Metrics, metricsEndpoint } from './http/metrics.js';
+import { idempotency } from './http/idempotency.js';
 import { rateLimit } from './http/rate-limit.js';
 import { queryStringLimit, requestBody } from './http/request-body.js';
 import { requestContext } from './http/request-context.js';
@@ -82,6 +83,7 @@ export function createApp({
 
   app.use('/api/v1/*', authenticate());
   if (rateLimitPerMinute > 0) app.use('/api/v1/*', rateLimit(rateLimitPerMinute));
+  app.use('/api/v1/*', idempotency());
   registerSpecComponents(app);
   registerEventsRoutes(app);
   registerPromptsRoutes(app);

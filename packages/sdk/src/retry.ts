@@ -56,18 +56,22 @@ function connectionRefused(error: unknown): boolean {
 }
 
 /**
- * Whether a failed attempt may be sent again. A POST runs only once on the server unless it
- * carries an Idempotency-Key the server honours; the SDK sends one, but until every operation
- * honours it a POST is retried only when it surely did not run: on 429 (the rate limiter refused
- * it before anything ran) and on a refused connection (nothing was sent).
+ * Whether a failed attempt may be sent again. GET, PUT and DELETE are idempotent by nature; a
+ * POST is made safe by its Idempotency-Key, which the server stores with the first answer and
+ * replays to a retry. A POST without one (a caller removed it) is retried only when it surely
+ * did not run: on 429 (refused before anything ran) and on a refused connection.
  */
-function mayRetry(method: string, outcome: { status: number } | { error: unknown }): boolean {
+function mayRetry(
+  method: string,
+  hasIdempotencyKey: boolean,
+  outcome: { status: number } | { error: unknown },
+): boolean {
+  const safe = IDEMPOTENT_METHODS.has(method) || hasIdempotencyKey;
   if ('status' in outcome) {
     if (!RETRYABLE_STATUSES.has(outcome.status)) return false;
-    return IDEMPOTENT_METHODS.has(method) || outcome.status === 429;
+    return safe || outcome.status === 429;
   }
-  if (outcome.error instanceof ApiTimeoutError) return IDEMPOTENT_METHODS.has(method);
-  return IDEMPOTENT_METHODS.has(method) || connectionRefused(outcome.error);
+  return safe || connectionRefused(outcome.error);
 }
 
 export function retryingFetch(
@@ -107,7 +111,9 @@ export function retryingFetch(
         };
       }
 
-      const retry = attempt < policy.maxRetries && mayRetry(original.method, outcome);
+      const retry =
+        attempt < policy.maxRetries &&
+        mayRetry(original.method, headers.has('idempotency-key'), outcome);
       if (!retry) {
         if ('response' in outcome) return outcome.response;
         if (outcome.error instanceof ApiConnectionError) throw outcome.error;

@@ -94,13 +94,18 @@ describe('retries', () => {
     expect(requests).toHaveLength(1);
   });
 
-  it('does not retry a POST that may have run (500), but does after a 429', async () => {
-    const failing = scripted(() => json(500, {}));
-    await expect(
-      client(failing.fetch).experiments.create(experiment as never),
-    ).rejects.toBeInstanceOf(InternalServerError);
-    expect(failing.requests).toHaveLength(1);
+  it('retries a POST on 5xx, since its Idempotency-Key makes the retry safe', async () => {
+    const failing = scripted(
+      () => json(503, {}),
+      () => json(200, { id: 7 }),
+    );
+    expect(await client(failing.fetch).experiments.create(experiment as never)).toEqual({ id: 7 });
+    expect(failing.requests).toHaveLength(2);
+    const keys = failing.requests.map((r) => r.headers.get('idempotency-key'));
+    expect(keys[1]).toBe(keys[0]);
+  });
 
+  it('retries a POST after a 429', async () => {
     const limited = scripted(() => json(429, {}, { 'Retry-After': '0' }));
     await expect(
       client(limited.fetch, { maxRetries: 1 }).experiments.create(experiment as never),
@@ -144,8 +149,8 @@ describe('retries', () => {
       .sessions.route(1)
       .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ApiConnectionError);
-    // A POST whose connection broke may have run: not retried.
-    expect(requests).toHaveLength(1);
+    // The POST may have run, but its Idempotency-Key makes the retry safe: tried twice.
+    expect(requests).toHaveLength(2);
   });
 });
 

@@ -398,3 +398,20 @@ export const experimentVariants = sqliteTable(
   },
   (t) => [index('experiment_variants_experiment_idx').on(t.experimentId, t.position)],
 );
+
+/**
+ * The first answer to each Idempotency-Key, per API key, replayed to retries for 24 hours. A row
+ * without a status is a request still running.
+ */
+export const idempotencyKeys = sqliteTable(
+  'idempotency_keys',
+  {
+    apiKeyId: text('api_key_id').notNull(),
+    key: text('key').notNull(),
+    requestHash: text('request_hash').notNull(),
+    status: integer('status'),
+    body: text('body'),
+    createdAt: text('created_at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.apiKeyId, t.key] })],
+);

@@ -803,6 +803,14 @@ export interface components {
         StartDatetime: string;
         /** @description Exclusive end of the time window (ISO 8601 date-time with `Z` or an offset). */
         EndDatetime: string;
+        /**
+         * @description Makes a retried POST safe: the first answer to a key (success or error, except 5xx) is
+         *     stored for 24 hours per API key and replayed for every later request with the same key,
+         *     which then changes nothing. The same key with a different method, path or body is a 422;
+         *     a request with a key whose first request is still running is a 409. Use a new random
+         *     value (a UUID) for each logical request; the SDK does this for every POST.
+         */
+        IdempotencyKey: string;
         /** @description The experiment. */
         ExperimentId: number;
     };
@@ -914,7 +922,16 @@ export interface operations {
     channels_telephony_numbers_verify_a2p_compliance: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried POST safe: the first answer to a key (success or error, except 5xx) is
+                 *     stored for 24 hours per API key and replayed for every later request with the same key,
+                 *     which then changes nothing. The same key with a different method, path or body is a 422;
+                 *     a request with a key whose first request is still running is a 409. Use a new random
+                 *     value (a UUID) for each logical request; the SDK does this for every POST.
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /** @description The telephony channel. */
                 channel_id: number;
@@ -997,7 +1014,16 @@ export interface operations {
     experiments_create: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried POST safe: the first answer to a key (success or error, except 5xx) is
+                 *     stored for 24 hours per API key and replayed for every later request with the same key,
+                 *     which then changes nothing. The same key with a different method, path or body is a 422;
+                 *     a request with a key whose first request is still running is a 409. Use a new random
+                 *     value (a UUID) for each logical request; the SDK does this for every POST.
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -1129,7 +1155,16 @@ export interface operations {
     experiments_start: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried POST safe: the first answer to a key (success or error, except 5xx) is
+                 *     stored for 24 hours per API key and replayed for every later request with the same key,
+                 *     which then changes nothing. The same key with a different method, path or body is a 422;
+                 *     a request with a key whose first request is still running is a 409. Use a new random
+                 *     value (a UUID) for each logical request; the SDK does this for every POST.
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /** @description The experiment. */
                 experiment_id: components["parameters"]["ExperimentId"];
@@ -1161,7 +1196,16 @@ export interface operations {
     experiments_stop: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried POST safe: the first answer to a key (success or error, except 5xx) is
+                 *     stored for 24 hours per API key and replayed for every later request with the same key,
+                 *     which then changes nothing. The same key with a different method, path or body is a 422;
+                 *     a request with a key whose first request is still running is a 409. Use a new random
+                 *     value (a UUID) for each logical request; the SDK does this for every POST.
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /** @description The experiment. */
                 experiment_id: components["parameters"]["ExperimentId"];
@@ -1224,7 +1268,16 @@ export interface operations {
     sessions_route: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried POST safe: the first answer to a key (success or error, except 5xx) is
+                 *     stored for 24 hours per API key and replayed for every later request with the same key,
+                 *     which then changes nothing. The same key with a different method, path or body is a 422;
+                 *     a request with a key whose first request is still running is a 409. Use a new random
+                 *     value (a UUID) for each logical request; the SDK does this for every POST.
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /** @description The channel target the session arrives on. */
                 target_id: number;

@@ -783,6 +783,18 @@ const serviceUnavailableResponse = {
   },
 };
 
+const idempotencyKeyParameter = z
+  .string()
+  .min(1)
+  .max(255)
+  .optional()
+  .openapi({
+    param: {
+      description:
+        'Makes a retried POST safe: the first answer to a key (success or error, except 5xx) is\nstored for 24 hours per API key and replayed for every later request with the same key,\nwhich then changes nothing. The same key with a different method, path or body is a 422;\na request with a key whose first request is still running is a 409. Use a new random\nvalue (a UUID) for each logical request; the SDK does this for every POST.\n',
+    },
+  });
+
 const notFoundResponse = {
   description: "No such record in the key's organization (`NOT_FOUND`).",
   headers: z.object({
@@ -953,6 +965,9 @@ export const channelsTelephonyNumbersVerifyA2pComplianceRoute = createRoute({
         param: { description: 'The telephony channel.' },
       }),
     }),
+    headers: z.object({
+      'Idempotency-Key': idempotencyKeyParameter,
+    }),
     body: {
       required: true,
       content: {
@@ -1049,6 +1064,9 @@ export const experimentsCreateRoute = createRoute({
     'Creates a `draft` experiment on a channel target. Needs `CHANNELS_WRITE`. `variants` is\nrequired (a generated client library of version 1.0.65 marks it optional; the API\nrejects a body without it). The rules, each a 422 with the `loc` of the offending field:\n2 to 10 variants; weights are whole percentages from 1 to 99 that total 100; exactly one\nvariant has `is_control: true`; every variant uses a different agent; variant names are\nunique; the agents and the target exist in the organization; the target is not a\nbuilt-in agent-test target.\n',
   security: [{ APIKeyHeader: [] }],
   request: {
+    headers: z.object({
+      'Idempotency-Key': idempotencyKeyParameter,
+    }),
     body: {
       required: true,
       content: {
@@ -1199,6 +1217,9 @@ export const experimentsStartRoute = createRoute({
     params: z.object({
       experiment_id: experimentIdParameter,
     }),
+    headers: z.object({
+      'Idempotency-Key': idempotencyKeyParameter,
+    }),
   },
   responses: {
     200: {
@@ -1233,6 +1254,9 @@ export const experimentsStopRoute = createRoute({
   request: {
     params: z.object({
       experiment_id: experimentIdParameter,
+    }),
+    headers: z.object({
+      'Idempotency-Key': idempotencyKeyParameter,
     }),
   },
   responses: {
@@ -1304,6 +1328,9 @@ export const sessionsRouteRoute = createRoute({
       target_id: integerParam(z.int().gte(1)).openapi({
         param: { description: 'The channel target the session arrives on.' },
       }),
+    }),
+    headers: z.object({
+      'Idempotency-Key': idempotencyKeyParameter,
     }),
     body: {
       required: false,

@@ -1,0 +1,68 @@
+// Idempotency-Key on POST (the IETF draft's rules, as Stripe applies them): the first answer to
+// a key, success or error, is stored per API key for 24 hours and replayed to every retry; the
+// same key with another method, path or body is a 422; a retry while the first is still running
+// is a 409. A 5xx is not stored: its transaction rolled back, so the retry runs afresh.
+
+import { createHash } from 'node:crypto';
+import type { MiddlewareHandler } from 'hono';
+import {
+  claimIdempotencyKey,
+  completeIdempotencyKey,
+  releaseIdempotencyKey,
+} from '../db/repositories/idempotency.js';
+import type { AppEnv } from './app-env.js';
+import { ApiError, RequestValidationError } from './errors.js';
+
+const HEADER = 'Idempotency-Key';
+
+export function idempotency(): MiddlewareHandler<AppEnv> {
+  return async (c, next) => {
+    const key = c.req.header(HEADER);
+    if (c.req.method !== 'POST' || key === undefined) return next();
+    if (key.length === 0 || key.length > 255) {
+      throw new RequestValidationError([
+        {
+          loc: ['header', HEADER],
+          msg: `${HEADER} must have 1 to 255 characters; send a new random value (a UUID) per request.`,
+          type: 'string_too_long',
+        },
+      ]);
+    }
+    const db = c.get('db');
+    const { keyId } = c.get('auth');
+    const body = await c.req.text();
+    const requestHash = createHash('sha256')
+      .update(`${c.req.method} ${c.req.path}\n${body}`)
+      .digest('hex');
+    const claim = await claimIdempotencyKey(db, keyId, key, requestHash);
+    if (claim.kind === 'replay') {
+      c.header('Idempotent-Replayed', 'true');
+      return c.body(claim.body, claim.status as 200, { 'Content-Type': 'application/json' });
+    }
+    if (claim.kind === 'different_request') {
+      throw new RequestValidationError([
+        {
+          loc: ['header', HEADER],
+          msg: `This ${HEADER} was already used for a different request (method, path or body); use a new key for a new request.`,
+          type: 'value_error',
+        },
+      ]);
+    }
+    if (claim.kind === 'in_flight') {
+      throw new ApiError(
+        409,
+        'CONFLICT',
+        `A request with this ${HEADER} is still running; wait for its answer, then retry with the same key to get it.`,
+      );
+    }
+    try {
+      await next();
+    } catch (error) {
+      await releaseIdempotencyKey(db, keyId, key);
+      throw error;
+    }
+    // Errors thrown by handlers have become responses by now (Hono's onError runs inside next).
+    if (c.res.status >= 500) await releaseIdempotencyKey(db, keyId, key);
+    else await completeIdempotencyKey(db, keyId, key, c.res.status, await c.res.clone().text());
+  };
+}
