@@ -1,6 +1,7 @@
 // Abuse limits: a per-key request budget (429 with Retry-After), a cap on the query string, and
 // a server that drops clients who trickle their request instead of waiting for them.
 
+import { request } from 'node:http';
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../src/app.js';
@@ -86,6 +87,25 @@ describe('query string limit', () => {
     expect(res.status).toBe(422);
     expect(res.body.detail[0]).toMatchObject({ loc: ['query'], type: 'too_long' });
   });
+});
+
+describe('header size limit', () => {
+  it("refuses headers over Node's 16 KiB limit with 431 before any of our code runs", async () => {
+    const server = await startServerProcess({ DATABASE_URL: ':memory:' }, { keepOutput: false });
+    try {
+      const status = await new Promise<number>((resolve, reject) => {
+        const req = request(`${server.baseUrl}/api/v1/events/`, {
+          headers: { 'Service-API-Key': acme.key, 'X-Padding': 'x'.repeat(20_000) },
+        });
+        req.on('response', (res) => resolve(res.statusCode!));
+        req.on('error', reject);
+        req.end();
+      });
+      expect(status).toBe(431);
+    } finally {
+      await server.stop();
+    }
+  }, 30_000);
 });
 
 describe('slow clients', () => {
