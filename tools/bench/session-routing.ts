@@ -7,13 +7,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { createDb, migrateDb } from '../../apps/server/src/db/client.js';
-import { createApiKey } from '../../apps/server/src/db/repositories/api-keys.js';
-import { createOrganization } from '../../apps/server/src/db/repositories/organizations.js';
 import { loadPlatformRecords } from '../../apps/server/src/db/repositories/platform-records.js';
-import { createRole } from '../../apps/server/src/db/repositories/roles.js';
 import { platformRecordsSchema } from '../../apps/server/src/db/platform-records-format.js';
 import { channelTargets } from '../../apps/server/src/db/schema.js';
-import { PERMISSIONS } from '../../apps/server/src/domain/permissions.js';
+import { createTenant } from '../../apps/server/test/support/harness.js';
 import { startServerProcess } from '../../apps/server/test/support/server-process.js';
 import { TABLE_HEADER, formatRow, load } from './load.js';
 
@@ -30,20 +27,11 @@ const directory = mkdtempSync(join(tmpdir(), 'agentline-bench-sessions-'));
 const databaseUrl = join(directory, 'bench.db');
 const db = createDb(databaseUrl);
 await migrateDb(db);
-const organization = await createOrganization(db, 'Bench');
-const role = await createRole(db, {
-  organizationId: organization.id,
-  name: 'admin',
-  permissions: PERMISSIONS,
-});
-const { fullKey } = await createApiKey(db, {
-  organizationId: organization.id,
-  roleId: role.id,
-  name: 'bench',
-});
+// An organization with an admin role and key, as the server tests make them.
+const { organizationId, key: fullKey } = await createTenant(db, 'Bench');
 const { ids } = await loadPlatformRecords(
   db,
-  organization.id,
+  organizationId,
   platformRecordsSchema.parse({
     prompts: [
       {

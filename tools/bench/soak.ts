@@ -11,13 +11,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { createDb, migrateDb } from '../../apps/server/src/db/client.js';
-import { createApiKey } from '../../apps/server/src/db/repositories/api-keys.js';
-import { createOrganization } from '../../apps/server/src/db/repositories/organizations.js';
 import { loadPlatformRecords } from '../../apps/server/src/db/repositories/platform-records.js';
-import { createRole } from '../../apps/server/src/db/repositories/roles.js';
 import { platformRecordsSchema } from '../../apps/server/src/db/platform-records-format.js';
 import { channelTargets } from '../../apps/server/src/db/schema.js';
-import { PERMISSIONS } from '../../apps/server/src/domain/permissions.js';
+import { createTenant } from '../../apps/server/test/support/harness.js';
 import { startServerProcess } from '../../apps/server/test/support/server-process.js';
 
 const { values } = parseArgs({
@@ -38,21 +35,12 @@ const directory = mkdtempSync(join(tmpdir(), 'agentline-soak-'));
 const databaseUrl = join(directory, 'soak.db');
 const db = createDb(databaseUrl);
 await migrateDb(db);
-const organization = await createOrganization(db, 'Soak');
-const role = await createRole(db, {
-  organizationId: organization.id,
-  name: 'admin',
-  permissions: PERMISSIONS,
-});
-const { fullKey } = await createApiKey(db, {
-  organizationId: organization.id,
-  roleId: role.id,
-  name: 'soak',
-});
+// An organization with an admin role and key, as the server tests make them.
+const { organizationId, key: fullKey } = await createTenant(db, 'Soak');
 const llm = { model: 'gpt-4o', provider: 'openai', version: null };
 const { ids } = await loadPlatformRecords(
   db,
-  organization.id,
+  organizationId,
   platformRecordsSchema.parse({
     prompts: [{ name: 'p', context: 'Answer.', llm_config: llm }],
     agents: Array.from({ length: 4 }, (_, i) => ({
