@@ -4,10 +4,10 @@
 import { count, eq } from 'drizzle-orm';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { experiments, sessions } from '../src/db/schema.js';
-import { createTenant, createTestApi, type Tenant, type TestApi } from './support/harness.js';
+import type { Tenant, TestApi } from './support/harness.js';
 import {
+  createRoutingTestbed,
   experimentBody,
-  loadRoutingFixture,
   type RoutingFixture,
 } from './support/routing-fixture.js';
 
@@ -18,11 +18,7 @@ let fx: RoutingFixture;
 let globexFx: RoutingFixture;
 
 beforeAll(async () => {
-  api = await createTestApi();
-  acme = await createTenant(api.db, 'Acme');
-  globex = await createTenant(api.db, 'Globex');
-  fx = await loadRoutingFixture(api.db, acme.organizationId);
-  globexFx = await loadRoutingFixture(api.db, globex.organizationId);
+  ({ api, acme, globex, fx, globexFx } = await createRoutingTestbed());
 });
 
 afterAll(() => api.close());

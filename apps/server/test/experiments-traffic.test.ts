@@ -4,16 +4,10 @@ import { describe, expect, it, beforeAll, afterAll } from 'vitest';
 import { and, eq } from 'drizzle-orm';
 import { events } from '../src/db/schema.js';
 import { pickVariant, stickyBucket } from '../src/domain/variant-picking.js';
+import { createKey, type Tenant, type TestApi } from './support/harness.js';
 import {
-  createKey,
-  createTenant,
-  createTestApi,
-  type Tenant,
-  type TestApi,
-} from './support/harness.js';
-import {
+  createRoutingTestbed,
   experimentBody,
-  loadRoutingFixture,
   type RoutingFixture,
 } from './support/routing-fixture.js';
 
@@ -24,11 +18,7 @@ let fx: RoutingFixture;
 let globexFx: RoutingFixture;
 
 beforeAll(async () => {
-  api = await createTestApi();
-  acme = await createTenant(api.db, 'Acme');
-  globex = await createTenant(api.db, 'Globex');
-  fx = await loadRoutingFixture(api.db, acme.organizationId);
-  globexFx = await loadRoutingFixture(api.db, globex.organizationId);
+  ({ api, acme, globex, fx, globexFx } = await createRoutingTestbed());
 });
 
 afterAll(() => api.close());

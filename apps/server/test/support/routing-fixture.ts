@@ -7,6 +7,7 @@ import type { Db } from '../../src/db/client.js';
 import { loadPlatformRecords } from '../../src/db/repositories/platform-records.js';
 import { agents, channelTargets } from '../../src/db/schema.js';
 import { platformRecordsSchema } from '../../src/db/platform-records-format.js';
+import { createTenant, createTestApi, type Tenant, type TestApi } from './harness.js';
 
 const LLM = { model: 'gpt-4o', provider: 'openai', version: null } as const;
 
@@ -89,4 +90,22 @@ export function experimentBody(
     ],
     ...overrides,
   };
+}
+
+export interface RoutingTestbed {
+  api: TestApi;
+  acme: Tenant;
+  globex: Tenant;
+  fx: RoutingFixture;
+  globexFx: RoutingFixture;
+}
+
+/** A fresh app with two organizations, Acme and Globex, each with the routing fixture loaded. */
+export async function createRoutingTestbed(): Promise<RoutingTestbed> {
+  const api = await createTestApi();
+  const acme = await createTenant(api.db, 'Acme');
+  const globex = await createTenant(api.db, 'Globex');
+  const fx = await loadRoutingFixture(api.db, acme.organizationId);
+  const globexFx = await loadRoutingFixture(api.db, globex.organizationId);
+  return { api, acme, globex, fx, globexFx };
 }
