@@ -3,17 +3,10 @@
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PERMISSIONS, type Permission } from '../src/domain/permissions.js';
-import {
-  createKey,
-  createTenant,
-  createTestApi,
-  type ApiResponse,
-  type Tenant,
-  type TestApi,
-} from './support/harness.js';
+import { createKey, type ApiResponse, type Tenant, type TestApi } from './support/harness.js';
 import {
   experimentBody,
-  loadRoutingFixture,
+  createRoutingTestbed,
   type RoutingFixture,
 } from './support/routing-fixture.js';
 
@@ -22,9 +15,7 @@ let acme: Tenant;
 let fx: RoutingFixture;
 
 beforeAll(async () => {
-  api = await createTestApi();
-  acme = await createTenant(api.db, 'Acme');
-  fx = await loadRoutingFixture(api.db, acme.organizationId);
+  ({ api, acme, fx } = await createRoutingTestbed());
 });
 
 afterAll(() => api.close());

@@ -9,16 +9,10 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import spec from '../src/generated/openapi.json' with { type: 'json' };
-import {
-  createTenant,
-  createTestApi,
-  type ApiResponse,
-  type Tenant,
-  type TestApi,
-} from './support/harness.js';
+import { type ApiResponse, type Tenant, type TestApi } from './support/harness.js';
 import {
   experimentBody,
-  loadRoutingFixture,
+  createRoutingTestbed,
   type RoutingFixture,
 } from './support/routing-fixture.js';
 
@@ -93,9 +87,7 @@ let fx: RoutingFixture;
 
 beforeAll(async () => {
   fc.configureGlobal({ seed: SEED, numRuns: RUNS_PER_OPERATION });
-  api = await createTestApi();
-  acme = await createTenant(api.db, 'Acme');
-  fx = await loadRoutingFixture(api.db, acme.organizationId);
+  ({ api, acme, fx } = await createRoutingTestbed());
 });
 
 afterAll(() => api.close());

@@ -2,10 +2,10 @@
 // message and Retry-After, never a crash or a 500, and reads keep working where they can.
 
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createTenant, createTestApi, type Tenant, type TestApi } from './support/harness.js';
+import { type Tenant, type TestApi } from './support/harness.js';
 import {
   experimentBody,
-  loadRoutingFixture,
+  createRoutingTestbed,
   type RoutingFixture,
 } from './support/routing-fixture.js';
 
@@ -14,9 +14,7 @@ let acme: Tenant;
 let fx: RoutingFixture;
 
 beforeEach(async () => {
-  api = await createTestApi();
-  acme = await createTenant(api.db, 'Acme');
-  fx = await loadRoutingFixture(api.db, acme.organizationId);
+  ({ api, acme, fx } = await createRoutingTestbed());
   // Use the key once while writes still work, so its last-used time is fresh.
   await api.request('GET', '/api/v1/events/?limit=0', { key: acme.key });
 });

@@ -4,10 +4,10 @@ import { count, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { claimIdempotencyKey } from '../src/db/repositories/idempotency.js';
 import { experiments, sessions } from '../src/db/schema.js';
-import { createTenant, createTestApi, type Tenant, type TestApi } from './support/harness.js';
+import { type Tenant, type TestApi } from './support/harness.js';
 import {
   experimentBody,
-  loadRoutingFixture,
+  createRoutingTestbed,
   type RoutingFixture,
 } from './support/routing-fixture.js';
 
@@ -16,9 +16,7 @@ let acme: Tenant;
 let fx: RoutingFixture;
 
 beforeAll(async () => {
-  api = await createTestApi();
-  acme = await createTenant(api.db, 'Acme');
-  fx = await loadRoutingFixture(api.db, acme.organizationId);
+  ({ api, acme, fx } = await createRoutingTestbed());
 });
 
 afterAll(() => api.close());
