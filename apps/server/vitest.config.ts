@@ -1,18 +1,73 @@
 import { fileURLToPath } from 'node:url';
-import { defineConfig } from 'vitest/config';
+import pg from 'pg';
+import { defineConfig, type TestProjectInlineConfiguration } from 'vitest/config';
 
-export default defineConfig({
-  resolve: {
-    // Tests drive the SDK from source, so they never run against a stale build.
-    alias: {
-      '@agentline/sdk': fileURLToPath(new URL('../../packages/sdk/src/index.ts', import.meta.url)),
+// The whole suite runs once per backend. PostgreSQL is reached through
+// AGENTLINE_TEST_POSTGRES_URL (a role that may create databases; `.ci/run` and
+// scripts/postgres-setup.sh make one), or the URL that script creates by default. If set
+// explicitly and unreachable, the run fails; if only the default is unreachable, the PostgreSQL
+// half is skipped with a note.
+const DEFAULT_POSTGRES_URL = 'postgres://agentline:agentline@127.0.0.1:5432/agentline';
+
+async function reachablePostgresUrl(): Promise<string | null> {
+  const explicit = process.env.AGENTLINE_TEST_POSTGRES_URL;
+  const client = new pg.Client({
+    connectionString: explicit ?? DEFAULT_POSTGRES_URL,
+    connectionTimeoutMillis: 2000,
+  });
+  try {
+    await client.connect();
+    await client.end();
+    return explicit ?? DEFAULT_POSTGRES_URL;
+  } catch (error) {
+    if (explicit) {
+      throw new Error(
+        `AGENTLINE_TEST_POSTGRES_URL is set but PostgreSQL cannot be reached: ${String(error)}`,
+      );
+    }
+    console.warn(
+      `\nPostgreSQL tests skipped: nothing answers at ${DEFAULT_POSTGRES_URL} (${String(error)}).\n` +
+        'Run `bash scripts/postgres-setup.sh` (or set AGENTLINE_TEST_POSTGRES_URL) to run them.\n',
+    );
+    return null;
+  }
+}
+
+const shared = {
+  include: ['test/**/*.test.ts'],
+  testTimeout: 30_000,
+  hookTimeout: 60_000,
+};
+
+export default defineConfig(async () => {
+  const postgresUrl = await reachablePostgresUrl();
+  const projects: TestProjectInlineConfiguration[] = [
+    { extends: true, test: { ...shared, name: 'sqlite' } },
+  ];
+  if (postgresUrl) {
+    projects.push({
+      extends: true,
+      test: {
+        ...shared,
+        name: 'postgres',
+        env: { AGENTLINE_TEST_POSTGRES_URL: postgresUrl },
+        globalSetup: ['test/support/postgres-global-setup.ts'],
+      },
+    });
+  }
+  return {
+    resolve: {
+      // Tests drive the SDK from source, so they never run against a stale build.
+      alias: {
+        '@agentline/sdk': fileURLToPath(
+          new URL('../../packages/sdk/src/index.ts', import.meta.url),
+        ),
+      },
     },
-  },
-  test: {
-    include: ['test/**/*.test.ts'],
-    // Tests spawn servers and CLI processes; two cores, so keep parallelism modest.
-    maxWorkers: 2,
-    testTimeout: 30_000,
-    hookTimeout: 60_000,
-  },
+    test: {
+      // Tests spawn servers and CLI processes; two cores, so keep parallelism modest.
+      maxWorkers: 2,
+      projects,
+    },
+  };
 });

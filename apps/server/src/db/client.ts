@@ -1,41 +1,65 @@
-// Opens the database named by a DATABASE_URL. Today that is SQLite (a file path or `:memory:`);
-// PostgreSQL joins the `Db` union later with its own `kind`, and repositories branch on it, so
-// handlers keep calling the same repository functions.
+// Opens the database named by a DATABASE_URL: SQLite (a file path or `:memory:`, the embedded
+// default) or PostgreSQL (`postgres://...`, for several server processes on one database).
+// Repositories branch on `kind`, so handlers call the same functions whichever it is.
 
 import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
-import { drizzle, type BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
-import { migrate } from 'drizzle-orm/better-sqlite3/migrator';
+import { drizzle as drizzleSqlite, type BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
+import { migrate as migrateSqlite } from 'drizzle-orm/better-sqlite3/migrator';
+import { drizzle as drizzlePostgres, type NodePgDatabase } from 'drizzle-orm/node-postgres';
+import { migrate as migratePostgres } from 'drizzle-orm/node-postgres/migrator';
+import pg from 'pg';
+import * as postgresSchema from './schema-postgres.js';
 import * as schema from './schema.js';
 
 export type SqliteOrm = BetterSQLite3Database<typeof schema>;
 export type SqliteTransaction = Parameters<Parameters<SqliteOrm['transaction']>[0]>[0];
+export type PostgresOrm = NodePgDatabase<typeof postgresSchema>;
+export type PostgresTransaction = Parameters<Parameters<PostgresOrm['transaction']>[0]>[0];
 
 export interface SqliteDb {
   kind: 'sqlite';
   orm: SqliteOrm;
   /** The raw better-sqlite3 handle, for prepared statements on hot paths (event import). */
   sqlite: Database.Database;
-  close(): void;
+  close(): Promise<void>;
 }
 
-export type Db = SqliteDb;
-
-export class UnsupportedDatabaseError extends Error {
-  override name = 'UnsupportedDatabaseError';
+export interface PostgresDb {
+  kind: 'postgres';
+  orm: PostgresOrm;
+  pool: pg.Pool;
+  close(): Promise<void>;
 }
 
-// Resolved from this module's location, so it is the same folder whether the code runs from
-// src/ under tsx or from a compiled dist/ (both sit two levels below apps/server).
-const SQLITE_MIGRATIONS_FOLDER = fileURLToPath(new URL('../../drizzle/sqlite', import.meta.url));
+export type Db = SqliteDb | PostgresDb;
 
-export function createDb(databaseUrl: string): Db {
-  if (/^postgres(ql)?:\/\//i.test(databaseUrl)) {
-    throw new UnsupportedDatabaseError(
-      'PostgreSQL is not supported yet: set DATABASE_URL to a SQLite file path (for example data/agentline.db)',
-    );
+export function isPostgresUrl(databaseUrl: string): boolean {
+  return /^postgres(ql)?:\/\//i.test(databaseUrl);
+}
+
+// count(*) and bigint ids arrive as int8, which node-postgres leaves as strings (they may exceed
+// 2^53). Agentline's counts and ids stay far below that, so they are read as numbers everywhere.
+pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number(value));
+
+/** Connections per server process; several processes share one PostgreSQL server. */
+const DEFAULT_POOL_SIZE = 10;
+
+export function createDb(databaseUrl: string, options: { poolSize?: number } = {}): Db {
+  if (isPostgresUrl(databaseUrl)) {
+    const pool = new pg.Pool({
+      connectionString: databaseUrl,
+      max: options.poolSize ?? DEFAULT_POOL_SIZE,
+      // Names the connections in pg_stat_activity, for the operator.
+      application_name: 'agentline',
+    });
+    // An idle connection the server drops (a restart) must not crash the process: the pool
+    // replaces it, and the next query reports the outage as a 503.
+    pool.on('error', () => {});
+    const orm = drizzlePostgres({ client: pool, schema: postgresSchema });
+    return { kind: 'postgres', orm, pool, close: () => pool.end() };
   }
   if (databaseUrl !== ':memory:') mkdirSync(dirname(resolve(databaseUrl)), { recursive: true });
   const sqlite = new Database(databaseUrl);
@@ -48,25 +72,55 @@ export function createDb(databaseUrl: string): Db {
   // 64 MB instead of 2 MB: the events table has seven indexes, and bulk imports slow down
   // sharply once their pages no longer fit. Memory is taken only as pages are used.
   sqlite.pragma('cache_size = -65536');
-  const orm = drizzle({ client: sqlite, schema });
-  return { kind: 'sqlite', orm, sqlite, close: () => sqlite.close() };
+  const orm = drizzleSqlite({ client: sqlite, schema });
+  return {
+    kind: 'sqlite',
+    orm,
+    sqlite,
+    close: async () => {
+      sqlite.close();
+    },
+  };
 }
+
+// Resolved from this module's location, so they are the same folders whether the code runs
+// from src/ under tsx or from a compiled dist/ (both sit two levels below apps/server).
+const MIGRATIONS_FOLDERS = {
+  sqlite: fileURLToPath(new URL('../../drizzle/sqlite', import.meta.url)),
+  postgres: fileURLToPath(new URL('../../drizzle/postgres', import.meta.url)),
+};
+
+/** Any constant: the key of the advisory lock that lets one process at a time migrate. */
+const MIGRATION_LOCK_KEY = 0x6167_6c6d; // "aglm"
 
 /** Applies the committed migrations that have not run yet; running it again is a no-op. */
 export async function migrateDb(db: Db): Promise<void> {
-  migrate(db.orm, { migrationsFolder: SQLITE_MIGRATIONS_FOLDER });
+  if (db.kind === 'sqlite') {
+    migrateSqlite(db.orm, { migrationsFolder: MIGRATIONS_FOLDERS.sqlite });
+    return;
+  }
+  // Several processes may start at once on one database: they take turns, and the later ones
+  // find nothing left to apply.
+  const lock = await db.pool.connect();
+  try {
+    await lock.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_KEY]);
+    await migratePostgres(db.orm, { migrationsFolder: MIGRATIONS_FOLDERS.postgres });
+  } finally {
+    await lock.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK_KEY]).catch(() => {});
+    lock.release();
+  }
 }
 
 /**
- * Runs `work` in one write transaction (BEGIN IMMEDIATE: takes the write lock up front, so two
- * processes never deadlock upgrading a read lock) and commits, or rolls back if it throws.
+ * Runs `work` in one SQLite write transaction (BEGIN IMMEDIATE: takes the write lock up front, so
+ * two processes never deadlock upgrading a read lock) and commits, or rolls back if it throws.
  *
- * On SQLite `work` must be synchronous: use drizzle's `.run()`, `.all()`, `.get()` on `tx`.
- * The process has one connection, so a transaction that awaited would let other requests'
- * statements run inside it. Keep this inside repository functions, which stay async outwardly.
+ * `work` must be synchronous: use drizzle's `.run()`, `.all()`, `.get()` on `tx`. The process
+ * has one connection, so a transaction that awaited would let other requests' statements run
+ * inside it. Keep this inside repository functions, which stay async outwardly.
  */
 export async function withTransaction<T>(
-  db: Db,
+  db: SqliteDb,
   work: (tx: SqliteTransaction) => T extends PromiseLike<unknown> ? never : T,
 ): Promise<T> {
   return db.orm.transaction(
@@ -79,4 +133,38 @@ export async function withTransaction<T>(
     },
     { behavior: 'immediate' },
   );
+}
+
+/** SQLSTATEs of a transaction PostgreSQL aborted only because another one ran at the same time. */
+const RETRYABLE_SQLSTATES = new Set(['40001', '40P01']);
+const MAX_TRANSACTION_ATTEMPTS = 10;
+
+function isRetryable(error: unknown): boolean {
+  for (let link = error, depth = 0; link && depth < 5; depth += 1) {
+    const code = (link as { code?: unknown }).code;
+    if (typeof code === 'string' && RETRYABLE_SQLSTATES.has(code)) return true;
+    link = (link as { cause?: unknown }).cause;
+  }
+  return false;
+}
+
+/**
+ * Runs `work` in one PostgreSQL transaction at SERIALIZABLE isolation: it behaves as if no other
+ * transaction ran at the same time, as SQLite's single writer does, so the repositories' read,
+ * check, write sequences hold across processes without row locks of their own. A transaction the
+ * server aborts for a conflict with a concurrent one (40001, 40P01) is run again from the start.
+ */
+export async function withPostgresTransaction<T>(
+  db: PostgresDb,
+  work: (tx: PostgresTransaction) => Promise<T>,
+): Promise<T> {
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await db.orm.transaction(work, { isolationLevel: 'serializable' });
+    } catch (error) {
+      if (attempt >= MAX_TRANSACTION_ATTEMPTS || !isRetryable(error)) throw error;
+      // A little jitter so the transactions that collided do not collide again.
+      await new Promise((resolve) => setTimeout(resolve, Math.random() * 5 * attempt));
+    }
+  }
 }

@@ -1,5 +1,7 @@
-// Recognises constraint failures whatever wraps them (drizzle wraps driver errors in
-// DrizzleQueryError, whose message also carries the SQL parameters and so must not be shown).
+// Recognises constraint failures and outages whatever wraps them, on both backends: SQLite's
+// result codes (`SQLITE_...`) and PostgreSQL's SQLSTATEs (five characters, e.g. 23505). Drizzle
+// wraps driver errors in DrizzleQueryError, whose message also carries the SQL parameters and so
+// must not be shown.
 
 function* errorChain(error: unknown): Generator<unknown> {
   for (let current = error, depth = 0; current && depth < 5; depth += 1) {
@@ -8,28 +10,53 @@ function* errorChain(error: unknown): Generator<unknown> {
   }
 }
 
-function driverCode(error: unknown): string | undefined {
+type DriverCode = { backend: 'sqlite' | 'postgres' | 'network'; code: string };
+
+const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND']);
+
+function driverCode(error: unknown): DriverCode | undefined {
   for (const link of errorChain(error)) {
     const code = (link as { code?: unknown }).code;
-    if (typeof code === 'string' && code.startsWith('SQLITE_')) return code;
+    if (typeof code !== 'string') continue;
+    if (code.startsWith('SQLITE_')) return { backend: 'sqlite', code };
+    if (/^[0-9A-Z]{5}$/.test(code) && (link as { severity?: unknown }).severity !== undefined) {
+      return { backend: 'postgres', code };
+    }
+    if (NETWORK_CODES.has(code)) return { backend: 'network', code };
   }
   return undefined;
 }
 
 /** True for a UNIQUE or PRIMARY KEY violation (e.g. a second running experiment on a target). */
 export function isUniqueViolation(error: unknown): boolean {
-  const code = driverCode(error);
-  return code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY';
+  const found = driverCode(error);
+  if (found?.backend === 'postgres') return found.code === '23505';
+  return (
+    found?.code === 'SQLITE_CONSTRAINT_UNIQUE' || found?.code === 'SQLITE_CONSTRAINT_PRIMARYKEY'
+  );
 }
 
-/**
- * Why the database cannot take a request right now (a full or read-only disk, a lock held too
- * long, an I/O failure), or null for every other error. These are the operator's to fix, not
- * the caller's, and a retry later may succeed: the HTTP layer answers them with 503.
- */
-export function databaseUnavailableReason(error: unknown): string | null {
-  const code = driverCode(error);
-  if (code === undefined) return null;
+export function isForeignKeyViolation(error: unknown): boolean {
+  const found = driverCode(error);
+  return (
+    found?.code === 'SQLITE_CONSTRAINT_FOREIGNKEY' ||
+    (found?.backend === 'postgres' && found.code === '23503')
+  );
+}
+
+function postgresUnavailableReason(code: string): string | null {
+  if (code === '53100') return 'the database disk is full';
+  if (code === '25006') return 'the database is read-only';
+  if (code.startsWith('08') || code.startsWith('57P') || code === '53300') {
+    return 'the database server cannot be reached or is shutting down';
+  }
+  if (code === '55P03' || code === '40001' || code === '40P01') {
+    return 'the database is busy with other writers';
+  }
+  return null;
+}
+
+function sqliteUnavailableReason(code: string): string | null {
   if (code === 'SQLITE_FULL') return 'the database disk is full';
   if (code.startsWith('SQLITE_READONLY')) return 'the database is read-only';
   if (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED')) {
@@ -41,8 +68,23 @@ export function databaseUnavailableReason(error: unknown): string | null {
   return null;
 }
 
-export function isForeignKeyViolation(error: unknown): boolean {
-  return driverCode(error) === 'SQLITE_CONSTRAINT_FOREIGNKEY';
+/**
+ * Why the database cannot take a request right now (a full or read-only disk, a lock held too
+ * long, an I/O failure, an unreachable server), or null for every other error. These are the
+ * operator's to fix, not the caller's, and a retry later may succeed: the HTTP layer answers
+ * them with 503.
+ */
+export function databaseUnavailableReason(error: unknown): string | null {
+  const found = driverCode(error);
+  if (found === undefined) return null;
+  switch (found.backend) {
+    case 'sqlite':
+      return sqliteUnavailableReason(found.code);
+    case 'postgres':
+      return postgresUnavailableReason(found.code);
+    case 'network':
+      return 'the database server cannot be reached';
+  }
 }
 
 /** The driver's own message (e.g. "UNIQUE constraint failed: ..."), without SQL or parameters. */

@@ -1,13 +1,14 @@
-// A fresh app on a fresh in-memory database per test file, tenants with keys of chosen
+// A fresh app on a fresh database (test-database.ts: SQLite or PostgreSQL) per test file, tenants with keys of chosen
 // permissions, and a `request` that checks every response against the spec before returning it.
 
 import { createApp, type App } from '../../src/app.js';
-import { createDb, migrateDb, type Db } from '../../src/db/client.js';
+import type { Db } from '../../src/db/client.js';
 import { createApiKey } from '../../src/db/repositories/api-keys.js';
 import { createOrganization } from '../../src/db/repositories/organizations.js';
 import { createRole } from '../../src/db/repositories/roles.js';
 import { PERMISSIONS, type Permission } from '../../src/domain/permissions.js';
 import { specValidator } from './contract.js';
+import { createTestDb } from './test-database.js';
 
 export interface ApiResponse<T = any> {
   status: number;
@@ -26,12 +27,11 @@ export interface TestApi {
   app: App;
   /** Sends a request to the app in-process and fails unless the response matches the spec. */
   request<T = any>(method: string, url: string, options?: RequestOptions): Promise<ApiResponse<T>>;
-  close(): void;
+  close(): Promise<void>;
 }
 
 export async function createTestApi(): Promise<TestApi> {
-  const db = createDb(':memory:');
-  await migrateDb(db);
+  const db = await createTestDb();
   const app = createApp({ db });
   return {
     db,

@@ -1,0 +1,402 @@
+// PostgreSQL schema of Agentline: the same tables, columns and TypeScript keys as the SQLite
+// schema (schema.ts, which explains the model), in PostgreSQL's types. Differences, and why:
+//
+// - Text columns use the "C" collation: ordering and comparison by code point, as SQLite's BINARY
+//   does, whatever the database's locale. Lists sort the same on both backends, the timestamp
+//   prefix ranges (text order = time order) hold, and ILIKE folds ASCII case only, as SQLite's
+//   LIKE does, so searches match the same rows.
+// - Timestamps stay ISO-8601 text (fixed width, milliseconds, `Z`) so the wire format and the
+//   prefix search behave identically; JSON is jsonb; booleans are booleans.
+// - Ids are identity columns; events' ids are bigint (the table grows without bound).
+// - The description substring index is pg_trgm's GIN index (migration 0001), not FTS5.
+
+import { sql } from 'drizzle-orm';
+import {
+  bigint,
+  boolean,
+  check,
+  customType,
+  foreignKey,
+  index,
+  integer,
+  jsonb,
+  pgTable,
+  primaryKey,
+  unique,
+  uniqueIndex,
+} from 'drizzle-orm/pg-core';
+import type { Permission } from '../domain/permissions.js';
+import {
+  CHANNEL_KINDS,
+  EXPERIMENT_STATUSES,
+  TELEPHONY_PROVIDERS,
+  type JsonObject,
+  type LlmConfig,
+} from './schema.js';
+
+const text = customType<{ data: string }>({
+  dataType: () => 'text COLLATE "C"',
+});
+
+function textEnum<const T extends readonly [string, ...string[]]>(name: string, _values: T) {
+  return customType<{ data: T[number] }>({ dataType: () => 'text COLLATE "C"' })(name);
+}
+
+const CURRENT_ISO_TIMESTAMP = sql`(to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))`;
+
+function isoTimestamp(name: string) {
+  return text(name).notNull().default(CURRENT_ISO_TIMESTAMP);
+}
+
+function id() {
+  return integer('id').primaryKey().generatedAlwaysAsIdentity();
+}
+
+function organizationId() {
+  return integer('organization_id')
+    .notNull()
+    .references(() => organizations.id);
+}
+
+export const organizations = pgTable('organizations', {
+  id: id(),
+  name: text('name').notNull().unique(),
+  createdAt: isoTimestamp('created_at'),
+  recordsVersion: integer('records_version').notNull().default(0),
+});
+
+export const roles = pgTable(
+  'roles',
+  {
+    id: id(),
+    organizationId: organizationId(),
+    name: text('name').notNull(),
+    permissions: jsonb('permissions').$type<Permission[]>().notNull(),
+    createdAt: isoTimestamp('created_at'),
+  },
+  (t) => [unique('roles_organization_name_unique').on(t.organizationId, t.name)],
+);
+
+export const apiKeys = pgTable(
+  'api_keys',
+  {
+    id: id(),
+    keyId: text('key_id').notNull().unique(),
+    organizationId: organizationId(),
+    roleId: integer('role_id')
+      .notNull()
+      .references(() => roles.id),
+    name: text('name').notNull(),
+    secretHash: text('secret_hash').notNull(),
+    createdAt: isoTimestamp('created_at'),
+    revokedAt: text('revoked_at'),
+    lastUsedAt: text('last_used_at'),
+  },
+  (t) => [index('api_keys_organization_idx').on(t.organizationId)],
+);
+
+export const services = pgTable('services', {
+  id: id(),
+  organizationId: organizationId(),
+  name: text('name').notNull(),
+  createdAt: isoTimestamp('created_at'),
+});
+
+export const tools = pgTable(
+  'tools',
+  {
+    id: id(),
+    organizationId: organizationId(),
+    serviceId: integer('service_id').references(() => services.id, { onDelete: 'set null' }),
+    name: text('name').notNull(),
+    versionNumber: integer('version_number').notNull().default(1),
+    definition: jsonb('definition').$type<JsonObject>().notNull(),
+    lastUpdated: isoTimestamp('last_updated'),
+    lastUpdatedBy: text('last_updated_by').notNull(),
+    lastUpdatedComments: text('last_updated_comments'),
+  },
+  (t) => [index('tools_organization_name_idx').on(t.organizationId, t.name)],
+);
+
+export const prompts = pgTable(
+  'prompts',
+  {
+    id: id(),
+    organizationId: organizationId(),
+    name: text('name').notNull(),
+    type: text('type').notNull(),
+    description: text('description'),
+    context: text('context'),
+    llmConfig: jsonb('llm_config').$type<LlmConfig>().notNull(),
+    sessionEndEnabled: boolean('session_end_enabled').notNull().default(false),
+    sessionEndToolId: integer('session_end_tool_id').references(() => tools.id, {
+      onDelete: 'set null',
+    }),
+    versionNumber: integer('version_number').notNull().default(1),
+    editComments: text('edit_comments'),
+    lastUpdated: isoTimestamp('last_updated'),
+    lastUpdatedBy: text('last_updated_by'),
+  },
+  (t) => [
+    index('prompts_organization_name_idx').on(t.organizationId, t.name),
+    index('prompts_organization_idx').on(t.organizationId, t.id),
+  ],
+);
+
+export const promptTools = pgTable(
+  'prompt_tools',
+  {
+    promptId: integer('prompt_id')
+      .notNull()
+      .references(() => prompts.id, { onDelete: 'cascade' }),
+    toolId: integer('tool_id')
+      .notNull()
+      .references(() => tools.id, { onDelete: 'cascade' }),
+  },
+  (t) => [
+    primaryKey({ columns: [t.promptId, t.toolId] }),
+    index('prompt_tools_tool_idx').on(t.toolId, t.promptId),
+  ],
+);
+
+export const agents = pgTable(
+  'agents',
+  {
+    id: id(),
+    organizationId: organizationId(),
+    name: text('name').notNull(),
+    promptId: integer('prompt_id').references(() => prompts.id, { onDelete: 'set null' }),
+    pinnedPromptVersion: integer('pinned_prompt_version'),
+  },
+  (t) => [
+    index('agents_organization_name_idx').on(t.organizationId, t.name),
+    index('agents_prompt_idx').on(t.promptId, t.organizationId),
+  ],
+);
+
+export const channels = pgTable(
+  'channels',
+  {
+    id: id(),
+    organizationId: organizationId(),
+    name: text('name').notNull(),
+    kind: textEnum('kind', CHANNEL_KINDS).notNull(),
+    provider: textEnum('provider', TELEPHONY_PROVIDERS),
+    providerConfig: jsonb('provider_config').$type<JsonObject>(),
+    // Credentials stay in this column only: never selected into wire objects or log lines.
+    providerSecret: text('provider_secret'),
+  },
+  (t) => [
+    index('channels_organization_name_idx').on(t.organizationId, t.name),
+    check('channels_kind_check', sql`${t.kind} IN ('telephony', 'sms', 'web_chat')`),
+    check(
+      'channels_provider_check',
+      sql`${t.provider} IS NULL OR (${t.kind} = 'telephony' AND ${t.provider} IN ('records', 'twilio'))`,
+    ),
+  ],
+);
+
+export const channelTargets = pgTable(
+  'channel_targets',
+  {
+    id: id(),
+    organizationId: organizationId(),
+    channelId: integer('channel_id')
+      .notNull()
+      .references(() => channels.id, { onDelete: 'cascade' }),
+    target: text('target').notNull(),
+    targetMode: text('target_mode').notNull(),
+    agentId: integer('agent_id').references(() => agents.id, { onDelete: 'set null' }),
+    isAgentTest: boolean('is_agent_test').notNull().default(false),
+  },
+  (t) => [index('channel_targets_channel_idx').on(t.channelId, t.target)],
+);
+
+export const telephonyNumbers = pgTable(
+  'telephony_numbers',
+  {
+    id: id(),
+    organizationId: organizationId(),
+    channelId: integer('channel_id')
+      .notNull()
+      .references(() => channels.id, { onDelete: 'cascade' }),
+    phoneNumber: text('phone_number').notNull(),
+  },
+  (t) => [unique('telephony_numbers_channel_phone_unique').on(t.channelId, t.phoneNumber)],
+);
+
+export const messagingServices = pgTable(
+  'messaging_services',
+  {
+    id: id(),
+    organizationId: organizationId(),
+    sid: text('sid').notNull(),
+    name: text('name').notNull(),
+  },
+  (t) => [
+    unique('messaging_services_organization_sid_unique').on(t.organizationId, t.sid),
+    unique('messaging_services_id_organization_unique').on(t.id, t.organizationId),
+  ],
+);
+
+export const messagingServiceNumbers = pgTable(
+  'messaging_service_numbers',
+  {
+    messagingServiceId: integer('messaging_service_id').notNull(),
+    organizationId: organizationId(),
+    phoneNumber: text('phone_number').notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.messagingServiceId, t.phoneNumber] }),
+    unique('messaging_service_numbers_organization_phone_unique').on(
+      t.organizationId,
+      t.phoneNumber,
+    ),
+    foreignKey({
+      name: 'messaging_service_numbers_service_fk',
+      columns: [t.messagingServiceId, t.organizationId],
+      foreignColumns: [messagingServices.id, messagingServices.organizationId],
+    }).onDelete('cascade'),
+  ],
+);
+
+export const a2pBrands = pgTable(
+  'a2p_brands',
+  {
+    id: id(),
+    organizationId: organizationId(),
+    sid: text('sid').notNull(),
+    status: text('status').notNull(),
+  },
+  (t) => [unique('a2p_brands_organization_sid_unique').on(t.organizationId, t.sid)],
+);
+
+export const a2pCampaigns = pgTable(
+  'a2p_campaigns',
+  {
+    id: id(),
+    organizationId: organizationId(),
+    sid: text('sid').notNull(),
+    messagingServiceId: integer('messaging_service_id')
+      .notNull()
+      .references(() => messagingServices.id, { onDelete: 'cascade' }),
+    brandId: integer('brand_id')
+      .notNull()
+      .references(() => a2pBrands.id),
+    campaignStatus: text('campaign_status').notNull(),
+    isMock: boolean('is_mock').notNull().default(false),
+  },
+  (t) => [
+    unique('a2p_campaigns_organization_sid_unique').on(t.organizationId, t.sid),
+    index('a2p_campaigns_messaging_service_idx').on(t.messagingServiceId),
+  ],
+);
+
+export const sessions = pgTable(
+  'sessions',
+  {
+    id: text('id').primaryKey(),
+    organizationId: organizationId(),
+    targetId: integer('target_id')
+      .notNull()
+      .references(() => channelTargets.id),
+    agentId: integer('agent_id')
+      .notNull()
+      .references(() => agents.id),
+    experimentId: integer('experiment_id'),
+    variantId: integer('variant_id'),
+    userId: text('user_id'),
+    conversationId: text('conversation_id'),
+    createdAt: isoTimestamp('created_at'),
+  },
+  (t) => [index('sessions_experiment_variant_idx').on(t.experimentId, t.variantId)],
+);
+
+export const events = pgTable(
+  'events',
+  {
+    id: bigint('id', { mode: 'number' }).primaryKey().generatedAlwaysAsIdentity(),
+    organizationId: organizationId(),
+    importKey: text('import_key'),
+    timestamp: text('timestamp').notNull(),
+    sessionId: text('session_id'),
+    conversationId: text('conversation_id'),
+    source: text('source'),
+    sourceId: text('source_id'),
+    category: text('category'),
+    type: text('type'),
+    userId: text('user_id'),
+    description: text('description'),
+    attributes: jsonb('attributes').$type<JsonObject>(),
+  },
+  (t) => [
+    uniqueIndex('events_organization_import_key_unique')
+      .on(t.organizationId, t.importKey)
+      .where(sql`import_key IS NOT NULL`),
+    // Every list index ends with id, the list's tie-breaker, so each serves ORDER BY column, id
+    // in both directions without a sort (PostgreSQL has no implicit rowid suffix).
+    index('events_organization_timestamp_idx').on(t.organizationId, t.timestamp, t.id),
+    index('events_organization_session_idx').on(t.organizationId, t.sessionId, t.id),
+    index('events_organization_conversation_idx').on(t.organizationId, t.conversationId, t.id),
+    index('events_organization_user_idx').on(t.organizationId, t.userId, t.id),
+    index('events_organization_category_idx').on(t.organizationId, t.category, t.id),
+    index('events_organization_type_idx').on(t.organizationId, t.type, t.id),
+  ],
+);
+
+export const experiments = pgTable(
+  'experiments',
+  {
+    id: id(),
+    organizationId: organizationId(),
+    name: text('name').notNull(),
+    description: text('description'),
+    targetId: integer('target_id')
+      .notNull()
+      .references(() => channelTargets.id),
+    status: textEnum('status', EXPERIMENT_STATUSES).notNull().default('draft'),
+    createdAt: isoTimestamp('created_at'),
+    updatedAt: isoTimestamp('updated_at'),
+    startedAt: text('started_at'),
+    stoppedAt: text('stopped_at'),
+    lastUpdatedBy: text('last_updated_by'),
+  },
+  (t) => [
+    index('experiments_organization_idx').on(t.organizationId, t.id),
+    check('experiments_status_check', sql`${t.status} IN ('draft', 'running', 'stopped')`),
+    uniqueIndex('experiments_one_running_per_target')
+      .on(t.targetId)
+      .where(sql`status = 'running'`),
+  ],
+);
+
+export const experimentVariants = pgTable(
+  'experiment_variants',
+  {
+    id: id(),
+    experimentId: integer('experiment_id')
+      .notNull()
+      .references(() => experiments.id, { onDelete: 'cascade' }),
+    position: integer('position').notNull(),
+    name: text('name').notNull(),
+    weight: integer('weight').notNull(),
+    isControl: boolean('is_control').notNull(),
+    agentId: integer('agent_id')
+      .notNull()
+      .references(() => agents.id),
+  },
+  (t) => [index('experiment_variants_experiment_idx').on(t.experimentId, t.position)],
+);
+
+export const idempotencyKeys = pgTable(
+  'idempotency_keys',
+  {
+    apiKeyId: text('api_key_id').notNull(),
+    key: text('key').notNull(),
+    requestHash: text('request_hash').notNull(),
+    status: integer('status'),
+    body: text('body'),
+    createdAt: text('created_at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.apiKeyId, t.key] })],
+);
