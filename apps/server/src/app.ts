@@ -19,7 +19,7 @@ import {
 import { Metrics, metricsEndpoint } from './http/metrics.js';
 import { idempotency } from './http/idempotency.js';
 import { rateLimit } from './http/rate-limit.js';
-import { queryStringLimit, requestBody } from './http/request-body.js';
+import { queryStringLimit, rejectNulCharacters, requestBody } from './http/request-body.js';
 import { requestContext } from './http/request-context.js';
 import { registerDocsRoutes } from './routes/docs/docs.index.js';
 import { registerEventsRoutes } from './routes/events/events.index.js';
@@ -67,6 +67,7 @@ export function createApp({
   app.use(requestContext(db, logger, metrics));
   app.use('/api/*', queryStringLimit(MAX_QUERY_STRING_CHARACTERS));
   app.use('/api/*', requestBody(bodyLimitBytes));
+  app.use('/api/*', rejectNulCharacters());
 
   app.get('/healthz', (c) => c.json({ status: 'ok' }));
   app.get('/readyz', async (c) => {

@@ -48,6 +48,13 @@ describe('platform-records.schema.json', () => {
     ['an empty name', { agents: [{ name: '' }] }],
     ['a reference of the wrong type', { agents: [{ name: 'a', prompt: true }] }],
     ['a non-positive id reference', { agents: [{ name: 'a', prompt: 0 }] }],
+    // What PostgreSQL cannot store is refused for both backends alike.
+    ['an id beyond a database integer', { agents: [{ name: 'a', prompt: 2_147_483_648 }] }],
+    [
+      'a version beyond a database integer',
+      { agents: [{ name: 'a', pinned_prompt_version: 2 ** 31 }] },
+    ],
+    ['a NUL character in a name', { services: [{ name: 'bad\u0000name' }] }],
     [
       'an unknown LLM provider',
       { prompts: [{ name: 'p', llm_config: { model: 'm', provider: 'acme' } }] },

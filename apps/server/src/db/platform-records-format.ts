@@ -13,9 +13,15 @@ import { CHANNEL_KINDS, TELEPHONY_PROVIDERS } from './schema.js';
 const REFERENCE_HELP =
   'The name of a record of that kind in this file or already in the organization, or the integer id of an existing one.';
 
-const name = z.string().min(1).max(200);
-const reference = z.union([z.string().min(1), z.int().positive()]).describe(REFERENCE_HELP);
-const optionalText = z.string().nullable().default(null);
+// Both limits are the databases': PostgreSQL's integer columns end at 2^31 - 1, and its text
+// cannot hold U+0000, so a file either backend would refuse is refused here, with the path.
+const MAX_DATABASE_INTEGER = 2_147_483_647;
+const positiveInt = () => z.int().positive().max(MAX_DATABASE_INTEGER);
+const text = () => z.string().regex(/^[^\u0000]*$/, 'must not contain the NUL character (U+0000)');
+
+const name = text().min(1).max(200);
+const reference = z.union([text().min(1), positiveInt()]).describe(REFERENCE_HELP);
+const optionalText = text().nullable().default(null);
 const isoDateTime = z.iso
   .datetime({ offset: true })
   .describe('ISO 8601 date-time with seconds and `Z` or an offset, e.g. 2026-03-17T07:22:20.252Z');
@@ -26,8 +32,8 @@ const e164 = z
 const service = z.strictObject({ name });
 
 const toolParameter = z.looseObject({
-  type: z.string().optional(),
-  description: z.string().optional(),
+  type: text().optional(),
+  description: text().optional(),
   default: z.unknown().optional(),
 });
 
@@ -35,20 +41,20 @@ const toolParameter = z.looseObject({
 // declared) must load, because reporting them as validation issues is the point.
 const toolDefinition = z
   .looseObject({
-    type: z.string().optional().describe('Tool kind, e.g. `endpoint`.'),
+    type: text().optional().describe('Tool kind, e.g. `endpoint`.'),
     endpoint: z
       .looseObject({
-        argument_location: z.string().optional(),
-        method: z.string().optional(),
-        url: z.string().optional(),
+        argument_location: text().optional(),
+        method: text().optional(),
+        url: text().optional(),
       })
       .optional(),
     static_parameters: z
       .array(
         z.looseObject({
-          name: z.string(),
-          type: z.string().optional(),
-          description: z.string().optional(),
+          name: text(),
+          type: text().optional(),
+          description: text().optional(),
           required: z.boolean().optional(),
           default: z.unknown().optional(),
         }),
@@ -56,16 +62,16 @@ const toolDefinition = z
       .optional(),
     tool: z
       .looseObject({
-        type: z.string().optional(),
+        type: text().optional(),
         function: z
           .looseObject({
-            name: z.string().optional(),
-            description: z.string().optional(),
+            name: text().optional(),
+            description: text().optional(),
             parameters: z
               .looseObject({
-                type: z.string().optional(),
-                properties: z.record(z.string(), toolParameter).optional(),
-                required: z.array(z.string()).optional(),
+                type: text().optional(),
+                properties: z.record(text(), toolParameter).optional(),
+                required: z.array(text()).optional(),
               })
               .optional(),
           })
@@ -78,10 +84,10 @@ const toolDefinition = z
 const tool = z.strictObject({
   name,
   service: reference.nullable().default(null).describe(`The tool's service. ${REFERENCE_HELP}`),
-  version_number: z.int().positive().default(1),
+  version_number: positiveInt().default(1),
   definition: toolDefinition,
   last_updated: isoDateTime.optional().describe('Defaults to the time of loading.'),
-  last_updated_by: z.string().min(1).default('agentline load'),
+  last_updated_by: text().min(1).default('agentline load'),
   last_updated_comments: optionalText,
 });
 
@@ -89,18 +95,18 @@ export const LLM_PROVIDERS = ['openai', 'azure_openai', 'anthropic', 'google'] a
 
 const prompt = z.strictObject({
   name,
-  type: z.string().min(1).default('prompt_v1'),
+  type: text().min(1).default('prompt_v1'),
   description: optionalText,
   context: optionalText.describe('The instruction text given to the LLM.'),
   llm_config: z.strictObject({
-    model: z.string().min(1),
+    model: text().min(1),
     provider: z.enum(LLM_PROVIDERS),
     version: optionalText,
   }),
   tools: z.array(reference).default([]).describe(`The prompt's tools. ${REFERENCE_HELP}`),
   session_end_enabled: z.boolean().default(false),
   session_end_tool: reference.nullable().default(null).describe(`A tool. ${REFERENCE_HELP}`),
-  version_number: z.int().positive().default(1),
+  version_number: positiveInt().default(1),
   edit_comments: optionalText,
   last_updated: isoDateTime.optional().describe('Defaults to the time of loading.'),
   last_updated_by: optionalText,
@@ -109,17 +115,15 @@ const prompt = z.strictObject({
 const agent = z.strictObject({
   name,
   prompt: reference.nullable().default(null).describe(`The agent's prompt. ${REFERENCE_HELP}`),
-  pinned_prompt_version: z
-    .int()
-    .positive()
+  pinned_prompt_version: positiveInt()
     .nullable()
     .default(null)
     .describe('The prompt version the agent is pinned to; null follows the latest.'),
 });
 
 const channelTarget = z.strictObject({
-  target: z.string().min(1).describe('Phone number or handle that traffic arrives on.'),
-  target_mode: z.string().min(1).default('inbound'),
+  target: text().min(1).describe('Phone number or handle that traffic arrives on.'),
+  target_mode: text().min(1).default('inbound'),
   agent: reference
     .nullable()
     .default(null)
@@ -143,10 +147,10 @@ const channel = z
       ),
     provider_config: z
       .looseObject({
-        account_sid: z.string().min(1).optional(),
+        account_sid: text().min(1).optional(),
         api_base_url: z.url().optional(),
         messaging_base_url: z.url().optional(),
-        timeout_ms: z.int().positive().optional(),
+        timeout_ms: positiveInt().optional(),
       })
       .nullable()
       .default(null)
@@ -168,7 +172,7 @@ const channel = z
   .describe('A channel with its numbers and targets. Numbers and targets not listed are kept.');
 
 const messagingService = z.strictObject({
-  sid: z.string().min(1),
+  sid: text().min(1),
   name,
   numbers: z
     .array(e164)
@@ -177,25 +181,25 @@ const messagingService = z.strictObject({
 });
 
 const a2pBrand = z.strictObject({
-  sid: z.string().min(1),
-  status: z.string().min(1).describe('Provider status, e.g. APPROVED, PENDING, FAILED.'),
+  sid: text().min(1),
+  status: text().min(1).describe('Provider status, e.g. APPROVED, PENDING, FAILED.'),
 });
 
 const a2pCampaign = z.strictObject({
-  sid: z.string().min(1),
-  messaging_service: z.string().min(1).describe('The `sid` of a messaging service.'),
-  brand: z.string().min(1).describe('The `sid` of an A2P brand.'),
-  campaign_status: z.string().min(1).describe('Provider status, e.g. VERIFIED, PENDING, FAILED.'),
+  sid: text().min(1),
+  messaging_service: text().min(1).describe('The `sid` of a messaging service.'),
+  brand: text().min(1).describe('The `sid` of an A2P brand.'),
+  campaign_status: text().min(1).describe('Provider status, e.g. VERIFIED, PENDING, FAILED.'),
   is_mock: z.boolean().default(false),
 });
 
 const targetReference = z
   .union([
-    z.int().positive(),
+    positiveInt(),
     z.strictObject({
       channel: reference,
-      target: z.string().min(1),
-      target_mode: z.string().min(1).default('inbound'),
+      target: text().min(1),
+      target_mode: text().min(1).default('inbound'),
     }),
   ])
   .describe('A channel target: its id, or its channel (name or id), target and target_mode.');
@@ -250,7 +254,7 @@ function nameClashes<T>(
 
 export const platformRecordsSchema = z
   .strictObject({
-    $schema: z.string().optional().describe('Optional link to this JSON Schema, for editors.'),
+    $schema: text().optional().describe('Optional link to this JSON Schema, for editors.'),
     services: z.array(service).default([]),
     tools: z.array(tool).default([]),
     prompts: z.array(prompt).default([]),

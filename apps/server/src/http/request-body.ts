@@ -68,3 +68,63 @@ export function queryStringLimit(maxCharacters: number): MiddlewareHandler<AppEn
     await next();
   };
 }
+
+const NUL = '\u0000';
+const NUL_MESSAGE =
+  'must not contain the NUL character (U+0000); remove it (PostgreSQL cannot store it, so neither backend accepts it).';
+
+/** The path of the first string (or object key) inside `value` that contains NUL, if any. */
+function pathOfNul(value: unknown, path: Array<string | number>): Array<string | number> | null {
+  if (typeof value === 'string') return value.includes(NUL) ? path : null;
+  if (Array.isArray(value)) {
+    for (const [index, item] of value.entries()) {
+      const found = pathOfNul(item, [...path, index]);
+      if (found) return found;
+    }
+    return null;
+  }
+  if (value !== null && typeof value === 'object') {
+    for (const [key, item] of Object.entries(value)) {
+      if (key.includes(NUL)) return [...path, key];
+      const found = pathOfNul(item, [...path, key]);
+      if (found) return found;
+    }
+  }
+  return null;
+}
+
+/**
+ * Refuses text holding U+0000 in the query string or a JSON body with a 422 naming where it is.
+ * PostgreSQL's text cannot store it and SQLite's could: refusing it up front keeps the answers of
+ * both backends the same, and such input is a mistake or an attack, never a real name or search.
+ */
+export function rejectNulCharacters(): MiddlewareHandler<AppEnv> {
+  return async (c, next) => {
+    const queryStart = c.req.url.indexOf('?');
+    if (queryStart !== -1 && /%00/.test(c.req.url.slice(queryStart))) {
+      for (const [name, value] of new URLSearchParams(c.req.url.slice(queryStart + 1))) {
+        if (name.includes(NUL) || value.includes(NUL)) {
+          throw new RequestValidationError([
+            { loc: ['query', name.replaceAll(NUL, '')], msg: NUL_MESSAGE, type: 'value_error' },
+          ]);
+        }
+      }
+    }
+    const body = METHODS_WITH_BODIES.has(c.req.method)
+      ? await (c.req.bodyCache.text as unknown as Promise<string> | undefined)
+      : undefined;
+    // JSON spells NUL as the escape \u0000; only then is the body parsed to find where it is.
+    if (body && /\\u0000/i.test(body)) {
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse(body);
+      } catch {
+        parsed = undefined; // Not JSON: the route's own validation answers that.
+      }
+      const path = pathOfNul(parsed, ['body']);
+      if (path)
+        throw new RequestValidationError([{ loc: path, msg: NUL_MESSAGE, type: 'value_error' }]);
+    }
+    await next();
+  };
+}
