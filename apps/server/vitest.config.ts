@@ -42,7 +42,10 @@ const shared = {
 export default defineConfig(async () => {
   const postgresUrl = await reachablePostgresUrl();
   const projects: TestProjectInlineConfiguration[] = [
-    { extends: true, test: { ...shared, name: 'sqlite' } },
+    {
+      extends: true,
+      test: { ...shared, name: 'sqlite', env: { AGENTLINE_TEST_BACKEND: 'sqlite' } },
+    },
   ];
   if (postgresUrl) {
     projects.push({
@@ -50,7 +53,12 @@ export default defineConfig(async () => {
       test: {
         ...shared,
         name: 'postgres',
-        env: { AGENTLINE_TEST_POSTGRES_URL: postgresUrl },
+        env: {
+          AGENTLINE_TEST_BACKEND: 'postgres',
+          AGENTLINE_TEST_POSTGRES_URL: postgresUrl,
+          // Names this run's databases (test/support/test-database.ts).
+          AGENTLINE_TEST_RUN: String(process.pid),
+        },
         globalSetup: ['test/support/postgres-global-setup.ts'],
       },
     });

@@ -4,6 +4,8 @@
 export interface Config {
   /** `postgres://...` selects PostgreSQL; anything else is a SQLite file path (or `:memory:`). */
   databaseUrl: string;
+  /** PostgreSQL connections this process may open (ignored on SQLite, which has one). */
+  databasePoolSize: number;
   host: string;
   port: number;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
@@ -60,6 +62,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   return {
     databaseUrl: env.DATABASE_URL || DEFAULT_DATABASE_URL,
+    databasePoolSize: readInteger(env, 'DATABASE_POOL_SIZE', 10, 1, 1000),
     host: env.HOST || '127.0.0.1',
     port: readInteger(env, 'PORT', 8080, 0, 65535),
     logLevel: logLevel as Config['logLevel'],

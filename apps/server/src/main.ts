@@ -14,7 +14,7 @@ const REQUEST_TIMEOUT_MS = 30_000;
 async function main(): Promise<void> {
   const config = loadConfig();
   const logger = pino({ level: config.logLevel, base: { service: 'agentline' } });
-  const db = createDb(config.databaseUrl);
+  const db = createDb(config.databaseUrl, { poolSize: config.databasePoolSize });
   await migrateDb(db);
 
   const app = createApp({
@@ -56,9 +56,10 @@ async function main(): Promise<void> {
     }, SHUTDOWN_GRACE_MS);
     force.unref();
     server.close(() => {
-      db.close();
-      logger.info('stopped');
-      process.exit(0);
+      void db.close().finally(() => {
+        logger.info('stopped');
+        process.exit(0);
+      });
     });
     // Idle keep-alive connections would otherwise hold close() open until they time out.
     if ('closeIdleConnections' in server) server.closeIdleConnections();

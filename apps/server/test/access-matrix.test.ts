@@ -2,12 +2,11 @@
 // revoked key, a key lacking the operation's permission, and a key of another organization.
 // Each gets the decided 401/403/404, and no answer carries the other organization's data.
 
-import { eq } from 'drizzle-orm';
+import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { revokeApiKey } from '../src/db/repositories/api-keys.js';
 import { platformRecordsSchema } from '../src/db/platform-records-format.js';
 import { loadPlatformRecords } from '../src/db/repositories/platform-records.js';
-import { channels, events } from '../src/db/schema.js';
 import { parseApiKey } from '../src/domain/api-keys.js';
 import { PERMISSIONS, type Permission } from '../src/domain/permissions.js';
 import {
@@ -22,6 +21,7 @@ import {
   loadRoutingFixture,
   type RoutingFixture,
 } from './support/routing-fixture.js';
+import { insertTestEvents, queryTestDb } from './support/test-database.js';
 
 let api: TestApi;
 let acme: Tenant;
@@ -48,20 +48,19 @@ beforeAll(async () => {
       ],
     }),
   );
-  channelId = api.db.orm
-    .select({ id: channels.id })
-    .from(channels)
-    .all()
-    .find((c) => c.id)!.id;
-  api.db.orm
-    .insert(events)
-    .values({
+  const [channel] = await queryTestDb<{ id: number }>(
+    api.db,
+    sql`SELECT id FROM channels WHERE organization_id = ${acme.organizationId} AND kind = 'telephony'`,
+  );
+  channelId = channel!.id;
+  await insertTestEvents(api.db, [
+    {
       organizationId: acme.organizationId,
       timestamp: '2026-05-01T00:00:00.000Z',
       sessionId: 'acme-only-session',
       description: 'Acme secret description',
-    })
-    .run();
+    },
+  ]);
   const created = await api.request('POST', '/api/v1/experiments/', {
     key: acme.key,
     body: experimentBody(fx.targets.main, [fx.agents.pinned, fx.agents.alsoPinned], {

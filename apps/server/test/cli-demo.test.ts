@@ -1,29 +1,40 @@
 // agentline demo: a ready-to-try organization in one command.
 
+import { sql, type SQL } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDb, type Db } from '../src/db/client.js';
 import { authenticateApiKey } from '../src/db/repositories/api-keys.js';
 import { PERMISSIONS } from '../src/domain/permissions.js';
 import { createWorkspace, type CliResult, type TempWorkspace } from './fixtures/cli-harness.js';
+import { onSqlite, queryTestDb } from './support/test-database.js';
 
 let workspace: TempWorkspace;
 let first: CliResult;
 let db: Db;
 
 beforeAll(async () => {
-  workspace = createWorkspace();
+  workspace = await createWorkspace();
   first = await workspace.run(['demo', '--events', '2500'], { env: { PORT: '9123' } });
-  db = createDb(workspace.databasePath);
+  db = createDb(workspace.databaseUrl);
 });
 
-afterAll(() => {
-  db.close();
+afterAll(async () => {
+  await db.close();
   workspace.remove();
 });
 
-function count(sql: string): number {
-  return (db.sqlite.prepare(sql).get() as { n: number }).n;
+async function count(query: string | SQL): Promise<number> {
+  const [row] = await queryTestDb<{ n: number }>(
+    db,
+    typeof query === 'string' ? sql.raw(query) : query,
+  );
+  return Number(row!.n);
 }
+
+// The one JSON lookup of these checks, in each backend's syntax.
+const TOOL_URL = onSqlite
+  ? sql.raw(`json_extract(definition, '$.endpoint.url')`)
+  : sql.raw(`definition->'endpoint'->>'url'`);
 
 describe('demo', () => {
   it('prints the admin key and three curl lines, and nothing else, on stdout', async () => {
@@ -42,75 +53,75 @@ describe('demo', () => {
     expect(first.stderr).toContain('imported 2,500 events');
   });
 
-  it('creates the records the API reads, flaws included', () => {
-    expect(count('SELECT count(*) AS n FROM services')).toBe(3);
-    expect(count('SELECT count(*) AS n FROM tools')).toBe(5);
+  it('creates the records the API reads, flaws included', async () => {
+    expect(await count('SELECT count(*) AS n FROM services')).toBe(3);
+    expect(await count('SELECT count(*) AS n FROM tools')).toBe(5);
     expect(
-      count(
-        "SELECT count(*) AS n FROM tools WHERE json_extract(definition, '$.endpoint.url') NOT LIKE 'http%'",
+      await count(sql`SELECT count(*) AS n FROM tools WHERE ${TOOL_URL} NOT LIKE 'http%'`),
+    ).toBe(1);
+    expect(
+      await count(
+        'SELECT count(*) AS n FROM prompts WHERE session_end_enabled = TRUE AND session_end_tool_id IS NULL',
       ),
     ).toBe(1);
     expect(
-      count(
-        'SELECT count(*) AS n FROM prompts WHERE session_end_enabled = 1 AND session_end_tool_id IS NULL',
+      await count('SELECT count(*) AS n FROM agents WHERE pinned_prompt_version IS NOT NULL'),
+    ).toBe(3);
+    expect(
+      await count('SELECT count(*) AS n FROM agents WHERE pinned_prompt_version IS NULL'),
+    ).toBe(2);
+    expect(
+      await count(
+        "SELECT count(*) AS n FROM channels WHERE kind = 'telephony' AND provider = 'records'",
       ),
     ).toBe(1);
-    expect(count('SELECT count(*) AS n FROM agents WHERE pinned_prompt_version IS NOT NULL')).toBe(
-      3,
+    expect(
+      await count('SELECT count(*) AS n FROM channel_targets WHERE is_agent_test = TRUE'),
+    ).toBe(1);
+    expect(await count('SELECT count(*) AS n FROM telephony_numbers')).toBe(4);
+  });
+
+  it('gives some numbers an approved A2P path and others not', async () => {
+    const approved = await queryTestDb<{ phone_number: string }>(
+      db,
+      sql`SELECT n.phone_number FROM messaging_service_numbers n
+          JOIN a2p_campaigns c ON c.messaging_service_id = n.messaging_service_id
+          JOIN a2p_brands b ON b.id = c.brand_id
+          WHERE c.campaign_status = 'VERIFIED' AND b.status = 'APPROVED' ORDER BY n.phone_number`,
     );
-    expect(count('SELECT count(*) AS n FROM agents WHERE pinned_prompt_version IS NULL')).toBe(2);
-    expect(
-      count("SELECT count(*) AS n FROM channels WHERE kind = 'telephony' AND provider = 'records'"),
-    ).toBe(1);
-    expect(count('SELECT count(*) AS n FROM channel_targets WHERE is_agent_test = 1')).toBe(1);
-    expect(count('SELECT count(*) AS n FROM telephony_numbers')).toBe(4);
+    expect(approved.map((row) => row.phone_number)).toEqual(['+14155550100', '+14155550101']);
   });
 
-  it('gives some numbers an approved A2P path and others not', () => {
-    const approved = db.sqlite
-      .prepare(
-        `SELECT n.phone_number FROM messaging_service_numbers n
-         JOIN a2p_campaigns c ON c.messaging_service_id = n.messaging_service_id
-         JOIN a2p_brands b ON b.id = c.brand_id
-         WHERE c.campaign_status = 'VERIFIED' AND b.status = 'APPROVED' ORDER BY n.phone_number`,
-      )
-      .pluck()
-      .all();
-    expect(approved).toEqual(['+14155550100', '+14155550101']);
-  });
-
-  it('adds a draft experiment with two variants', () => {
-    const variants = db.sqlite
-      .prepare(
-        `SELECT e.status, v.weight, v.is_control FROM experiments e
-         JOIN experiment_variants v ON v.experiment_id = e.id ORDER BY v.position`,
-      )
-      .all();
-    expect(variants).toEqual([
-      { status: 'draft', weight: 50, is_control: 1 },
-      { status: 'draft', weight: 50, is_control: 0 },
+  it('adds a draft experiment with two variants', async () => {
+    const variants = await queryTestDb<{ status: string; weight: number; is_control: unknown }>(
+      db,
+      sql`SELECT e.status, v.weight, v.is_control FROM experiments e
+          JOIN experiment_variants v ON v.experiment_id = e.id ORDER BY v.position`,
+    );
+    expect(variants.map((row) => ({ ...row, is_control: Boolean(row.is_control) }))).toEqual([
+      { status: 'draft', weight: 50, is_control: true },
+      { status: 'draft', weight: 50, is_control: false },
     ]);
   });
 
-  it('spreads the events over the last 30 days, in sessions', () => {
-    expect(count('SELECT count(*) AS n FROM events')).toBe(2500);
-    const range = db.sqlite
-      .prepare('SELECT min(timestamp) AS first, max(timestamp) AS last FROM events')
-      .get() as {
-      first: string;
-      last: string;
-    };
+  it('spreads the events over the last 30 days, in sessions', async () => {
+    expect(await count('SELECT count(*) AS n FROM events')).toBe(2500);
+    const [range] = await queryTestDb<{ first: string; last: string }>(
+      db,
+      sql`SELECT min(timestamp) AS first, max(timestamp) AS last FROM events`,
+    );
+    if (!range) throw new Error('no events');
     const day = 24 * 60 * 60 * 1000;
     expect(Date.now() - Date.parse(range.first)).toBeLessThanOrEqual(30 * day);
     expect(Date.now() - Date.parse(range.first)).toBeGreaterThan(20 * day);
     expect(Date.parse(range.last)).toBeLessThanOrEqual(Date.now());
-    expect(count('SELECT count(DISTINCT session_id) AS n FROM events')).toBeGreaterThan(150);
+    expect(await count('SELECT count(DISTINCT session_id) AS n FROM events')).toBeGreaterThan(150);
     expect(
-      count(`SELECT count(*) AS n FROM events WHERE source = 'prompt'
+      await count(`SELECT count(*) AS n FROM events WHERE source = 'prompt'
              AND source_id NOT IN (SELECT CAST(id AS TEXT) FROM prompts)`),
     ).toBe(0);
-    expect(count("SELECT count(*) AS n FROM events WHERE type = 'session-started'")).toBe(
-      count('SELECT count(DISTINCT session_id) AS n FROM events'),
+    expect(await count("SELECT count(*) AS n FROM events WHERE type = 'session-started'")).toBe(
+      await count('SELECT count(DISTINCT session_id) AS n FROM events'),
     );
   });
 
@@ -118,7 +129,7 @@ describe('demo', () => {
     const second = await workspace.run(['demo', '--events', '10']);
     expect(second.code).toBe(0);
     expect(second.stderr).toContain('created organization "Demo Org 2" (id 2)');
-    expect(count('SELECT count(*) AS n FROM events WHERE organization_id = 2')).toBe(10);
+    expect(await count('SELECT count(*) AS n FROM events WHERE organization_id = 2')).toBe(10);
   });
 
   it('rejects a bad event count as a usage error', async () => {

@@ -2,24 +2,28 @@
 
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { sql, type SQL } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDb } from '../src/db/client.js';
 import { createWorkspace, type TempWorkspace } from './fixtures/cli-harness.js';
+import { queryTestDb } from './support/test-database.js';
 
 let workspace: TempWorkspace;
 
-function query(sql: string, ...params: unknown[]): unknown[] {
-  const db = createDb(workspace.databasePath);
+async function query<T = Record<string, unknown>>(statement: SQL): Promise<T[]> {
+  const db = createDb(workspace.databaseUrl);
   try {
-    return db.sqlite.prepare(sql).all(...params);
+    return await queryTestDb<T>(db, statement);
   } finally {
-    db.close();
+    await db.close();
   }
 }
 
-function eventCount(organizationId: number): number {
-  const [row] = query('SELECT count(*) AS n FROM events WHERE organization_id = ?', organizationId);
-  return (row as { n: number }).n;
+async function eventCount(organizationId: number): Promise<number> {
+  const [row] = await query<{ n: number }>(
+    sql`SELECT count(*) AS n FROM events WHERE organization_id = ${organizationId}`,
+  );
+  return row!.n;
 }
 
 function writeLines(name: string, lines: Array<string | object>): string {
@@ -45,7 +49,7 @@ function summary(stdout: string): { imported: number; skipped: number } {
 }
 
 beforeAll(async () => {
-  workspace = createWorkspace();
+  workspace = await createWorkspace();
   expect((await workspace.run(['org', 'create', 'Acme'])).code).toBe(0);
   expect((await workspace.run(['org', 'create', 'Globex'])).code).toBe(0);
 });
@@ -85,9 +89,11 @@ describe('a clean file', () => {
     const result = await workspace.run(['events', 'import', file, '--org', 'Acme']);
     expect(result.code).toBe(0);
     expect(summary(result.stdout)).toEqual({ imported: 4, skipped: 0 });
-    const rows = query(
-      'SELECT import_key, timestamp, session_id, source_id, user_id, attributes FROM events WHERE organization_id = 1 ORDER BY id',
-    ) as Array<Record<string, unknown>>;
+    const rows = await query(
+      sql`SELECT import_key, timestamp, session_id, source_id, user_id,
+          CAST(attributes AS TEXT) AS attributes
+          FROM events WHERE organization_id = 1 ORDER BY id`,
+    );
     expect(rows.map((row) => row.timestamp)).toEqual([
       '2026-03-17T07:22:20.252Z',
       '2026-03-17T07:22:20.000Z',
@@ -110,7 +116,7 @@ describe('a clean file', () => {
     const result = await workspace.run(['events', 'import', file, '--org', 'Acme']);
     expect(result.code).toBe(0);
     expect(summary(result.stdout)).toEqual({ imported: 0, skipped: 4 });
-    expect(eventCount(1)).toBe(4);
+    expect(await eventCount(1)).toBe(4);
   });
 
   it('recognises a keyless event by its content, whatever the key order, spacing or offset', async () => {
@@ -142,8 +148,9 @@ describe('a clean file', () => {
       imported: 166,
       skipped: 84,
     });
-    const [row] = query(
-      "SELECT count(*) AS n, count(DISTINCT import_key) AS keys FROM events WHERE import_key LIKE 'mix-%'",
+    const [row] = await query(
+      sql`SELECT count(*) AS n, count(DISTINCT import_key) AS keys FROM events
+          WHERE import_key LIKE 'mix-%'`,
     );
     expect(row).toEqual({ n: 250, keys: 250 });
   });
@@ -151,7 +158,7 @@ describe('a clean file', () => {
   it('keeps organizations apart: the same keys import again for another organization', async () => {
     const result = await workspace.run(['events', 'import', file, '--org', 'Globex']);
     expect(summary(result.stdout)).toEqual({ imported: 4, skipped: 0 });
-    expect(eventCount(2)).toBe(4);
+    expect(await eventCount(2)).toBe(4);
   });
 });
 
@@ -181,7 +188,7 @@ describe('a bad line', () => {
       'agentline: bad-line.ndjson line 7: timestamp "2026-04-01 00:00:07" must be an ISO 8601 date-time with Z or an offset, e.g. 2026-03-17T07:22:20.252Z — fix it and run the same command again: the 5 events of lines 1-5 are saved (5 new) and are skipped on the re-run; lines 6-7 were rolled back as one batch',
     ]);
     expect(
-      query("SELECT import_key FROM events WHERE import_key LIKE 'batch-%' ORDER BY id"),
+      await query(sql`SELECT import_key FROM events WHERE import_key LIKE 'batch-%' ORDER BY id`),
     ).toEqual([1, 2, 3, 4, 5].map((n) => ({ import_key: `batch-${n}` })));
 
     lines[6] = good(7);
@@ -219,6 +226,14 @@ describe('a bad line', () => {
     ],
     ['[1]', /line 2: must be an object, not a list/],
     [
+      '{"timestamp": "2026-04-01T00:00:00Z", "description": "a\\u0000b"}',
+      /line 2: description: must not contain the NUL character \(U\+0000\)/,
+    ],
+    [
+      '{"timestamp": "2026-04-01T00:00:00Z", "attributes": {"a": ["\\\\", "\\u0000"]}}',
+      /line 2: attributes: must not contain the NUL character \(U\+0000\)/,
+    ],
+    [
       '{"timestamp": "2026-02-30T00:00:00"}',
       /line 2: timestamp "2026-02-30T00:00:00" must be an ISO 8601 date-time with Z or an offset/,
     ],
@@ -245,9 +260,9 @@ describe('standard input', () => {
     const result = await workspace.run(['events', 'import', '-', '--org', 'Acme'], { stdin });
     expect(result.code).toBe(0);
     expect(summary(result.stdout)).toEqual({ imported: 2, skipped: 0 });
-    expect(query("SELECT count(*) AS n FROM events WHERE import_key LIKE 'stdin-%'")).toEqual([
-      { n: 2 },
-    ]);
+    expect(
+      await query(sql`SELECT count(*) AS n FROM events WHERE import_key LIKE 'stdin-%'`),
+    ).toEqual([{ n: 2 }]);
   });
 });
 

@@ -1,21 +1,23 @@
 // agentline migrate / org / role / key: the operator's way to let a client in.
 
 import { readFileSync } from 'node:fs';
+import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDb, type Db } from '../src/db/client.js';
 import { authenticateApiKey } from '../src/db/repositories/api-keys.js';
 import { createWorkspace, type TempWorkspace } from './fixtures/cli-harness.js';
+import { onSqlite, queryTestDb } from './support/test-database.js';
 
 let workspace: TempWorkspace;
 
-beforeAll(() => {
-  workspace = createWorkspace();
+beforeAll(async () => {
+  workspace = await createWorkspace();
 });
 
 afterAll(() => workspace.remove());
 
 function withDb<T>(work: (db: Db) => Promise<T>): Promise<T> {
-  const db = createDb(workspace.databasePath);
+  const db = createDb(workspace.databaseUrl);
   return work(db).finally(() => db.close());
 }
 
@@ -28,12 +30,11 @@ describe('migrate', () => {
     expect(first.stdout).toContain('is up to date');
     const second = await workspace.run(['migrate']);
     expect(second.code).toBe(0);
-    const tables = await withDb(async (db) =>
-      db.sqlite
-        .prepare("SELECT count(*) AS n FROM sqlite_master WHERE type = 'table' AND name = 'events'")
-        .get(),
+    // Reading the table proves it exists (an unknown table is an error on both backends).
+    const events = await withDb((db) =>
+      queryTestDb<{ n: number }>(db, sql`SELECT count(*) AS n FROM events`),
     );
-    expect(tables).toEqual({ n: 1 });
+    expect(events.map((row) => Number(row.n))).toEqual([0]);
   });
 });
 
@@ -80,15 +81,30 @@ describe('org, role and key', () => {
       '--all',
     ]);
     expect(admin.code).toBe(0);
-    const roles = await withDb(async (db) =>
-      db.sqlite.prepare('SELECT name, permissions FROM roles ORDER BY id').all(),
+    const roles = await withDb((db) =>
+      queryTestDb<{ name: string; permissions: unknown }>(
+        db,
+        sql`SELECT name, permissions FROM roles ORDER BY id`,
+      ),
     );
-    expect(roles).toEqual([
-      { name: 'reader', permissions: '["EVENTS_READ","PROMPTS_READ"]' },
+    // SQLite hands the JSON column back as text, PostgreSQL's jsonb as parsed JSON.
+    expect(
+      roles.map(({ name, permissions }) => ({
+        name,
+        permissions: typeof permissions === 'string' ? JSON.parse(permissions) : permissions,
+      })),
+    ).toEqual([
+      { name: 'reader', permissions: ['EVENTS_READ', 'PROMPTS_READ'] },
       {
         name: 'admin',
-        permissions:
-          '["EVENTS_READ","PROMPTS_READ","CHANNELS_READ","CHANNELS_WRITE","CHANNELS_DELETE","SESSIONS_WRITE"]',
+        permissions: [
+          'EVENTS_READ',
+          'PROMPTS_READ',
+          'CHANNELS_READ',
+          'CHANNELS_WRITE',
+          'CHANNELS_DELETE',
+          'SESSIONS_WRITE',
+        ],
       },
     ]);
   });
@@ -146,19 +162,25 @@ describe('org, role and key', () => {
     });
   });
 
-  it('stores no trace of the secret in the database files', async () => {
+  it('stores no trace of the secret in the database', async () => {
     const secret = fullKey.split('_')[2]!;
+    // Every column of every key row, as text: only a hash of the secret may be there.
+    const keyRows = await withDb((db) => queryTestDb(db, sql`SELECT * FROM api_keys`));
+    expect(keyRows.length).toBeGreaterThan(0);
+    expect(JSON.stringify(keyRows)).not.toContain(secret);
+    if (!onSqlite) return;
+    // On SQLite, also the bytes of the files, before and after the WAL is checkpointed.
     const databaseBytes = () =>
       ['', '-wal', '-shm'].flatMap((suffix) => {
         try {
-          return [readFileSync(`${workspace.databasePath}${suffix}`)];
+          return [readFileSync(`${workspace.databaseUrl}${suffix}`)];
         } catch {
           return [];
         }
       });
     const beforeCheckpoint = databaseBytes();
     await withDb(async (db) => {
-      db.sqlite.pragma('wal_checkpoint(TRUNCATE)');
+      if (db.kind === 'sqlite') db.sqlite.pragma('wal_checkpoint(TRUNCATE)');
     });
     for (const bytes of [...beforeCheckpoint, ...databaseBytes()]) {
       expect(bytes.includes(Buffer.from(secret))).toBe(false);
@@ -251,9 +273,17 @@ describe('usage', () => {
     }
   });
 
-  it('refuses PostgreSQL URLs for now with a clear message', async () => {
-    const result = await workspace.run(['migrate', '--database', 'postgres://localhost/agentline']);
+  it('names an unreachable PostgreSQL server and the fix, never its password', async () => {
+    const result = await workspace.run([
+      'migrate',
+      '--database',
+      'postgres://agentline:hunter2-secret@127.0.0.1:1/agentline',
+    ]);
     expect(result.code).toBe(1);
-    expect(result.stderr).toMatch(/^agentline: PostgreSQL is not supported yet/);
+    expect(result.stderr).toMatch(
+      /^agentline: cannot open the database postgres:\/\/agentline:\*\*\*@127\.0\.0\.1:1\/agentline \(.*ECONNREFUSED.*\)/,
+    );
+    expect(result.stderr).toContain('check that PostgreSQL is running');
+    expect(result.stdout + result.stderr).not.toContain('hunter2-secret');
   });
 });

@@ -3,9 +3,11 @@
 
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createDb } from '../src/db/client.js';
+import { createDb, type Db } from '../src/db/client.js';
 import { createWorkspace, RECORDS_EXAMPLE, type TempWorkspace } from './fixtures/cli-harness.js';
+import { queryTestDb } from './support/test-database.js';
 
 let workspace: TempWorkspace;
 
@@ -26,27 +28,41 @@ const RECORD_TABLES = [
   'experiment_variants',
 ] as const;
 
-function tableCounts(): Record<string, number> {
-  const db = createDb(workspace.databasePath);
+async function withWorkspaceDb<T>(work: (db: Db) => Promise<T>): Promise<T> {
+  const db = createDb(workspace.databaseUrl);
   try {
-    return Object.fromEntries(
-      RECORD_TABLES.map((table) => [
-        table,
-        (db.sqlite.prepare(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n,
-      ]),
-    );
+    return await work(db);
   } finally {
-    db.close();
+    await db.close();
   }
 }
 
-function query(sql: string): unknown[] {
-  const db = createDb(workspace.databasePath);
-  try {
-    return db.sqlite.prepare(sql).all();
-  } finally {
-    db.close();
-  }
+/** Rows of raw SQL; booleans read as 0 and 1 on both backends, as SQLite stores them. */
+async function rowsOf(db: Db, text: string): Promise<Array<Record<string, unknown>>> {
+  const rows = await queryTestDb(db, sql.raw(text));
+  return rows.map((row) =>
+    Object.fromEntries(
+      Object.entries(row).map(([key, value]) => [
+        key,
+        typeof value === 'boolean' ? Number(value) : value,
+      ]),
+    ),
+  );
+}
+
+function query(text: string): Promise<unknown[]> {
+  return withWorkspaceDb((db) => rowsOf(db, text));
+}
+
+function tableCounts(): Promise<Record<string, number>> {
+  return withWorkspaceDb(async (db) => {
+    const counts: Record<string, number> = {};
+    for (const table of RECORD_TABLES) {
+      const [row] = await rowsOf(db, `SELECT count(*) AS n FROM ${table}`);
+      counts[table] = row!.n as number;
+    }
+    return counts;
+  });
 }
 
 function writeRecords(name: string, content: unknown): string {
@@ -56,7 +72,7 @@ function writeRecords(name: string, content: unknown): string {
 }
 
 beforeAll(async () => {
-  workspace = createWorkspace();
+  workspace = await createWorkspace();
   expect((await workspace.run(['org', 'create', 'Acme'])).code).toBe(0);
   expect((await workspace.run(['org', 'create', 'Globex'])).code).toBe(0);
 });
@@ -70,7 +86,7 @@ describe('loading the example file', () => {
     expect(result.code).toBe(0);
     expect(result.stdout).toContain('into organization "Acme" (id 1)');
     expect(result.stdout).toContain('prompts 3 new');
-    expect(tableCounts()).toEqual({
+    expect(await tableCounts()).toEqual({
       services: 2,
       tools: 3,
       prompts: 3,
@@ -88,9 +104,9 @@ describe('loading the example file', () => {
     });
   });
 
-  it('resolves names to the rows just written', () => {
+  it('resolves names to the rows just written', async () => {
     expect(
-      query(`SELECT p.name, t.name AS tool FROM prompt_tools pt
+      await query(`SELECT p.name, t.name AS tool FROM prompt_tools pt
              JOIN prompts p ON p.id = pt.prompt_id JOIN tools t ON t.id = pt.tool_id
              WHERE p.name = 'Order status' ORDER BY t.id`),
     ).toEqual([
@@ -98,7 +114,7 @@ describe('loading the example file', () => {
       { name: 'Order status', tool: 'hang_up' },
     ]);
     expect(
-      query(`SELECT a.name, a.pinned_prompt_version, p.name AS prompt FROM agents a
+      await query(`SELECT a.name, a.pinned_prompt_version, p.name AS prompt FROM agents a
              LEFT JOIN prompts p ON p.id = a.prompt_id ORDER BY a.id`),
     ).toEqual([
       { name: 'Order agent', pinned_prompt_version: 4, prompt: 'Order status' },
@@ -111,7 +127,7 @@ describe('loading the example file', () => {
       { name: 'Unassigned agent', pinned_prompt_version: null, prompt: null },
     ]);
     expect(
-      query(`SELECT e.status, e.organization_id, v.name, v.weight, v.is_control, a.name AS agent
+      await query(`SELECT e.status, e.organization_id, v.name, v.weight, v.is_control, a.name AS agent
              FROM experiment_variants v JOIN experiments e ON e.id = v.experiment_id
              JOIN agents a ON a.id = v.agent_id ORDER BY v.position`),
     ).toEqual([
@@ -132,29 +148,37 @@ describe('loading the example file', () => {
         agent: 'Concise order agent',
       },
     ]);
-    expect(query(`SELECT name, provider, provider_secret FROM channels ORDER BY id`)).toEqual([
-      { name: 'Customer line', provider: 'records', provider_secret: null },
-      { name: 'Twilio line', provider: 'twilio', provider_secret: 'example-auth-token' },
-      { name: 'Chat widget', provider: null, provider_secret: null },
-    ]);
+    expect(await query(`SELECT name, provider, provider_secret FROM channels ORDER BY id`)).toEqual(
+      [
+        { name: 'Customer line', provider: 'records', provider_secret: null },
+        { name: 'Twilio line', provider: 'twilio', provider_secret: 'example-auth-token' },
+        { name: 'Chat widget', provider: null, provider_secret: null },
+      ],
+    );
     expect(
-      query(`SELECT timestamp FROM (SELECT last_updated AS timestamp FROM prompts) LIMIT 1`),
+      await query(
+        `SELECT timestamp FROM (SELECT id, last_updated AS timestamp FROM prompts) AS p
+         ORDER BY id LIMIT 1`,
+      ),
     ).toEqual([{ timestamp: '2026-03-10T14:05:00.000Z' }]);
   });
 
   it('updates rather than duplicates when the same file is loaded again', async () => {
-    const before = tableCounts();
+    const before = await tableCounts();
     const result = await workspace.run(['load', RECORDS_EXAMPLE, '--org', '1']);
     expect(result.code).toBe(0);
     expect(result.stdout).toContain('prompts 3 updated');
-    expect(tableCounts()).toEqual(before);
+    expect(await tableCounts()).toEqual(before);
   });
 
   it('keeps organizations apart: the same file loads separately into another one', async () => {
     const result = await workspace.run(['load', RECORDS_EXAMPLE, '--org', 'Globex']);
     expect(result.code).toBe(0);
     expect(
-      query(`SELECT organization_id, count(*) AS n FROM tools GROUP BY organization_id`),
+      await query(
+        `SELECT organization_id, count(*) AS n FROM tools
+         GROUP BY organization_id ORDER BY organization_id`,
+      ),
     ).toEqual([
       { organization_id: 1, n: 3 },
       { organization_id: 2, n: 3 },
@@ -162,9 +186,9 @@ describe('loading the example file', () => {
   });
 
   it('links to existing records by id', async () => {
-    const [tool] = query(
+    const [tool] = (await query(
       `SELECT id FROM tools WHERE organization_id = 1 AND name = 'hang_up'`,
-    ) as Array<{ id: number }>;
+    )) as Array<{ id: number }>;
     const file = writeRecords('by-id.json', {
       prompts: [
         { name: 'By id', llm_config: { model: 'm', provider: 'openai' }, tools: [tool!.id] },
@@ -178,8 +202,8 @@ describe('loading the example file', () => {
 describe('bad input loads nothing', () => {
   let before: Record<string, number>;
 
-  beforeAll(() => {
-    before = tableCounts();
+  beforeAll(async () => {
+    before = await tableCounts();
   });
 
   async function expectFailure(content: unknown, expectedLines: string[]) {
@@ -189,7 +213,7 @@ describe('bad input loads nothing', () => {
     expect(result.code).toBe(1);
     expect(result.stdout).toBe('');
     expect(result.stderr.trimEnd().split('\n')).toEqual(expectedLines);
-    expect(tableCounts()).toEqual(before);
+    expect(await tableCounts()).toEqual(before);
   }
 
   it('reports invalid JSON with its line and column', async () => {
@@ -301,9 +325,9 @@ describe('bad input loads nothing', () => {
     });
     const result = await workspace.run(['load', globexOnly, '--org', 'Acme']);
     expect(result.code).toBe(1);
-    const [globexPrompt] = query(
-      `SELECT id FROM prompts WHERE organization_id = 2 LIMIT 1`,
-    ) as Array<{ id: number }>;
+    const [globexPrompt] = (await query(
+      `SELECT id FROM prompts WHERE organization_id = 2 ORDER BY id LIMIT 1`,
+    )) as Array<{ id: number }>;
     const crossTenant = writeRecords('cross.json', {
       agents: [{ name: 'Stranger', prompt: globexPrompt!.id }],
     });

@@ -1,7 +1,7 @@
 // API keys: the key format (domain) and the lookups the server's auth middleware makes.
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createDb, migrateDb, type Db } from '../src/db/client.js';
+import type { Db } from '../src/db/client.js';
 import {
   authenticateApiKey,
   createApiKey,
@@ -20,6 +20,7 @@ import {
   isKeyId,
   parseApiKey,
 } from '../src/domain/api-keys.js';
+import { createTestDb } from './support/test-database.js';
 
 describe('key format', () => {
   it('generates agl_<12 [a-z0-9]>_<32 base62> keys that parse back', () => {
@@ -62,8 +63,7 @@ describe('key repository', () => {
   let roleId: number;
 
   beforeAll(async () => {
-    db = createDb(':memory:');
-    await migrateDb(db);
+    db = await createTestDb();
     organizationId = (await createOrganization(db, 'Acme')).id;
     roleId = (
       await createRole(db, { organizationId, name: 'reader', permissions: ['EVENTS_READ'] })

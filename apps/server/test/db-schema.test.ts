@@ -1,216 +1,299 @@
 // The database layer on its own: connection settings, migrations, and the rules the schema holds
-// by itself (they must hold for every writer, including several server processes).
+// by itself (they must hold for every writer, including several server processes), on the
+// backend under test.
 
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { sql, type SQL } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createDb, migrateDb, withTransaction, type Db } from '../src/db/client.js';
+import {
+  createDb,
+  describeDatabaseUrl,
+  migrateDb,
+  withPostgresTransaction,
+  withTransaction,
+  type Db,
+} from '../src/db/client.js';
 import { isForeignKeyViolation, isUniqueViolation } from '../src/db/errors.js';
 import { createOrganization } from '../src/db/repositories/organizations.js';
+import { organizations } from '../src/db/schema.js';
 import {
-  agents,
-  channels,
-  channelTargets,
-  events,
-  experiments,
-  messagingServiceNumbers,
-  messagingServices,
-  organizations,
-} from '../src/db/schema.js';
+  createTestDb,
+  freshDatabaseUrl,
+  onPostgres,
+  onSqlite,
+  queryTestDb,
+} from './support/test-database.js';
 
-let dir: string;
 let db: Db;
 let acme: number;
 let globex: number;
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'agentline-db-'));
-  db = createDb(join(dir, 'nested', 'folder', 'agentline.db'));
-  await migrateDb(db);
+  db = await createTestDb();
   acme = (await createOrganization(db, 'Acme')).id;
   globex = (await createOrganization(db, 'Globex')).id;
 });
 
-afterAll(() => {
-  db.close();
-  rmSync(dir, { recursive: true, force: true });
-});
+afterAll(() => db.close());
 
-function captureError(work: () => unknown): unknown {
+async function captureError(work: () => Promise<unknown>): Promise<unknown> {
   try {
-    work();
+    await work();
   } catch (error) {
     return error;
   }
   throw new Error('expected the statement to fail');
 }
 
-describe('createDb and migrateDb', () => {
+/** The driver's error code (SQLite result code or PostgreSQL SQLSTATE) under drizzle's wrapper. */
+function driverCode(error: unknown): unknown {
+  const cause = (error as { cause?: unknown }).cause;
+  return (cause as { code?: unknown } | undefined)?.code ?? (error as { code?: unknown }).code;
+}
+
+/** The id of the row an `INSERT ... RETURNING id` created. */
+async function insertedId(query: SQL): Promise<number> {
+  const [row] = await queryTestDb<{ id: number }>(db, sql`${query} RETURNING id`);
+  return row!.id;
+}
+
+async function migrationsApplied(target: Db): Promise<number> {
+  const table = onSqlite ? sql`__drizzle_migrations` : sql`drizzle.__drizzle_migrations`;
+  const [row] = await queryTestDb<{ n: number }>(target, sql`SELECT count(*) AS n FROM ${table}`);
+  return Number(row!.n);
+}
+
+function journalLength(backend: 'sqlite' | 'postgres'): number {
+  const journal = JSON.parse(
+    readFileSync(new URL(`../drizzle/${backend}/meta/_journal.json`, import.meta.url), 'utf8'),
+  ) as { entries: unknown[] };
+  return journal.entries.length;
+}
+
+describe.runIf(onSqlite)('createDb and migrateDb on SQLite', () => {
+  let dir: string;
+  let file: Db;
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'agentline-db-'));
+    file = createDb(join(dir, 'nested', 'folder', 'agentline.db'));
+    await migrateDb(file);
+  });
+
+  afterAll(async () => {
+    await file.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
   it('creates the parent folder and sets the connection up for a server', () => {
     expect(existsSync(join(dir, 'nested', 'folder', 'agentline.db'))).toBe(true);
-    expect(db.kind).toBe('sqlite');
-    expect(db.sqlite.pragma('journal_mode', { simple: true })).toBe('wal');
-    expect(db.sqlite.pragma('foreign_keys', { simple: true })).toBe(1);
-    expect(db.sqlite.pragma('busy_timeout', { simple: true })).toBe(5000);
-    expect(db.sqlite.pragma('synchronous', { simple: true })).toBe(1);
+    if (file.kind !== 'sqlite') throw new Error('expected SQLite');
+    expect(file.sqlite.pragma('journal_mode', { simple: true })).toBe('wal');
+    expect(file.sqlite.pragma('foreign_keys', { simple: true })).toBe(1);
+    expect(file.sqlite.pragma('busy_timeout', { simple: true })).toBe(5000);
+    expect(file.sqlite.pragma('synchronous', { simple: true })).toBe(1);
   });
 
   it('migrates again without effect, also on a second connection', async () => {
-    await migrateDb(db);
-    const other = createDb(db.sqlite.name);
+    if (file.kind !== 'sqlite') throw new Error('expected SQLite');
+    await migrateDb(file);
+    const other = createDb(file.sqlite.name);
     await migrateDb(other);
-    other.close();
-    const applied = db.sqlite.prepare('SELECT count(*) AS n FROM __drizzle_migrations').get();
-    const journal = JSON.parse(
-      readFileSync(new URL('../drizzle/sqlite/meta/_journal.json', import.meta.url), 'utf8'),
-    ) as { entries: unknown[] };
-    expect(applied).toEqual({ n: journal.entries.length });
+    await other.close();
+    expect(await migrationsApplied(file)).toBe(journalLength('sqlite'));
   });
 
-  it('works in memory for tests', async () => {
-    const memory = createDb(':memory:');
-    await migrateDb(memory);
-    expect((await createOrganization(memory, 'Solo')).id).toBe(1);
-    memory.close();
+  it('refuses asynchronous work in a transaction, which would let other statements in', async () => {
+    if (db.kind !== 'sqlite') throw new Error('expected SQLite');
+    // @ts-expect-error: the type already forbids returning a promise
+    await expect(withTransaction(db, async () => 1)).rejects.toThrow(/must be synchronous/);
+  });
+});
+
+describe.runIf(onPostgres)('createDb and migrateDb on PostgreSQL', () => {
+  it('migrates again without effect, also from several connections at once', async () => {
+    const url = await freshDatabaseUrl();
+    const processes = [createDb(url), createDb(url), createDb(url)];
+    // Three "processes" starting together: the advisory lock lets one migrate at a time.
+    await Promise.all(processes.map((each) => migrateDb(each)));
+    expect(await migrationsApplied(processes[0]!)).toBe(journalLength('postgres'));
+    await Promise.all(processes.map((each) => each.close()));
   });
 
-  it('refuses PostgreSQL URLs for now', () => {
-    expect(() => createDb('postgres://localhost/agentline')).toThrow(
-      /PostgreSQL is not supported yet/,
+  it('never shows the password of a database URL', () => {
+    expect(describeDatabaseUrl('postgres://agentline:s3cret@db.internal:5432/agentline')).toBe(
+      'postgres://agentline:***@db.internal:5432/agentline',
     );
+    expect(describeDatabaseUrl('data/agentline.db')).toBe('data/agentline.db');
   });
 
-  it('stamps rows with fixed-width ISO UTC timestamps', () => {
-    const row = db.orm.select().from(organizations).get();
-    expect(row?.createdAt).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
+  it('reports an unreachable server as a failed migration, not a hang', async () => {
+    const nowhere = createDb('postgres://agentline:agentline@127.0.0.1:1/agentline');
+    await expect(migrateDb(nowhere)).rejects.toThrow(/ECONNREFUSED/);
+    await nowhere.close();
   });
+
+  it('runs a transaction again when PostgreSQL aborts it for a concurrent one', async () => {
+    if (db.kind !== 'postgres') throw new Error('expected PostgreSQL');
+    const pg = db;
+    const name = 'Counter';
+    await queryTestDb(
+      db,
+      sql`INSERT INTO organizations (name, records_version) VALUES (${name}, 0)`,
+    );
+    // Ten read-then-write increments at once: at SERIALIZABLE all but one of each colliding pair
+    // fail with 40001 and are retried, so no increment is lost.
+    await Promise.all(
+      Array.from({ length: 10 }, () =>
+        withPostgresTransaction(pg, async (tx) => {
+          const { rows } = await tx.execute<{ v: number }>(
+            sql`SELECT records_version AS v FROM organizations WHERE name = ${name}`,
+          );
+          await tx.execute(
+            sql`UPDATE organizations SET records_version = ${rows[0]!.v + 1} WHERE name = ${name}`,
+          );
+        }),
+      ),
+    );
+    const [row] = await queryTestDb<{ v: number }>(
+      db,
+      sql`SELECT records_version AS v FROM organizations WHERE name = ${name}`,
+    );
+    expect(row!.v).toBe(10);
+  });
+});
+
+it('stamps rows with fixed-width ISO UTC timestamps', async () => {
+  const [row] = await queryTestDb<{ createdAt: string }>(
+    db,
+    sql`SELECT ${organizations.createdAt} AS "createdAt" FROM ${organizations} WHERE id = ${acme}`,
+  );
+  expect(row?.createdAt).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
 });
 
 describe('rules the schema enforces', () => {
   let targetId: number;
 
-  beforeAll(() => {
-    const channel = db.orm
-      .insert(channels)
-      .values({ organizationId: acme, name: 'Phone', kind: 'telephony', provider: 'records' })
-      .returning()
-      .get();
-    targetId = db.orm
-      .insert(channelTargets)
-      .values({
-        organizationId: acme,
-        channelId: channel.id,
-        target: '+15550100001',
-        targetMode: 'inbound',
-      })
-      .returning()
-      .get().id;
-  });
-
-  it('lets only one experiment run per target', () => {
-    const experiment = (status: 'draft' | 'running' | 'stopped', name: string) =>
-      db.orm
-        .insert(experiments)
-        .values({ organizationId: acme, name, targetId, status })
-        .returning()
-        .get();
-    experiment('draft', 'draft one');
-    experiment('draft', 'draft two');
-    experiment('stopped', 'old one');
-    const running = experiment('running', 'live one');
-    const error = captureError(() => experiment('running', 'second live one'));
-    expect(isUniqueViolation(error)).toBe(true);
-
-    const draft = experiment('draft', 'next one');
-    const startDraft = () =>
-      db.sqlite.prepare("UPDATE experiments SET status = 'running' WHERE id = ?").run(draft.id);
-    expect(isUniqueViolation(captureError(startDraft))).toBe(true);
-    db.sqlite.prepare("UPDATE experiments SET status = 'stopped' WHERE id = ?").run(running.id);
-    expect(startDraft().changes).toBe(1);
-  });
-
-  it('keeps a phone number in at most one messaging service per organization', () => {
-    const service = (organizationId: number, sid: string) =>
-      db.orm.insert(messagingServices).values({ organizationId, sid, name: sid }).returning().get()
-        .id;
-    const first = service(acme, 'MG1');
-    const second = service(acme, 'MG2');
-    const other = service(globex, 'MG1');
-    const addNumber = (messagingServiceId: number, organizationId: number, phoneNumber: string) =>
-      db.orm
-        .insert(messagingServiceNumbers)
-        .values({ messagingServiceId, organizationId, phoneNumber })
-        .run();
-    addNumber(first, acme, '+15550100001');
-    expect(isUniqueViolation(captureError(() => addNumber(second, acme, '+15550100001')))).toBe(
-      true,
+  beforeAll(async () => {
+    const channel = await insertedId(
+      sql`INSERT INTO channels (organization_id, name, kind, provider) VALUES (${acme}, 'Phone', 'telephony', 'records')`,
     );
-    addNumber(other, globex, '+15550100001');
+    targetId = await insertedId(
+      sql`INSERT INTO channel_targets (organization_id, channel_id, target, target_mode) VALUES (${acme}, ${channel}, '+15550100001', 'inbound')`,
+    );
+  });
+
+  it('lets only one experiment run per target', async () => {
+    const experiment = (status: 'draft' | 'running' | 'stopped', name: string) =>
+      insertedId(
+        sql`INSERT INTO experiments (organization_id, name, target_id, status) VALUES (${acme}, ${name}, ${targetId}, ${status})`,
+      );
+    await experiment('draft', 'draft one');
+    await experiment('draft', 'draft two');
+    await experiment('stopped', 'old one');
+    const running = await experiment('running', 'live one');
+    expect(isUniqueViolation(await captureError(() => experiment('running', 'second')))).toBe(true);
+
+    const draft = await experiment('draft', 'next one');
+    const setStatus = (id: number, status: string) =>
+      queryTestDb(db, sql`UPDATE experiments SET status = ${status} WHERE id = ${id}`);
+    expect(isUniqueViolation(await captureError(() => setStatus(draft, 'running')))).toBe(true);
+    await setStatus(running, 'stopped');
+    await setStatus(draft, 'running');
+    const runningNow = await queryTestDb<{ id: number }>(
+      db,
+      sql`SELECT id FROM experiments WHERE target_id = ${targetId} AND status = 'running'`,
+    );
+    expect(runningNow).toEqual([{ id: draft }]);
+  });
+
+  it('keeps a phone number in at most one messaging service per organization', async () => {
+    const service = (organizationId: number, sid: string) =>
+      insertedId(
+        sql`INSERT INTO messaging_services (organization_id, sid, name) VALUES (${organizationId}, ${sid}, ${sid})`,
+      );
+    const first = await service(acme, 'MG1');
+    const second = await service(acme, 'MG2');
+    const other = await service(globex, 'MG1');
+    const addNumber = (messagingServiceId: number, organizationId: number, phoneNumber: string) =>
+      queryTestDb(
+        db,
+        sql`INSERT INTO messaging_service_numbers (messaging_service_id, organization_id, phone_number) VALUES (${messagingServiceId}, ${organizationId}, ${phoneNumber})`,
+      );
+    await addNumber(first, acme, '+15550100001');
+    expect(
+      isUniqueViolation(await captureError(() => addNumber(second, acme, '+15550100001'))),
+    ).toBe(true);
+    await addNumber(other, globex, '+15550100001');
     // The number's organization must be its service's organization.
-    const mismatch = captureError(() => addNumber(second, globex, '+15550100002'));
+    const mismatch = await captureError(() => addNumber(second, globex, '+15550100002'));
     expect(isForeignKeyViolation(mismatch)).toBe(true);
   });
 
-  it('accepts only known channel kinds, and providers only on telephony channels', () => {
+  it('accepts only known channel kinds, and providers only on telephony channels', async () => {
     const insert = (kind: string, provider: string | null) => () =>
-      db.sqlite
-        .prepare('INSERT INTO channels (organization_id, name, kind, provider) VALUES (?, ?, ?, ?)')
-        .run(acme, 'c', kind, provider);
-    expect(captureError(insert('fax', null))).toMatchObject({ code: 'SQLITE_CONSTRAINT_CHECK' });
-    expect(captureError(insert('sms', 'twilio'))).toMatchObject({
-      code: 'SQLITE_CONSTRAINT_CHECK',
-    });
-    expect(captureError(insert('telephony', 'carrier-pigeon'))).toMatchObject({
-      code: 'SQLITE_CONSTRAINT_CHECK',
-    });
-    expect(insert('telephony', 'twilio')().changes).toBe(1);
+      insertedId(
+        sql`INSERT INTO channels (organization_id, name, kind, provider) VALUES (${acme}, 'c', ${kind}, ${provider})`,
+      );
+    const checkFailure = onSqlite ? 'SQLITE_CONSTRAINT_CHECK' : '23514';
+    expect(driverCode(await captureError(insert('fax', null)))).toBe(checkFailure);
+    expect(driverCode(await captureError(insert('sms', 'twilio')))).toBe(checkFailure);
+    expect(driverCode(await captureError(insert('telephony', 'carrier-pigeon')))).toBe(
+      checkFailure,
+    );
+    expect(await insert('telephony', 'twilio')()).toBeGreaterThan(0);
   });
 
-  it('keeps import keys unique per organization but never deduplicates events without one', () => {
+  it('keeps import keys unique per organization but never deduplicates events without one', async () => {
     const event = (organizationId: number, importKey: string | null) =>
-      db.orm
-        .insert(events)
-        .values({ organizationId, importKey, timestamp: '2026-01-01T00:00:00.000Z' })
-        .run();
-    event(acme, 'k-1');
-    event(globex, 'k-1');
-    expect(isUniqueViolation(captureError(() => event(acme, 'k-1')))).toBe(true);
-    event(acme, null);
-    event(acme, null);
-    const nullKeys = db.sqlite
-      .prepare('SELECT count(*) AS n FROM events WHERE import_key IS NULL')
-      .get();
-    expect(nullKeys).toEqual({ n: 2 });
+      queryTestDb(
+        db,
+        sql`INSERT INTO events (organization_id, import_key, timestamp) VALUES (${organizationId}, ${importKey}, '2026-01-01T00:00:00.000Z')`,
+      );
+    await event(acme, 'k-1');
+    await event(globex, 'k-1');
+    expect(isUniqueViolation(await captureError(() => event(acme, 'k-1')))).toBe(true);
+    await event(acme, null);
+    await event(acme, null);
+    const [nullKeys] = await queryTestDb<{ n: number }>(
+      db,
+      sql`SELECT count(*) AS n FROM events WHERE import_key IS NULL`,
+    );
+    expect(Number(nullKeys!.n)).toBe(2);
   });
 
-  it('refuses rows that point at nothing', () => {
-    const error = captureError(() =>
-      db.orm.insert(agents).values({ organizationId: 999, name: 'ghost' }).run(),
+  it('refuses rows that point at nothing', async () => {
+    const error = await captureError(() =>
+      queryTestDb(db, sql`INSERT INTO agents (organization_id, name) VALUES (999, 'ghost')`),
     );
     expect(isForeignKeyViolation(error)).toBe(true);
   });
 });
 
-describe('withTransaction', () => {
-  it('commits the work, or nothing of it when it throws', async () => {
-    const id = await withTransaction(
-      db,
-      (tx) => tx.insert(organizations).values({ name: 'Initech' }).returning().get().id,
-    );
-    expect(id).toBeGreaterThan(0);
+describe('transactions', () => {
+  it('commit the work, or nothing of it when it throws', async () => {
+    const insert = (name: string) => sql`INSERT INTO organizations (name) VALUES (${name})`;
+    const inTransaction = (work: (run: (query: SQL) => void) => void) =>
+      db.kind === 'sqlite'
+        ? withTransaction(db, (tx) => work((query) => tx.run(query)))
+        : withPostgresTransaction(db, async (tx) => {
+            const pending: SQL[] = [];
+            work((query) => pending.push(query));
+            for (const query of pending) await tx.execute(query);
+          });
+    await inTransaction((run) => run(insert('Initech')));
     await expect(
-      withTransaction(db, (tx) => {
-        tx.insert(organizations).values({ name: 'Umbrella' }).run();
+      inTransaction((run) => {
+        run(insert('Umbrella'));
         throw new Error('changed my mind');
       }),
     ).rejects.toThrow('changed my mind');
-    const names = db.sqlite.prepare('SELECT name FROM organizations ORDER BY id').pluck().all();
-    expect(names).toEqual(['Acme', 'Globex', 'Initech']);
-  });
-
-  it('refuses asynchronous work, which would let other statements into the transaction', async () => {
-    // @ts-expect-error: the type already forbids returning a promise
-    await expect(withTransaction(db, async () => 1)).rejects.toThrow(/must be synchronous/);
+    const names = await queryTestDb<{ name: string }>(
+      db,
+      sql`SELECT name FROM organizations WHERE name IN ('Initech', 'Umbrella') ORDER BY id`,
+    );
+    expect(names).toEqual([{ name: 'Initech' }]);
   });
 });

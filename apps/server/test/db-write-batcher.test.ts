@@ -1,17 +1,26 @@
-// Group commit: concurrent writes share one transaction, each in its own savepoint.
+// Group commit: writes issued together are committed together, each answered on its own.
+// batchedWrite is SQLite's (each write in its own savepoint), so its tests open SQLite databases
+// of their own whichever backend the project runs on; PostgreSQL's session routing gathers its
+// writes with gatherWrites and is tested through routing (experiments-traffic.test.ts).
 
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createDb, type Db } from '../src/db/client.js';
-import { batchedWrite } from '../src/db/write-batcher.js';
+import { createDb, type SqliteDb } from '../src/db/client.js';
+import { batchedWrite, gatherWrites } from '../src/db/write-batcher.js';
 
-let db: Db;
+function openSqlite(url: string): SqliteDb {
+  const opened = createDb(url);
+  if (opened.kind !== 'sqlite') throw new Error(`${url} did not open as SQLite`);
+  return opened;
+}
+
+let db: SqliteDb;
 
 beforeEach(() => {
-  db = createDb(':memory:');
+  db = openSqlite(':memory:');
   db.sqlite.exec('CREATE TABLE notes (id INTEGER PRIMARY KEY, text TEXT NOT NULL UNIQUE)');
 });
 
@@ -24,7 +33,7 @@ const texts = () => db.sqlite.prepare('SELECT text FROM notes ORDER BY id').pluc
 describe('batchedWrite', () => {
   it('commits writes issued together in one transaction and answers each', async () => {
     const file = join(mkdtempSync(join(tmpdir(), 'agentline-batch-')), 'batch.db');
-    const fileDb = createDb(file);
+    const fileDb = openSqlite(file);
     fileDb.sqlite.exec('CREATE TABLE notes (id INTEGER PRIMARY KEY, text TEXT NOT NULL UNIQUE)');
     const reader = new Database(file, { readonly: true });
     const seenByAnotherConnection: number[] = [];
@@ -40,7 +49,7 @@ describe('batchedWrite', () => {
     expect(seenByAnotherConnection).toEqual([0, 0, 0]);
     expect(reader.prepare('SELECT count(*) FROM notes').pluck().get()).toBe(3);
     reader.close();
-    fileDb.close();
+    await fileDb.close();
   });
 
   it('rolls back only the write that failed', async () => {
@@ -78,5 +87,39 @@ describe('batchedWrite', () => {
     await batchedWrite(db, insert('a'));
     await batchedWrite(db, insert('b'));
     expect(texts()).toEqual(['a', 'b']);
+  });
+});
+
+describe('gatherWrites', () => {
+  it('hands the items issued together to one asynchronous commit and answers each', async () => {
+    const commits: number[][] = [];
+    const submit = gatherWrites(async (_db: object, items: number[]) => {
+      commits.push(items);
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      return items.map((n) =>
+        n < 0
+          ? { ok: false as const, error: new Error(`${n}`) }
+          : { ok: true as const, value: n * 2 },
+      );
+    });
+    const database = {};
+    const results = await Promise.allSettled([1, -1, 3].map((n) => submit(database, n)));
+    expect(commits).toEqual([[1, -1, 3]]);
+    expect(results.map((r) => (r.status === 'fulfilled' ? r.value : 'rejected'))).toEqual([
+      2,
+      'rejected',
+      6,
+    ]);
+    await submit(database, 4);
+    expect(commits).toEqual([[1, -1, 3], [4]]);
+  });
+
+  it('gives every item the error when the commit fails', async () => {
+    const submit = gatherWrites(async (_db: object, _items: number[]) => {
+      throw new Error('the database went away');
+    });
+    const database = {};
+    const results = await Promise.allSettled([submit(database, 1), submit(database, 2)]);
+    expect(results.map((r) => r.status)).toEqual(['rejected', 'rejected']);
   });
 });

@@ -10,6 +10,7 @@ import {
   type Tenant,
   type TestApi,
 } from './support/harness.js';
+import { insertTestEvents } from './support/test-database.js';
 
 let api: TestApi;
 let acme: Tenant;
@@ -108,7 +109,7 @@ beforeAll(async () => {
     ...ACME_EVENTS.map((e) => ({ ...e, organizationId: acme.organizationId })),
     ...GLOBEX_EVENTS.map((e) => ({ ...e, organizationId: globex.organizationId })),
   ];
-  api.db.orm.insert(events).values(rows).run();
+  await insertTestEvents(api.db, rows);
 });
 
 afterAll(() => api.close());

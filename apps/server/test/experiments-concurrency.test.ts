@@ -1,13 +1,15 @@
-// "One running experiment per target" under concurrent starts, through real HTTP servers: one
-// process, and two processes on one database file. Also: sessions routed through two processes
-// are all counted, and sticky assignment agrees across processes.
+// What must hold across server processes, through real HTTP servers on the project's backend
+// (one SQLite file, or one PostgreSQL database): concurrent starts on one target leave exactly one
+// running experiment, in one process and through two; sessions routed through two processes are
+// all counted in the results; sticky assignment agrees across processes.
 
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { rmSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../src/app.js';
 import { createDb, migrateDb, type Db } from '../src/db/client.js';
+import { experiments } from '../src/db/schema.js';
 import { createTenant, type Tenant } from './support/harness.js';
 import { startLiveServer, type LiveServer } from './support/live-server.js';
 import {
@@ -16,23 +18,25 @@ import {
   type RoutingFixture,
 } from './support/routing-fixture.js';
 import { startServerProcess, type ServerProcess } from './support/server-process.js';
+import { freshDatabaseUrl, onSqlite, queryTestDb } from './support/test-database.js';
 
-let directory: string;
+let databaseUrl: string;
 let db: Db;
 let acme: Tenant;
 let fx: RoutingFixture;
 
 beforeAll(async () => {
-  directory = mkdtempSync(join(tmpdir(), 'agentline-concurrency-'));
-  db = createDb(join(directory, 'agentline.db'));
+  databaseUrl = await freshDatabaseUrl();
+  db = createDb(databaseUrl);
   await migrateDb(db);
   acme = await createTenant(db, 'Acme');
   fx = await loadRoutingFixture(db, acme.organizationId);
 });
 
-afterAll(() => {
-  db.close();
-  rmSync(directory, { recursive: true, force: true });
+afterAll(async () => {
+  await db.close();
+  // A PostgreSQL test database is dropped by the project's global teardown.
+  if (onSqlite) rmSync(dirname(databaseUrl), { recursive: true, force: true });
 });
 
 async function post(baseUrl: string, path: string, body?: unknown) {
@@ -58,15 +62,33 @@ async function createDrafts(baseUrl: string, targetId: number, n: number): Promi
   return ids;
 }
 
-function expectExactlyOneStarted(results: Array<{ status: number; body: any }>) {
-  const statuses = results.map((r) => r.status).sort();
-  expect(statuses.filter((s) => s === 200)).toHaveLength(1);
+async function runningOn(targetId: number): Promise<number[]> {
+  const rows = await queryTestDb<{ id: number }>(
+    db,
+    sql`SELECT id FROM ${experiments} WHERE ${experiments.targetId} = ${targetId} AND ${experiments.status} = 'running'`,
+  );
+  return rows.map((row) => row.id);
+}
+
+/** Starts every draft at once, the i-th through `baseUrls[i % n]`; checks one won; its id. */
+async function startAllAtOnce(baseUrls: string[], targetId: number): Promise<number> {
+  const ids = await createDrafts(baseUrls[0]!, targetId, 20);
+  const results = await Promise.all(
+    ids.map((id, i) => post(baseUrls[i % baseUrls.length]!, `/api/v1/experiments/${id}/start`)),
+  );
+  const statuses = results.map((r) => r.status);
+  const answers = JSON.stringify(results.map((r) => [r.status, r.body.detail]));
+  expect(
+    statuses.filter((s) => s === 200),
+    answers,
+  ).toHaveLength(1);
   expect(statuses.filter((s) => s === 409)).toHaveLength(results.length - 1);
-  const winner = results.find((r) => r.status === 200)!.body.experiment.id;
+  const winner = results.find((r) => r.status === 200)!.body.experiment.id as number;
   for (const loser of results.filter((r) => r.status === 409)) {
     expect(loser.body.detail).toContain(`Experiment ${winner} ("`);
   }
-  return winner as number;
+  expect(await runningOn(targetId)).toEqual([winner]);
+  return winner;
 }
 
 describe('one server process', () => {
@@ -77,38 +99,35 @@ describe('one server process', () => {
   afterAll(() => server.close());
 
   it('starts exactly one of 20 drafts started at once on one target', async () => {
-    const ids = await createDrafts(server.baseUrl, fx.targets.main, 20);
-    const results = await Promise.all(
-      ids.map((id) => post(server.baseUrl, `/api/v1/experiments/${id}/start`)),
-    );
-    const winner = expectExactlyOneStarted(results);
+    const winner = await startAllAtOnce([server.baseUrl], fx.targets.main);
     expect((await post(server.baseUrl, `/api/v1/experiments/${winner}/stop`)).status).toBe(200);
   });
 });
 
 describe('two server processes on one database', () => {
-  let servers: ServerProcess[];
+  let a: ServerProcess;
+  let b: ServerProcess;
   beforeAll(async () => {
-    const env = { DATABASE_URL: join(directory, 'agentline.db') };
-    servers = await Promise.all([startServerProcess(env), startServerProcess(env)]);
+    const env = { DATABASE_URL: databaseUrl };
+    [a, b] = await Promise.all([startServerProcess(env), startServerProcess(env)]);
   }, 60_000);
   afterAll(async () => {
-    await Promise.all(servers.map((s) => s.stop()));
+    await Promise.all([a.stop(), b.stop()]);
   });
 
   it('starts exactly one of 20 drafts started at once through both', async () => {
-    const ids = await createDrafts(servers[0]!.baseUrl, fx.targets.second, 20);
-    const results = await Promise.all(
-      ids.map((id, i) => post(servers[i % 2]!.baseUrl, `/api/v1/experiments/${id}/start`)),
-    );
-    const winner = expectExactlyOneStarted(results);
+    const winner = await startAllAtOnce([a.baseUrl, b.baseUrl], fx.targets.second);
+    expect((await post(b.baseUrl, `/api/v1/experiments/${winner}/stop`)).status).toBe(200);
+  }, 60_000);
 
-    // Sessions routed through both processes all count, and a user gets one variant everywhere.
-    const routedByVariant = new Map<number, number>();
-    const variantOfUser = new Map<string, number>();
+  it('counts every session routed through either, and gives a user one variant in both', async () => {
+    const [draft] = await createDrafts(a.baseUrl, fx.targets.second, 1);
+    expect((await post(b.baseUrl, `/api/v1/experiments/${draft}/start`)).status).toBe(200);
+
+    // 100 users, each routed twice through A and twice through B, all at once.
     const requests = Array.from({ length: 400 }, (_, i) => ({
-      server: servers[i % 2]!,
-      user: `user-${i % 100}`,
+      server: i % 4 < 2 ? a : b,
+      user: `user-${Math.floor(i / 4)}`,
     }));
     const routed = await Promise.all(
       requests.map(({ server, user }) =>
@@ -117,25 +136,33 @@ describe('two server processes on one database', () => {
         }),
       ),
     );
+    const routedByVariant = new Map<number, number>();
+    const variantsOfUser = new Map<string, Set<number>>();
     routed.forEach((res, i) => {
       expect(res.status).toBe(200);
-      expect(res.body.experiment_id).toBe(winner);
-      routedByVariant.set(res.body.variant_id, (routedByVariant.get(res.body.variant_id) ?? 0) + 1);
+      expect(res.body.experiment_id).toBe(draft);
+      const variant = res.body.variant_id as number;
+      routedByVariant.set(variant, (routedByVariant.get(variant) ?? 0) + 1);
       const user = requests[i]!.user;
-      const earlier = variantOfUser.get(user);
-      if (earlier !== undefined) expect(res.body.variant_id).toBe(earlier);
-      variantOfUser.set(user, res.body.variant_id);
+      variantsOfUser.set(user, (variantsOfUser.get(user) ?? new Set()).add(variant));
     });
+    expect(variantsOfUser.size).toBe(100);
+    for (const variants of variantsOfUser.values()) expect(variants.size).toBe(1);
+    // 100 users on a 70/30 split: both variants are all but certain to have some.
+    expect(routedByVariant.size).toBe(2);
 
-    const results2 = await fetch(`${servers[1]!.baseUrl}/api/v1/experiments/${winner}/results`, {
-      headers: { 'Service-API-Key': acme.key },
-    }).then(
-      (r) =>
-        r.json() as Promise<{ variants: Array<{ variant_id: number; session_count: number }> }>,
-    );
-    for (const variant of results2.variants) {
-      expect(variant.session_count).toBe(routedByVariant.get(variant.variant_id) ?? 0);
+    for (const server of [a, b]) {
+      const results = await fetch(`${server.baseUrl}/api/v1/experiments/${draft}/results`, {
+        headers: { 'Service-API-Key': acme.key },
+      }).then(
+        (r) =>
+          r.json() as Promise<{ variants: Array<{ variant_id: number; session_count: number }> }>,
+      );
+      for (const variant of results.variants) {
+        expect(variant.session_count).toBe(routedByVariant.get(variant.variant_id) ?? 0);
+      }
+      expect(results.variants.reduce((sum, v) => sum + v.session_count, 0)).toBe(400);
     }
-    expect(results2.variants.reduce((sum, v) => sum + v.session_count, 0)).toBe(400);
+    expect((await post(a.baseUrl, `/api/v1/experiments/${draft}/stop`)).status).toBe(200);
   }, 60_000);
 });

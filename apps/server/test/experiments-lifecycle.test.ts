@@ -1,7 +1,7 @@
 // Experiments: every rule (seed 2.6) and every transition of the state table (seed 3), legal and
 // illegal, with each response checked against the spec by the harness.
 
-import { count, eq } from 'drizzle-orm';
+import { sql } from 'drizzle-orm';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { experiments, sessions } from '../src/db/schema.js';
 import type { Tenant, TestApi } from './support/harness.js';
@@ -10,6 +10,7 @@ import {
   experimentBody,
   type RoutingFixture,
 } from './support/routing-fixture.js';
+import { queryTestDb } from './support/test-database.js';
 
 let api: TestApi;
 let acme: Tenant;
@@ -25,12 +26,11 @@ afterAll(() => api.close());
 
 // Each test starts with no running experiment, so one failing test cannot block the targets of
 // the next ones.
-afterEach(() => {
-  api.db.orm
-    .update(experiments)
-    .set({ status: 'stopped' })
-    .where(eq(experiments.status, 'running'))
-    .run();
+afterEach(async () => {
+  await queryTestDb(
+    api.db,
+    sql`UPDATE ${experiments} SET status = 'stopped' WHERE ${experiments.status} = 'running'`,
+  );
 });
 
 const call = (method: string, path: string, body?: unknown, key = acme.key) =>
@@ -431,11 +431,10 @@ describe('delete', () => {
     }
     await call('POST', `${running.id}/stop`);
     expect((await call('DELETE', String(running.id))).status).toBe(200);
-    const [row] = api.db.orm
-      .select({ n: count() })
-      .from(sessions)
-      .where(eq(sessions.experimentId, running.id))
-      .all();
+    const [row] = await queryTestDb<{ n: number }>(
+      api.db,
+      sql`SELECT count(*) AS n FROM ${sessions} WHERE ${sessions.experimentId} = ${running.id}`,
+    );
     expect(row!.n).toBe(3);
   });
 });
@@ -478,7 +477,8 @@ describe('unknown and foreign ids', () => {
         method === 'PUT'
           ? experimentBody(fx.targets.second, [fx.agents.pinned, fx.agents.alsoPinned])
           : undefined;
-      for (const id of [999_999, foreign.body.id]) {
+      // 2^31 is past PostgreSQL's integer columns: it names nothing there either.
+      for (const id of [999_999, 2 ** 31, foreign.body.id]) {
         const res = await call(method, `${id}${suffix}`, body);
         expect(res.status).toBe(404);
         expect(res.body.code).toBe('NOT_FOUND');
@@ -486,6 +486,29 @@ describe('unknown and foreign ids', () => {
       }
     },
   );
+
+  it("finds nothing for ids past PostgreSQL's integer columns in bodies and filters", async () => {
+    const beyond = 2 ** 31;
+    const created = await call(
+      'POST',
+      '',
+      experimentBody(beyond, [fx.agents.pinned, fx.agents.alsoPinned]),
+    );
+    expect(created.status).toBe(422);
+    expect(created.body.detail[0].loc).toEqual(['body', 'target_id']);
+    const badAgent = await call(
+      'POST',
+      '',
+      experimentBody(fx.targets.second, [fx.agents.pinned, beyond]),
+    );
+    expect(badAgent.status).toBe(422);
+    expect(badAgent.body.detail[0].loc).toEqual(['body', 'variants', 1, 'agent_id']);
+    for (const property of ['id', 'target_id', 'agent_id']) {
+      const list = await call('GET', `?search_fields=${property}&search_field_values=${beyond}`);
+      expect(list.status).toBe(200);
+      expect(list.body.total_count).toBe(0);
+    }
+  });
 
   it.each(['abc', '0', '1.5'])('rejects the id %s with 422', async (id) => {
     const res = await call('GET', id);

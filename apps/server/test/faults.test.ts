@@ -1,12 +1,9 @@
 // Faults under load, with the real server process: SIGTERM finishes what is in flight and loses
-// no routed session; SIGKILL leaves a consistent database (WAL) in which every acknowledged
-// session is present and no session lacks its event.
+// no routed session; SIGKILL leaves a consistent database (SQLite's WAL, PostgreSQL's commit) in
+// which every acknowledged session is present and no session lacks its event.
 
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import Database from 'better-sqlite3';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { sql } from 'drizzle-orm';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { createDb, migrateDb } from '../src/db/client.js';
 import { createTenant, type Tenant } from './support/harness.js';
 import {
@@ -15,23 +12,20 @@ import {
   type RoutingFixture,
 } from './support/routing-fixture.js';
 import { startServerProcess } from './support/server-process.js';
+import { freshDatabaseUrl, queryTestDb } from './support/test-database.js';
 
-let directory: string;
 let databaseUrl: string;
 let acme: Tenant;
 let fx: RoutingFixture;
 
 beforeEach(async () => {
-  directory = mkdtempSync(join(tmpdir(), 'agentline-faults-'));
-  databaseUrl = join(directory, 'agentline.db');
+  databaseUrl = await freshDatabaseUrl();
   const db = createDb(databaseUrl);
   await migrateDb(db);
   acme = await createTenant(db, 'Acme');
   fx = await loadRoutingFixture(db, acme.organizationId);
-  db.close();
+  await db.close();
 });
-
-afterEach(() => rmSync(directory, { recursive: true, force: true }));
 
 const headers = () => ({ 'Service-API-Key': acme.key, 'Content-Type': 'application/json' });
 
@@ -76,19 +70,25 @@ async function routeConcurrently(
   return { acknowledged };
 }
 
-function inspect() {
-  const db = new Database(databaseUrl, { readonly: true });
+/** What the database holds after the server is gone, read through a new connection. */
+async function inspect() {
+  const db = createDb(databaseUrl);
   try {
+    // SQLite checks its file; PostgreSQL's own recovery needs no check from us.
+    const integrity =
+      db.kind === 'sqlite' ? db.sqlite.pragma('integrity_check', { simple: true }) : 'ok';
+    const sessions = await queryTestDb<{ id: string }>(db, sql`SELECT id FROM sessions`);
+    const [started] = await queryTestDb<{ n: number }>(
+      db,
+      sql`SELECT count(*) AS n FROM events WHERE type = 'session-started'`,
+    );
     return {
-      integrity: db.pragma('integrity_check', { simple: true }),
-      sessionIds: new Set(db.prepare('SELECT id FROM sessions').pluck().all() as string[]),
-      startedEvents: db
-        .prepare("SELECT count(*) FROM events WHERE type = 'session-started'")
-        .pluck()
-        .get() as number,
+      integrity,
+      sessionIds: new Set(sessions.map((row) => row.id)),
+      startedEvents: Number(started!.n),
     };
   } finally {
-    db.close();
+    await db.close();
   }
 }
 
@@ -105,7 +105,7 @@ describe('faults during session routing', () => {
     const { acknowledged } = await load;
     expect(await exitCode).toBe(0);
     expect(acknowledged.length).toBeGreaterThan(0);
-    const after = inspect();
+    const after = await inspect();
     expect(after.integrity).toBe('ok');
     // Exactly the acknowledged sessions were stored: none lost, none stored unanswered.
     expect(after.sessionIds.size).toBe(acknowledged.length);
@@ -121,7 +121,7 @@ describe('faults during session routing', () => {
     while (progress.count < 50) await new Promise((resolve) => setTimeout(resolve, 2));
     await server.stop('SIGKILL');
     const { acknowledged } = await load;
-    const after = inspect();
+    const after = await inspect();
     expect(after.integrity).toBe('ok');
     for (const id of acknowledged) expect(after.sessionIds.has(id)).toBe(true);
     // A session and its event are written in one transaction: never one without the other.

@@ -4,10 +4,11 @@
 import { request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../src/app.js';
-import { createDb, migrateDb, type Db } from '../src/db/client.js';
+import type { Db } from '../src/db/client.js';
 import { specValidator } from './support/contract.js';
 import { createTenant, type Tenant } from './support/harness.js';
 import { startLiveServer, type LiveServer } from './support/live-server.js';
+import { createTestDb } from './support/test-database.js';
 
 const LIMIT = 4096;
 let db: Db;
@@ -15,8 +16,7 @@ let server: LiveServer;
 let acme: Tenant;
 
 beforeAll(async () => {
-  db = createDb(':memory:');
-  await migrateDb(db);
+  db = await createTestDb();
   acme = await createTenant(db, 'Acme');
   server = await startLiveServer(createApp({ db, bodyLimitBytes: LIMIT }));
 });

@@ -1,13 +1,17 @@
-// A database that cannot take writes (a read-only file, a full disk) answers 503 with a clear
-// message and Retry-After, never a crash or a 500, and reads keep working where they can.
+// A database that cannot take writes (a read-only file or database, a full disk) or cannot be
+// reached answers 503 with a clear message and Retry-After, never a crash or a 500, and reads keep
+// working where they can.
 
+import { sql } from 'drizzle-orm';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { type Tenant, type TestApi } from './support/harness.js';
+import { createDb } from '../src/db/client.js';
+import { createTestApi, type Tenant, type TestApi } from './support/harness.js';
 import {
   experimentBody,
   createRoutingTestbed,
   type RoutingFixture,
 } from './support/routing-fixture.js';
+import { onPostgres, onSqlite, queryTestDb } from './support/test-database.js';
 
 let api: TestApi;
 let acme: Tenant;
@@ -27,24 +31,29 @@ const create = () =>
     body: experimentBody(fx.targets.main, [fx.agents.pinned, fx.agents.alsoPinned]),
   });
 
-describe('a database that cannot take writes', () => {
+async function expectReadOnlyAnswers() {
+  const res = await create();
+  expect(res.status).toBe(503);
+  expect(res.body.code).toBe('SERVICE_UNAVAILABLE');
+  expect(res.body.detail).toContain('the database is read-only');
+  expect(res.headers.get('retry-after')).toBe('30');
+  const routed = await api.request('POST', `/api/v1/channels/targets/${fx.targets.main}/sessions`, {
+    key: acme.key,
+    body: {},
+  });
+  expect(routed.status).toBe(503);
+  expect((await api.request('GET', '/api/v1/experiments/', { key: acme.key })).status).toBe(200);
+}
+
+describe.runIf(onSqlite)('a SQLite database that cannot take writes', () => {
   it('answers 503 SERVICE_UNAVAILABLE when it is read-only, and still serves reads', async () => {
+    if (api.db.kind !== 'sqlite') throw new Error('expected SQLite');
     api.db.sqlite.pragma('query_only = ON');
-    const res = await create();
-    expect(res.status).toBe(503);
-    expect(res.body.code).toBe('SERVICE_UNAVAILABLE');
-    expect(res.body.detail).toContain('the database is read-only');
-    expect(res.headers.get('retry-after')).toBe('30');
-    const routed = await api.request(
-      'POST',
-      `/api/v1/channels/targets/${fx.targets.main}/sessions`,
-      { key: acme.key, body: {} },
-    );
-    expect(routed.status).toBe(503);
-    expect((await api.request('GET', '/api/v1/experiments/', { key: acme.key })).status).toBe(200);
+    await expectReadOnlyAnswers();
   });
 
   it('answers 503 when the disk is full, and writes nothing half', async () => {
+    if (api.db.kind !== 'sqlite') throw new Error('expected SQLite');
     const pages = Number(api.db.sqlite.pragma('page_count', { simple: true }));
     api.db.sqlite.pragma(`max_page_count = ${pages}`);
     let res = await create();
@@ -54,5 +63,41 @@ describe('a database that cannot take writes', () => {
     // Every experiment that was answered 200 is whole: it has both of its variants.
     const list = await api.request('GET', '/api/v1/experiments/?limit=1000', { key: acme.key });
     for (const experiment of list.body.items) expect(experiment.variants).toHaveLength(2);
+  });
+});
+
+describe.runIf(onPostgres)('a PostgreSQL database that cannot take writes or be reached', () => {
+  it('answers 503 SERVICE_UNAVAILABLE when it is read-only, and still serves reads', async () => {
+    if (api.db.kind !== 'postgres') throw new Error('expected PostgreSQL');
+    // New sessions of this database start read-only (as on a hot standby, or after an operator's
+    // ALTER): a server process that connects now can read but not write.
+    const [{ name }] = (await queryTestDb<{ name: string }>(
+      api.db,
+      sql`SELECT current_database() AS name`,
+    )) as [{ name: string }];
+    await queryTestDb(
+      api.db,
+      sql.raw(`ALTER DATABASE "${name}" SET default_transaction_read_only = on`),
+    );
+    const url = new URL(api.db.pool.options.connectionString!);
+    await api.close();
+    api = await createTestApi(createDb(url.toString()));
+    await expectReadOnlyAnswers();
+  });
+
+  it('answers 503 while the database server cannot be reached', async () => {
+    const unreachable = await createTestApi(
+      createDb('postgres://agentline:agentline@127.0.0.1:1/agentline'),
+    );
+    try {
+      const res = await unreachable.request('GET', '/api/v1/experiments/', { key: acme.key });
+      expect(res.status).toBe(503);
+      expect(res.body.code).toBe('SERVICE_UNAVAILABLE');
+      expect(res.body.detail).toContain('cannot be reached');
+      // /readyz is operational, outside the API's spec: asked of the app directly.
+      expect((await unreachable.app.request('/readyz')).status).toBe(503);
+    } finally {
+      await unreachable.close();
+    }
   });
 });

@@ -1,6 +1,6 @@
 // Idempotency-Key: retries of a POST get the first answer and change nothing more.
 
-import { count, eq } from 'drizzle-orm';
+import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { claimIdempotencyKey } from '../src/db/repositories/idempotency.js';
 import { experiments, sessions } from '../src/db/schema.js';
@@ -10,6 +10,7 @@ import {
   createRoutingTestbed,
   type RoutingFixture,
 } from './support/routing-fixture.js';
+import { queryTestDb } from './support/test-database.js';
 
 let api: TestApi;
 let acme: Tenant;
@@ -24,11 +25,17 @@ afterAll(() => api.close());
 const post = (path: string, body: unknown, key: string) =>
   api.request('POST', path, { key: acme.key, body, headers: { 'Idempotency-Key': key } });
 
-const sessionCount = () => api.db.orm.select({ n: count() }).from(sessions).get()!.n;
+async function sessionCount(): Promise<number> {
+  const [row] = await queryTestDb<{ n: number }>(
+    api.db,
+    sql`SELECT count(*) AS n FROM ${sessions}`,
+  );
+  return row!.n;
+}
 
 describe('Idempotency-Key', () => {
   it('replays the first routed session to a retry and stores it once', async () => {
-    const before = sessionCount();
+    const before = await sessionCount();
     const first = await post(
       `/api/v1/channels/targets/${fx.targets.main}/sessions`,
       { user_id: 'u' },
@@ -43,7 +50,7 @@ describe('Idempotency-Key', () => {
     expect(retry.status).toBe(200);
     expect(retry.body).toEqual(first.body);
     expect(retry.headers.get('idempotent-replayed')).toBe('true');
-    expect(sessionCount()).toBe(before + 1);
+    expect(await sessionCount()).toBe(before + 1);
     // A new key is a new request.
     const other = await post(
       `/api/v1/channels/targets/${fx.targets.main}/sessions`,
@@ -59,12 +66,11 @@ describe('Idempotency-Key', () => {
     for (let i = 0; i < 3; i += 1)
       answers.push(await post('/api/v1/experiments/', body, 'create-1'));
     expect(new Set(answers.map((a) => a.body.id)).size).toBe(1);
-    const stored = api.db.orm
-      .select({ n: count() })
-      .from(experiments)
-      .where(eq(experiments.id, answers[0]!.body.id))
-      .get()!.n;
-    expect(stored).toBe(1);
+    const stored = await queryTestDb(
+      api.db,
+      sql`SELECT id FROM ${experiments} WHERE ${experiments.id} = ${answers[0]!.body.id}`,
+    );
+    expect(stored).toHaveLength(1);
   });
 
   it('replays an error answer too', async () => {
@@ -103,6 +109,15 @@ describe('Idempotency-Key', () => {
     expect(res.body.detail).toContain('still running');
   });
 
+  it('lets exactly one of many concurrent claims of a key run', async () => {
+    const claims = await Promise.all(
+      Array.from({ length: 20 }, () => claimIdempotencyKey(api.db, 'key-c', 'race-1', 'h')),
+    );
+    const kinds = claims.map((claim) => claim.kind);
+    expect(kinds.filter((kind) => kind === 'claimed')).toHaveLength(1);
+    expect(kinds.filter((kind) => kind === 'in_flight')).toHaveLength(19);
+  });
+
   it('keeps keys apart per API key, and forgets them after 24 hours', async () => {
     const hash = 'h';
     expect(
@@ -120,7 +135,7 @@ describe('Idempotency-Key', () => {
   });
 
   it('leaves requests without the header alone', async () => {
-    const before = sessionCount();
+    const before = await sessionCount();
     await api.request('POST', `/api/v1/channels/targets/${fx.targets.main}/sessions`, {
       key: acme.key,
       body: {},
@@ -129,6 +144,6 @@ describe('Idempotency-Key', () => {
       key: acme.key,
       body: {},
     });
-    expect(sessionCount()).toBe(before + 2);
+    expect(await sessionCount()).toBe(before + 2);
   });
 });

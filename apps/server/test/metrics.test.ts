@@ -3,10 +3,11 @@
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp, type App } from '../src/app.js';
-import { createDb, migrateDb, type Db } from '../src/db/client.js';
+import type { Db } from '../src/db/client.js';
 import { Metrics } from '../src/http/metrics.js';
 import { createTenant, type Tenant } from './support/harness.js';
 import { experimentBody, loadRoutingFixture } from './support/routing-fixture.js';
+import { createTestDb } from './support/test-database.js';
 
 const TOKEN = 'metrics-token-for-tests';
 
@@ -15,8 +16,7 @@ let app: App;
 let tenant: Tenant;
 
 beforeAll(async () => {
-  db = createDb(':memory:');
-  await migrateDb(db);
+  db = await createTestDb();
   app = createApp({ db, metricsToken: TOKEN });
   tenant = await createTenant(db, 'Metrics');
 });

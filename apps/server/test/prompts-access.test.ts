@@ -2,6 +2,8 @@
 // costs in queries. Every response is checked against the spec by the harness.
 
 import type { Statement } from 'better-sqlite3';
+import { sql } from 'drizzle-orm';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { agents, prompts, promptTools, tools } from '../src/db/schema.js';
 import { promptErrorIssueIds } from '../src/routes/prompts/prompt-issues.js';
@@ -13,6 +15,7 @@ import {
   type Tenant,
   type TestApi,
 } from './support/harness.js';
+import { queryTestDb } from './support/test-database.js';
 
 let api: TestApi;
 let acme: Tenant;
@@ -32,12 +35,14 @@ async function list(query: string, key: string) {
   return api.request('GET', `/api/v1/prompts/${query}`, { key });
 }
 
-function idOf(table: typeof prompts | typeof tools | typeof agents, name: string): number {
-  const row = api.db.orm
-    .select({ id: table.id, name: table.name })
-    .from(table)
-    .all()
-    .find((candidate) => candidate.name === name);
+async function idOf(
+  table: typeof prompts | typeof tools | typeof agents,
+  name: string,
+): Promise<number> {
+  const [row] = await queryTestDb<{ id: number }>(
+    api.db,
+    sql`SELECT ${table.id} AS id FROM ${table} WHERE ${table.name} = ${name}`,
+  );
   return row!.id;
 }
 
@@ -58,24 +63,20 @@ describe('tenancy', () => {
   });
 
   describe('with records that wrongly point across organizations', () => {
-    beforeAll(() => {
+    beforeAll(async () => {
       // `agentline load` resolves references within one organization only; these rows are
       // written behind its back to prove the list does not rely on that alone.
-      api.db.orm
-        .insert(promptTools)
-        .values({
-          promptId: idOf(prompts, 'Globex order status'),
-          toolId: idOf(tools, 'lookup_order'),
-        })
-        .run();
-      api.db.orm
-        .insert(agents)
-        .values({
-          organizationId: globex.organizationId,
-          name: 'Globex agent on an Acme prompt',
-          promptId: idOf(prompts, 'Order status'),
-        })
-        .run();
+      await queryTestDb(
+        api.db,
+        sql`INSERT INTO ${promptTools} (prompt_id, tool_id)
+            VALUES (${await idOf(prompts, 'Globex order status')}, ${await idOf(tools, 'lookup_order')})`,
+      );
+      await queryTestDb(
+        api.db,
+        sql`INSERT INTO ${agents} (organization_id, name, prompt_id)
+            VALUES (${globex.organizationId}, 'Globex agent on an Acme prompt',
+              ${await idOf(prompts, 'Order status')})`,
+      );
     });
 
     it("counts, links and names only the organization's own records", async () => {
@@ -112,8 +113,10 @@ describe('tenancy', () => {
 
 describe('error issues for other areas', () => {
   it("gives each of the organization's prompts the error rules it breaks, as the list does", async () => {
-    const ids = ['Order status', 'Complaints', 'Transfers', 'Blank', 'Globex order status'].map(
-      (name) => idOf(prompts, name),
+    const ids = await Promise.all(
+      ['Order status', 'Complaints', 'Transfers', 'Blank', 'Globex order status'].map((name) =>
+        idOf(prompts, name),
+      ),
     );
     const issues = await promptErrorIssueIds(api.db, acme.organizationId, [...ids, 9999]);
     expect([...issues]).toEqual([
@@ -190,17 +193,20 @@ describe('queries per page', () => {
     await list('?limit=0', busy.key);
   });
 
+  /** Spies that see every statement: better-sqlite3's, prepared beforehand or not, or pg's. */
+  function spyOnStatements(): Array<{ mock: { calls: unknown[] }; mockRestore(): void }> {
+    if (api.db.kind === 'postgres') return [vi.spyOn(pg.Client.prototype, 'query')];
+    const statement = Object.getPrototypeOf(api.db.sqlite.prepare('SELECT 1')) as Statement;
+    return (['all', 'get', 'run', 'iterate'] as const).map((method) => vi.spyOn(statement, method));
+  }
+
   /**
-   * How many SQL statements one request runs, prepared beforehand or not. Records are loaded
-   * first (an empty load still moves the records version), so the page is built, not served
-   * from the page cache.
+   * How many SQL statements one request runs. Records are loaded first (an empty load still
+   * moves the records version), so the page is built, not served from the page cache.
    */
   async function statementsRunBy(query: string, { afterLoad = true } = {}): Promise<number> {
     if (afterLoad) await loadRecords(api.db, busy.organizationId, {});
-    const statement = Object.getPrototypeOf(api.db.sqlite.prepare('SELECT 1')) as Statement;
-    const spies = (['all', 'get', 'run', 'iterate'] as const).map((method) =>
-      vi.spyOn(statement, method),
-    );
+    const spies = spyOnStatements();
     try {
       const res = await list(query, busy.key);
       expect(res.status).toBe(200);

@@ -288,6 +288,9 @@ describe('search', () => {
     ['session_end_enabled', 'true', [1, 3, 4]],
     ['session_end_enabled', 'false', [2, 5]],
     ['id', '4', [4]],
+    // Beyond a database integer (PostgreSQL's integer ends at 2^31 - 1): no match, not an error.
+    ['id', '3000000000', []],
+    ['agent_count', '9007199254740991', []],
   ])('%s matches "%s"', async (field, value, expected) => {
     const res = await list(search(field, value));
     expect(res.body.items.map((item: Item) => item.id)).toEqual(expected);

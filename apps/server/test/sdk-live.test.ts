@@ -8,10 +8,10 @@ import {
   createClient,
 } from '@agentline/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { events } from '../src/db/schema.js';
 import { createKey, createTenant, createTestApi, type TestApi } from './support/harness.js';
 import { startLiveServer, type LiveServer } from './support/live-server.js';
 import { loadRoutingFixture, type RoutingFixture } from './support/routing-fixture.js';
+import { insertTestEvents } from './support/test-database.js';
 
 let api: TestApi;
 let server: LiveServer;
@@ -22,17 +22,15 @@ let fx: RoutingFixture;
 beforeAll(async () => {
   api = await createTestApi();
   ({ key, organizationId } = await createTenant(api.db, 'Acme'));
-  api.db.orm
-    .insert(events)
-    .values(
-      Array.from({ length: 7 }, (_, i) => ({
-        organizationId,
-        timestamp: `2026-05-0${i + 1}T00:00:00.000Z`,
-        category: i % 2 === 0 ? 'session' : 'tool',
-        type: `type-${i}`,
-      })),
-    )
-    .run();
+  await insertTestEvents(
+    api.db,
+    Array.from({ length: 7 }, (_, i) => ({
+      organizationId,
+      timestamp: `2026-05-0${i + 1}T00:00:00.000Z`,
+      category: i % 2 === 0 ? 'session' : 'tool',
+      type: `type-${i}`,
+    })),
+  );
   fx = await loadRoutingFixture(api.db, organizationId);
   server = await startLiveServer(api.app);
 });

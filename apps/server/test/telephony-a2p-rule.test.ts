@@ -262,7 +262,7 @@ describe('the A2P check against both providers', () => {
 
   afterAll(async () => {
     await twilio.close();
-    api.close();
+    await api.close();
   });
 
   describe.each(['records', 'twilio'])('provider %s', (provider) => {

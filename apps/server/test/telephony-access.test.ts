@@ -2,6 +2,7 @@
 // response is checked against the spec by the harness.
 
 import { NotFoundError, UnprocessableEntityError, createClient } from '@agentline/sdk';
+import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { platformRecordsSchema } from '../src/db/platform-records-format.js';
 import { loadPlatformRecords } from '../src/db/repositories/platform-records.js';
@@ -15,6 +16,7 @@ import {
   type TestApi,
 } from './support/harness.js';
 import { startLiveServer } from './support/live-server.js';
+import { queryTestDb } from './support/test-database.js';
 
 const APPROVED_LINE = '+14155550100';
 const UNREGISTERED_LINE = '+14155550101';
@@ -91,20 +93,17 @@ describe('answers', () => {
   });
 
   it('a telephony channel stored without a provider uses the embedded records', async () => {
-    const channel = api.db.orm
-      .insert(channels)
-      .values({ organizationId: acme.organizationId, name: 'Bare line', kind: 'telephony' })
-      .returning({ id: channels.id })
-      .get();
-    api.db.orm
-      .insert(telephonyNumbers)
-      .values({
-        organizationId: acme.organizationId,
-        channelId: channel.id,
-        phoneNumber: APPROVED_LINE,
-      })
-      .run();
-    const response = await api.request('POST', checkUrl(channel.id), {
+    const [channel] = await queryTestDb<{ id: number }>(
+      api.db,
+      sql`INSERT INTO ${channels} (organization_id, name, kind)
+          VALUES (${acme.organizationId}, 'Bare line', 'telephony') RETURNING id`,
+    );
+    await queryTestDb(
+      api.db,
+      sql`INSERT INTO ${telephonyNumbers} (organization_id, channel_id, phone_number)
+          VALUES (${acme.organizationId}, ${channel!.id}, ${APPROVED_LINE})`,
+    );
+    const response = await api.request('POST', checkUrl(channel!.id), {
       key: acme.key,
       body: { phone: APPROVED_LINE },
     });

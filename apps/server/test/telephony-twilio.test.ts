@@ -2,11 +2,11 @@
 // provider failures, and that no credential reaches a log line or a response. The app logs into
 // an array here, and every response is checked against the spec.
 
-import { eq } from 'drizzle-orm';
+import { sql } from 'drizzle-orm';
 import pino from 'pino';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createApp, type App } from '../src/app.js';
-import { createDb, migrateDb, type Db } from '../src/db/client.js';
+import type { Db } from '../src/db/client.js';
 import { platformRecordsSchema } from '../src/db/platform-records-format.js';
 import { loadPlatformRecords } from '../src/db/repositories/platform-records.js';
 import { channels } from '../src/db/schema.js';
@@ -18,6 +18,7 @@ import {
   type FakeTwilioData,
 } from './support/fake-twilio.js';
 import { createTenant, type Tenant } from './support/harness.js';
+import { createTestDb, queryTestDb } from './support/test-database.js';
 
 const ACCOUNT_SID = twilioSid('AC', 0x7e57);
 const AUTH_TOKEN = 'twilio-test-auth-token-c0ffee0123456789';
@@ -93,8 +94,7 @@ async function check(channel: string, phone = PHONE) {
 }
 
 beforeAll(async () => {
-  db = createDb(':memory:');
-  await migrateDb(db);
+  db = await createTestDb();
   const logger = pino({ level: 'debug' }, { write: (line: string) => void logLines.push(line) });
   app = createApp({ db, logger });
   acme = await createTenant(db, 'acme');
@@ -129,16 +129,15 @@ beforeAll(async () => {
     }),
   );
   for (const [name, id] of Object.entries(ids['channels']!)) channelIds[name] = id;
-  db.orm
-    .update(channels)
-    .set({ providerSecret: null })
-    .where(eq(channels.id, channelIds['no token']!))
-    .run();
+  await queryTestDb(
+    db,
+    sql`UPDATE ${channels} SET provider_secret = NULL WHERE id = ${channelIds['no token']!}`,
+  );
 });
 
 afterAll(async () => {
   await twilio.close();
-  db.close();
+  await db.close();
 });
 
 beforeEach(() => {

@@ -54,7 +54,7 @@ CREATE TABLE "channels" (
 	"name" text COLLATE "C" NOT NULL,
 	"kind" text COLLATE "C" NOT NULL,
 	"provider" text COLLATE "C",
-	"provider_config" jsonb,
+	"provider_config" json,
 	"provider_secret" text COLLATE "C",
 	CONSTRAINT "channels_kind_check" CHECK ("channels"."kind" IN ('telephony', 'sms', 'web_chat')),
 	CONSTRAINT "channels_provider_check" CHECK ("channels"."provider" IS NULL OR ("channels"."kind" = 'telephony' AND "channels"."provider" IN ('records', 'twilio')))
@@ -73,7 +73,7 @@ CREATE TABLE "events" (
 	"type" text COLLATE "C",
 	"user_id" text COLLATE "C",
 	"description" text COLLATE "C",
-	"attributes" jsonb
+	"attributes" json
 );
 --> statement-breakpoint
 CREATE TABLE "experiment_variants" (
@@ -149,7 +149,7 @@ CREATE TABLE "prompts" (
 	"type" text COLLATE "C" NOT NULL,
 	"description" text COLLATE "C",
 	"context" text COLLATE "C",
-	"llm_config" jsonb NOT NULL,
+	"llm_config" json NOT NULL,
 	"session_end_enabled" boolean DEFAULT false NOT NULL,
 	"session_end_tool_id" integer,
 	"version_number" integer DEFAULT 1 NOT NULL,
@@ -162,7 +162,7 @@ CREATE TABLE "roles" (
 	"id" integer PRIMARY KEY GENERATED ALWAYS AS IDENTITY (sequence name "roles_id_seq" INCREMENT BY 1 MINVALUE 1 MAXVALUE 2147483647 START WITH 1 CACHE 1),
 	"organization_id" integer NOT NULL,
 	"name" text COLLATE "C" NOT NULL,
-	"permissions" jsonb NOT NULL,
+	"permissions" json NOT NULL,
 	"created_at" text COLLATE "C" DEFAULT (to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')) NOT NULL,
 	CONSTRAINT "roles_organization_name_unique" UNIQUE("organization_id","name")
 );
@@ -200,7 +200,7 @@ CREATE TABLE "tools" (
 	"service_id" integer,
 	"name" text COLLATE "C" NOT NULL,
 	"version_number" integer DEFAULT 1 NOT NULL,
-	"definition" jsonb NOT NULL,
+	"definition" json NOT NULL,
 	"last_updated" text COLLATE "C" DEFAULT (to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')) NOT NULL,
 	"last_updated_by" text COLLATE "C" NOT NULL,
 	"last_updated_comments" text COLLATE "C"
@@ -247,11 +247,11 @@ CREATE INDEX "channel_targets_channel_idx" ON "channel_targets" USING btree ("ch
 CREATE INDEX "channels_organization_name_idx" ON "channels" USING btree ("organization_id","name");--> statement-breakpoint
 CREATE UNIQUE INDEX "events_organization_import_key_unique" ON "events" USING btree ("organization_id","import_key") WHERE import_key IS NOT NULL;--> statement-breakpoint
 CREATE INDEX "events_organization_timestamp_idx" ON "events" USING btree ("organization_id","timestamp","id");--> statement-breakpoint
-CREATE INDEX "events_organization_session_idx" ON "events" USING btree ("organization_id","session_id","id");--> statement-breakpoint
-CREATE INDEX "events_organization_conversation_idx" ON "events" USING btree ("organization_id","conversation_id","id");--> statement-breakpoint
-CREATE INDEX "events_organization_user_idx" ON "events" USING btree ("organization_id","user_id","id");--> statement-breakpoint
-CREATE INDEX "events_organization_category_idx" ON "events" USING btree ("organization_id","category","id");--> statement-breakpoint
-CREATE INDEX "events_organization_type_idx" ON "events" USING btree ("organization_id","type","id");--> statement-breakpoint
+CREATE INDEX "events_organization_session_idx" ON "events" USING btree ("organization_id","session_id" NULLS FIRST,"id");--> statement-breakpoint
+CREATE INDEX "events_organization_conversation_idx" ON "events" USING btree ("organization_id","conversation_id" NULLS FIRST,"id");--> statement-breakpoint
+CREATE INDEX "events_organization_user_idx" ON "events" USING btree ("organization_id","user_id" NULLS FIRST,"id");--> statement-breakpoint
+CREATE INDEX "events_organization_category_idx" ON "events" USING btree ("organization_id","category" NULLS FIRST,"id");--> statement-breakpoint
+CREATE INDEX "events_organization_type_idx" ON "events" USING btree ("organization_id","type" NULLS FIRST,"id");--> statement-breakpoint
 CREATE INDEX "experiment_variants_experiment_idx" ON "experiment_variants" USING btree ("experiment_id","position");--> statement-breakpoint
 CREATE INDEX "experiments_organization_idx" ON "experiments" USING btree ("organization_id","id");--> statement-breakpoint
 CREATE UNIQUE INDEX "experiments_one_running_per_target" ON "experiments" USING btree ("target_id") WHERE status = 'running';--> statement-breakpoint

@@ -4,7 +4,7 @@
 import { isAbsolute, resolve } from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import { ConfigError, loadConfig, type Config } from '../config.js';
-import { createDb, migrateDb, UnsupportedDatabaseError, type Db } from '../db/client.js';
+import { createDb, describeDatabaseUrl, isPostgresUrl, migrateDb, type Db } from '../db/client.js';
 import {
   findOrganization,
   listOrganizations,
@@ -70,26 +70,28 @@ export class CommandContext {
     return isFilePath ? this.resolvePath(this.databaseOption) : this.databaseOption;
   }
 
+  /** The database as messages name it (without a PostgreSQL password). */
+  get databaseName(): string {
+    return describeDatabaseUrl(this.databaseUrl);
+  }
+
   /** Opens the database and brings its schema up to date (migrations are idempotent and quick). */
   async db(): Promise<Db> {
     if (!this.openedDb) {
-      let db: Db;
+      let db: Db | undefined;
       try {
         db = createDb(this.databaseUrl);
+        await migrateDb(db);
       } catch (error) {
-        if (error instanceof UnsupportedDatabaseError) {
-          throw new CliError(
-            error.message,
-            'use a SQLite file path with --database or DATABASE_URL',
-          );
-        }
+        await db?.close().catch(() => {});
         throw new CliError(
-          `cannot open the database ${this.databaseUrl} (${error instanceof Error ? error.message : String(error)})`,
-          'check the path and its permissions, or pass another one with --database',
+          `cannot open the database ${this.databaseName} (${error instanceof Error ? error.message : String(error)})`,
+          isPostgresUrl(this.databaseUrl)
+            ? "check that PostgreSQL is running and the URL's host, port, user, password and database are right"
+            : 'check the path and its permissions, or pass another one with --database',
         );
       }
       this.openedDb = db;
-      await migrateDb(db);
     }
     return this.openedDb;
   }
@@ -100,15 +102,15 @@ export class CommandContext {
     if (found) return found;
     const known = (await listOrganizations(db)).map((org) => `${org.id} "${org.name}"`);
     throw new CliError(
-      `no organization "${reference}" in ${this.databaseUrl}`,
+      `no organization "${reference}" in ${this.databaseName}`,
       known.length > 0
         ? `use an id or name of one of: ${known.slice(0, 10).join(', ')}${known.length > 10 ? ', ...' : ''}`
         : `create it first: agentline org create "${reference}"`,
     );
   }
 
-  close(): void {
-    this.openedDb?.close();
+  async close(): Promise<void> {
+    await this.openedDb?.close();
     this.openedDb = undefined;
   }
 }

@@ -10,6 +10,7 @@ import type { Db } from '../db/client.js';
 import { driverMessage } from '../db/errors.js';
 import { formatJsonPath } from '../db/platform-records-format.js';
 import { insertEventBatch, type EventToImport } from '../db/repositories/event-import.js';
+import { EVENT_PROPERTIES, type EventProperty } from '../domain/events.js';
 import { normalizeDateTime } from '../domain/timestamps.js';
 import { describeIssues } from './input-issues.js';
 import { locateJsonSyntaxError } from './json-syntax.js';
@@ -69,6 +70,34 @@ const eventLineSchema = z.strictObject({
   attributes: z.record(z.string(), z.unknown()).nullable().optional(),
 });
 
+/** The text fields of a line, each checked for U+0000. */
+const TEXT_FIELDS = [
+  'import_key',
+  'id',
+  ...EVENT_PROPERTIES.filter(
+    (name): name is Exclude<EventProperty, 'timestamp' | 'attributes'> =>
+      name !== 'timestamp' && name !== 'attributes',
+  ),
+] as const;
+
+/** JSON text spells U+0000 as the escape \u0000; an escaped backslash before "u0000" is not one. */
+const NUL_ESCAPE = /(?<!\\)(?:\\\\)*\\u0000/;
+
+/**
+ * The field holding U+0000, if any. PostgreSQL's text cannot store it and SQLite's could: it is
+ * refused on both backends, as the API does, so an import stores the same events on either.
+ */
+function fieldWithNul(
+  line: z.infer<typeof eventLineSchema>,
+  attributes: string | null,
+): string | undefined {
+  const field = TEXT_FIELDS.find((name) => {
+    const value = line[name];
+    return typeof value === 'string' && value.includes('\u0000');
+  });
+  return field ?? (attributes !== null && NUL_ESCAPE.test(attributes) ? 'attributes' : undefined);
+}
+
 /** JSON text with object keys sorted, so equal content gives equal text whatever the key order. */
 function canonicalJson(value: unknown): string {
   if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
@@ -100,6 +129,14 @@ export function eventFromEntry({ lineNumber, value }: EventEntry): EventToImport
     throw new EventLineError(lineNumber, `${where}${issue?.message ?? 'not an event object'}`);
   }
   const line = parsed.data;
+  const attributes = line.attributes ? JSON.stringify(line.attributes) : null;
+  const withNul = fieldWithNul(line, attributes);
+  if (withNul !== undefined) {
+    throw new EventLineError(
+      lineNumber,
+      `${withNul}: must not contain the NUL character (U+0000); remove it (PostgreSQL cannot store it, so neither backend accepts it)`,
+    );
+  }
   const timestamp = normalizeDateTime(line.timestamp);
   if (timestamp === null) {
     throw new EventLineError(
@@ -137,11 +174,7 @@ export function eventFromEntry({ lineNumber, value }: EventEntry): EventToImport
           fields.description,
           line.attributes ?? null,
         ]));
-  return {
-    importKey,
-    ...fields,
-    attributes: line.attributes ? JSON.stringify(line.attributes) : null,
-  };
+  return { importKey, ...fields, attributes };
 }
 
 /** One entry per non-blank NDJSON line; a line that is not JSON stops the reading with its number. */

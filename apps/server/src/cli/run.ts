@@ -214,6 +214,6 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
   } catch (error) {
     return reportError(io, error);
   } finally {
-    context?.close();
+    await context?.close();
   }
 }

@@ -40,18 +40,28 @@ export function isPostgresUrl(databaseUrl: string): boolean {
   return /^postgres(ql)?:\/\//i.test(databaseUrl);
 }
 
+/** The URL as it may be shown or logged: a PostgreSQL password is replaced by `***`. */
+export function describeDatabaseUrl(databaseUrl: string): string {
+  if (!isPostgresUrl(databaseUrl)) return databaseUrl;
+  try {
+    const url = new URL(databaseUrl);
+    if (url.password) url.password = '***';
+    return url.toString();
+  } catch {
+    return 'a PostgreSQL URL that cannot be parsed';
+  }
+}
+
 // count(*) and bigint ids arrive as int8, which node-postgres leaves as strings (they may exceed
 // 2^53). Agentline's counts and ids stay far below that, so they are read as numbers everywhere.
 pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number(value));
-
-/** Connections per server process; several processes share one PostgreSQL server. */
-const DEFAULT_POOL_SIZE = 10;
 
 export function createDb(databaseUrl: string, options: { poolSize?: number } = {}): Db {
   if (isPostgresUrl(databaseUrl)) {
     const pool = new pg.Pool({
       connectionString: databaseUrl,
-      max: options.poolSize ?? DEFAULT_POOL_SIZE,
+      // Several server processes share one PostgreSQL server: each keeps its pool small.
+      max: options.poolSize ?? 10,
       // Names the connections in pg_stat_activity, for the operator.
       application_name: 'agentline',
     });

@@ -1,19 +1,28 @@
 // Turns a parsed list query (domain/list-query.ts) into SQL conditions and an ORDER BY, for any
 // table: a repository maps each property to a column or SQL expression and gets the rest here.
+// Both backends get the same results: the functions take the `dialect` they render for (SQLite
+// when left out), and on PostgreSQL a repository maps a JSON column to its text (`::text`).
 
-import { and, asc, desc, or, sql, type SQL, type SQLWrapper } from 'drizzle-orm';
+import { and, asc, Column, desc, is, or, sql, type SQL, type SQLWrapper } from 'drizzle-orm';
 import type { ListQuery, SearchFilter } from '../domain/list-query.js';
+import type { Db } from './client.js';
 
 export type ColumnMap<P extends string> = Record<P, SQLWrapper>;
+
+export type Dialect = Db['kind'];
 
 // Escapes LIKE's wildcards so a searched "%" or "_" is matched literally.
 function containsPattern(value: string): string {
   return `%${value.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 }
 
-/** Case-insensitive substring match (SQLite's LIKE folds ASCII case). */
-export function contains(column: SQLWrapper, value: string): SQL {
-  return sql`${column} LIKE ${containsPattern(value)} ESCAPE '\\'`;
+/**
+ * Case-insensitive substring match. SQLite's LIKE folds ASCII case only; so does PostgreSQL's
+ * ILIKE on the "C"-collated columns, and its pg_trgm indexes serve it.
+ */
+export function contains(column: SQLWrapper, value: string, dialect: Dialect = 'sqlite'): SQL {
+  const operator = sql.raw(dialect === 'postgres' ? 'ILIKE' : 'LIKE');
+  return sql`${column} ${operator} ${containsPattern(value)} ESCAPE '\\'`;
 }
 
 /** The largest code point: every text starting with the prefix sorts below prefix + this. */
@@ -22,26 +31,35 @@ const AFTER_PREFIX = '\u{10FFFF}';
 function filterCondition<P extends string>(
   filter: SearchFilter<P>,
   columns: ColumnMap<P>,
+  dialect: Dialect,
   either?: readonly [SQLWrapper, SQLWrapper],
 ): SQL | undefined {
   const column = columns[filter.property];
   switch (filter.kind) {
     case 'text':
     case 'json':
-      return contains(column, String(filter.value));
+      return contains(column, String(filter.value), dialect);
     case 'text_either': {
       const [first, second] = either ?? [column, column];
-      return or(contains(first, String(filter.value)), contains(second, String(filter.value)));
+      return or(
+        contains(first, String(filter.value), dialect),
+        contains(second, String(filter.value), dialect),
+      );
     }
     case 'datetime':
       // A range instead of LIKE 'prefix%', so an index on the column serves it.
       return sql`${column} >= ${String(filter.value)} AND ${column} < ${`${String(filter.value)}${AFTER_PREFIX}`}`;
     case 'exact':
-    case 'integer':
       return sql`${column} = ${filter.value}`;
+    case 'integer':
+      // Compared as bigint on PostgreSQL: a value beyond an integer column's 2^31 - 1 then
+      // matches nothing, as on SQLite, instead of failing to bind (the parser allows safe integers).
+      return dialect === 'postgres'
+        ? sql`${column} = CAST(${filter.value} AS BIGINT)`
+        : sql`${column} = ${filter.value}`;
     case 'boolean':
       // SQLite stores booleans as 0 and 1.
-      return sql`${column} = ${filter.value ? 1 : 0}`;
+      return sql`${column} = ${dialect === 'postgres' ? filter.value : filter.value ? 1 : 0}`;
   }
 }
 
@@ -56,17 +74,20 @@ export interface ListSqlOptions<P extends string> {
    * undefined falls back to searching the column.
    */
   conditions?: Partial<Record<P, (filter: SearchFilter<P>) => SQL | undefined>>;
+  /** The backend the SQL is for; SQLite when left out. */
+  dialect?: Dialect;
 }
 
 export function listConditions<P extends string>(
   query: ListQuery<P>,
   options: ListSqlOptions<P>,
 ): SQL[] {
+  const dialect = options.dialect ?? 'sqlite';
   const conditions: SQL[] = [];
   for (const filter of query.filters) {
     const condition =
       options.conditions?.[filter.property]?.(filter) ??
-      filterCondition(filter, options.columns, options.either);
+      filterCondition(filter, options.columns, dialect, options.either);
     if (condition) conditions.push(condition);
   }
   if (query.window.start) conditions.push(sql`${options.windowColumn} >= ${query.window.start}`);
@@ -74,12 +95,23 @@ export function listConditions<P extends string>(
   return conditions;
 }
 
-/** ORDER BY the chosen property, then the primary key in the same direction so pages are stable. */
+/**
+ * ORDER BY the chosen property, then the primary key in the same direction so pages are stable.
+ * NULL sorts first ascending and last descending, as SQLite has it. PostgreSQL's default is the
+ * opposite, so there it is spelled out, except for a NOT NULL column: its planner does not know
+ * that the clause changes nothing there, and would sort rather than walk an index in default order.
+ */
 export function listOrder<P extends string>(
-  query: ListQuery<P>,
+  query: Pick<ListQuery<P>, 'order'>,
   columns: ColumnMap<P>,
   primaryKey: SQLWrapper,
+  dialect: Dialect = 'sqlite',
 ): SQL[] {
   const direction = query.order.direction === 'asc' ? asc : desc;
-  return [direction(columns[query.order.property]), direction(primaryKey)];
+  const column = columns[query.order.property];
+  if (dialect === 'sqlite' || (is(column, Column) && column.notNull)) {
+    return [direction(column), direction(primaryKey)];
+  }
+  const nulls = sql.raw(query.order.direction === 'asc' ? 'NULLS FIRST' : 'NULLS LAST');
+  return [sql`${direction(column)} ${nulls}`, direction(primaryKey)];
 }

@@ -6,7 +6,12 @@
 //   prefix ranges (text order = time order) hold, and ILIKE folds ASCII case only, as SQLite's
 //   LIKE does, so searches match the same rows.
 // - Timestamps stay ISO-8601 text (fixed width, milliseconds, `Z`) so the wire format and the
-//   prefix search behave identically; JSON is jsonb; booleans are booleans.
+//   prefix search behave identically; booleans are booleans.
+// - JSON columns are `json`, not `jsonb`: json keeps the text as written (JSON.stringify's, as
+//   SQLite stores it), so searching and ordering by a JSON value's text give the same answers;
+//   jsonb would add spaces and reorder keys. Nothing queries inside these values.
+// - The list indexes on nullable columns put NULLs first, as SQLite orders them, so one index
+//   serves both directions of `ORDER BY column, id` without a sort.
 // - Ids are identity columns; events' ids are bigint (the table grows without bound).
 // - The description substring index is pg_trgm's GIN index (migration 0001), not FTS5.
 
@@ -19,7 +24,7 @@ import {
   foreignKey,
   index,
   integer,
-  jsonb,
+  json,
   pgTable,
   primaryKey,
   unique,
@@ -71,7 +76,7 @@ export const roles = pgTable(
     id: id(),
     organizationId: organizationId(),
     name: text('name').notNull(),
-    permissions: jsonb('permissions').$type<Permission[]>().notNull(),
+    permissions: json('permissions').$type<Permission[]>().notNull(),
     createdAt: isoTimestamp('created_at'),
   },
   (t) => [unique('roles_organization_name_unique').on(t.organizationId, t.name)],
@@ -110,7 +115,7 @@ export const tools = pgTable(
     serviceId: integer('service_id').references(() => services.id, { onDelete: 'set null' }),
     name: text('name').notNull(),
     versionNumber: integer('version_number').notNull().default(1),
-    definition: jsonb('definition').$type<JsonObject>().notNull(),
+    definition: json('definition').$type<JsonObject>().notNull(),
     lastUpdated: isoTimestamp('last_updated'),
     lastUpdatedBy: text('last_updated_by').notNull(),
     lastUpdatedComments: text('last_updated_comments'),
@@ -127,7 +132,7 @@ export const prompts = pgTable(
     type: text('type').notNull(),
     description: text('description'),
     context: text('context'),
-    llmConfig: jsonb('llm_config').$type<LlmConfig>().notNull(),
+    llmConfig: json('llm_config').$type<LlmConfig>().notNull(),
     sessionEndEnabled: boolean('session_end_enabled').notNull().default(false),
     sessionEndToolId: integer('session_end_tool_id').references(() => tools.id, {
       onDelete: 'set null',
@@ -182,7 +187,7 @@ export const channels = pgTable(
     name: text('name').notNull(),
     kind: textEnum('kind', CHANNEL_KINDS).notNull(),
     provider: textEnum('provider', TELEPHONY_PROVIDERS),
-    providerConfig: jsonb('provider_config').$type<JsonObject>(),
+    providerConfig: json('provider_config').$type<JsonObject>(),
     // Credentials stay in this column only: never selected into wire objects or log lines.
     providerSecret: text('provider_secret'),
   },
@@ -327,20 +332,25 @@ export const events = pgTable(
     type: text('type'),
     userId: text('user_id'),
     description: text('description'),
-    attributes: jsonb('attributes').$type<JsonObject>(),
+    attributes: json('attributes').$type<JsonObject>(),
   },
   (t) => [
     uniqueIndex('events_organization_import_key_unique')
       .on(t.organizationId, t.importKey)
       .where(sql`import_key IS NOT NULL`),
     // Every list index ends with id, the list's tie-breaker, so each serves ORDER BY column, id
-    // in both directions without a sort (PostgreSQL has no implicit rowid suffix).
+    // in both directions without a sort (PostgreSQL has no implicit rowid suffix); NULLs first
+    // as on SQLite.
     index('events_organization_timestamp_idx').on(t.organizationId, t.timestamp, t.id),
-    index('events_organization_session_idx').on(t.organizationId, t.sessionId, t.id),
-    index('events_organization_conversation_idx').on(t.organizationId, t.conversationId, t.id),
-    index('events_organization_user_idx').on(t.organizationId, t.userId, t.id),
-    index('events_organization_category_idx').on(t.organizationId, t.category, t.id),
-    index('events_organization_type_idx').on(t.organizationId, t.type, t.id),
+    index('events_organization_session_idx').on(t.organizationId, t.sessionId.nullsFirst(), t.id),
+    index('events_organization_conversation_idx').on(
+      t.organizationId,
+      t.conversationId.nullsFirst(),
+      t.id,
+    ),
+    index('events_organization_user_idx').on(t.organizationId, t.userId.nullsFirst(), t.id),
+    index('events_organization_category_idx').on(t.organizationId, t.category.nullsFirst(), t.id),
+    index('events_organization_type_idx').on(t.organizationId, t.type.nullsFirst(), t.id),
   ],
 );
 

@@ -30,8 +30,9 @@ export interface TestApi {
   close(): Promise<void>;
 }
 
-export async function createTestApi(): Promise<TestApi> {
-  const db = await createTestDb();
+/** `db` defaults to a fresh migrated database of the backend under test. */
+export async function createTestApi(db?: Db): Promise<TestApi> {
+  db ??= await createTestDb();
   const app = createApp({ db });
   return {
     db,

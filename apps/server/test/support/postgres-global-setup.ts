@@ -1,9 +1,17 @@
-// Global set-up of the `postgres` test project: drops the databases an earlier run left behind,
-// builds the migrated template every test database is copied from, and drops them all at the end.
+// Global set-up of the `postgres` test project: drops the databases of earlier runs that are gone
+// (a killed run leaves its databases behind), builds the migrated template this run's test
+// databases are copied from, and drops this run's databases at the end. Runs at the same time on
+// one server (two terminals, several agents) each keep to their own names.
 
 import pg from 'pg';
+import type { TestProject } from 'vitest/node';
 import { createDb, migrateDb } from '../../src/db/client.js';
-import { postgresUrlOf, TEMPLATE_DATABASE, TEST_DATABASE_PREFIX } from './test-database.js';
+import {
+  postgresUrlOf,
+  runDatabasePrefix,
+  templateDatabase,
+  TEST_DATABASE_PREFIX,
+} from './test-database.js';
 
 async function withAdmin<T>(adminUrl: string, work: (admin: pg.Client) => Promise<T>): Promise<T> {
   const admin = new pg.Client({ connectionString: adminUrl });
@@ -15,24 +23,40 @@ async function withAdmin<T>(adminUrl: string, work: (admin: pg.Client) => Promis
   }
 }
 
-async function dropTestDatabases(adminUrl: string): Promise<void> {
+function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** Drops the test databases for which `shouldDrop(run id)` holds. */
+async function dropTestDatabases(
+  adminUrl: string,
+  shouldDrop: (runId: string) => boolean,
+): Promise<void> {
   await withAdmin(adminUrl, async (admin) => {
     const { rows } = await admin.query<{ datname: string }>(
       `SELECT datname FROM pg_database WHERE datname LIKE $1`,
       [`${TEST_DATABASE_PREFIX}%`],
     );
     for (const { datname } of rows) {
-      await admin.query(`DROP DATABASE IF EXISTS "${datname}" WITH (FORCE)`);
+      const runId = datname.slice(TEST_DATABASE_PREFIX.length).split('_')[0]!;
+      if (shouldDrop(runId)) await admin.query(`DROP DATABASE IF EXISTS "${datname}" WITH (FORCE)`);
     }
   });
 }
 
-export default async function setup(): Promise<() => Promise<void>> {
-  const adminUrl = process.env.AGENTLINE_TEST_POSTGRES_URL!;
-  await dropTestDatabases(adminUrl);
-  await withAdmin(adminUrl, (admin) => admin.query(`CREATE DATABASE "${TEMPLATE_DATABASE}"`));
-  const template = createDb(postgresUrlOf(adminUrl, TEMPLATE_DATABASE));
+export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  // The project's env reaches its test workers, not this process: read it from the config.
+  const { AGENTLINE_TEST_POSTGRES_URL: adminUrl, AGENTLINE_TEST_RUN: runId } = project.config.env;
+  if (!adminUrl || !runId) throw new Error('the postgres project sets its URL and run id');
+  await dropTestDatabases(adminUrl, (other) => !/^\d+$/.test(other) || !isRunning(Number(other)));
+  await withAdmin(adminUrl, (admin) => admin.query(`CREATE DATABASE "${templateDatabase(runId)}"`));
+  const template = createDb(postgresUrlOf(adminUrl, templateDatabase(runId)));
   await migrateDb(template);
   await template.close();
-  return () => dropTestDatabases(adminUrl);
+  return () => dropTestDatabases(adminUrl, (other) => other === runId);
 }

@@ -2,12 +2,13 @@
 // agents that do and do not pin a prompt version, one whose prompt has an error-level issue,
 // targets with and without an agent of their own, and a built-in agent-test target.
 
-import { and, eq } from 'drizzle-orm';
+import { sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../../src/db/client.js';
 import { loadPlatformRecords } from '../../src/db/repositories/platform-records.js';
 import { agents, channelTargets } from '../../src/db/schema.js';
 import { platformRecordsSchema } from '../../src/db/platform-records-format.js';
 import { createTenant, createTestApi, type Tenant, type TestApi } from './harness.js';
+import { queryTestDb } from './test-database.js';
 
 const LLM = { model: 'gpt-4o', provider: 'openai', version: null } as const;
 
@@ -42,22 +43,26 @@ export interface RoutingFixture {
   agents: { pinned: number; unpinned: number; alsoPinned: number; flawed: number };
 }
 
+/** The rows of `SELECT name, id ...` as a map. */
+async function idsByName(db: Db, query: SQL): Promise<Map<string, number>> {
+  const rows = await queryTestDb<{ name: string; id: number }>(db, query);
+  return new Map(rows.map((row) => [row.name, row.id]));
+}
+
 export async function loadRoutingFixture(db: Db, organizationId: number): Promise<RoutingFixture> {
   await loadPlatformRecords(db, organizationId, ROUTING_RECORDS);
-  const agentId = (name: string) =>
-    db.orm
-      .select({ id: agents.id })
-      .from(agents)
-      .where(and(eq(agents.organizationId, organizationId), eq(agents.name, name)))
-      .get()!.id;
-  const targetId = (target: string) =>
-    db.orm
-      .select({ id: channelTargets.id })
-      .from(channelTargets)
-      .where(
-        and(eq(channelTargets.organizationId, organizationId), eq(channelTargets.target, target)),
-      )
-      .get()!.id;
+  const agentIds = await idsByName(
+    db,
+    sql`SELECT ${agents.name} AS name, ${agents.id} AS id FROM ${agents}
+      WHERE ${agents.organizationId} = ${organizationId}`,
+  );
+  const targetIds = await idsByName(
+    db,
+    sql`SELECT ${channelTargets.target} AS name, ${channelTargets.id} AS id FROM ${channelTargets}
+      WHERE ${channelTargets.organizationId} = ${organizationId}`,
+  );
+  const agentId = (name: string) => agentIds.get(name)!;
+  const targetId = (target: string) => targetIds.get(target)!;
   return {
     targets: {
       main: targetId('main'),

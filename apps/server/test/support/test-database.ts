@@ -1,5 +1,7 @@
 // The database a test runs on. One suite serves both backends: vitest runs it once per project
-// (vitest.config.ts), and the `postgres` project sets AGENTLINE_TEST_POSTGRES_URL. Every call
+// (vitest.config.ts), which sets AGENTLINE_TEST_BACKEND, the run's id and, for `postgres`,
+// AGENTLINE_TEST_POSTGRES_URL (read only there: a variable exported in the shell reaches the
+// `sqlite` project's workers too). Every call
 // gives a fresh, empty database: a file in a temporary folder, or a new PostgreSQL database
 // copied from a migrated template (test/support/postgres-global-setup.ts), which takes a few
 // milliseconds instead of running every migration again.
@@ -7,15 +9,27 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { SQL } from 'drizzle-orm';
+import { sql, type SQL } from 'drizzle-orm';
+import { SQLiteSyncDialect } from 'drizzle-orm/sqlite-core';
 import pg from 'pg';
 import { createDb, migrateDb, type Db } from '../../src/db/client.js';
 
-export const POSTGRES_ADMIN_URL = process.env.AGENTLINE_TEST_POSTGRES_URL;
-export const TEST_BACKEND: Db['kind'] = POSTGRES_ADMIN_URL ? 'postgres' : 'sqlite';
-export const TEMPLATE_DATABASE = 'agentline_test_template';
-/** Every test database's name starts with this, so a run can drop what an earlier one left. */
+export const TEST_BACKEND: Db['kind'] =
+  process.env.AGENTLINE_TEST_BACKEND === 'postgres' ? 'postgres' : 'sqlite';
+const POSTGRES_ADMIN_URL =
+  TEST_BACKEND === 'postgres' ? process.env.AGENTLINE_TEST_POSTGRES_URL : undefined;
+
+/** Every test database's name starts with this; then the run's id (the vitest process's pid). */
 export const TEST_DATABASE_PREFIX = 'agentline_test_';
+
+/** The names of one run's databases, so concurrent runs on one server leave each other alone. */
+export function runDatabasePrefix(runId: string): string {
+  return `${TEST_DATABASE_PREFIX}${runId}_`;
+}
+
+export function templateDatabase(runId: string): string {
+  return `${runDatabasePrefix(runId)}template`;
+}
 
 let created = 0;
 
@@ -32,11 +46,12 @@ export async function freshDatabaseUrl(): Promise<string> {
     return join(mkdtempSync(join(tmpdir(), 'agentline-test-')), 'agentline.db');
   }
   created += 1;
-  const name = `${TEST_DATABASE_PREFIX}${process.pid}_${created}`;
+  const runId = process.env.AGENTLINE_TEST_RUN!;
+  const name = `${runDatabasePrefix(runId)}${process.pid}_${created}`;
   const admin = new pg.Client({ connectionString: POSTGRES_ADMIN_URL });
   await admin.connect();
   try {
-    await admin.query(`CREATE DATABASE "${name}" TEMPLATE "${TEMPLATE_DATABASE}"`);
+    await admin.query(`CREATE DATABASE "${name}" TEMPLATE "${templateDatabase(runId)}"`);
   } finally {
     await admin.end();
   }
@@ -56,13 +71,48 @@ export async function createTestDb(): Promise<Db> {
 export const onPostgres = TEST_BACKEND === 'postgres';
 export const onSqlite = TEST_BACKEND === 'sqlite';
 
+const sqliteDialect = new SQLiteSyncDialect();
+
 /**
  * Runs raw SQL on either backend and returns its rows, for tests that arrange or inspect the
  * database directly. Write it in the SQL both dialects share (table and column references from
  * the SQLite schema render as quoted identifiers on both; use TRUE/FALSE for booleans).
  */
 export async function queryTestDb<T = Record<string, unknown>>(db: Db, query: SQL): Promise<T[]> {
-  if (db.kind === 'sqlite') return db.orm.all<T>(query);
+  if (db.kind === 'sqlite') {
+    const { sql: text, params } = sqliteDialect.sqlToQuery(query);
+    const statement = db.sqlite.prepare(text);
+    if (statement.reader) return statement.all(...params) as T[];
+    statement.run(...params);
+    return [];
+  }
   const result = await db.orm.execute(query);
   return result.rows as T[];
+}
+
+export interface TestEvent {
+  organizationId: number;
+  timestamp: string;
+  sessionId?: string | null;
+  conversationId?: string | null;
+  source?: string | null;
+  sourceId?: string | null;
+  category?: string | null;
+  type?: string | null;
+  userId?: string | null;
+  description?: string | null;
+  attributes?: Record<string, unknown> | null;
+}
+
+/** Inserts events as written by the service (no import key), in the order given. */
+export async function insertTestEvents(db: Db, rows: readonly TestEvent[]): Promise<void> {
+  if (rows.length === 0) return;
+  const values = rows.map(
+    (row) =>
+      sql`(${row.organizationId}, ${row.timestamp}, ${row.sessionId ?? null}, ${row.conversationId ?? null}, ${row.source ?? null}, ${row.sourceId ?? null}, ${row.category ?? null}, ${row.type ?? null}, ${row.userId ?? null}, ${row.description ?? null}, ${row.attributes ? JSON.stringify(row.attributes) : null})`,
+  );
+  await queryTestDb(
+    db,
+    sql`INSERT INTO events (organization_id, timestamp, session_id, conversation_id, source, source_id, category, type, user_id, description, attributes) VALUES ${sql.join(values, sql`, `)}`,
+  );
 }

@@ -10,6 +10,6 @@ export const migrateCommand: Command = {
   options: {},
   async run(context) {
     await context.db();
-    context.out(`database ${context.databaseUrl} is up to date`);
+    context.out(`database ${context.databaseName} is up to date`);
   },
 };

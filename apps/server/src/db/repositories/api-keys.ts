@@ -1,4 +1,4 @@
-import { and, asc, eq, isNull, lt, or, sql } from 'drizzle-orm';
+import { and, asc, eq, getTableColumns, isNull, lt, or, sql } from 'drizzle-orm';
 import {
   apiKeySecretMatches,
   formatApiKey,
@@ -7,23 +7,21 @@ import {
   parseApiKey,
 } from '../../domain/api-keys.js';
 import type { Permission } from '../../domain/permissions.js';
-import type { Db } from '../client.js';
+import type { Db, PostgresDb, SqliteDb } from '../client.js';
 import { perDatabase } from '../prepared.js';
 import { apiKeys, roles } from '../schema.js';
+import { apiKeys as pgApiKeys, roles as pgRoles } from '../schema-postgres.js';
 
 /** An API key row without its secret hash: safe to print or return. */
 export type ApiKey = Omit<typeof apiKeys.$inferSelect, 'secretHash'>;
 
-const apiKeyColumns = {
-  id: apiKeys.id,
-  keyId: apiKeys.keyId,
-  organizationId: apiKeys.organizationId,
-  roleId: apiKeys.roleId,
-  name: apiKeys.name,
-  createdAt: apiKeys.createdAt,
-  revokedAt: apiKeys.revokedAt,
-  lastUsedAt: apiKeys.lastUsedAt,
-};
+/** Every column but the secret hash, which is read only to check a presented key. */
+function withoutSecretHash<C extends { secretHash: unknown }>({ secretHash, ...columns }: C) {
+  return columns;
+}
+
+const apiKeyColumns = withoutSecretHash(getTableColumns(apiKeys));
+const pgApiKeyColumns = withoutSecretHash(getTableColumns(pgApiKeys));
 
 export interface NewApiKey {
   organizationId: number;
@@ -37,25 +35,33 @@ export async function createApiKey(
   newKey: NewApiKey,
 ): Promise<{ apiKey: ApiKey; fullKey: string }> {
   const parts = generateApiKey();
-  const apiKey = db.orm
-    .insert(apiKeys)
-    .values({ ...newKey, keyId: parts.keyId, secretHash: hashApiKeySecret(parts.secret) })
-    .returning(apiKeyColumns)
-    .get();
-  return { apiKey, fullKey: formatApiKey(parts) };
+  const values = { ...newKey, keyId: parts.keyId, secretHash: hashApiKeySecret(parts.secret) };
+  const [apiKey] =
+    db.kind === 'sqlite'
+      ? db.orm.insert(apiKeys).values(values).returning(apiKeyColumns).all()
+      : await db.orm.insert(pgApiKeys).values(values).returning(pgApiKeyColumns);
+  return { apiKey: apiKey!, fullKey: formatApiKey(parts) };
 }
 
 export async function listApiKeys(
   db: Db,
   organizationId: number,
 ): Promise<Array<ApiKey & { roleName: string }>> {
+  if (db.kind === 'sqlite') {
+    return db.orm
+      .select({ ...apiKeyColumns, roleName: roles.name })
+      .from(apiKeys)
+      .innerJoin(roles, eq(roles.id, apiKeys.roleId))
+      .where(eq(apiKeys.organizationId, organizationId))
+      .orderBy(asc(apiKeys.id))
+      .all();
+  }
   return db.orm
-    .select({ ...apiKeyColumns, roleName: roles.name })
-    .from(apiKeys)
-    .innerJoin(roles, eq(roles.id, apiKeys.roleId))
-    .where(eq(apiKeys.organizationId, organizationId))
-    .orderBy(asc(apiKeys.id))
-    .all();
+    .select({ ...pgApiKeyColumns, roleName: pgRoles.name })
+    .from(pgApiKeys)
+    .innerJoin(pgRoles, eq(pgRoles.id, pgApiKeys.roleId))
+    .where(eq(pgApiKeys.organizationId, organizationId))
+    .orderBy(asc(pgApiKeys.id));
 }
 
 /** Revokes the key; a key revoked before keeps its first revocation time. Null if unknown. */
@@ -63,13 +69,25 @@ export async function revokeApiKey(
   db: Db,
   keyId: string,
 ): Promise<{ apiKey: ApiKey; alreadyRevoked: boolean } | null> {
-  const { changes } = db.orm
-    .update(apiKeys)
-    .set({ revokedAt: new Date().toISOString() })
-    .where(and(eq(apiKeys.keyId, keyId), isNull(apiKeys.revokedAt)))
-    .run();
-  const apiKey = db.orm.select(apiKeyColumns).from(apiKeys).where(eq(apiKeys.keyId, keyId)).get();
-  return apiKey ? { apiKey, alreadyRevoked: changes === 0 } : null;
+  const revokedAt = new Date().toISOString();
+  if (db.kind === 'sqlite') {
+    const { changes } = db.orm
+      .update(apiKeys)
+      .set({ revokedAt })
+      .where(and(eq(apiKeys.keyId, keyId), isNull(apiKeys.revokedAt)))
+      .run();
+    const apiKey = db.orm.select(apiKeyColumns).from(apiKeys).where(eq(apiKeys.keyId, keyId)).get();
+    return apiKey ? { apiKey, alreadyRevoked: changes === 0 } : null;
+  }
+  const { rowCount } = await db.orm
+    .update(pgApiKeys)
+    .set({ revokedAt })
+    .where(and(eq(pgApiKeys.keyId, keyId), isNull(pgApiKeys.revokedAt)));
+  const [apiKey] = await db.orm
+    .select(pgApiKeyColumns)
+    .from(pgApiKeys)
+    .where(eq(pgApiKeys.keyId, keyId));
+  return apiKey ? { apiKey, alreadyRevoked: rowCount === 0 } : null;
 }
 
 export interface ApiKeyForAuth {
@@ -78,7 +96,7 @@ export interface ApiKeyForAuth {
   organizationId: number;
 }
 
-const activeKeyById = perDatabase((db) =>
+const activeKeyById = perDatabase((db: SqliteDb) =>
   db.orm
     .select({ key: apiKeys, permissions: roles.permissions })
     .from(apiKeys)
@@ -87,9 +105,22 @@ const activeKeyById = perDatabase((db) =>
     .prepare(),
 );
 
+// Every request runs this: named, so each connection parses and plans it once.
+const activeKeyByIdOnPostgres = perDatabase((db: PostgresDb) =>
+  db.orm
+    .select({ key: pgApiKeys, permissions: pgRoles.permissions })
+    .from(pgApiKeys)
+    .innerJoin(pgRoles, eq(pgRoles.id, pgApiKeys.roleId))
+    .where(and(eq(pgApiKeys.keyId, sql.placeholder('keyId')), isNull(pgApiKeys.revokedAt)))
+    .prepare('agentline_active_key_by_id'),
+);
+
 /** The active (not revoked) key with this key id, with its role's permissions; else null. */
 export async function findApiKeyForAuth(db: Db, keyId: string): Promise<ApiKeyForAuth | null> {
-  const row = activeKeyById(db).get({ keyId });
+  const row =
+    db.kind === 'sqlite'
+      ? activeKeyById(db).get({ keyId })
+      : (await activeKeyByIdOnPostgres(db).execute({ keyId }))[0];
   return row
     ? { key: row.key, permissions: row.permissions, organizationId: row.key.organizationId }
     : null;
@@ -136,14 +167,27 @@ export function apiKeyUseIsStale(lastUsedAt: string | null, now = new Date()): b
 /** Notes that the key was used; writes at most once a minute per key to keep requests read-only. */
 export async function recordApiKeyUse(db: Db, apiKeyId: number, now = new Date()): Promise<void> {
   const staleBefore = new Date(now.getTime() - LAST_USED_RESOLUTION_MS).toISOString();
-  db.orm
-    .update(apiKeys)
-    .set({ lastUsedAt: now.toISOString() })
+  const lastUsedAt = now.toISOString();
+  if (db.kind === 'sqlite') {
+    db.orm
+      .update(apiKeys)
+      .set({ lastUsedAt })
+      .where(
+        and(
+          eq(apiKeys.id, apiKeyId),
+          or(isNull(apiKeys.lastUsedAt), lt(apiKeys.lastUsedAt, staleBefore)),
+        ),
+      )
+      .run();
+    return;
+  }
+  await db.orm
+    .update(pgApiKeys)
+    .set({ lastUsedAt })
     .where(
       and(
-        eq(apiKeys.id, apiKeyId),
-        or(isNull(apiKeys.lastUsedAt), lt(apiKeys.lastUsedAt, staleBefore)),
+        eq(pgApiKeys.id, apiKeyId),
+        or(isNull(pgApiKeys.lastUsedAt), lt(pgApiKeys.lastUsedAt, staleBefore)),
       ),
-    )
-    .run();
+    );
 }

@@ -1,9 +1,12 @@
 // The write side of `agentline events import` (the list queries live in events.ts). Import keys
 // make it idempotent: a batch inserts only the events whose (organization, import key) is new.
 
+import { sql } from 'drizzle-orm';
 import type { Statement } from 'better-sqlite3';
-import type { Db } from '../client.js';
+import { EVENT_PROPERTIES } from '../../domain/events.js';
+import type { Db, PostgresDb, SqliteDb } from '../client.js';
 import { perDatabase } from '../prepared.js';
+import { lockEventWrites } from './events.js';
 
 /** One event ready for the events table: timestamp normalised, attributes as JSON text. */
 export interface EventToImport {
@@ -23,21 +26,19 @@ export interface EventToImport {
 /** Rows per multi-row INSERT: one statement call for many rows saves the per-call overhead. */
 const ROWS_PER_INSERT = 100;
 
-function insertRowsStatement(db: Db, rows: number): Statement {
-  const row = '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)';
+/** The columns an import fills, in the order of pushParameters. */
+const IMPORTED_COLUMNS = ['organization_id', 'import_key', ...EVENT_PROPERTIES] as const;
+
+const INSERT_INTO_EVENTS = `INSERT INTO events (${IMPORTED_COLUMNS.join(', ')})`;
+const UNLESS_IMPORTED = `ON CONFLICT (organization_id, import_key) WHERE import_key IS NOT NULL DO NOTHING`;
+
+function insertRowsStatement(db: SqliteDb, rows: number): Statement {
+  const row = `(${IMPORTED_COLUMNS.map(() => '?').join(', ')})`;
   return db.sqlite.prepare(
-    `INSERT INTO events (organization_id, import_key, timestamp, session_id, conversation_id,
-       source, source_id, category, type, user_id, description, attributes)
-     VALUES ${Array.from({ length: rows }, () => row).join(', ')}
-     ON CONFLICT (organization_id, import_key) WHERE import_key IS NOT NULL DO NOTHING`,
+    `${INSERT_INTO_EVENTS} VALUES ${Array.from({ length: rows }, () => row).join(', ')}
+     ${UNLESS_IMPORTED}`,
   );
 }
-
-// Prepared once per connection: preparing per batch would cost more than the inserts.
-const insertStatements = perDatabase((db) => ({
-  many: insertRowsStatement(db, ROWS_PER_INSERT),
-  one: insertRowsStatement(db, 1),
-}));
 
 /** Positional parameters: binding by name costs measurably at hundreds of thousands of rows. */
 function pushParameters(parameters: unknown[], organizationId: number, event: EventToImport): void {
@@ -57,9 +58,27 @@ function pushParameters(parameters: unknown[], organizationId: number, event: Ev
   );
 }
 
+// Prepared once per connection: preparing per batch would cost more than the inserts.
+const sqliteStatements = perDatabase((db: SqliteDb) => ({
+  insertMany: insertRowsStatement(db, ROWS_PER_INSERT),
+  insertOne: insertRowsStatement(db, 1),
+  // Imported events skip the description index's trigger (migration 0005): indexing the whole
+  // batch with one statement is several times faster than one virtual-table insert per row.
+  indexBatchDescriptions: db.sqlite.prepare(
+    `INSERT INTO events_description_fts (rowid, description)
+       SELECT id, description FROM events
+       WHERE id > ? AND import_key IS NOT NULL`,
+  ),
+  highestEventId: db.sqlite.prepare('SELECT coalesce(max(id), 0) FROM events').pluck(),
+}));
+
 /** Inserts the events, the new ones only; returns how many were new. */
-function insertEvents(db: Db, organizationId: number, batch: readonly EventToImport[]): number {
-  const { many, one } = insertStatements(db);
+function insertEventsOnSqlite(
+  db: SqliteDb,
+  organizationId: number,
+  batch: readonly EventToImport[],
+): number {
+  const { insertMany, insertOne } = sqliteStatements(db);
   let inserted = 0;
   let start = 0;
   for (; start + ROWS_PER_INSERT <= batch.length; start += ROWS_PER_INSERT) {
@@ -67,42 +86,79 @@ function insertEvents(db: Db, organizationId: number, batch: readonly EventToImp
     for (let i = start; i < start + ROWS_PER_INSERT; i += 1) {
       pushParameters(parameters, organizationId, batch[i]!);
     }
-    inserted += many.run(parameters).changes;
+    inserted += insertMany.run(parameters).changes;
   }
   for (; start < batch.length; start += 1) {
     const parameters: unknown[] = [];
     pushParameters(parameters, organizationId, batch[start]!);
-    inserted += one.run(parameters).changes;
+    inserted += insertOne.run(parameters).changes;
   }
   return inserted;
 }
 
-// Imported events skip the description index's trigger (migration 0005): indexing the whole
-// batch with one statement is several times faster than one virtual-table insert per row.
-const indexBatchDescriptions = perDatabase((db) =>
-  db.sqlite.prepare(
-    `INSERT INTO events_description_fts (rowid, description)
-     SELECT id, description FROM events
-     WHERE id > ? AND import_key IS NOT NULL`,
-  ),
-);
+/** The PostgreSQL type of each imported column's array; attributes travel as JSON text. */
+const POSTGRES_ARRAY_TYPES: Record<(typeof IMPORTED_COLUMNS)[number], string> = {
+  organization_id: 'int[]',
+  import_key: 'text[]',
+  timestamp: 'text[]',
+  session_id: 'text[]',
+  conversation_id: 'text[]',
+  source: 'text[]',
+  source_id: 'text[]',
+  category: 'text[]',
+  type: 'text[]',
+  user_id: 'text[]',
+  description: 'text[]',
+  attributes: 'json[]',
+};
 
-const highestEventId = perDatabase((db) =>
-  db.sqlite.prepare('SELECT coalesce(max(id), 0) FROM events').pluck(),
-);
+/**
+ * One statement for the whole batch, whatever its size: each column's values travel as one array
+ * and unnest turns them back into rows, in order. Measured at 5,000-event batches, it matched or
+ * beat COPY into a temporary table followed by INSERT ... SELECT (which needs another driver
+ * package) and 5,000-row INSERT ... VALUES, and beat 100-row ones by a third: the indexes'
+ * upkeep, the trigram index's above all, costs far more than getting the rows to the server.
+ */
+async function insertEventsOnPostgres(
+  db: PostgresDb,
+  organizationId: number,
+  batch: readonly EventToImport[],
+): Promise<number> {
+  const parameters: unknown[] = [];
+  for (const event of batch) pushParameters(parameters, organizationId, event);
+  const width = IMPORTED_COLUMNS.length;
+  const arrays = IMPORTED_COLUMNS.map((column, c) => {
+    const values = new Array<unknown>(batch.length);
+    for (let row = 0; row < batch.length; row += 1) values[row] = parameters[row * width + c];
+    return sql`${sql.param(values)}::${sql.raw(POSTGRES_ARRAY_TYPES[column])}`;
+  });
+  return db.orm.transaction(async (tx) => {
+    await lockEventWrites(tx);
+    const result = await tx.execute(
+      sql`${sql.raw(INSERT_INTO_EVENTS)} SELECT * FROM unnest(${sql.join(arrays, sql`, `)})
+          ${sql.raw(UNLESS_IMPORTED)}`,
+    );
+    return result.rowCount ?? 0;
+  });
+}
 
-/** Inserts the batch in one transaction; returns how many were new (the rest were imported before). */
+/**
+ * Inserts the batch in one transaction, all or nothing; returns how many were new (the rest were
+ * imported before).
+ */
 export async function insertEventBatch(
   db: Db,
   organizationId: number,
   batch: readonly EventToImport[],
 ): Promise<number> {
+  if (db.kind === 'postgres') return insertEventsOnPostgres(db, organizationId, batch);
+  const { highestEventId, indexBatchDescriptions } = sqliteStatements(db);
   return db.sqlite
     .transaction(() => {
       // The write lock is held from BEGIN IMMEDIATE, so every event above this id is the batch's.
-      const before = highestEventId(db).get() as number;
-      const inserted = insertEvents(db, organizationId, batch);
-      if (inserted > 0) indexBatchDescriptions(db).run(before);
+      const before = highestEventId.get() as number;
+      const inserted = insertEventsOnSqlite(db, organizationId, batch);
+      if (inserted > 0) indexBatchDescriptions.run(before);
       return inserted;
     })
     .immediate();

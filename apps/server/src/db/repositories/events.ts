@@ -2,26 +2,33 @@
 // routing and `agentline events import` and are never changed or deleted, which the list uses:
 //
 // - total_count is kept per (organization, filter) as (highest event id counted, count); a request
-//   counts only the matching events above that id. Ids come from AUTOINCREMENT and writers take
-//   turns, so once a read snapshot's largest id is M, no event with an id <= M can ever appear
-//   later: the cached count stays exact with concurrent writers in this or any other process.
+//   counts only the matching events above that id. Ids increase (AUTOINCREMENT, an identity
+//   column) and writers take turns (SQLite has one writer; on PostgreSQL see lockEventWrites), so
+//   once a read snapshot's largest id is M, no event with an id <= M can ever appear later: the
+//   cached count stays exact with concurrent writers in this or any other process.
 //   The cache lives in process memory per database handle (perDatabase), not in a table: a read
 //   would otherwise need the write lock to update it, and losing it on restart costs one count.
 // - A substring of category or type is resolved to the matching distinct values first (a skip
 //   scan over the column's index, a few seeks), then matched with IN on that index.
-// - A description substring of 3+ characters is looked up in the trigram index (migration 0005),
-//   then checked with the same LIKE as the plain scan, so the results are identical (the index
-//   folds case beyond ASCII, LIKE only ASCII: the index finds a superset, LIKE trims it).
+// - A description substring of 3+ characters is found through a trigram index: on SQLite the FTS5
+//   table of migration 0005, then checked with the same LIKE as the plain scan, so the results are
+//   identical (the index folds case beyond ASCII, LIKE only ASCII: the index finds a superset,
+//   LIKE trims it); on PostgreSQL pg_trgm's GIN index, which serves ILIKE itself and rechecks it.
 // - Deep pages past the middle are read from the other end, in the reverse order.
-// Count and page are read in one transaction, so they describe the same snapshot.
+// - SQLite is told which index serves a condition (unary plus, NOT INDEXED); PostgreSQL's planner
+//   weighs its indexes from statistics, so it gets the plain conditions.
+// Count and page are read in one transaction (REPEATABLE READ on PostgreSQL), so they describe
+// the same snapshot. The listing is written once, as steps (portable-sql.ts): SQLite runs them
+// synchronously inside its transaction with statements prepared once, PostgreSQL awaits each.
 
-import { and, eq, sql, type SQL } from 'drizzle-orm';
+import { and, eq, getTableColumns, sql, type SQL } from 'drizzle-orm';
 import { SQLiteSyncDialect } from 'drizzle-orm/sqlite-core';
 import type { Statement } from 'better-sqlite3';
 import type { EventProperty } from '../../domain/events.js';
 import type { ListQuery, SearchFilter } from '../../domain/list-query.js';
-import type { Db } from '../client.js';
-import { contains, listConditions, type ColumnMap } from '../list-sql.js';
+import type { Db, PostgresTransaction, SqliteDb } from '../client.js';
+import { contains, listConditions, listOrder, type ColumnMap } from '../list-sql.js';
+import { selectList, selectRows, type Row, type Steps } from '../portable-sql.js';
 import { perDatabase } from '../prepared.js';
 import { events, type JsonObject } from '../schema.js';
 
@@ -40,6 +47,31 @@ export const EVENT_COLUMNS: ColumnMap<EventProperty> = {
   attributes: events.attributes,
 };
 
+/** On PostgreSQL, attributes are searched and ordered by their JSON text, as on SQLite. */
+export const POSTGRES_EVENT_COLUMNS: ColumnMap<EventProperty> = {
+  ...EVENT_COLUMNS,
+  attributes: sql`(${events.attributes}::text COLLATE "C")`,
+};
+
+/** Any constant: the key of the advisory lock that makes event writers take turns. */
+const EVENT_WRITES_LOCK_KEY = 0x6167_6c65; // "agle"
+
+/**
+ * Takes the events' write turn until the transaction ends. Every PostgreSQL transaction that
+ * inserts events calls it right before its first insert.
+ *
+ * PostgreSQL hands out identity values when a row is inserted, but transactions commit in any
+ * order: without turns, a snapshot could see id 11 while id 10 commits a moment later, and the
+ * count cached through id 11 would miss it forever. Taking turns makes commit order follow id
+ * order (the identity hands out values one at a time, in the order asked: CACHE 1), which is
+ * all the cache needs; the turn lasts one short insert transaction (an import batch is the
+ * longest). Schemes without the lock, such as telling new rows by their transaction ids, have no
+ * index to find those rows and would count them with a full scan.
+ */
+export async function lockEventWrites(tx: PostgresTransaction): Promise<void> {
+  await tx.execute(sql`SELECT pg_advisory_xact_lock(${EVENT_WRITES_LOCK_KEY})`);
+}
+
 /** More distinct values than this and resolving a substring to them stops paying off. */
 const MAX_RESOLVED_VALUES = 256;
 /** Below this many new events since the cached count, they are counted row by row by id. */
@@ -56,20 +88,32 @@ function remember<K, V>(cache: Map<K, V>, key: K, value: V): void {
   cache.set(key, value);
 }
 
-const dialect = new SQLiteSyncDialect();
+const sqliteDialect = new SQLiteSyncDialect();
 
 // Every list shape is one SQL text with its values bound, so its statement is prepared once.
-const statements = perDatabase(() => new Map<string, Statement>());
+const statements = perDatabase((_db: SqliteDb) => new Map<string, Statement>());
 
-function run<T>(db: Db, query: SQL, mode: 'all' | 'get'): T {
-  const { sql: text, params } = dialect.sqlToQuery(query);
+function readOnSqlite<T>(db: SqliteDb, steps: Steps<T>): T {
   const cache = statements(db);
-  let statement = cache.get(text);
-  if (!statement) {
-    statement = db.sqlite.prepare(text);
-    remember(cache, text, statement);
+  let step = steps.next();
+  while (!step.done) {
+    const { sql: text, params } = sqliteDialect.sqlToQuery(step.value.sql);
+    let statement = cache.get(text);
+    if (!statement) {
+      statement = db.sqlite.prepare(text);
+      remember(cache, text, statement);
+    }
+    step = steps.next(statement.all(...params) as Row[]);
   }
-  return (mode === 'all' ? statement.all(...params) : statement.get(...params)) as T;
+  return step.value;
+}
+
+// Not prepared: each query is planned for its own values, which decide between walking an
+// order's index and seeking the matches (a generic plan would fix one choice for all).
+async function readOnPostgres<T>(tx: PostgresTransaction, steps: Steps<T>): Promise<T> {
+  let step = steps.next();
+  while (!step.done) step = steps.next((await tx.execute<Row>(step.value.sql)).rows);
+  return step.value;
 }
 
 interface CachedCount {
@@ -80,32 +124,38 @@ interface CachedCount {
 const countCache = perDatabase(() => new Map<string, CachedCount>());
 
 /**
- * How a condition may be served: `seek` uses the indexes that find matches (skip-scan values, the
- * trigram index); `walk` keeps only conditions that filter rows read in another index's order.
+ * How a condition may be served. SQLite is told: `seek` uses the indexes that find matches
+ * (skip-scan values, the trigram index); `walk` keeps only conditions that filter rows read in
+ * another index's order. PostgreSQL's planner chooses itself between the two (`plan`).
  */
-type Access = 'seek' | 'walk';
+type Access = 'seek' | 'walk' | 'plan';
 
 /** The distinct values of a low-cardinality column containing `value`, or null if too many. */
-function matchingValues(
+function* matchingValues(
   db: Db,
   organizationId: number,
   column: 'category' | 'type',
   value: string,
-): string[] | null {
+): Steps<string[] | null> {
   // A recursive skip scan: each step seeks the next distinct value in (organization, column).
-  const distinct = run<Array<{ v: string; hit: 0 | 1 }>>(
-    db,
-    sql`WITH RECURSIVE d(v) AS (
-          SELECT min(${sql.identifier(column)}) FROM events WHERE organization_id = ${organizationId}
-          UNION ALL
-          SELECT (SELECT min(${sql.identifier(column)}) FROM events
-                  WHERE organization_id = ${organizationId} AND ${sql.identifier(column)} > d.v)
-          FROM d WHERE d.v IS NOT NULL LIMIT ${MAX_RESOLVED_VALUES + 2})
-        SELECT v, ${contains(sql`v`, value)} AS hit FROM d WHERE v IS NOT NULL`,
-    'all',
+  const step = sql`SELECT (SELECT min(${sql.identifier(column)}) FROM events
+                   WHERE organization_id = ${organizationId} AND ${sql.identifier(column)} > d.v)
+                   FROM d WHERE d.v IS NOT NULL`;
+  const first = sql`SELECT min(${sql.identifier(column)}) FROM events
+                    WHERE organization_id = ${organizationId}`;
+  const hit = sql`${contains(sql`v`, value, db.kind)} AS hit`;
+  const limit = MAX_RESOLVED_VALUES + 2;
+  // PostgreSQL refuses LIMIT inside a recursive query, and evaluates one only as far as the
+  // outer query reads it.
+  const distinct = yield* selectRows<{ v: string; hit: 0 | 1 | boolean }>(
+    db.kind === 'sqlite'
+      ? sql`WITH RECURSIVE d(v) AS (${first} UNION ALL ${step} LIMIT ${limit})
+            SELECT v, ${hit} FROM d WHERE v IS NOT NULL`
+      : sql`WITH RECURSIVE d(v) AS (${first} UNION ALL ${step})
+            SELECT v, ${hit} FROM d WHERE v IS NOT NULL LIMIT ${limit}`,
   );
   if (distinct.length > MAX_RESOLVED_VALUES) return null;
-  return distinct.filter((row) => row.hit === 1).map((row) => row.v);
+  return distinct.filter((row) => row.hit === 1 || row.hit === true).map((row) => row.v);
 }
 
 function usesTrigrams(filter: SearchFilter<EventProperty>, access: Access): boolean {
@@ -115,32 +165,42 @@ function usesTrigrams(filter: SearchFilter<EventProperty>, access: Access): bool
   );
 }
 
-function eventConditions(
+function* eventConditions(
   db: Db,
   organizationId: number,
   query: ListQuery<EventProperty>,
   access: Access,
-): SQL | undefined {
+): Steps<SQL | undefined> {
+  const resolved = new Map<SearchFilter<EventProperty>, string[] | null>();
+  for (const filter of query.filters) {
+    if (filter.property === 'category' || filter.property === 'type') {
+      resolved.set(
+        filter,
+        yield* matchingValues(db, organizationId, filter.property, String(filter.value)),
+      );
+    }
+  }
   const lowCardinality = (column: 'category' | 'type') => (filter: SearchFilter<EventProperty>) => {
-    const values = matchingValues(db, organizationId, column, String(filter.value));
-    if (values === null) return undefined;
-    if (values.length === 0) return sql`0`;
-    // Unary plus keeps the planner off this column's index while it walks another order.
-    const target = access === 'seek' ? sql.identifier(column) : sql`+${sql.identifier(column)}`;
+    const values = resolved.get(filter);
+    if (!values) return undefined;
+    if (values.length === 0) return sql`FALSE`;
+    // Unary plus keeps SQLite's planner off this column's index while it walks another order.
+    const target = access === 'walk' ? sql`+${sql.identifier(column)}` : sql.identifier(column);
     return sql`${target} IN (${sql.join(
       values.map((v) => sql`${v}`),
       sql`, `,
     )})`;
   };
-  // The planner prefers the organization's index to the trigram matches it cannot estimate.
+  // SQLite's planner prefers the organization's index to the trigram matches it cannot estimate.
   const organization = query.filters.some((filter) => usesTrigrams(filter, access))
     ? sql`+${events.organizationId} = ${organizationId}`
     : eq(events.organizationId, organizationId);
   return and(
     organization,
     ...listConditions(query, {
-      columns: EVENT_COLUMNS,
+      columns: db.kind === 'sqlite' ? EVENT_COLUMNS : POSTGRES_EVENT_COLUMNS,
       windowColumn: events.timestamp,
+      dialect: db.kind,
       conditions: {
         category: lowCardinality('category'),
         type: lowCardinality('type'),
@@ -161,31 +221,46 @@ function filterKey(organizationId: number, query: ListQuery<EventProperty>): str
   return JSON.stringify([organizationId, query.filters, query.window]);
 }
 
-function countMatching(db: Db, organizationId: number, query: ListQuery<EventProperty>): number {
+function* countMatching(
+  db: Db,
+  organizationId: number,
+  query: ListQuery<EventProperty>,
+): Steps<number> {
   const key = filterKey(organizationId, query);
   const cache = countCache(db);
   const cached = cache.get(key);
-  const { top } = run<{ top: number | null }>(db, sql`SELECT max(id) AS top FROM events`, 'get');
-  const throughId = top ?? 0;
+  const [highest] = yield* selectRows<{ top: number | null }>(
+    sql`SELECT max(id) AS top FROM events`,
+  );
+  const throughId = highest?.top ?? 0;
+  const onSqlite = db.kind === 'sqlite';
   let count: number;
   if (cached && cached.throughId === throughId) {
     count = cached.count;
-  } else if (cached && throughId - cached.throughId <= MAX_COUNT_DELTA) {
-    // NOT INDEXED: only the rowid range of the new events is read, whatever else matches.
-    const delta = run<{ n: number }>(
-      db,
-      sql`SELECT count(*) AS n FROM events NOT INDEXED
-          WHERE id > ${cached.throughId} AND ${eventConditions(db, organizationId, query, 'walk')}`,
-      'get',
+  } else if (
+    // On PostgreSQL a request in an older snapshot may find a count cached by a newer one.
+    cached &&
+    cached.throughId < throughId &&
+    throughId - cached.throughId <= MAX_COUNT_DELTA
+  ) {
+    // NOT INDEXED: SQLite reads only the rowid range of the new events, whatever else matches.
+    const [delta] = yield* selectRows<{ n: number }>(
+      sql`SELECT count(*) AS n FROM ${sql.raw(onSqlite ? 'events NOT INDEXED' : 'events')}
+          WHERE id > ${cached.throughId}
+          AND ${yield* eventConditions(db, organizationId, query, onSqlite ? 'walk' : 'plan')}`,
     );
-    count = cached.count + delta.n;
+    count = cached.count + delta!.n;
   } else {
-    count = run<{ n: number }>(
+    const conditions = yield* eventConditions(
       db,
-      sql`SELECT count(*) AS n FROM events
-          WHERE ${eventConditions(db, organizationId, query, 'seek')}`,
-      'get',
-    ).n;
+      organizationId,
+      query,
+      onSqlite ? 'seek' : 'plan',
+    );
+    const [total] = yield* selectRows<{ n: number }>(
+      sql`SELECT count(*) AS n FROM events WHERE ${conditions}`,
+    );
+    count = total!.n;
   }
   remember(cache, key, { throughId, count });
   return count;
@@ -193,34 +268,58 @@ function countMatching(db: Db, organizationId: number, query: ListQuery<EventPro
 
 /**
  * Walking, the order's index reads rows in order and LIMIT stops early. Seeking, unary plus
- * keeps the planner off that index, which it would otherwise prefer to avoid a sort even when
+ * keeps SQLite's planner off that index, which it would otherwise prefer to avoid a sort even when
  * another index finds the few matches at once.
  */
 function orderBy(order: ListQuery<EventProperty>['order'], access: Access): SQL {
   const direction = sql.raw(order.direction);
   const column = EVENT_COLUMNS[order.property];
-  return access === 'walk'
-    ? sql`${column} ${direction}, ${events.id} ${direction}`
-    : sql`+${column} ${direction}, +${events.id} ${direction}`;
+  switch (access) {
+    case 'walk':
+      return sql`${column} ${direction}, ${events.id} ${direction}`;
+    case 'seek':
+      return sql`+${column} ${direction}, +${events.id} ${direction}`;
+    case 'plan':
+      return sql.join(listOrder({ order }, POSTGRES_EVENT_COLUMNS, events.id, 'postgres'), sql`, `);
+  }
 }
 
 interface StoredEvent extends Omit<EventRow, 'attributes'> {
   attributes: string | null;
 }
 
-const SELECTED_COLUMNS = sql.raw(
-  `id, organization_id AS organizationId, import_key AS importKey, timestamp,
-   session_id AS sessionId, conversation_id AS conversationId, source, source_id AS sourceId,
-   category, type, user_id AS userId, description, attributes`,
-);
+/** The stored columns under their row keys, attributes as JSON text on both backends. */
+function selectedColumns(db: Db): SQL {
+  return selectList({
+    ...getTableColumns(events),
+    attributes: db.kind === 'sqlite' ? events.attributes : sql`${events.attributes}::text`,
+  });
+}
 
-function readPage(
+/** How SQLite serves the page's conditions; PostgreSQL's planner decides for itself. */
+function* pageAccess(
   db: Db,
   organizationId: number,
   query: ListQuery<EventProperty>,
   totalCount: number,
-  organizationCount: number,
-): EventRow[] {
+): Steps<Access> {
+  if (db.kind === 'postgres') return 'plan';
+  const organizationCount = isFiltered(query)
+    ? yield* countMatching(db, organizationId, { ...query, ...UNFILTERED })
+    : totalCount;
+  // A time window alone is a range of the timestamp index, which walks it in order.
+  return query.filters.length === 0 || totalCount >= organizationCount * WALK_ORDER_SHARE
+    ? 'walk'
+    : 'seek';
+}
+
+function* readPage(
+  db: Db,
+  organizationId: number,
+  query: ListQuery<EventProperty>,
+  totalCount: number,
+  access: Access,
+): Steps<EventRow[]> {
   const end = Math.min(query.offset + query.limit, totalCount);
   if (query.offset >= end) return [];
   // Past the middle, the page is near the other end: skip fewer rows in the reverse order.
@@ -229,18 +328,11 @@ function readPage(
     ? { ...query.order, direction: query.order.direction === 'asc' ? 'desc' : 'asc' }
     : query.order;
   const skip = reverse ? totalCount - end : query.offset;
-  // A time window alone is a range of the timestamp index, which walks it in order.
-  const access: Access =
-    query.filters.length === 0 || totalCount >= organizationCount * WALK_ORDER_SHARE
-      ? 'walk'
-      : 'seek';
-  const rows = run<StoredEvent[]>(
-    db,
-    sql`SELECT ${SELECTED_COLUMNS} FROM events
-        WHERE ${eventConditions(db, organizationId, query, access)}
+  const rows = yield* selectRows<StoredEvent>(
+    sql`SELECT ${selectedColumns(db)} FROM events
+        WHERE ${yield* eventConditions(db, organizationId, query, access)}
         ORDER BY ${orderBy(order, access)}
         LIMIT ${end - query.offset} OFFSET ${skip}`,
-    'all',
   );
   if (reverse) rows.reverse();
   return rows.map((row) => ({
@@ -257,19 +349,29 @@ function isFiltered(query: ListQuery<EventProperty>): boolean {
   );
 }
 
+function* listing(
+  db: Db,
+  organizationId: number,
+  query: ListQuery<EventProperty>,
+): Steps<{ rows: EventRow[]; totalCount: number }> {
+  const totalCount = yield* countMatching(db, organizationId, query);
+  const access = yield* pageAccess(db, organizationId, query, totalCount);
+  const rows = yield* readPage(db, organizationId, query, totalCount, access);
+  return { rows, totalCount };
+}
+
 export async function listEvents(
   db: Db,
   organizationId: number,
   query: ListQuery<EventProperty>,
 ): Promise<{ rows: EventRow[]; totalCount: number }> {
-  return db.sqlite
-    .transaction(() => {
-      const totalCount = countMatching(db, organizationId, query);
-      const organizationCount = isFiltered(query)
-        ? countMatching(db, organizationId, { ...query, ...UNFILTERED })
-        : totalCount;
-      const rows = readPage(db, organizationId, query, totalCount, organizationCount);
-      return { rows, totalCount };
-    })
-    .deferred();
+  if (db.kind === 'sqlite') {
+    return db.sqlite
+      .transaction(() => readOnSqlite(db, listing(db, organizationId, query)))
+      .deferred();
+  }
+  return db.orm.transaction((tx) => readOnPostgres(tx, listing(db, organizationId, query)), {
+    isolationLevel: 'repeatable read',
+    accessMode: 'read only',
+  });
 }

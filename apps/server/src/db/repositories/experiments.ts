@@ -1,8 +1,9 @@
 // Experiments and their variants. Every state change reads and writes inside one write
 // transaction, and "one running experiment per target" is the database's unique index, so the
-// life cycle holds under concurrent requests and across server processes.
+// life cycle holds under concurrent requests and across server processes. The queries are written
+// once for both backends (portable-sql.ts).
 
-import { and, asc, count, eq, inArray, sql, type SQL } from 'drizzle-orm';
+import { and, eq, sql, type SQL } from 'drizzle-orm';
 import {
   anotherRunningConflict,
   assertCanDelete,
@@ -15,9 +16,21 @@ import {
 import { RecordNotFoundError } from '../../domain/errors.js';
 import type { ListQuery } from '../../domain/list-query.js';
 import { nowIso } from '../../domain/timestamps.js';
-import { withTransaction, type Db, type SqliteTransaction } from '../client.js';
+import type { Db } from '../client.js';
 import { isUniqueViolation } from '../errors.js';
 import { listConditions, listOrder, type ColumnMap } from '../list-sql.js';
+import {
+  execute,
+  idEquals,
+  idIn,
+  insertValues,
+  runSteps,
+  runStepsInTransaction,
+  selectList,
+  selectRows,
+  setValues,
+  type Steps,
+} from '../portable-sql.js';
 import {
   agents,
   channels,
@@ -63,8 +76,6 @@ export interface ExperimentWrite {
   variants: Array<{ name: string; weight: number; isControl: boolean; agentId: number }>;
 }
 
-type Reader = Db['orm'] | SqliteTransaction;
-
 const EXPERIMENT_COLUMNS: ColumnMap<ExperimentProperty> = {
   id: experiments.id,
   name: experiments.name,
@@ -73,7 +84,7 @@ const EXPERIMENT_COLUMNS: ColumnMap<ExperimentProperty> = {
   status: experiments.status,
   target_id: experiments.targetId,
   // Ordering by agent uses the control variant's agent; searching matches any variant's agent.
-  agent_id: sql`(SELECT ${experimentVariants.agentId} FROM ${experimentVariants} WHERE ${experimentVariants.experimentId} = ${experiments.id} AND ${experimentVariants.isControl} = 1)`,
+  agent_id: sql`(SELECT ${experimentVariants.agentId} FROM ${experimentVariants} WHERE ${experimentVariants.experimentId} = ${experiments.id} AND ${experimentVariants.isControl} = TRUE)`,
   created_at: experiments.createdAt,
   updated_at: experiments.updatedAt,
   started_at: experiments.startedAt,
@@ -81,10 +92,17 @@ const EXPERIMENT_COLUMNS: ColumnMap<ExperimentProperty> = {
 };
 
 function usesAgent(agentId: number): SQL {
-  return sql`EXISTS (SELECT 1 FROM ${experimentVariants} WHERE ${experimentVariants.experimentId} = ${experiments.id} AND ${experimentVariants.agentId} = ${agentId})`;
+  return sql`EXISTS (SELECT 1 FROM ${experimentVariants} WHERE ${experimentVariants.experimentId} = ${experiments.id} AND ${idEquals(experimentVariants.agentId, agentId)})`;
 }
 
-const experimentRowColumns = {
+type ExperimentRow = Omit<ExperimentRecord, 'variants' | 'target'> & {
+  channelTarget: string;
+  targetMode: string;
+  channelId: number;
+  channelName: string;
+};
+
+const SELECT_EXPERIMENTS = sql`SELECT ${selectList({
   id: experiments.id,
   name: experiments.name,
   description: experiments.description,
@@ -95,23 +113,25 @@ const experimentRowColumns = {
   startedAt: experiments.startedAt,
   stoppedAt: experiments.stoppedAt,
   lastUpdatedBy: experiments.lastUpdatedBy,
-  target: {
-    id: channelTargets.id,
-    target: channelTargets.target,
-    targetMode: channelTargets.targetMode,
-    channelId: channels.id,
-    channelName: channels.name,
-  },
+  channelTarget: channelTargets.target,
+  targetMode: channelTargets.targetMode,
+  channelId: channels.id,
+  channelName: channels.name,
+})} FROM ${experiments}
+  INNER JOIN ${channelTargets} ON ${channelTargets.id} = ${experiments.targetId}
+  INNER JOIN ${channels} ON ${channels.id} = ${channelTargets.channelId}`;
+
+type VariantRow = Omit<VariantRecord, 'isControl'> & {
+  experimentId: number;
+  /** 0 or 1 on SQLite, a boolean on PostgreSQL. */
+  isControl: unknown;
 };
 
 /** Adds the variants to experiment rows: one query for any number of experiments. */
-function withVariants(
-  reader: Reader,
-  rows: Array<Omit<ExperimentRecord, 'variants'>>,
-): ExperimentRecord[] {
+function* withVariants(rows: ExperimentRow[]): Steps<ExperimentRecord[]> {
   if (rows.length === 0) return [];
-  const variants = reader
-    .select({
+  const variants = yield* selectRows<VariantRow>(
+    sql`SELECT ${selectList({
       id: experimentVariants.id,
       experimentId: experimentVariants.experimentId,
       name: experimentVariants.name,
@@ -119,47 +139,37 @@ function withVariants(
       isControl: experimentVariants.isControl,
       agentId: experimentVariants.agentId,
       agentName: agents.name,
-    })
-    .from(experimentVariants)
-    .innerJoin(agents, eq(agents.id, experimentVariants.agentId))
-    .where(
-      inArray(
+    })} FROM ${experimentVariants}
+      INNER JOIN ${agents} ON ${agents.id} = ${experimentVariants.agentId}
+      WHERE ${idIn(
         experimentVariants.experimentId,
         rows.map((r) => r.id),
-      ),
-    )
-    .orderBy(asc(experimentVariants.experimentId), asc(experimentVariants.position))
-    .all();
+      )}
+      ORDER BY ${experimentVariants.experimentId}, ${experimentVariants.position}`,
+  );
   const byExperiment = new Map<number, VariantRecord[]>();
-  for (const { experimentId, ...variant } of variants) {
+  for (const { experimentId, isControl, ...variant } of variants) {
     const list = byExperiment.get(experimentId) ?? [];
-    list.push(variant);
+    list.push({ ...variant, isControl: Boolean(isControl) });
     byExperiment.set(experimentId, list);
   }
-  return rows.map((row) => ({ ...row, variants: byExperiment.get(row.id) ?? [] }));
+  return rows.map(({ channelTarget, targetMode, channelId, channelName, ...row }) => ({
+    ...row,
+    variants: byExperiment.get(row.id) ?? [],
+    target: { id: row.targetId, target: channelTarget, targetMode, channelId, channelName },
+  }));
 }
 
-function selectExperiments(reader: Reader) {
-  return reader
-    .select(experimentRowColumns)
-    .from(experiments)
-    .innerJoin(channelTargets, eq(channelTargets.id, experiments.targetId))
-    .innerJoin(channels, eq(channels.id, channelTargets.channelId));
+function* readExperiment(organizationId: number, id: number): Steps<ExperimentRecord | null> {
+  const rows = yield* selectRows<ExperimentRow>(
+    sql`${SELECT_EXPERIMENTS} WHERE ${experiments.organizationId} = ${organizationId} AND ${idEquals(experiments.id, id)}`,
+  );
+  const [record] = yield* withVariants(rows);
+  return record ?? null;
 }
 
-function readExperiment(
-  reader: Reader,
-  organizationId: number,
-  id: number,
-): ExperimentRecord | null {
-  const row = selectExperiments(reader)
-    .where(and(eq(experiments.organizationId, organizationId), eq(experiments.id, id)))
-    .get();
-  return row ? withVariants(reader, [row])[0]! : null;
-}
-
-function requireExperiment(reader: Reader, organizationId: number, id: number): ExperimentRecord {
-  const record = readExperiment(reader, organizationId, id);
+function* requireExperiment(organizationId: number, id: number): Steps<ExperimentRecord> {
+  const record = yield* readExperiment(organizationId, id);
   if (!record) {
     throw new RecordNotFoundError(`There is no experiment ${id} in this organization.`);
   }
@@ -171,7 +181,7 @@ export async function getExperiment(
   organizationId: number,
   id: number,
 ): Promise<ExperimentRecord | null> {
-  return readExperiment(db.orm, organizationId, id);
+  return runSteps(db, () => readExperiment(organizationId, id));
 }
 
 export async function listExperiments(
@@ -189,20 +199,28 @@ export async function listExperiments(
     ...listConditions(otherFilters, {
       columns: EXPERIMENT_COLUMNS,
       windowColumn: experiments.createdAt,
+      // Searched ids are compared as bigint, so one past PostgreSQL's integer matches nothing.
+      conditions: {
+        id: (f) => idEquals(experiments.id, Number(f.value)),
+        target_id: (f) => idEquals(experiments.targetId, Number(f.value)),
+      },
+      dialect: db.kind,
     }),
     ...agentFilters.map((f) => usesAgent(Number(f.value))),
   );
-  const rows =
-    query.limit === 0
-      ? []
-      : selectExperiments(db.orm)
-          .where(where)
-          .orderBy(...listOrder(query, EXPERIMENT_COLUMNS, experiments.id))
-          .limit(query.limit)
-          .offset(query.offset)
-          .all();
-  const [total] = db.orm.select({ n: count() }).from(experiments).where(where).all();
-  return { records: withVariants(db.orm, rows), totalCount: total?.n ?? 0 };
+  const order = listOrder(query, EXPERIMENT_COLUMNS, experiments.id, db.kind);
+  return runSteps(db, function* () {
+    const rows =
+      query.limit === 0
+        ? []
+        : yield* selectRows<ExperimentRow>(
+            sql`${SELECT_EXPERIMENTS} WHERE ${where} ORDER BY ${sql.join(order, sql`, `)} LIMIT ${query.limit} OFFSET ${query.offset}`,
+          );
+    const [total] = yield* selectRows<{ n: number }>(
+      sql`SELECT count(*) AS "n" FROM ${experiments} WHERE ${where}`,
+    );
+    return { records: yield* withVariants(rows), totalCount: total?.n ?? 0 };
+  });
 }
 
 /** The target as the experiment rules see it, or null when the organization has no such target. */
@@ -211,15 +229,14 @@ export async function findExperimentTarget(
   organizationId: number,
   targetId: number,
 ): Promise<{ id: number; isAgentTest: boolean } | null> {
-  return (
-    db.orm
-      .select({ id: channelTargets.id, isAgentTest: channelTargets.isAgentTest })
-      .from(channelTargets)
-      .where(
-        and(eq(channelTargets.organizationId, organizationId), eq(channelTargets.id, targetId)),
-      )
-      .get() ?? null
+  const [target] = await runSteps(db, () =>
+    selectRows<{ id: number; isAgentTest: unknown }>(
+      sql`SELECT ${selectList({ id: channelTargets.id, isAgentTest: channelTargets.isAgentTest })}
+        FROM ${channelTargets}
+        WHERE ${channelTargets.organizationId} = ${organizationId} AND ${idEquals(channelTargets.id, targetId)}`,
+    ),
   );
+  return target ? { id: target.id, isAgentTest: Boolean(target.isAgentTest) } : null;
 }
 
 /** Which of these agent ids exist in the organization. */
@@ -229,18 +246,22 @@ export async function findAgentIds(
   agentIds: readonly number[],
 ): Promise<Set<number>> {
   if (agentIds.length === 0) return new Set();
-  const rows = db.orm
-    .select({ id: agents.id })
-    .from(agents)
-    .where(and(eq(agents.organizationId, organizationId), inArray(agents.id, [...agentIds])))
-    .all();
+  const rows = await runSteps(db, () =>
+    selectRows<{ id: number }>(
+      sql`SELECT ${agents.id} AS "id" FROM ${agents}
+        WHERE ${agents.organizationId} = ${organizationId} AND ${idIn(agents.id, agentIds)}`,
+    ),
+  );
   return new Set(rows.map((r) => r.id));
 }
 
-function insertVariants(tx: SqliteTransaction, experimentId: number, write: ExperimentWrite): void {
-  tx.insert(experimentVariants)
-    .values(write.variants.map((v, position) => ({ ...v, experimentId, position })))
-    .run();
+function insertVariants(experimentId: number, write: ExperimentWrite): Steps<void> {
+  return execute(
+    sql`INSERT INTO ${experimentVariants} ${insertValues(
+      experimentVariants,
+      write.variants.map((v, position) => ({ ...v, experimentId, position })),
+    )}`,
+  );
 }
 
 export async function createExperiment(
@@ -250,24 +271,24 @@ export async function createExperiment(
   write: ExperimentWrite,
   writtenBy: string,
 ): Promise<ExperimentRecord> {
-  return withTransaction(db, (tx) => {
+  return runStepsInTransaction(db, function* () {
     const now = nowIso();
-    const { id } = tx
-      .insert(experiments)
-      .values({
-        organizationId,
-        targetId,
-        name: write.name,
-        description: write.description,
-        status: 'draft',
-        createdAt: now,
-        updatedAt: now,
-        lastUpdatedBy: writtenBy,
-      })
-      .returning({ id: experiments.id })
-      .get();
-    insertVariants(tx, id, write);
-    return requireExperiment(tx, organizationId, id);
+    const [created] = yield* selectRows<{ id: number }>(
+      sql`INSERT INTO ${experiments} ${insertValues(experiments, [
+        {
+          organizationId,
+          targetId,
+          name: write.name,
+          description: write.description,
+          status: 'draft',
+          createdAt: now,
+          updatedAt: now,
+          lastUpdatedBy: writtenBy,
+        },
+      ])} RETURNING id`,
+    );
+    yield* insertVariants(created!.id, write);
+    return yield* requireExperiment(organizationId, created!.id);
   });
 }
 
@@ -279,41 +300,45 @@ export async function replaceDraftExperiment(
   write: ExperimentWrite,
   writtenBy: string,
 ): Promise<ExperimentRecord> {
-  return withTransaction(db, (tx) => {
-    const current = requireExperiment(tx, organizationId, id);
+  return runStepsInTransaction(db, function* () {
+    const current = yield* requireExperiment(organizationId, id);
     assertCanUpdate(id, current.status);
-    tx.update(experiments)
-      .set({
+    yield* execute(
+      sql`UPDATE ${experiments} SET ${setValues(experiments, {
         name: write.name,
         description: write.description,
         updatedAt: nowIso(),
         lastUpdatedBy: writtenBy,
-      })
-      .where(eq(experiments.id, id))
-      .run();
-    tx.delete(experimentVariants).where(eq(experimentVariants.experimentId, id)).run();
-    insertVariants(tx, id, write);
-    return requireExperiment(tx, organizationId, id);
+      })} WHERE ${experiments.id} = ${id}`,
+    );
+    yield* execute(
+      sql`DELETE FROM ${experimentVariants} WHERE ${experimentVariants.experimentId} = ${id}`,
+    );
+    yield* insertVariants(id, write);
+    return yield* requireExperiment(organizationId, id);
   });
 }
 
 /** Moves an experiment to a new state inside one write transaction, if its current state allows. */
-function changeState(
-  tx: SqliteTransaction,
+function* changeState(
   organizationId: number,
   id: number,
   assertAllowed: (id: number, status: ExperimentStatus) => void,
   status: ExperimentStatus,
   writtenBy: string,
-): ExperimentRecord {
-  assertAllowed(id, requireExperiment(tx, organizationId, id).status);
+): Steps<ExperimentRecord> {
+  assertAllowed(id, (yield* requireExperiment(organizationId, id)).status);
   const now = nowIso();
   const stamp = status === 'running' ? { startedAt: now } : { stoppedAt: now };
-  tx.update(experiments)
-    .set({ status, ...stamp, updatedAt: now, lastUpdatedBy: writtenBy })
-    .where(eq(experiments.id, id))
-    .run();
-  return requireExperiment(tx, organizationId, id);
+  yield* execute(
+    sql`UPDATE ${experiments} SET ${setValues(experiments, {
+      status,
+      ...stamp,
+      updatedAt: now,
+      lastUpdatedBy: writtenBy,
+    })} WHERE ${experiments.id} = ${id}`,
+  );
+  return yield* requireExperiment(organizationId, id);
 }
 
 export async function startExperiment(
@@ -323,22 +348,23 @@ export async function startExperiment(
   writtenBy: string,
 ): Promise<ExperimentRecord> {
   try {
-    return await withTransaction(db, (tx) =>
-      changeState(tx, organizationId, id, assertCanStart, 'running', writtenBy),
+    return await runStepsInTransaction(db, () =>
+      changeState(organizationId, id, assertCanStart, 'running', writtenBy),
     );
   } catch (error) {
     if (!isUniqueViolation(error)) throw error;
     // The unique index on running experiments' target refused: name the one that runs.
-    const running = db.orm
-      .select({ id: experiments.id, name: experiments.name, targetId: experiments.targetId })
-      .from(experiments)
-      .where(
-        and(
-          eq(experiments.status, 'running'),
-          sql`${experiments.targetId} = (SELECT ${experiments.targetId} FROM ${experiments} WHERE ${experiments.id} = ${id})`,
-        ),
-      )
-      .get();
+    const [running] = await runSteps(db, () =>
+      selectRows<{ id: number; name: string; targetId: number }>(
+        sql`SELECT ${selectList({
+          id: experiments.id,
+          name: experiments.name,
+          targetId: experiments.targetId,
+        })} FROM ${experiments}
+          WHERE ${experiments.status} = 'running'
+            AND ${experiments.targetId} = (SELECT ${experiments.targetId} FROM ${experiments} WHERE ${experiments.id} = ${id})`,
+      ),
+    );
     if (!running) throw error;
     throw anotherRunningConflict(running.targetId, running);
   }
@@ -350,17 +376,17 @@ export async function stopExperiment(
   id: number,
   writtenBy: string,
 ): Promise<ExperimentRecord> {
-  return withTransaction(db, (tx) =>
-    changeState(tx, organizationId, id, assertCanStop, 'stopped', writtenBy),
+  return runStepsInTransaction(db, () =>
+    changeState(organizationId, id, assertCanStop, 'stopped', writtenBy),
   );
 }
 
 /** Deletes a draft or stopped experiment and its variants; its sessions stay. */
 export async function deleteExperiment(db: Db, organizationId: number, id: number): Promise<void> {
-  await withTransaction(db, (tx) => {
-    const current = requireExperiment(tx, organizationId, id);
+  await runStepsInTransaction(db, function* () {
+    const current = yield* requireExperiment(organizationId, id);
     assertCanDelete(id, current.status);
-    tx.delete(experiments).where(eq(experiments.id, id)).run();
+    yield* execute(sql`DELETE FROM ${experiments} WHERE ${experiments.id} = ${id}`);
   });
 }
 
@@ -369,39 +395,38 @@ export async function sessionCountsByVariant(
   db: Db,
   experimentId: number,
 ): Promise<Map<number, number>> {
-  const rows = db.orm
-    .select({ variantId: sessions.variantId, n: count() })
-    .from(sessions)
-    .where(eq(sessions.experimentId, experimentId))
-    .groupBy(sessions.variantId)
-    .all();
+  const rows = await runSteps(db, () =>
+    selectRows<{ variantId: number | null; n: number }>(
+      sql`SELECT ${sessions.variantId} AS "variantId", count(*) AS "n" FROM ${sessions}
+        WHERE ${idEquals(sessions.experimentId, experimentId)}
+        GROUP BY ${sessions.variantId}`,
+    ),
+  );
   return new Map(rows.flatMap((r) => (r.variantId === null ? [] : [[r.variantId, r.n] as const])));
 }
 
+export interface VariantAgent {
+  variantName: string;
+  agentId: number;
+  agentName: string;
+  pinnedPromptVersion: number | null;
+  promptId: number | null;
+}
+
 /** What start warnings need about each variant's agent, in variant order. */
-export async function variantAgents(
-  db: Db,
-  experimentId: number,
-): Promise<
-  Array<{
-    variantName: string;
-    agentId: number;
-    agentName: string;
-    pinnedPromptVersion: number | null;
-    promptId: number | null;
-  }>
-> {
-  return db.orm
-    .select({
-      variantName: experimentVariants.name,
-      agentId: agents.id,
-      agentName: agents.name,
-      pinnedPromptVersion: agents.pinnedPromptVersion,
-      promptId: agents.promptId,
-    })
-    .from(experimentVariants)
-    .innerJoin(agents, eq(agents.id, experimentVariants.agentId))
-    .where(eq(experimentVariants.experimentId, experimentId))
-    .orderBy(asc(experimentVariants.position))
-    .all();
+export async function variantAgents(db: Db, experimentId: number): Promise<VariantAgent[]> {
+  return runSteps(db, () =>
+    selectRows<VariantAgent>(
+      sql`SELECT ${selectList({
+        variantName: experimentVariants.name,
+        agentId: agents.id,
+        agentName: agents.name,
+        pinnedPromptVersion: agents.pinnedPromptVersion,
+        promptId: agents.promptId,
+      })} FROM ${experimentVariants}
+        INNER JOIN ${agents} ON ${agents.id} = ${experimentVariants.agentId}
+        WHERE ${idEquals(experimentVariants.experimentId, experimentId)}
+        ORDER BY ${experimentVariants.position}`,
+    ),
+  );
 }

@@ -1,8 +1,17 @@
 // Stored first answers of Idempotency-Key requests. Claiming a key is one write transaction, so
 // two requests with the same key (in this process or another) cannot both run.
 
-import { and, eq } from 'drizzle-orm';
-import { withTransaction, type Db } from '../client.js';
+import { sql } from 'drizzle-orm';
+import type { Db } from '../client.js';
+import {
+  execute,
+  insertValues,
+  runStepsInTransaction,
+  selectList,
+  selectRows,
+  setValues,
+  type Steps,
+} from '../portable-sql.js';
 import { idempotencyKeys } from '../schema.js';
 
 export const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
@@ -14,7 +23,7 @@ export type IdempotencyClaim =
   | { kind: 'different_request' };
 
 const keyOf = (apiKeyId: string, key: string) =>
-  and(eq(idempotencyKeys.apiKeyId, apiKeyId), eq(idempotencyKeys.key, key));
+  sql`${idempotencyKeys.apiKeyId} = ${apiKeyId} AND ${idempotencyKeys.key} = ${key}`;
 
 /** Claims `key` for this request, or says why it cannot run (a stored answer, a running twin). */
 export async function claimIdempotencyKey(
@@ -24,8 +33,17 @@ export async function claimIdempotencyKey(
   requestHash: string,
   now = new Date(),
 ): Promise<IdempotencyClaim> {
-  return withTransaction(db, (tx): IdempotencyClaim => {
-    const stored = tx.select().from(idempotencyKeys).where(keyOf(apiKeyId, key)).get();
+  return runStepsInTransaction(db, function* (): Steps<IdempotencyClaim> {
+    const [stored] = yield* selectRows<
+      Omit<typeof idempotencyKeys.$inferSelect, 'apiKeyId' | 'key'>
+    >(
+      sql`SELECT ${selectList({
+        requestHash: idempotencyKeys.requestHash,
+        status: idempotencyKeys.status,
+        body: idempotencyKeys.body,
+        createdAt: idempotencyKeys.createdAt,
+      })} FROM ${idempotencyKeys} WHERE ${keyOf(apiKeyId, key)}`,
+    );
     const expired =
       stored !== undefined && Date.parse(stored.createdAt) < now.getTime() - IDEMPOTENCY_WINDOW_MS;
     if (stored && !expired) {
@@ -33,10 +51,12 @@ export async function claimIdempotencyKey(
       if (stored.status === null || stored.body === null) return { kind: 'in_flight' };
       return { kind: 'replay', status: stored.status, body: stored.body };
     }
-    if (stored) tx.delete(idempotencyKeys).where(keyOf(apiKeyId, key)).run();
-    tx.insert(idempotencyKeys)
-      .values({ apiKeyId, key, requestHash, createdAt: now.toISOString() })
-      .run();
+    if (stored) yield* execute(sql`DELETE FROM ${idempotencyKeys} WHERE ${keyOf(apiKeyId, key)}`);
+    yield* execute(
+      sql`INSERT INTO ${idempotencyKeys} ${insertValues(idempotencyKeys, [
+        { apiKeyId, key, requestHash, createdAt: now.toISOString() },
+      ])}`,
+    );
     return { kind: 'claimed' };
   });
 }
@@ -49,12 +69,16 @@ export async function completeIdempotencyKey(
   status: number,
   body: string,
 ): Promise<void> {
-  await withTransaction(db, (tx) =>
-    tx.update(idempotencyKeys).set({ status, body }).where(keyOf(apiKeyId, key)).run(),
+  await runStepsInTransaction(db, () =>
+    execute(
+      sql`UPDATE ${idempotencyKeys} SET ${setValues(idempotencyKeys, { status, body })} WHERE ${keyOf(apiKeyId, key)}`,
+    ),
   );
 }
 
 /** Frees `key` after a failure that changed nothing (a 5xx), so a retry runs again. */
 export async function releaseIdempotencyKey(db: Db, apiKeyId: string, key: string): Promise<void> {
-  await withTransaction(db, (tx) => tx.delete(idempotencyKeys).where(keyOf(apiKeyId, key)).run());
+  await runStepsInTransaction(db, () =>
+    execute(sql`DELETE FROM ${idempotencyKeys} WHERE ${keyOf(apiKeyId, key)}`),
+  );
 }

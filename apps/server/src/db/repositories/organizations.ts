@@ -1,33 +1,46 @@
 import { asc, eq, sql } from 'drizzle-orm';
-import type { Db } from '../client.js';
+import type { Db, PostgresDb, SqliteDb } from '../client.js';
 import { perDatabase } from '../prepared.js';
 import { organizations } from '../schema.js';
+import { organizations as pgOrganizations } from '../schema-postgres.js';
 
 export type Organization = typeof organizations.$inferSelect;
 
 /** Throws a unique violation (see `isUniqueViolation`) when the name is taken. */
 export async function createOrganization(db: Db, name: string): Promise<Organization> {
-  return db.orm.insert(organizations).values({ name }).returning().get();
+  if (db.kind === 'sqlite') return db.orm.insert(organizations).values({ name }).returning().get();
+  const [created] = await db.orm.insert(pgOrganizations).values({ name }).returning();
+  return created!;
+}
+
+async function organizationWhere(
+  db: Db,
+  condition: (table: typeof organizations | typeof pgOrganizations) => ReturnType<typeof eq>,
+): Promise<Organization | null> {
+  const rows =
+    db.kind === 'sqlite'
+      ? db.orm.select().from(organizations).where(condition(organizations)).all()
+      : await db.orm.select().from(pgOrganizations).where(condition(pgOrganizations));
+  return rows[0] ?? null;
 }
 
 /** `reference` is an id (digits) or a name; an id wins when an organization is named like one. */
 export async function findOrganization(db: Db, reference: string): Promise<Organization | null> {
   if (/^\d+$/.test(reference)) {
-    const byId = db.orm
-      .select()
-      .from(organizations)
-      .where(eq(organizations.id, Number(reference)))
-      .get();
+    const byId = await organizationWhere(db, (t) => eq(t.id, Number(reference)));
     if (byId) return byId;
   }
-  return db.orm.select().from(organizations).where(eq(organizations.name, reference)).get() ?? null;
+  return organizationWhere(db, (t) => eq(t.name, reference));
 }
 
 export async function listOrganizations(db: Db): Promise<Organization[]> {
-  return db.orm.select().from(organizations).orderBy(asc(organizations.id)).all();
+  if (db.kind === 'sqlite') {
+    return db.orm.select().from(organizations).orderBy(asc(organizations.id)).all();
+  }
+  return db.orm.select().from(pgOrganizations).orderBy(asc(pgOrganizations.id));
 }
 
-const recordsVersionById = perDatabase((db) =>
+const recordsVersionById = perDatabase((db: SqliteDb) =>
   db.orm
     .select({ version: organizations.recordsVersion })
     .from(organizations)
@@ -35,7 +48,19 @@ const recordsVersionById = perDatabase((db) =>
     .prepare(),
 );
 
+const recordsVersionByIdOnPostgres = perDatabase((db: PostgresDb) =>
+  db.orm
+    .select({ version: pgOrganizations.recordsVersion })
+    .from(pgOrganizations)
+    .where(eq(pgOrganizations.id, sql.placeholder('organizationId')))
+    .prepare('agentline_records_version_by_id'),
+);
+
 /** How many times the organization's platform records were loaded: a cache key for answers. */
 export async function recordsVersion(db: Db, organizationId: number): Promise<number> {
-  return recordsVersionById(db).get({ organizationId })?.version ?? 0;
+  if (db.kind === 'sqlite') {
+    return recordsVersionById(db).get({ organizationId })?.version ?? 0;
+  }
+  const [row] = await recordsVersionByIdOnPostgres(db).execute({ organizationId });
+  return row?.version ?? 0;
 }

@@ -4,15 +4,25 @@
 // name then serves both. Reference problems are collected rather than thrown at the first one,
 // so a single run reports all of them, and then the whole transaction rolls back.
 
-import { and, eq, sql } from 'drizzle-orm';
+import { sql, type SQL } from 'drizzle-orm';
 import type { SQLiteColumn, SQLiteTable } from 'drizzle-orm/sqlite-core';
-import { withTransaction, type Db, type SqliteTransaction } from '../client.js';
+import type { Db } from '../client.js';
 import type {
   JsonPath,
   PlatformRecords,
   RecordReference,
   TargetReference,
 } from '../platform-records-format.js';
+import {
+  execute,
+  idEquals,
+  insertValues,
+  runStepsInTransaction,
+  selectList,
+  selectRows,
+  setValues,
+  type Steps,
+} from '../portable-sql.js';
 import {
   a2pBrands,
   a2pCampaigns,
@@ -81,16 +91,14 @@ export async function loadPlatformRecords(
   records: PlatformRecords,
   now = new Date(),
 ): Promise<LoadResult> {
-  return withTransaction(db, (tx) => {
-    const loader = new RecordsLoader(tx, organizationId, now.toISOString());
-    loader.load(records);
-    if (loader.problems.length > 0) throw new PlatformRecordsError(loader.problems);
-    tx.update(organizations)
-      .set({ recordsVersion: sql`${organizations.recordsVersion} + 1` })
-      .where(eq(organizations.id, organizationId))
-      .run();
-    return { summary: loader.summary, ids: loader.ids };
-  });
+  // The loader's steps are generators (see portable-sql.ts), written once and driven
+  // synchronously inside SQLite's transaction or awaited inside PostgreSQL's. Reading everything
+  // first and writing afterwards would not do: a record names others written just before it from
+  // the same file, whose ids exist only once they are written. Each attempt starts a new loader,
+  // as PostgreSQL may run the transaction again after a conflict.
+  return runStepsInTransaction(db, () =>
+    new RecordsLoader(organizationId, now.toISOString()).run(records),
+  );
 }
 
 type OrganizationTable = SQLiteTable & {
@@ -146,6 +154,14 @@ function emptySummary(): LoadSummary {
   ) as LoadSummary;
 }
 
+/**
+ * JSON as text, as SQLite stores it and PostgreSQL reads it into json (better-sqlite3 cannot bind
+ * an object).
+ */
+function jsonText(value: object | null): string | null {
+  return value === null ? null : JSON.stringify(value);
+}
+
 function isoOrDefault(value: string | undefined, fallback: string): string {
   return value === undefined ? fallback : new Date(value).toISOString();
 }
@@ -156,47 +172,62 @@ class RecordsLoader {
   readonly ids: LoadedIds = {};
 
   constructor(
-    private readonly tx: SqliteTransaction,
     private readonly organizationId: number,
     private readonly nowIso: string,
   ) {}
 
-  load(records: PlatformRecords): void {
-    records.services.forEach((service, index) => {
-      this.save(SERVICE, service.name, { name: service.name }, ['services', index]);
+  *run(records: PlatformRecords): Steps<LoadResult> {
+    yield* this.load(records);
+    if (this.problems.length > 0) throw new PlatformRecordsError(this.problems);
+    yield* this.update(organizations, this.organizationId, {
+      recordsVersion: sql`${organizations.recordsVersion} + 1`,
     });
-    records.tools.forEach((tool, index) => this.saveTool(tool, ['tools', index]));
-    records.prompts.forEach((prompt, index) => this.savePrompt(prompt, ['prompts', index]));
-    records.agents.forEach((agent, index) => {
+    return { summary: this.summary, ids: this.ids };
+  }
+
+  private *load(records: PlatformRecords): Steps<void> {
+    for (const [index, service] of records.services.entries()) {
+      yield* this.save(SERVICE, service.name, { name: service.name }, ['services', index]);
+    }
+    for (const [index, tool] of records.tools.entries()) {
+      yield* this.saveTool(tool, ['tools', index]);
+    }
+    for (const [index, prompt] of records.prompts.entries()) {
+      yield* this.savePrompt(prompt, ['prompts', index]);
+    }
+    for (const [index, agent] of records.agents.entries()) {
       const path = ['agents', index];
-      this.save(
+      yield* this.save(
         AGENT,
         agent.name,
         {
           name: agent.name,
-          promptId: this.resolveOptional(PROMPT, agent.prompt, [...path, 'prompt']),
+          promptId: yield* this.resolveOptional(PROMPT, agent.prompt, [...path, 'prompt']),
           pinnedPromptVersion: agent.pinned_prompt_version,
         },
         path,
       );
-    });
-    records.channels.forEach((channel, index) => this.saveChannel(channel, ['channels', index]));
-    this.saveMessagingServices(records.messaging_services);
-    records.a2p_brands.forEach((brand, index) => {
-      this.save(A2P_BRAND, brand.sid, { sid: brand.sid, status: brand.status }, [
+    }
+    for (const [index, channel] of records.channels.entries()) {
+      yield* this.saveChannel(channel, ['channels', index]);
+    }
+    yield* this.saveMessagingServices(records.messaging_services);
+    for (const [index, brand] of records.a2p_brands.entries()) {
+      yield* this.save(A2P_BRAND, brand.sid, { sid: brand.sid, status: brand.status }, [
         'a2p_brands',
         index,
       ]);
-    });
-    records.a2p_campaigns.forEach((campaign, index) => {
+    }
+    for (const [index, campaign] of records.a2p_campaigns.entries()) {
       const path = ['a2p_campaigns', index];
-      const messagingServiceId = this.resolve(MESSAGING_SERVICE, campaign.messaging_service, [
-        ...path,
-        'messaging_service',
-      ]);
-      const brandId = this.resolve(A2P_BRAND, campaign.brand, [...path, 'brand']);
-      if (messagingServiceId === null || brandId === null) return;
-      this.save(
+      const messagingServiceId = yield* this.resolve(
+        MESSAGING_SERVICE,
+        campaign.messaging_service,
+        [...path, 'messaging_service'],
+      );
+      const brandId = yield* this.resolve(A2P_BRAND, campaign.brand, [...path, 'brand']);
+      if (messagingServiceId === null || brandId === null) continue;
+      yield* this.save(
         A2P_CAMPAIGN,
         campaign.sid,
         {
@@ -208,10 +239,10 @@ class RecordsLoader {
         },
         path,
       );
-    });
-    records.experiments.forEach((experiment, index) =>
-      this.saveExperiment(experiment, ['experiments', index]),
-    );
+    }
+    for (const [index, experiment] of records.experiments.entries()) {
+      yield* this.saveExperiment(experiment, ['experiments', index]);
+    }
   }
 
   private problem(path: JsonPath, message: string): null {
@@ -219,18 +250,40 @@ class RecordsLoader {
     return null;
   }
 
-  private idsOf(kind: Kind, key: string | number): number[] {
-    const column = typeof key === 'number' ? kind.table.id : kind.keyColumn;
-    return this.tx
-      .all<{ id: number }>(
-        sql`SELECT ${kind.table.id} AS id FROM ${kind.table}
-            WHERE ${kind.table.organizationId} = ${this.organizationId} AND ${column} = ${key}`,
-      )
-      .map((row) => row.id);
+  private *insert(table: SQLiteTable, values: Record<string, unknown>): Steps<void> {
+    yield* execute(sql`INSERT INTO ${table} ${insertValues(table, [values])}`);
   }
 
-  private resolve(kind: Kind, reference: RecordReference, path: JsonPath): number | null {
-    const ids = this.idsOf(kind, reference);
+  private *insertReturningId(
+    table: OrganizationTable,
+    values: Record<string, unknown>,
+  ): Steps<number> {
+    const [inserted] = yield* selectRows<{ id: number }>(
+      sql`INSERT INTO ${table} ${insertValues(table, [values])} RETURNING ${table.id}`,
+    );
+    return inserted!.id;
+  }
+
+  private *update(
+    table: OrganizationTable | typeof organizations,
+    id: number,
+    values: Record<string, unknown>,
+  ): Steps<void> {
+    yield* execute(sql`UPDATE ${table} SET ${setValues(table, values)} WHERE ${table.id} = ${id}`);
+  }
+
+  private *idsOf(kind: Kind, key: string | number): Steps<number[]> {
+    const matches =
+      typeof key === 'number' ? idEquals(kind.table.id, key) : sql`${kind.keyColumn} = ${key}`;
+    const rows = yield* selectRows<{ id: number }>(
+      sql`SELECT ${kind.table.id} AS id FROM ${kind.table}
+          WHERE ${kind.table.organizationId} = ${this.organizationId} AND ${matches}`,
+    );
+    return rows.map((row) => row.id);
+  }
+
+  private *resolve(kind: Kind, reference: RecordReference, path: JsonPath): Steps<number | null> {
+    const ids = yield* this.idsOf(kind, reference);
     if (ids.length === 1) return ids[0]!;
     if (typeof reference === 'number') {
       return this.problem(
@@ -250,22 +303,22 @@ class RecordsLoader {
     );
   }
 
-  private resolveOptional(
+  private *resolveOptional(
     kind: Kind,
     reference: RecordReference | null,
     path: JsonPath,
-  ): number | null {
-    return reference === null ? null : this.resolve(kind, reference, path);
+  ): Steps<number | null> {
+    return reference === null ? null : yield* this.resolve(kind, reference, path);
   }
 
   /** Updates the record with this key, or inserts it; null (and a problem) if the key is ambiguous. */
-  private save(
+  private *save(
     kind: Kind,
     key: string,
     values: Record<string, unknown>,
     path: JsonPath,
-  ): number | null {
-    const ids = this.idsOf(kind, key);
+  ): Steps<number | null> {
+    const ids = yield* this.idsOf(kind, key);
     const section = this.summary[kind.section];
     if (ids.length > 1) {
       return this.problem(
@@ -275,30 +328,28 @@ class RecordsLoader {
     }
     let id = ids[0];
     if (id !== undefined) {
-      this.tx.update(kind.table).set(values).where(eq(kind.table.id, id)).run();
+      yield* this.update(kind.table, id, values);
       section.updated += 1;
     } else {
-      const inserted = this.tx
-        .insert(kind.table)
-        .values({ ...values, organizationId: this.organizationId })
-        .returning({ id: kind.table.id })
-        .get() as { id: number };
-      id = inserted.id;
+      id = yield* this.insertReturningId(kind.table, {
+        ...values,
+        organizationId: this.organizationId,
+      });
       section.created += 1;
     }
     (this.ids[kind.section] ??= {})[key] = id;
     return id;
   }
 
-  private saveTool(tool: PlatformRecords['tools'][number], path: JsonPath): void {
-    this.save(
+  private *saveTool(tool: PlatformRecords['tools'][number], path: JsonPath): Steps<void> {
+    yield* this.save(
       TOOL,
       tool.name,
       {
         name: tool.name,
-        serviceId: this.resolveOptional(SERVICE, tool.service, [...path, 'service']),
+        serviceId: yield* this.resolveOptional(SERVICE, tool.service, [...path, 'service']),
         versionNumber: tool.version_number,
-        definition: tool.definition,
+        definition: jsonText(tool.definition),
         lastUpdated: isoOrDefault(tool.last_updated, this.nowIso),
         lastUpdatedBy: tool.last_updated_by,
         lastUpdatedComments: tool.last_updated_comments,
@@ -307,11 +358,12 @@ class RecordsLoader {
     );
   }
 
-  private savePrompt(prompt: PlatformRecords['prompts'][number], path: JsonPath): void {
-    const toolIds = prompt.tools.map((reference, index) =>
-      this.resolve(TOOL, reference, [...path, 'tools', index]),
-    );
-    const promptId = this.save(
+  private *savePrompt(prompt: PlatformRecords['prompts'][number], path: JsonPath): Steps<void> {
+    const toolIds: Array<number | null> = [];
+    for (const [index, reference] of prompt.tools.entries()) {
+      toolIds.push(yield* this.resolve(TOOL, reference, [...path, 'tools', index]));
+    }
+    const promptId = yield* this.save(
       PROMPT,
       prompt.name,
       {
@@ -319,9 +371,9 @@ class RecordsLoader {
         type: prompt.type,
         description: prompt.description,
         context: prompt.context,
-        llmConfig: prompt.llm_config,
+        llmConfig: jsonText(prompt.llm_config),
         sessionEndEnabled: prompt.session_end_enabled,
-        sessionEndToolId: this.resolveOptional(TOOL, prompt.session_end_tool, [
+        sessionEndToolId: yield* this.resolveOptional(TOOL, prompt.session_end_tool, [
           ...path,
           'session_end_tool',
         ]),
@@ -333,34 +385,34 @@ class RecordsLoader {
       path,
     );
     if (promptId === null) return;
-    this.tx.delete(promptTools).where(eq(promptTools.promptId, promptId)).run();
+    yield* execute(sql`DELETE FROM ${promptTools} WHERE ${promptTools.promptId} = ${promptId}`);
     for (const toolId of new Set(toolIds)) {
-      if (toolId !== null) this.tx.insert(promptTools).values({ promptId, toolId }).run();
+      if (toolId !== null) yield* this.insert(promptTools, { promptId, toolId });
     }
   }
 
-  private saveChannel(channel: PlatformRecords['channels'][number], path: JsonPath): void {
-    const existingKind = this.tx
-      .select({ kind: channels.kind })
-      .from(channels)
-      .where(and(eq(channels.organizationId, this.organizationId), eq(channels.name, channel.name)))
-      .get()?.kind;
-    if (existingKind !== undefined && existingKind !== channel.kind) {
+  private *saveChannel(channel: PlatformRecords['channels'][number], path: JsonPath): Steps<void> {
+    const [existing] = yield* selectRows<{ kind: string }>(
+      sql`SELECT ${channels.kind} AS kind FROM ${channels}
+          WHERE ${channels.organizationId} = ${this.organizationId} AND ${channels.name} = ${channel.name}
+          ORDER BY ${channels.id} LIMIT 1`,
+    );
+    if (existing !== undefined && existing.kind !== channel.kind) {
       this.problem(
         [...path, 'kind'],
-        `channel "${channel.name}" already exists as a ${existingKind} channel and a channel's kind cannot change; give this one another name`,
+        `channel "${channel.name}" already exists as a ${existing.kind} channel and a channel's kind cannot change; give this one another name`,
       );
       return;
     }
     const isTelephony = channel.kind === 'telephony';
-    const channelId = this.save(
+    const channelId = yield* this.save(
       CHANNEL,
       channel.name,
       {
         name: channel.name,
         kind: channel.kind,
         provider: isTelephony ? (channel.provider ?? 'records') : null,
-        providerConfig: channel.provider_config,
+        providerConfig: jsonText(channel.provider_config),
         providerSecret: channel.provider_secret,
       },
       path,
@@ -368,122 +420,112 @@ class RecordsLoader {
     if (channelId === null) return;
 
     for (const phoneNumber of channel.numbers) {
-      const { changes } = this.tx
-        .insert(telephonyNumbers)
-        .values({ organizationId: this.organizationId, channelId, phoneNumber })
-        .onConflictDoNothing()
-        .run();
-      this.summary.telephony_numbers[changes > 0 ? 'created' : 'updated'] += 1;
+      const inserted = yield* selectRows(
+        sql`INSERT INTO ${telephonyNumbers}
+            ${insertValues(telephonyNumbers, [
+              { organizationId: this.organizationId, channelId, phoneNumber },
+            ])}
+            ON CONFLICT DO NOTHING RETURNING ${telephonyNumbers.id}`,
+      );
+      this.summary.telephony_numbers[inserted.length > 0 ? 'created' : 'updated'] += 1;
     }
 
-    channel.targets.forEach((target, index) => {
+    for (const [index, target] of channel.targets.entries()) {
       const values = {
-        agentId: this.resolveOptional(AGENT, target.agent, [...path, 'targets', index, 'agent']),
+        agentId: yield* this.resolveOptional(AGENT, target.agent, [
+          ...path,
+          'targets',
+          index,
+          'agent',
+        ]),
         isAgentTest: target.is_agent_test,
       };
-      const existing = this.findTargetIds(channelId, target.target, target.target_mode)[0];
-      if (existing !== undefined) {
-        this.tx.update(channelTargets).set(values).where(eq(channelTargets.id, existing)).run();
+      const [existingId] = yield* this.findTargetIds(channelId, target.target, target.target_mode);
+      if (existingId !== undefined) {
+        yield* this.update(channelTargets, existingId, values);
         this.summary.channel_targets.updated += 1;
       } else {
-        this.tx
-          .insert(channelTargets)
-          .values({
-            ...values,
-            organizationId: this.organizationId,
-            channelId,
-            target: target.target,
-            targetMode: target.target_mode,
-          })
-          .run();
+        yield* this.insert(channelTargets, {
+          ...values,
+          organizationId: this.organizationId,
+          channelId,
+          target: target.target,
+          targetMode: target.target_mode,
+        });
         this.summary.channel_targets.created += 1;
       }
-    });
+    }
   }
 
-  private findTargetIds(channelId: number, target: string, targetMode: string): number[] {
-    return this.tx
-      .select({ id: channelTargets.id })
-      .from(channelTargets)
-      .where(
-        and(
-          eq(channelTargets.channelId, channelId),
-          eq(channelTargets.target, target),
-          eq(channelTargets.targetMode, targetMode),
-        ),
-      )
-      .all()
-      .map((row) => row.id);
+  private *findTargetIds(channelId: number, target: string, targetMode: string): Steps<number[]> {
+    const rows = yield* selectRows<{ id: number }>(
+      sql`SELECT ${channelTargets.id} AS id FROM ${channelTargets}
+          WHERE ${channelTargets.channelId} = ${channelId} AND ${channelTargets.target} = ${target}
+            AND ${channelTargets.targetMode} = ${targetMode}
+          ORDER BY ${channelTargets.id}`,
+    );
+    return rows.map((row) => row.id);
   }
 
-  private saveMessagingServices(list: PlatformRecords['messaging_services']): void {
-    const saved = list.map((service, index) => ({
-      service,
-      index,
-      id: this.save(MESSAGING_SERVICE, service.sid, { sid: service.sid, name: service.name }, [
-        'messaging_services',
-        index,
-      ]),
-    }));
+  private *saveMessagingServices(list: PlatformRecords['messaging_services']): Steps<void> {
+    const saved: Array<{ service: (typeof list)[number]; index: number; id: number | null }> = [];
+    for (const [index, service] of list.entries()) {
+      const id = yield* this.save(
+        MESSAGING_SERVICE,
+        service.sid,
+        { sid: service.sid, name: service.name },
+        ['messaging_services', index],
+      );
+      saved.push({ service, index, id });
+    }
     // Each listed service's numbers are replaced as a set. Clearing all of them first lets a
     // number move from one listed service to another within the same file.
     const previous = new Set<string>();
     for (const { id } of saved) {
       if (id === null) continue;
-      const removed = this.tx
-        .delete(messagingServiceNumbers)
-        .where(eq(messagingServiceNumbers.messagingServiceId, id))
-        .returning({ phoneNumber: messagingServiceNumbers.phoneNumber })
-        .all();
+      const removed = yield* selectRows<{ phoneNumber: string }>(
+        sql`DELETE FROM ${messagingServiceNumbers}
+            WHERE ${messagingServiceNumbers.messagingServiceId} = ${id}
+            RETURNING ${selectList({ phoneNumber: messagingServiceNumbers.phoneNumber })}`,
+      );
       for (const { phoneNumber } of removed) previous.add(`${id} ${phoneNumber}`);
     }
     for (const { service, index, id } of saved) {
       if (id === null) continue;
-      service.numbers.forEach((phoneNumber, numberIndex) => {
-        const owner = this.tx
-          .select({ sid: messagingServices.sid })
-          .from(messagingServiceNumbers)
-          .innerJoin(
-            messagingServices,
-            eq(messagingServices.id, messagingServiceNumbers.messagingServiceId),
-          )
-          .where(
-            and(
-              eq(messagingServiceNumbers.organizationId, this.organizationId),
-              eq(messagingServiceNumbers.phoneNumber, phoneNumber),
-            ),
-          )
-          .get();
+      for (const [numberIndex, phoneNumber] of service.numbers.entries()) {
+        const [owner] = yield* selectRows<{ sid: string }>(
+          sql`SELECT ${messagingServices.sid} AS sid FROM ${messagingServiceNumbers}
+              JOIN ${messagingServices}
+                ON ${messagingServices.id} = ${messagingServiceNumbers.messagingServiceId}
+              WHERE ${messagingServiceNumbers.organizationId} = ${this.organizationId}
+                AND ${messagingServiceNumbers.phoneNumber} = ${phoneNumber}`,
+        );
         if (owner) {
           this.problem(
             ['messaging_services', index, 'numbers', numberIndex],
             `${phoneNumber} already belongs to messaging service ${owner.sid} of this organization and a number belongs to one service only; list ${owner.sid} in this file without it, or drop it here`,
           );
-          return;
+          continue;
         }
-        this.tx
-          .insert(messagingServiceNumbers)
-          .values({ messagingServiceId: id, organizationId: this.organizationId, phoneNumber })
-          .run();
+        yield* this.insert(messagingServiceNumbers, {
+          messagingServiceId: id,
+          organizationId: this.organizationId,
+          phoneNumber,
+        });
         this.summary.messaging_service_numbers[
           previous.has(`${id} ${phoneNumber}`) ? 'updated' : 'created'
         ] += 1;
-      });
+      }
     }
   }
 
-  private resolveTarget(reference: TargetReference, path: JsonPath): number | null {
+  private *resolveTarget(reference: TargetReference, path: JsonPath): Steps<number | null> {
     if (typeof reference === 'number') {
-      const found = this.tx
-        .select({ id: channelTargets.id })
-        .from(channelTargets)
-        .where(
-          and(
-            eq(channelTargets.id, reference),
-            eq(channelTargets.organizationId, this.organizationId),
-          ),
-        )
-        .get();
+      const [found] = yield* selectRows<{ id: number }>(
+        sql`SELECT ${channelTargets.id} AS id FROM ${channelTargets}
+            WHERE ${idEquals(channelTargets.id, reference)}
+              AND ${channelTargets.organizationId} = ${this.organizationId}`,
+      );
       return (
         found?.id ??
         this.problem(
@@ -492,9 +534,13 @@ class RecordsLoader {
         )
       );
     }
-    const channelId = this.resolve(CHANNEL, reference.channel, [...path, 'channel']);
+    const channelId = yield* this.resolve(CHANNEL, reference.channel, [...path, 'channel']);
     if (channelId === null) return null;
-    const [targetId] = this.findTargetIds(channelId, reference.target, reference.target_mode);
+    const [targetId] = yield* this.findTargetIds(
+      channelId,
+      reference.target,
+      reference.target_mode,
+    );
     return (
       targetId ??
       this.problem(
@@ -504,34 +550,37 @@ class RecordsLoader {
     );
   }
 
-  private saveExperiment(experiment: PlatformRecords['experiments'][number], path: JsonPath): void {
-    const targetId = this.resolveTarget(experiment.target, [...path, 'target']);
-    const agentIds = experiment.variants.map((variant, index) =>
-      this.resolve(AGENT, variant.agent, [...path, 'variants', index, 'agent']),
-    );
+  private *saveExperiment(
+    experiment: PlatformRecords['experiments'][number],
+    path: JsonPath,
+  ): Steps<void> {
+    const targetId = yield* this.resolveTarget(experiment.target, [...path, 'target']);
+    const agentIds: Array<number | null> = [];
+    for (const [index, variant] of experiment.variants.entries()) {
+      agentIds.push(
+        yield* this.resolve(AGENT, variant.agent, [...path, 'variants', index, 'agent']),
+      );
+    }
     if (targetId === null) return;
-    const target = this.tx
-      .select({ isAgentTest: channelTargets.isAgentTest })
-      .from(channelTargets)
-      .where(eq(channelTargets.id, targetId))
-      .get();
-    if (target?.isAgentTest) {
+    // A boolean column is a condition on both backends (0 and 1 on SQLite).
+    const [agentTest] = yield* selectRows(
+      sql`SELECT 1 FROM ${channelTargets}
+          WHERE ${channelTargets.id} = ${targetId} AND ${channelTargets.isAgentTest}`,
+    );
+    if (agentTest) {
       this.problem(
         [...path, 'target'],
         'this is a built-in agent-test target and experiments cannot run on it; pick another target',
       );
       return;
     }
-    const existing = this.tx
-      .select({ status: experiments.status, targetId: experiments.targetId })
-      .from(experiments)
-      .where(
-        and(
-          eq(experiments.organizationId, this.organizationId),
-          eq(experiments.name, experiment.name),
-        ),
-      )
-      .get();
+    const [existing] = yield* selectRows<{ status: string; targetId: number }>(
+      sql`SELECT ${selectList({ status: experiments.status, targetId: experiments.targetId })}
+          FROM ${experiments}
+          WHERE ${experiments.organizationId} = ${this.organizationId}
+            AND ${experiments.name} = ${experiment.name}
+          ORDER BY ${experiments.id} LIMIT 1`,
+    );
     if (existing && existing.status !== 'draft') {
       this.problem(
         [...path, 'name'],
@@ -546,7 +595,7 @@ class RecordsLoader {
       );
       return;
     }
-    const experimentId = this.save(
+    const experimentId = yield* this.save(
       EXPERIMENT,
       experiment.name,
       {
@@ -559,22 +608,18 @@ class RecordsLoader {
       path,
     );
     if (experimentId === null || agentIds.includes(null)) return;
-    this.tx
-      .delete(experimentVariants)
-      .where(eq(experimentVariants.experimentId, experimentId))
-      .run();
-    experiment.variants.forEach((variant, position) => {
-      this.tx
-        .insert(experimentVariants)
-        .values({
-          experimentId,
-          position,
-          name: variant.name,
-          weight: variant.weight,
-          isControl: variant.is_control,
-          agentId: agentIds[position]!,
-        })
-        .run();
-    });
+    yield* execute(
+      sql`DELETE FROM ${experimentVariants} WHERE ${experimentVariants.experimentId} = ${experimentId}`,
+    );
+    for (const [position, variant] of experiment.variants.entries()) {
+      yield* this.insert(experimentVariants, {
+        experimentId,
+        position,
+        name: variant.name,
+        weight: variant.weight,
+        isControl: variant.is_control,
+        agentId: agentIds[position]!,
+      });
+    }
   }
 }

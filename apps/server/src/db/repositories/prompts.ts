@@ -2,15 +2,17 @@
 // and `agentline demo`. A page costs the same number of queries whatever its size: the page and
 // its count, then (when the items show tools) four more for the whole page at once: which tools
 // its prompts link, those tools, the prompts linking them and the agents using those prompts.
+// The page and its count are the same SQL on both backends, apart from a few expressions; the
+// four tool queries are each backend's own, as their plans are.
 
-import { and, count, eq, getTableColumns, getTableName, inArray, sql, type SQL } from 'drizzle-orm';
-import type { SQLiteColumn } from 'drizzle-orm/sqlite-core';
+import { and, eq, getTableColumns, sql, type SQL } from 'drizzle-orm';
 import type { ListQuery, SearchFilter } from '../../domain/list-query.js';
 import type { PromptProperty } from '../../domain/prompts.js';
-import type { Db } from '../client.js';
-import { contains, listConditions, listOrder, type ColumnMap } from '../list-sql.js';
+import type { Db, SqliteDb } from '../client.js';
+import { contains, listConditions, listOrder, type ColumnMap, type Dialect } from '../list-sql.js';
+import { idIn, parsedJson, runSteps, selectList, selectRows } from '../portable-sql.js';
 import { perDatabase } from '../prepared.js';
-import { agents, prompts, promptTools, tools } from '../schema.js';
+import { agents, prompts, promptTools, tools, type LlmConfig } from '../schema.js';
 
 export interface IdName {
   id: number;
@@ -44,49 +46,62 @@ export interface PromptPage extends PromptsWithTools {
   totalCount: number;
 }
 
-/**
- * `"table"."column"`. Drizzle leaves the table out of a single-table select list, where a
- * correlated subquery would then read its own table's column of the same name.
- */
-function qualified(column: SQLiteColumn): SQL {
-  return sql`${sql.identifier(getTableName(column.table))}.${sql.identifier(column.name)}`;
-}
-
 // Correlated subqueries, so searching and ordering by these computed properties happen in SQL
 // over the whole list, not in memory over one page.
 const AGENT_COUNT = sql<number>`(SELECT count(*) FROM ${agents}
-  WHERE ${qualified(agents.promptId)} = ${qualified(prompts.id)}
-    AND ${qualified(agents.organizationId)} = ${qualified(prompts.organizationId)})`;
+  WHERE ${agents.promptId} = ${prompts.id}
+    AND ${agents.organizationId} = ${prompts.organizationId})`;
 
-const TOOL_NAMES = sql<string>`coalesce((
-  SELECT group_concat(${qualified(tools.name)}, ',' ORDER BY ${qualified(tools.id)})
-  FROM ${promptTools} JOIN ${tools} ON ${qualified(tools.id)} = ${qualified(promptTools.toolId)}
-  WHERE ${qualified(promptTools.promptId)} = ${qualified(prompts.id)}
-    AND ${qualified(tools.organizationId)} = ${qualified(prompts.organizationId)}), '')`;
+// SQLite's group_concat is PostgreSQL's string_agg; the "C" collation of tools.name carries over
+// to the joined names there, so they sort by code point on both.
+function toolNames(aggregate: 'group_concat' | 'string_agg'): SQL<string> {
+  return sql<string>`coalesce((
+  SELECT ${sql.raw(aggregate)}(${tools.name}, ',' ORDER BY ${tools.id})
+  FROM ${promptTools} JOIN ${tools} ON ${tools.id} = ${promptTools.toolId}
+  WHERE ${promptTools.promptId} = ${prompts.id}
+    AND ${tools.organizationId} = ${prompts.organizationId}), '')`;
+}
 
-const PROMPT_COLUMNS: ColumnMap<PromptProperty> = {
-  id: prompts.id,
-  name: prompts.name,
-  name_exact: prompts.name,
-  description: prompts.description,
-  name_description: prompts.name,
-  context: prompts.context,
-  tools: TOOL_NAMES,
-  llm_config: prompts.llmConfig,
-  last_updated: prompts.lastUpdated,
-  last_updated_by: prompts.lastUpdatedBy,
-  agent_count: AGENT_COUNT,
-  session_end_enabled: prompts.sessionEndEnabled,
+const TOOL_NAMES = { sqlite: toolNames('group_concat'), postgres: toolNames('string_agg') };
+
+// The JSON text llm_config is searched and ordered by: both backends keep the text JSON.stringify
+// wrote when the prompt was loaded (PostgreSQL's json type stores it verbatim); as text it takes
+// the "C" collation, so it orders as on SQLite.
+const LLM_CONFIG_TEXT = {
+  sqlite: prompts.llmConfig,
+  postgres: sql`(${prompts.llmConfig}::text COLLATE "C")`,
 };
 
-// The tools of a set of prompts are fetched with statements prepared once per database, each
-// driven by a JSON list of ids. SQLite keeps tables joined with CROSS JOIN in the written order, so these
+function promptColumns(dialect: Dialect): ColumnMap<PromptProperty> {
+  return {
+    id: prompts.id,
+    name: prompts.name,
+    name_exact: prompts.name,
+    description: prompts.description,
+    name_description: prompts.name,
+    context: prompts.context,
+    tools: TOOL_NAMES[dialect],
+    llm_config: LLM_CONFIG_TEXT[dialect],
+    last_updated: prompts.lastUpdated,
+    last_updated_by: prompts.lastUpdatedBy,
+    agent_count: AGENT_COUNT,
+    session_end_enabled: prompts.sessionEndEnabled,
+  };
+}
+
+const PROMPT_COLUMNS = { sqlite: promptColumns('sqlite'), postgres: promptColumns('postgres') };
+
+type ToolLink = { promptId: number; toolId: number };
+type ToolUser = IdName & { toolId: number };
+
+// On SQLite, the tools of a set of prompts are fetched with statements prepared once per
+// database, each driven by a JSON list of ids. SQLite keeps tables joined with CROSS JOIN in the written order, so these
 // start from those few ids and reach the rest by index, instead of walking the organization's
 // rows to find them (which the planner may choose, not knowing how few ids there are). NOT
 // INDEXED leaves a prompt only its primary key: an index on the organization would otherwise
 // look covering enough to be walked once per link.
-const toolStatements = perDatabase((db) => ({
-  toolLinks: db.sqlite.prepare<[string], { promptId: number; toolId: number }>(
+const sqliteToolStatements = perDatabase((db: SqliteDb) => ({
+  toolLinks: db.sqlite.prepare<[string], ToolLink>(
     `SELECT pt.prompt_id AS promptId, pt.tool_id AS toolId
      FROM json_each(?) AS listed CROSS JOIN prompt_tools AS pt ON pt.prompt_id = listed.value
      ORDER BY pt.prompt_id, pt.tool_id`,
@@ -99,14 +114,14 @@ const toolStatements = perDatabase((db) => ({
      LEFT JOIN services AS s ON s.id = t.service_id AND s.organization_id = t.organization_id
      WHERE t.organization_id = ?`,
   ),
-  linkingPrompts: db.sqlite.prepare<[string, number], IdName & { toolId: number }>(
+  linkingPrompts: db.sqlite.prepare<[string, number], ToolUser>(
     `SELECT pt.tool_id AS toolId, p.id, p.name
      FROM json_each(?) AS wanted CROSS JOIN prompt_tools AS pt ON pt.tool_id = wanted.value
      CROSS JOIN prompts AS p NOT INDEXED ON p.id = pt.prompt_id
      WHERE p.organization_id = ?
      ORDER BY pt.tool_id, p.id`,
   ),
-  usingAgents: db.sqlite.prepare<[string, number], IdName & { toolId: number }>(
+  usingAgents: db.sqlite.prepare<[string, number], ToolUser>(
     `SELECT pt.tool_id AS toolId, a.id, a.name
      FROM json_each(?) AS wanted CROSS JOIN prompt_tools AS pt ON pt.tool_id = wanted.value
      CROSS JOIN agents AS a ON a.prompt_id = pt.prompt_id
@@ -115,9 +130,62 @@ const toolStatements = perDatabase((db) => ({
   ),
 }));
 
-type StoredTool = Omit<ToolRow, 'definition' | 'linkedPrompts' | 'usingAgents'> & {
-  definition: string;
+// PostgreSQL plans these for the actual ids (one array parameter each), so they need no hints.
+const TOOL_FIELDS = sql`t.id, t.name, t.service_id AS "serviceId", s.name AS "serviceName",
+  t.version_number AS "versionNumber", t.definition, t.last_updated AS "lastUpdated",
+  t.last_updated_by AS "lastUpdatedBy", t.last_updated_comments AS "lastUpdatedComments"`;
+
+const postgresToolQueries = {
+  toolLinks: (promptIds: number[]) =>
+    sql`SELECT prompt_id AS "promptId", tool_id AS "toolId" FROM prompt_tools
+      WHERE prompt_id = ANY(${sql.param(promptIds)}) ORDER BY prompt_id, tool_id`,
+  tools: (toolIds: number[], organizationId: number) =>
+    sql`SELECT ${TOOL_FIELDS} FROM tools AS t
+      LEFT JOIN services AS s ON s.id = t.service_id AND s.organization_id = t.organization_id
+      WHERE t.id = ANY(${sql.param(toolIds)}) AND t.organization_id = ${organizationId}`,
+  linkingPrompts: (toolIds: number[], organizationId: number) =>
+    sql`SELECT pt.tool_id AS "toolId", p.id, p.name
+      FROM prompt_tools AS pt JOIN prompts AS p ON p.id = pt.prompt_id
+      WHERE pt.tool_id = ANY(${sql.param(toolIds)}) AND p.organization_id = ${organizationId}
+      ORDER BY pt.tool_id, p.id`,
+  usingAgents: (toolIds: number[], organizationId: number) =>
+    sql`SELECT pt.tool_id AS "toolId", a.id, a.name
+      FROM prompt_tools AS pt JOIN agents AS a ON a.prompt_id = pt.prompt_id
+      WHERE pt.tool_id = ANY(${sql.param(toolIds)}) AND a.organization_id = ${organizationId}
+      ORDER BY pt.tool_id, a.id`,
 };
+
+type StoredTool = Omit<ToolRow, 'definition' | 'linkedPrompts' | 'usingAgents'> & {
+  /** JSON text on SQLite, parsed JSON on PostgreSQL. */
+  definition: ToolRow['definition'] | string;
+};
+
+async function readToolLinks(db: Db, promptIds: number[]): Promise<ToolLink[]> {
+  if (db.kind === 'sqlite')
+    return sqliteToolStatements(db).toolLinks.all(JSON.stringify(promptIds));
+  return (await db.orm.execute<ToolLink>(postgresToolQueries.toolLinks(promptIds))).rows;
+}
+
+interface ToolReadRows {
+  tools: StoredTool;
+  linkingPrompts: ToolUser;
+  usingAgents: ToolUser;
+}
+
+/** One of the reads about the tools with these ids, among the organization's records. */
+async function readForTools<K extends keyof ToolReadRows>(
+  db: Db,
+  read: K,
+  toolIds: number[],
+  organizationId: number,
+): Promise<Array<ToolReadRows[K]>> {
+  if (db.kind === 'sqlite') {
+    const statement = sqliteToolStatements(db)[read];
+    return statement.all(JSON.stringify(toolIds), organizationId) as Array<ToolReadRows[K]>;
+  }
+  const query = postgresToolQueries[read](toolIds, organizationId);
+  return (await db.orm.execute(query)).rows as Array<ToolReadRows[K]>;
+}
 
 /** Groups rows by a key, keeping their order. */
 function groupBy<Row, Value>(
@@ -142,20 +210,43 @@ const idName = ({ id, name }: IdName): IdName => ({ id, name });
  * within one tool name, so the prompts linking a tool whose name contains it are the same
  * prompts, found from the organization's tools by index.
  */
-function promptsWithToolNamed(organizationId: number) {
+function promptsWithToolNamed(organizationId: number, dialect: Dialect) {
   return (filter: SearchFilter<PromptProperty>): SQL | undefined => {
     const value = String(filter.value);
     if (value.includes(',')) return undefined;
     return sql`${prompts.id} IN (SELECT ${promptTools.promptId} FROM ${promptTools}
       JOIN ${tools} ON ${tools.id} = ${promptTools.toolId}
-      WHERE ${tools.organizationId} = ${organizationId} AND ${contains(tools.name, value)})`;
+      WHERE ${tools.organizationId} = ${organizationId} AND ${contains(tools.name, value, dialect)})`;
   };
 }
 
 /** A prompt row with what its item computes in SQL. */
-const PROMPT_ROW = { ...getTableColumns(prompts), agentCount: AGENT_COUNT, toolNames: TOOL_NAMES };
+function promptRow(dialect: Dialect): SQL {
+  return selectList({
+    ...getTableColumns(prompts),
+    agentCount: AGENT_COUNT,
+    toolNames: TOOL_NAMES[dialect],
+  });
+}
+
+const PROMPT_ROW = { sqlite: promptRow('sqlite'), postgres: promptRow('postgres') };
 
 type StoredPrompt = Omit<PromptRow, 'toolIds'>;
+
+/** A prompt row as the driver returns it: JSON as text and booleans as 0 or 1 on SQLite. */
+type DriverPrompt = Omit<StoredPrompt, 'llmConfig' | 'sessionEndEnabled'> & {
+  llmConfig: LlmConfig | string;
+  sessionEndEnabled: boolean | number;
+};
+
+async function selectPrompts(db: Db, query: SQL): Promise<StoredPrompt[]> {
+  const rows = await runSteps(db, () => selectRows<DriverPrompt>(query));
+  return rows.map((row) => ({
+    ...row,
+    llmConfig: parsedJson(row.llmConfig),
+    sessionEndEnabled: Boolean(row.sessionEndEnabled),
+  }));
+}
 
 export async function listPrompts(
   db: Db,
@@ -166,38 +257,35 @@ export async function listPrompts(
   const where = and(
     eq(prompts.organizationId, organizationId),
     ...listConditions(query, {
-      columns: PROMPT_COLUMNS,
+      columns: PROMPT_COLUMNS[db.kind],
       windowColumn: prompts.lastUpdated,
       either: [prompts.name, prompts.description],
-      conditions: { tools: promptsWithToolNamed(organizationId) },
+      conditions: { tools: promptsWithToolNamed(organizationId, db.kind) },
+      dialect: db.kind,
     }),
   );
-  const order = listOrder(query, PROMPT_COLUMNS, prompts.id);
-  // The page is chosen first and only its rows get the computed columns: SQLite would
+  const order = sql.join(listOrder(query, PROMPT_COLUMNS[db.kind], prompts.id, db.kind), sql`, `);
+  // The page is chosen first and only its rows get the computed columns: the database would
   // otherwise compute them for every row it sorts.
-  const pageIds = db.orm
-    .select({ id: prompts.id })
-    .from(prompts)
-    .where(where)
-    .orderBy(...order)
-    .limit(query.limit)
-    .offset(query.offset);
   const pageRows =
     query.limit === 0
       ? []
-      : db.orm
-          .select(PROMPT_ROW)
-          .from(prompts)
-          .where(inArray(prompts.id, pageIds))
-          .orderBy(...order)
-          .all();
-  const [total] = db.orm.select({ n: count() }).from(prompts).where(where).all();
+      : await selectPrompts(
+          db,
+          sql`SELECT ${PROMPT_ROW[db.kind]} FROM ${prompts}
+            WHERE ${prompts.id} IN (SELECT ${prompts.id} FROM ${prompts} WHERE ${where}
+              ORDER BY ${order} LIMIT ${query.limit} OFFSET ${query.offset})
+            ORDER BY ${order}`,
+        );
+  const [total] = await runSteps(db, () =>
+    selectRows<{ n: number }>(sql`SELECT count(*) AS n FROM ${prompts} WHERE ${where}`),
+  );
   const totalCount = total?.n ?? 0;
 
   if (!withTools) {
     return { rows: pageRows.map((row) => ({ ...row, toolIds: [] })), tools: new Map(), totalCount };
   }
-  return { ...withTheirTools(db, organizationId, pageRows), totalCount };
+  return { ...(await withTheirTools(db, organizationId, pageRows)), totalCount };
 }
 
 /** The organization's prompts with these ids, in id order, with their tools; others are left out. */
@@ -206,47 +294,49 @@ export async function findPrompts(
   organizationId: number,
   ids: readonly number[],
 ): Promise<PromptsWithTools> {
-  const rows = db.orm
-    .select(PROMPT_ROW)
-    .from(prompts)
-    .where(and(eq(prompts.organizationId, organizationId), inArray(prompts.id, [...ids])))
-    .orderBy(prompts.id)
-    .all();
+  const rows = await selectPrompts(
+    db,
+    sql`SELECT ${PROMPT_ROW[db.kind]} FROM ${prompts}
+      WHERE ${prompts.organizationId} = ${organizationId} AND ${idIn(prompts.id, ids)}
+      ORDER BY ${prompts.id}`,
+  );
   return withTheirTools(db, organizationId, rows);
 }
 
-function withTheirTools(
+async function withTheirTools(
   db: Db,
   organizationId: number,
   rows: readonly StoredPrompt[],
-): PromptsWithTools {
+): Promise<PromptsWithTools> {
   if (rows.length === 0) return { rows: [], tools: new Map() };
-  const statements = toolStatements(db);
-  const links = statements.toolLinks.all(JSON.stringify(rows.map((row) => row.id)));
+  const links = await readToolLinks(
+    db,
+    rows.map((row) => row.id),
+  );
   const toolIdsOfPrompt = groupBy(
     links,
     (link) => link.promptId,
     (link) => link.toolId,
   );
-  const wanted = new Set(links.map((link) => link.toolId));
-  for (const row of rows) if (row.sessionEndToolId !== null) wanted.add(row.sessionEndToolId);
-  const wantedJson = JSON.stringify([...wanted].sort((a, b) => a - b));
+  const wantedSet = new Set(links.map((link) => link.toolId));
+  for (const row of rows) if (row.sessionEndToolId !== null) wantedSet.add(row.sessionEndToolId);
+  const wanted = [...wantedSet].sort((a, b) => a - b);
 
   const linkingPrompts = groupBy(
-    statements.linkingPrompts.all(wantedJson, organizationId),
+    await readForTools(db, 'linkingPrompts', wanted, organizationId),
     (row) => row.toolId,
     idName,
   );
   const usingAgents = groupBy(
-    statements.usingAgents.all(wantedJson, organizationId),
+    await readForTools(db, 'usingAgents', wanted, organizationId),
     (row) => row.toolId,
     idName,
   );
   const tools = new Map<number, ToolRow>();
-  for (const tool of statements.tools.all(wantedJson, organizationId)) {
+  for (const tool of await readForTools(db, 'tools', wanted, organizationId)) {
     tools.set(tool.id, {
       ...tool,
-      definition: JSON.parse(tool.definition) as ToolRow['definition'],
+      definition: parsedJson(tool.definition),
       linkedPrompts: linkingPrompts.get(tool.id) ?? [],
       usingAgents: usingAgents.get(tool.id) ?? [],
     });

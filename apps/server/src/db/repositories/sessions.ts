@@ -1,18 +1,21 @@
 // Session routing's storage: what a target routes to, and the routed session with its event.
-// Reading the running experiment and writing the session happen in one write transaction (a
-// group commit shared with other sessions routed at the same moment), so a stop that commits
-// first sends this session to the target's own agent, never to a variant of a stopped
-// experiment (also across server processes: BEGIN IMMEDIATE serialises writers).
+// Reading the running experiment and writing the session happen in one write transaction, so a
+// stop that commits first sends this session to the target's own agent, never to a variant of a
+// stopped experiment, also across server processes. That transaction is a group commit shared
+// with the other sessions routed at the same moment: on SQLite BEGIN IMMEDIATE (which serialises
+// writers), on PostgreSQL SERIALIZABLE.
 
 import { randomUUID } from 'node:crypto';
-import { and, asc, eq, sql } from 'drizzle-orm';
+import { and, asc, eq, sql, type Placeholder } from 'drizzle-orm';
 import { RecordNotFoundError, StateConflictError } from '../../domain/errors.js';
 import { nowIso } from '../../domain/timestamps.js';
 import { pickVariant } from '../../domain/variant-picking.js';
-import type { Db } from '../client.js';
-import { perDatabase } from '../prepared.js';
-import { batchedWrite } from '../write-batcher.js';
+import { withPostgresTransaction, type Db, type PostgresDb, type SqliteDb } from '../client.js';
+import { selectList } from '../portable-sql.js';
+import { perDatabase, preparedOnPostgres } from '../prepared.js';
 import { channelTargets, events, experiments, experimentVariants, sessions } from '../schema.js';
+import { batchedWrite, gatherWrites, type Outcome } from '../write-batcher.js';
+import { lockEventWrites } from './events.js';
 
 export interface RoutedSessionRecord {
   sessionId: string;
@@ -28,8 +31,51 @@ export interface SessionRequest {
   conversationId: string | null;
 }
 
+interface RoutingTarget {
+  agentId: number | null;
+  runningExperimentId: number | null;
+}
+
+interface RoutingVariant {
+  id: number;
+  weight: number;
+  agentId: number;
+}
+
+/** What every session-started event has in common. */
+const SESSION_STARTED = { source: 'router', category: 'session', type: 'session-started' } as const;
+
+// The values the insert statements take at each run, from sessionValues and sessionStartedEvent.
+const SESSION_KEYS = [
+  'id',
+  'organizationId',
+  'targetId',
+  'agentId',
+  'experimentId',
+  'variantId',
+  'userId',
+  'conversationId',
+  'createdAt',
+] as const;
+const EVENT_KEYS = [
+  'organizationId',
+  'timestamp',
+  'sessionId',
+  'conversationId',
+  'userId',
+  'description',
+  'attributes',
+] as const;
+
+/** `{ key: sql.placeholder(key) }` for each key: values a prepared statement takes at each run. */
+function placeholders<K extends string>(keys: readonly K[]): Record<K, Placeholder> {
+  const values: Partial<Record<K, Placeholder>> = {};
+  for (const key of keys) values[key] = sql.placeholder(key);
+  return values as Record<K, Placeholder>;
+}
+
 // Prepared once per database: routing is the hottest write path of the service.
-const routingStatements = perDatabase((db) => ({
+const routingStatements = perDatabase((db: SqliteDb) => ({
   targetWithRunningExperiment: db.orm
     .select({
       agentId: channelTargets.agentId,
@@ -57,36 +103,259 @@ const routingStatements = perDatabase((db) => ({
     .where(eq(experimentVariants.experimentId, sql.placeholder('experimentId')))
     .orderBy(asc(experimentVariants.position))
     .prepare(),
-  insertSession: db.orm
-    .insert(sessions)
-    .values({
-      id: sql.placeholder('id'),
-      organizationId: sql.placeholder('organizationId'),
-      targetId: sql.placeholder('targetId'),
-      agentId: sql.placeholder('agentId'),
-      experimentId: sql.placeholder('experimentId'),
-      variantId: sql.placeholder('variantId'),
-      userId: sql.placeholder('userId'),
-      conversationId: sql.placeholder('conversationId'),
-      createdAt: sql.placeholder('createdAt'),
-    })
-    .prepare(),
+  insertSession: db.orm.insert(sessions).values(placeholders(SESSION_KEYS)).prepare(),
   insertEvent: db.orm
     .insert(events)
-    .values({
-      organizationId: sql.placeholder('organizationId'),
-      timestamp: sql.placeholder('timestamp'),
-      sessionId: sql.placeholder('sessionId'),
-      conversationId: sql.placeholder('conversationId'),
-      source: 'router',
-      category: 'session',
-      type: 'session-started',
-      userId: sql.placeholder('userId'),
-      description: sql.placeholder('description'),
-      attributes: sql.placeholder('attributes'),
-    })
+    .values({ ...SESSION_STARTED, ...placeholders(EVENT_KEYS) })
     .prepare(),
 }));
+
+function requireTarget(targetId: number, target: RoutingTarget | undefined): RoutingTarget {
+  if (!target) {
+    throw new RecordNotFoundError(`There is no channel target ${targetId} in this organization.`);
+  }
+  return target;
+}
+
+/**
+ * The new session: a variant of the running experiment (`variants`, in order) answers it, or
+ * else the target's own agent.
+ */
+function newSession(
+  targetId: number,
+  target: RoutingTarget,
+  variants: readonly RoutingVariant[],
+  userId: string | null,
+  random: () => number,
+): RoutedSessionRecord {
+  const experimentId = target.runningExperimentId;
+  let pick: { agentId: number; experimentId: number | null; variantId: number | null };
+  if (experimentId !== null) {
+    const variant = pickVariant(variants, experimentId, userId, random);
+    pick = { agentId: variant.agentId, experimentId, variantId: variant.id };
+  } else if (target.agentId !== null) {
+    pick = { agentId: target.agentId, experimentId: null, variantId: null };
+  } else {
+    throw new StateConflictError(
+      `Channel target ${targetId} has no agent of its own and no running experiment; assign it an agent or start an experiment on it.`,
+    );
+  }
+  return { sessionId: randomUUID(), targetId, ...pick, createdAt: nowIso() };
+}
+
+function sessionValues(
+  organizationId: number,
+  session: RoutedSessionRecord,
+  request: SessionRequest,
+): Record<(typeof SESSION_KEYS)[number], unknown> {
+  return {
+    id: session.sessionId,
+    organizationId,
+    targetId: session.targetId,
+    agentId: session.agentId,
+    experimentId: session.experimentId,
+    variantId: session.variantId,
+    userId: request.userId,
+    conversationId: request.conversationId,
+    createdAt: session.createdAt,
+  };
+}
+
+function sessionStartedEvent(
+  organizationId: number,
+  session: RoutedSessionRecord,
+  request: SessionRequest,
+): Record<(typeof EVENT_KEYS)[number], unknown> {
+  return {
+    organizationId,
+    timestamp: session.createdAt,
+    sessionId: session.sessionId,
+    conversationId: request.conversationId,
+    userId: request.userId,
+    description:
+      session.experimentId === null
+        ? `Session routed to the target's own agent ${session.agentId}`
+        : `Session routed to agent ${session.agentId} by experiment ${session.experimentId}`,
+    attributes: {
+      target_id: session.targetId,
+      agent_id: session.agentId,
+      experiment_id: session.experimentId,
+      variant_id: session.variantId,
+    },
+  };
+}
+
+function routeOnSqlite(
+  db: SqliteDb,
+  organizationId: number,
+  targetId: number,
+  request: SessionRequest,
+  random: () => number,
+): Promise<RoutedSessionRecord> {
+  const statements = routingStatements(db);
+  return batchedWrite(db, () => {
+    const target = requireTarget(
+      targetId,
+      statements.targetWithRunningExperiment.get({ organizationId, targetId }),
+    );
+    const experimentId = target.runningExperimentId;
+    const variants = experimentId === null ? [] : statements.variantsInOrder.all({ experimentId });
+    const session = newSession(targetId, target, variants, request.userId, random);
+    statements.insertSession.run(sessionValues(organizationId, session, request));
+    statements.insertEvent.run(sessionStartedEvent(organizationId, session, request));
+    return session;
+  });
+}
+
+// On PostgreSQL the gathered sessions are routed in one transaction of set-based statements,
+// each prepared once: the targets, their running experiments and those experiments' variants in
+// one read (a row per variant, or one row without a variant); then every session and its event in
+// one write. A transaction per session would cost a commit each, one after the other, as event
+// writers take turns (lockEventWrites): with ten concurrent requests about 700 sessions/s, against
+// 1,800 gathered (3,700 at forty).
+const postgresRouting = {
+  targetsWithRunningExperimentVariants: preparedOnPostgres<{
+    organizationId: number;
+    targetId: number;
+    agentId: number | null;
+    runningExperimentId: number | null;
+    variantId: number | null;
+    variantWeight: number | null;
+    variantAgentId: number | null;
+  }>(
+    'agentline_routing_targets',
+    sql`SELECT ${selectList({
+      organizationId: channelTargets.organizationId,
+      targetId: channelTargets.id,
+      agentId: channelTargets.agentId,
+      runningExperimentId: experiments.id,
+      variantId: experimentVariants.id,
+      variantWeight: experimentVariants.weight,
+      variantAgentId: experimentVariants.agentId,
+    })} FROM ${channelTargets}
+      LEFT JOIN ${experiments}
+        ON ${experiments.targetId} = ${channelTargets.id} AND ${experiments.status} = 'running'
+      LEFT JOIN ${experimentVariants} ON ${experimentVariants.experimentId} = ${experiments.id}
+      WHERE (${channelTargets.organizationId}, ${channelTargets.id}) IN (
+        SELECT * FROM unnest(
+          CAST(${sql.placeholder('organizationIds')} AS integer[]),
+          CAST(${sql.placeholder('targetIds')} AS bigint[])))
+      ORDER BY ${channelTargets.id}, ${experimentVariants.position}`,
+  ),
+  // One array per column (sessionColumns), a row per session.
+  insertSessionsAndEvents: preparedOnPostgres(
+    'agentline_routing_insert',
+    sql`WITH routed AS (
+        SELECT * FROM unnest(
+          CAST(${sql.placeholder('id')} AS text[]),
+          CAST(${sql.placeholder('organizationId')} AS integer[]),
+          CAST(${sql.placeholder('targetId')} AS integer[]),
+          CAST(${sql.placeholder('agentId')} AS integer[]),
+          CAST(${sql.placeholder('experimentId')} AS integer[]),
+          CAST(${sql.placeholder('variantId')} AS integer[]),
+          CAST(${sql.placeholder('userId')} AS text[]),
+          CAST(${sql.placeholder('conversationId')} AS text[]),
+          CAST(${sql.placeholder('createdAt')} AS text[]),
+          CAST(${sql.placeholder('description')} AS text[]),
+          CAST(${sql.placeholder('attributes')} AS jsonb[]))
+        AS session(id, organization_id, target_id, agent_id, experiment_id, variant_id, user_id,
+                   conversation_id, created_at, description, attributes)
+      ), new_sessions AS (
+        INSERT INTO ${sessions} (id, organization_id, target_id, agent_id, experiment_id,
+                                 variant_id, user_id, conversation_id, created_at)
+        SELECT id, organization_id, target_id, agent_id, experiment_id, variant_id, user_id,
+               conversation_id, created_at
+        FROM routed
+      )
+      INSERT INTO ${events} (organization_id, timestamp, session_id, conversation_id, source,
+                             category, type, user_id, description, attributes)
+      SELECT organization_id, created_at, id, conversation_id, ${SESSION_STARTED.source},
+             ${SESSION_STARTED.category}, ${SESSION_STARTED.type}, user_id, description, attributes
+      FROM routed`,
+  ),
+};
+
+interface RouteRequest {
+  organizationId: number;
+  targetId: number;
+  request: SessionRequest;
+  random: () => number;
+}
+
+/** Every routed session's row and event values as one array per column, for unnest. */
+function sessionColumns(
+  routed: Array<{ route: RouteRequest; session: RoutedSessionRecord }>,
+): Record<string, unknown[]> {
+  const columns: Record<string, unknown[]> = {};
+  for (const { route, session } of routed) {
+    const { organizationId, request } = route;
+    const event = sessionStartedEvent(organizationId, session, request);
+    const values = {
+      ...sessionValues(organizationId, session, request),
+      description: event.description,
+      attributes: event.attributes,
+    };
+    for (const [key, value] of Object.entries(values)) (columns[key] ??= []).push(value);
+  }
+  return columns;
+}
+
+async function routeInOneTransaction(
+  db: PostgresDb,
+  routes: RouteRequest[],
+): Promise<Array<Outcome<RoutedSessionRecord>>> {
+  return withPostgresTransaction(db, async (tx) => {
+    const rows = await postgresRouting.targetsWithRunningExperimentVariants(tx, {
+      organizationIds: routes.map((route) => route.organizationId),
+      targetIds: routes.map((route) => route.targetId),
+    });
+    const routed: Array<{ route: RouteRequest; session: RoutedSessionRecord }> = [];
+    const outcomes = routes.map((route): Outcome<RoutedSessionRecord> => {
+      const { organizationId, targetId, request, random } = route;
+      const ofTarget = rows.filter(
+        (row) => row.organizationId === organizationId && row.targetId === targetId,
+      );
+      try {
+        const target = requireTarget(targetId, ofTarget[0]);
+        const variants = ofTarget.flatMap((row) =>
+          row.variantId === null
+            ? []
+            : [{ id: row.variantId, weight: row.variantWeight!, agentId: row.variantAgentId! }],
+        );
+        const session = newSession(targetId, target, variants, request.userId, random);
+        routed.push({ route, session });
+        return { ok: true, value: session };
+      } catch (error) {
+        return { ok: false, error };
+      }
+    });
+    if (routed.length > 0) {
+      await lockEventWrites(tx);
+      await postgresRouting.insertSessionsAndEvents(tx, sessionColumns(routed));
+    }
+    return outcomes;
+  });
+}
+
+const routeOnPostgres = gatherWrites(
+  async (db: PostgresDb, routes: RouteRequest[]): Promise<Array<Outcome<RoutedSessionRecord>>> => {
+    try {
+      return await routeInOneTransaction(db, routes);
+    } catch (error) {
+      if (routes.length === 1) throw error;
+      // The database refused the batch's write: route each session on its own, so that the
+      // session it refuses fails alone.
+      return Promise.all(
+        routes.map((route) =>
+          routeInOneTransaction(db, [route]).then(
+            ([outcome]) => outcome!,
+            (alone: unknown) => ({ ok: false, error: alone }) as const,
+          ),
+        ),
+      );
+    }
+  },
+);
 
 export async function routeSession(
   db: Db,
@@ -95,60 +364,7 @@ export async function routeSession(
   request: SessionRequest,
   random: () => number = Math.random,
 ): Promise<RoutedSessionRecord> {
-  const statements = routingStatements(db);
-  return batchedWrite(db, () => {
-    const target = statements.targetWithRunningExperiment.get({ organizationId, targetId });
-    if (!target) {
-      throw new RecordNotFoundError(`There is no channel target ${targetId} in this organization.`);
-    }
-    const experimentId = target.runningExperimentId;
-    let pick: { agentId: number; experimentId: number | null; variantId: number | null };
-    if (experimentId !== null) {
-      const variants = statements.variantsInOrder.all({ experimentId });
-      const variant = pickVariant(variants, experimentId, request.userId, random);
-      pick = { agentId: variant.agentId, experimentId, variantId: variant.id };
-    } else if (target.agentId !== null) {
-      pick = { agentId: target.agentId, experimentId: null, variantId: null };
-    } else {
-      throw new StateConflictError(
-        `Channel target ${targetId} has no agent of its own and no running experiment; assign it an agent or start an experiment on it.`,
-      );
-    }
-
-    const session: RoutedSessionRecord = {
-      sessionId: randomUUID(),
-      targetId,
-      ...pick,
-      createdAt: nowIso(),
-    };
-    statements.insertSession.run({
-      id: session.sessionId,
-      organizationId,
-      targetId,
-      agentId: session.agentId,
-      experimentId: session.experimentId,
-      variantId: session.variantId,
-      userId: request.userId,
-      conversationId: request.conversationId,
-      createdAt: session.createdAt,
-    });
-    statements.insertEvent.run({
-      organizationId,
-      timestamp: session.createdAt,
-      sessionId: session.sessionId,
-      conversationId: request.conversationId,
-      userId: request.userId,
-      description:
-        session.experimentId === null
-          ? `Session routed to the target's own agent ${session.agentId}`
-          : `Session routed to agent ${session.agentId} by experiment ${session.experimentId}`,
-      attributes: {
-        target_id: targetId,
-        agent_id: session.agentId,
-        experiment_id: session.experimentId,
-        variant_id: session.variantId,
-      },
-    });
-    return session;
-  });
+  return db.kind === 'sqlite'
+    ? routeOnSqlite(db, organizationId, targetId, request, random)
+    : routeOnPostgres(db, { organizationId, targetId, request, random });
 }

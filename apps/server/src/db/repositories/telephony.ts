@@ -1,10 +1,13 @@
 // Telephony channels, their incoming numbers and the provider records of the embedded `records`
 // provider. Every read is scoped to one organization: another organization's channel, number or
-// messaging service reads exactly like one that does not exist.
+// messaging service reads exactly like one that does not exist. The reads are plain SQL that
+// both backends run (portable-sql.ts); what they return differs only in how JSON and booleans
+// arrive, which the row mapping below evens out.
 
-import { and, asc, eq } from 'drizzle-orm';
+import { sql } from 'drizzle-orm';
 import type { MessagingPath } from '../../domain/a2p.js';
 import type { Db } from '../client.js';
+import { idEquals, parsedJson, runSteps, selectList, selectRows } from '../portable-sql.js';
 import {
   a2pBrands,
   a2pCampaigns,
@@ -30,24 +33,31 @@ export async function findTelephonyChannel(
   organizationId: number,
   channelId: number,
 ): Promise<TelephonyChannel | null> {
-  const row = db.orm
-    .select({
-      id: channels.id,
-      provider: channels.provider,
-      providerConfig: channels.providerConfig,
-      providerSecret: channels.providerSecret,
-    })
-    .from(channels)
-    .where(
-      and(
-        eq(channels.id, channelId),
-        eq(channels.organizationId, organizationId),
-        eq(channels.kind, 'telephony'),
-      ),
-    )
-    .get();
-  // The schema lets a telephony channel name no provider; the embedded one is the default.
-  return row ? { ...row, provider: row.provider ?? 'records' } : null;
+  const [row] = await runSteps(db, () =>
+    selectRows<{
+      id: number;
+      provider: TelephonyProviderName | null;
+      providerConfig: JsonObject | string | null;
+      providerSecret: string | null;
+    }>(
+      sql`SELECT ${selectList({
+        id: channels.id,
+        provider: channels.provider,
+        providerConfig: channels.providerConfig,
+        providerSecret: channels.providerSecret,
+      })}
+      FROM ${channels}
+      WHERE ${idEquals(channels.id, channelId)} AND ${channels.organizationId} = ${organizationId}
+        AND ${channels.kind} = 'telephony'`,
+    ),
+  );
+  if (!row) return null;
+  return {
+    ...row,
+    // The schema lets a telephony channel name no provider; the embedded one is the default.
+    provider: row.provider ?? 'records',
+    providerConfig: parsedJson<JsonObject | null>(row.providerConfig),
+  };
 }
 
 export async function isIncomingNumberOfChannel(
@@ -56,18 +66,15 @@ export async function isIncomingNumberOfChannel(
   channelId: number,
   phoneNumber: string,
 ): Promise<boolean> {
-  const row = db.orm
-    .select({ id: telephonyNumbers.id })
-    .from(telephonyNumbers)
-    .where(
-      and(
-        eq(telephonyNumbers.organizationId, organizationId),
-        eq(telephonyNumbers.channelId, channelId),
-        eq(telephonyNumbers.phoneNumber, phoneNumber),
-      ),
-    )
-    .get();
-  return row !== undefined;
+  const rows = await runSteps(db, () =>
+    selectRows(
+      sql`SELECT 1 FROM ${telephonyNumbers}
+      WHERE ${telephonyNumbers.organizationId} = ${organizationId}
+        AND ${idEquals(telephonyNumbers.channelId, channelId)}
+        AND ${telephonyNumbers.phoneNumber} = ${phoneNumber}`,
+    ),
+  );
+  return rows.length > 0;
 }
 
 /** The messaging path of a number as the operator loaded it (the `records` provider). */
@@ -76,56 +83,54 @@ export async function readRecordedMessagingPath(
   organizationId: number,
   phoneNumber: string,
 ): Promise<MessagingPath> {
-  const service = db.orm
-    .select({ id: messagingServices.id, sid: messagingServices.sid })
-    .from(messagingServiceNumbers)
-    .innerJoin(
-      messagingServices,
-      eq(messagingServices.id, messagingServiceNumbers.messagingServiceId),
-    )
-    .where(
-      and(
-        eq(messagingServiceNumbers.organizationId, organizationId),
-        eq(messagingServiceNumbers.phoneNumber, phoneNumber),
-      ),
-    )
-    .get();
-  if (!service) return { messagingService: null };
+  return runSteps(db, function* () {
+    const [service] = yield* selectRows<{ id: number; sid: string }>(
+      sql`SELECT ${selectList({ id: messagingServices.id, sid: messagingServices.sid })}
+      FROM ${messagingServiceNumbers}
+      JOIN ${messagingServices}
+        ON ${messagingServices.id} = ${messagingServiceNumbers.messagingServiceId}
+      WHERE ${messagingServiceNumbers.organizationId} = ${organizationId}
+        AND ${messagingServiceNumbers.phoneNumber} = ${phoneNumber}`,
+    );
+    if (!service) return { messagingService: null };
 
-  const campaigns = db.orm
-    .select({
-      sid: a2pCampaigns.sid,
-      status: a2pCampaigns.campaignStatus,
-      mock: a2pCampaigns.isMock,
-      brandSid: a2pBrands.sid,
-      brandStatus: a2pBrands.status,
-    })
-    .from(a2pCampaigns)
-    .leftJoin(
-      a2pBrands,
-      and(eq(a2pBrands.id, a2pCampaigns.brandId), eq(a2pBrands.organizationId, organizationId)),
-    )
-    .where(
-      and(
-        eq(a2pCampaigns.organizationId, organizationId),
-        eq(a2pCampaigns.messagingServiceId, service.id),
-      ),
-    )
-    .orderBy(asc(a2pCampaigns.id))
-    .all();
+    const campaigns = yield* selectRows<{
+      sid: string;
+      status: string;
+      /** 0 or 1 on SQLite, a boolean on PostgreSQL. */
+      mock: number | boolean;
+      brandSid: string | null;
+      brandStatus: string | null;
+    }>(
+      sql`SELECT ${selectList({
+        sid: a2pCampaigns.sid,
+        status: a2pCampaigns.campaignStatus,
+        mock: a2pCampaigns.isMock,
+        brandSid: a2pBrands.sid,
+        brandStatus: a2pBrands.status,
+      })}
+      FROM ${a2pCampaigns}
+      LEFT JOIN ${a2pBrands}
+        ON ${a2pBrands.id} = ${a2pCampaigns.brandId}
+        AND ${a2pBrands.organizationId} = ${organizationId}
+      WHERE ${a2pCampaigns.organizationId} = ${organizationId}
+        AND ${a2pCampaigns.messagingServiceId} = ${service.id}
+      ORDER BY ${a2pCampaigns.id}`,
+    );
 
-  return {
-    messagingService: {
-      sid: service.sid,
-      campaigns: campaigns.map((campaign) => ({
-        sid: campaign.sid,
-        status: campaign.status,
-        mock: campaign.mock,
-        brand:
-          campaign.brandSid === null || campaign.brandStatus === null
-            ? null
-            : { sid: campaign.brandSid, status: campaign.brandStatus },
-      })),
-    },
-  };
+    return {
+      messagingService: {
+        sid: service.sid,
+        campaigns: campaigns.map((campaign) => ({
+          sid: campaign.sid,
+          status: campaign.status,
+          mock: Boolean(campaign.mock),
+          brand:
+            campaign.brandSid === null || campaign.brandStatus === null
+              ? null
+              : { sid: campaign.brandSid, status: campaign.brandStatus },
+        })),
+      },
+    };
+  });
 }
