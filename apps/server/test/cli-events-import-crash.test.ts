@@ -10,7 +10,7 @@ import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createDb, type Db } from '../src/db/client.js';
 import { createWorkspace, type TempWorkspace } from './fixtures/cli-harness.js';
-import { queryTestDb } from './support/test-database.js';
+import { checkDescriptionIndex, queryTestDb } from './support/test-database.js';
 
 const SERVER_DIR = fileURLToPath(new URL('..', import.meta.url));
 const LINES = 60_000;
@@ -87,9 +87,7 @@ async function stored(): Promise<{ events: number; keys: number }> {
 async function expectDescriptionIndexMatches(): Promise<void> {
   await withDb(async (db) => {
     if (db.kind === 'sqlite') {
-      db.sqlite.exec(
-        `INSERT INTO events_description_fts (events_description_fts, rank) VALUES ('integrity-check', 1)`,
-      );
+      checkDescriptionIndex(db);
       return;
     }
     const searched = await db.orm.transaction(async (tx) => {

@@ -31,6 +31,11 @@ describe('configuration', () => {
   it('names the variable and never echoes a secret when a value is invalid', () => {
     expect(() => loadConfig({ PORT: '80a' })).toThrow(/^PORT must be/);
     expect(() => loadConfig({ LOG_LEVEL: 'loud' })).toThrow(/^LOG_LEVEL must be/);
+    expect(() => loadConfig({ DATABASE_POOL_SIZE: '0' })).toThrow(
+      /^DATABASE_POOL_SIZE must be a whole number from 1 to 1000, got "0"/,
+    );
+    expect(loadConfig({}).databasePoolSize).toBe(10);
+    expect(loadConfig({ DATABASE_POOL_SIZE: '40' }).databasePoolSize).toBe(40);
     expect(() => loadConfig({ METRICS_TOKEN: 'short-secret' })).toThrow(ConfigError);
     expect(() => loadConfig({ METRICS_TOKEN: 'short-secret' })).toThrow(/^METRICS_TOKEN must be/);
     expect(() => loadConfig({ METRICS_TOKEN: 'short-secret' })).not.toThrow(/short-secret/);

@@ -16,6 +16,7 @@ import {
   type Db,
 } from '../src/db/client.js';
 import { isForeignKeyViolation, isUniqueViolation } from '../src/db/errors.js';
+import { execute, runStepsInTransaction } from '../src/db/portable-sql.js';
 import { createOrganization } from '../src/db/repositories/organizations.js';
 import { organizations } from '../src/db/schema.js';
 import {
@@ -274,19 +275,14 @@ describe('rules the schema enforces', () => {
 
 describe('transactions', () => {
   it('commit the work, or nothing of it when it throws', async () => {
-    const insert = (name: string) => sql`INSERT INTO organizations (name) VALUES (${name})`;
-    const inTransaction = (work: (run: (query: SQL) => void) => void) =>
-      db.kind === 'sqlite'
-        ? withTransaction(db, (tx) => work((query) => tx.run(query)))
-        : withPostgresTransaction(db, async (tx) => {
-            const pending: SQL[] = [];
-            work((query) => pending.push(query));
-            for (const query of pending) await tx.execute(query);
-          });
-    await inTransaction((run) => run(insert('Initech')));
+    const insert = (name: string) =>
+      execute(sql`INSERT INTO organizations (name) VALUES (${name})`);
+    await runStepsInTransaction(db, function* () {
+      yield* insert('Initech');
+    });
     await expect(
-      inTransaction((run) => {
-        run(insert('Umbrella'));
+      runStepsInTransaction(db, function* () {
+        yield* insert('Umbrella');
         throw new Error('changed my mind');
       }),
     ).rejects.toThrow('changed my mind');

@@ -22,7 +22,7 @@ export type PostgresTransaction = Parameters<Parameters<PostgresOrm['transaction
 export interface SqliteDb {
   kind: 'sqlite';
   orm: SqliteOrm;
-  /** The raw better-sqlite3 handle, for prepared statements on hot paths (event import). */
+  /** The raw better-sqlite3 handle, for statements and transactions used directly on hot paths (event import, events list, group commit). */
   sqlite: Database.Database;
   close(): Promise<void>;
 }

@@ -6,6 +6,7 @@
 import { and, asc, Column, desc, is, or, sql, type SQL, type SQLWrapper } from 'drizzle-orm';
 import type { ListQuery, SearchFilter } from '../domain/list-query.js';
 import type { Db } from './client.js';
+import { idEquals, valueSql } from './portable-sql.js';
 
 export type ColumnMap<P extends string> = Record<P, SQLWrapper>;
 
@@ -52,14 +53,11 @@ function filterCondition<P extends string>(
     case 'exact':
       return sql`${column} = ${filter.value}`;
     case 'integer':
-      // Compared as bigint on PostgreSQL: a value beyond an integer column's 2^31 - 1 then
-      // matches nothing, as on SQLite, instead of failing to bind (the parser allows safe integers).
-      return dialect === 'postgres'
-        ? sql`${column} = CAST(${filter.value} AS BIGINT)`
-        : sql`${column} = ${filter.value}`;
+      // Compared as bigint: a value beyond PostgreSQL's integer columns then matches nothing, as
+      // on SQLite, instead of failing to bind (the parser allows safe integers).
+      return idEquals(column, Number(filter.value));
     case 'boolean':
-      // SQLite stores booleans as 0 and 1.
-      return sql`${column} = ${dialect === 'postgres' ? filter.value : filter.value ? 1 : 0}`;
+      return sql`${column} = ${valueSql(filter.value)}`;
   }
 }
 

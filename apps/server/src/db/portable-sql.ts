@@ -59,7 +59,8 @@ function driveOnSqlite<T>(runner: SqliteOrm | SqliteTransaction, steps: Steps<T>
   return next.value;
 }
 
-async function driveOnPostgres<T>(
+/** Runs `steps` on PostgreSQL, awaiting each query on `runner` (a pool or a transaction). */
+export async function driveOnPostgres<T>(
   runner: PostgresOrm | PostgresTransaction,
   steps: Steps<T>,
 ): Promise<T> {
@@ -68,7 +69,7 @@ async function driveOnPostgres<T>(
   return next.value;
 }
 
-/** Runs a sequence of reads outside a transaction. */
+/** Runs a sequence outside a transaction (each statement commits on its own). */
 export async function runSteps<T>(db: Db, start: () => Steps<T>): Promise<T> {
   return db.kind === 'sqlite' ? driveOnSqlite(db.orm, start()) : driveOnPostgres(db.orm, start());
 }
@@ -111,7 +112,7 @@ export function selectList(fields: Record<string, SQLWrapper>): SQL {
 // A boolean as SQL both backends read: SQLite stores 0 and 1 and reads TRUE and FALSE as those,
 // PostgreSQL has a boolean type; better-sqlite3 cannot bind a JavaScript boolean. Other values
 // (text, numbers, null, placeholders) are bound as parameters.
-function valueSql(value: unknown): SQL {
+export function valueSql(value: unknown): SQL {
   if (typeof value === 'boolean') return value ? sql`TRUE` : sql`FALSE`;
   return sql`${value}`;
 }

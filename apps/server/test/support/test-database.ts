@@ -12,7 +12,9 @@ import { join } from 'node:path';
 import { sql, type SQL } from 'drizzle-orm';
 import { SQLiteSyncDialect } from 'drizzle-orm/sqlite-core';
 import pg from 'pg';
-import { createDb, migrateDb, type Db } from '../../src/db/client.js';
+import { createDb, migrateDb, type Db, type SqliteDb } from '../../src/db/client.js';
+import { insertValues } from '../../src/db/portable-sql.js';
+import { events } from '../../src/db/schema.js';
 
 export const TEST_BACKEND: Db['kind'] =
   process.env.AGENTLINE_TEST_BACKEND === 'postgres' ? 'postgres' : 'sqlite';
@@ -90,6 +92,16 @@ export async function queryTestDb<T = Record<string, unknown>>(db: Db, query: SQ
   return result.rows as T[];
 }
 
+/**
+ * SQLite: throws unless the FTS5 description index holds exactly the stored descriptions (rank 1
+ * compares it with the events table, so a missed or doubled event fails it).
+ */
+export function checkDescriptionIndex(db: SqliteDb): void {
+  db.sqlite.exec(
+    `INSERT INTO events_description_fts (events_description_fts, rank) VALUES ('integrity-check', 1)`,
+  );
+}
+
 export interface TestEvent {
   organizationId: number;
   timestamp: string;
@@ -107,12 +119,19 @@ export interface TestEvent {
 /** Inserts events as written by the service (no import key), in the order given. */
 export async function insertTestEvents(db: Db, rows: readonly TestEvent[]): Promise<void> {
   if (rows.length === 0) return;
-  const values = rows.map(
-    (row) =>
-      sql`(${row.organizationId}, ${row.timestamp}, ${row.sessionId ?? null}, ${row.conversationId ?? null}, ${row.source ?? null}, ${row.sourceId ?? null}, ${row.category ?? null}, ${row.type ?? null}, ${row.userId ?? null}, ${row.description ?? null}, ${row.attributes ? JSON.stringify(row.attributes) : null})`,
-  );
-  await queryTestDb(
-    db,
-    sql`INSERT INTO events (organization_id, timestamp, session_id, conversation_id, source, source_id, category, type, user_id, description, attributes) VALUES ${sql.join(values, sql`, `)}`,
-  );
+  const values = rows.map((row) => ({
+    organizationId: row.organizationId,
+    timestamp: row.timestamp,
+    sessionId: row.sessionId ?? null,
+    conversationId: row.conversationId ?? null,
+    source: row.source ?? null,
+    sourceId: row.sourceId ?? null,
+    category: row.category ?? null,
+    type: row.type ?? null,
+    userId: row.userId ?? null,
+    description: row.description ?? null,
+    // JSON as text: both backends store it so, and better-sqlite3 cannot bind an object.
+    attributes: row.attributes ? JSON.stringify(row.attributes) : null,
+  }));
+  await queryTestDb(db, sql`INSERT INTO ${events} ${insertValues(events, values)}`);
 }

@@ -28,7 +28,7 @@ import type { EventProperty } from '../../domain/events.js';
 import type { ListQuery, SearchFilter } from '../../domain/list-query.js';
 import type { Db, PostgresTransaction, SqliteDb } from '../client.js';
 import { contains, listConditions, listOrder, type ColumnMap } from '../list-sql.js';
-import { selectList, selectRows, type Row, type Steps } from '../portable-sql.js';
+import { driveOnPostgres, selectList, selectRows, type Row, type Steps } from '../portable-sql.js';
 import { perDatabase } from '../prepared.js';
 import { events, type JsonObject } from '../schema.js';
 
@@ -108,14 +108,6 @@ function readOnSqlite<T>(db: SqliteDb, steps: Steps<T>): T {
   return step.value;
 }
 
-// Not prepared: each query is planned for its own values, which decide between walking an
-// order's index and seeking the matches (a generic plan would fix one choice for all).
-async function readOnPostgres<T>(tx: PostgresTransaction, steps: Steps<T>): Promise<T> {
-  let step = steps.next();
-  while (!step.done) step = steps.next((await tx.execute<Row>(step.value.sql)).rows);
-  return step.value;
-}
-
 interface CachedCount {
   throughId: number;
   count: number;
@@ -165,13 +157,16 @@ function usesTrigrams(filter: SearchFilter<EventProperty>, access: Access): bool
   );
 }
 
-function* eventConditions(
+/** Each category or type filter's matching distinct values (null: too many to list). */
+type ResolvedValues = Map<SearchFilter<EventProperty>, string[] | null>;
+
+/** Resolves the query's category and type filters once, for both the count and the page. */
+function* resolveValues(
   db: Db,
   organizationId: number,
   query: ListQuery<EventProperty>,
-  access: Access,
-): Steps<SQL | undefined> {
-  const resolved = new Map<SearchFilter<EventProperty>, string[] | null>();
+): Steps<ResolvedValues> {
+  const resolved: ResolvedValues = new Map();
   for (const filter of query.filters) {
     if (filter.property === 'category' || filter.property === 'type') {
       resolved.set(
@@ -180,6 +175,16 @@ function* eventConditions(
       );
     }
   }
+  return resolved;
+}
+
+function eventConditions(
+  db: Db,
+  organizationId: number,
+  query: ListQuery<EventProperty>,
+  resolved: ResolvedValues,
+  access: Access,
+): SQL | undefined {
   const lowCardinality = (column: 'category' | 'type') => (filter: SearchFilter<EventProperty>) => {
     const values = resolved.get(filter);
     if (!values) return undefined;
@@ -225,6 +230,7 @@ function* countMatching(
   db: Db,
   organizationId: number,
   query: ListQuery<EventProperty>,
+  resolved: ResolvedValues,
 ): Steps<number> {
   const key = filterKey(organizationId, query);
   const cache = countCache(db);
@@ -247,14 +253,15 @@ function* countMatching(
     const [delta] = yield* selectRows<{ n: number }>(
       sql`SELECT count(*) AS n FROM ${sql.raw(onSqlite ? 'events NOT INDEXED' : 'events')}
           WHERE id > ${cached.throughId}
-          AND ${yield* eventConditions(db, organizationId, query, onSqlite ? 'walk' : 'plan')}`,
+          AND ${eventConditions(db, organizationId, query, resolved, onSqlite ? 'walk' : 'plan')}`,
     );
     count = cached.count + delta!.n;
   } else {
-    const conditions = yield* eventConditions(
+    const conditions = eventConditions(
       db,
       organizationId,
       query,
+      resolved,
       onSqlite ? 'seek' : 'plan',
     );
     const [total] = yield* selectRows<{ n: number }>(
@@ -305,7 +312,7 @@ function* pageAccess(
 ): Steps<Access> {
   if (db.kind === 'postgres') return 'plan';
   const organizationCount = isFiltered(query)
-    ? yield* countMatching(db, organizationId, { ...query, ...UNFILTERED })
+    ? yield* countMatching(db, organizationId, { ...query, ...UNFILTERED }, new Map())
     : totalCount;
   // A time window alone is a range of the timestamp index, which walks it in order.
   return query.filters.length === 0 || totalCount >= organizationCount * WALK_ORDER_SHARE
@@ -317,6 +324,7 @@ function* readPage(
   db: Db,
   organizationId: number,
   query: ListQuery<EventProperty>,
+  resolved: ResolvedValues,
   totalCount: number,
   access: Access,
 ): Steps<EventRow[]> {
@@ -330,7 +338,7 @@ function* readPage(
   const skip = reverse ? totalCount - end : query.offset;
   const rows = yield* selectRows<StoredEvent>(
     sql`SELECT ${selectedColumns(db)} FROM events
-        WHERE ${yield* eventConditions(db, organizationId, query, access)}
+        WHERE ${eventConditions(db, organizationId, query, resolved, access)}
         ORDER BY ${orderBy(order, access)}
         LIMIT ${end - query.offset} OFFSET ${skip}`,
   );
@@ -354,9 +362,10 @@ function* listing(
   organizationId: number,
   query: ListQuery<EventProperty>,
 ): Steps<{ rows: EventRow[]; totalCount: number }> {
-  const totalCount = yield* countMatching(db, organizationId, query);
+  const resolved = yield* resolveValues(db, organizationId, query);
+  const totalCount = yield* countMatching(db, organizationId, query, resolved);
   const access = yield* pageAccess(db, organizationId, query, totalCount);
-  const rows = yield* readPage(db, organizationId, query, totalCount, access);
+  const rows = yield* readPage(db, organizationId, query, resolved, totalCount, access);
   return { rows, totalCount };
 }
 
@@ -370,7 +379,7 @@ export async function listEvents(
       .transaction(() => readOnSqlite(db, listing(db, organizationId, query)))
       .deferred();
   }
-  return db.orm.transaction((tx) => readOnPostgres(tx, listing(db, organizationId, query)), {
+  return db.orm.transaction((tx) => driveOnPostgres(tx, listing(db, organizationId, query)), {
     isolationLevel: 'repeatable read',
     accessMode: 'read only',
   });

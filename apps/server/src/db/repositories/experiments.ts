@@ -189,24 +189,15 @@ export async function listExperiments(
   organizationId: number,
   query: ListQuery<ExperimentProperty>,
 ): Promise<{ records: ExperimentRecord[]; totalCount: number }> {
-  const agentFilters = query.filters.filter((f) => f.property === 'agent_id');
-  const otherFilters = {
-    ...query,
-    filters: query.filters.filter((f) => f.property !== 'agent_id'),
-  };
   const where = and(
     eq(experiments.organizationId, organizationId),
-    ...listConditions(otherFilters, {
+    ...listConditions(query, {
       columns: EXPERIMENT_COLUMNS,
       windowColumn: experiments.createdAt,
-      // Searched ids are compared as bigint, so one past PostgreSQL's integer matches nothing.
-      conditions: {
-        id: (f) => idEquals(experiments.id, Number(f.value)),
-        target_id: (f) => idEquals(experiments.targetId, Number(f.value)),
-      },
+      // Ordering by agent uses the control variant's agent; searching matches any variant's.
+      conditions: { agent_id: (f) => usesAgent(Number(f.value)) },
       dialect: db.kind,
     }),
-    ...agentFilters.map((f) => usesAgent(Number(f.value))),
   );
   const order = listOrder(query, EXPERIMENT_COLUMNS, experiments.id, db.kind);
   return runSteps(db, function* () {

@@ -6,6 +6,7 @@ import type { Db } from '../client.js';
 import {
   execute,
   insertValues,
+  runSteps,
   runStepsInTransaction,
   selectList,
   selectRows,
@@ -14,7 +15,7 @@ import {
 } from '../portable-sql.js';
 import { idempotencyKeys } from '../schema.js';
 
-export const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
+const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
 
 export type IdempotencyClaim =
   | { kind: 'claimed' }
@@ -69,7 +70,7 @@ export async function completeIdempotencyKey(
   status: number,
   body: string,
 ): Promise<void> {
-  await runStepsInTransaction(db, () =>
+  await runSteps(db, () =>
     execute(
       sql`UPDATE ${idempotencyKeys} SET ${setValues(idempotencyKeys, { status, body })} WHERE ${keyOf(apiKeyId, key)}`,
     ),
@@ -78,7 +79,7 @@ export async function completeIdempotencyKey(
 
 /** Frees `key` after a failure that changed nothing (a 5xx), so a retry runs again. */
 export async function releaseIdempotencyKey(db: Db, apiKeyId: string, key: string): Promise<void> {
-  await runStepsInTransaction(db, () =>
+  await runSteps(db, () =>
     execute(sql`DELETE FROM ${idempotencyKeys} WHERE ${keyOf(apiKeyId, key)}`),
   );
 }

@@ -257,7 +257,7 @@ const postgresRouting = {
           CAST(${sql.placeholder('conversationId')} AS text[]),
           CAST(${sql.placeholder('createdAt')} AS text[]),
           CAST(${sql.placeholder('description')} AS text[]),
-          CAST(${sql.placeholder('attributes')} AS jsonb[]))
+          CAST(${sql.placeholder('attributes')} AS json[]))
         AS session(id, organization_id, target_id, agent_id, experiment_id, variant_id, user_id,
                    conversation_id, created_at, description, attributes)
       ), new_sessions AS (
@@ -309,12 +309,15 @@ async function routeInOneTransaction(
       organizationIds: routes.map((route) => route.organizationId),
       targetIds: routes.map((route) => route.targetId),
     });
+    const rowsOfTarget = new Map<string, typeof rows>();
+    for (const row of rows) {
+      const key = `${row.organizationId}:${row.targetId}`;
+      rowsOfTarget.set(key, [...(rowsOfTarget.get(key) ?? []), row]);
+    }
     const routed: Array<{ route: RouteRequest; session: RoutedSessionRecord }> = [];
     const outcomes = routes.map((route): Outcome<RoutedSessionRecord> => {
       const { organizationId, targetId, request, random } = route;
-      const ofTarget = rows.filter(
-        (row) => row.organizationId === organizationId && row.targetId === targetId,
-      );
+      const ofTarget = rowsOfTarget.get(`${organizationId}:${targetId}`) ?? [];
       try {
         const target = requireTarget(targetId, ofTarget[0]);
         const variants = ofTarget.flatMap((row) =>
