@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Makes a local PostgreSQL ready for Agentline: installs it if missing (Debian or Ubuntu), starts
-# it on 127.0.0.1:5432, and creates the role `agentline` (password `agentline`, may create
-# databases: the tests make one per test file) owning the database `agentline`. Safe to run again.
+# its first cluster on 127.0.0.1 (at the cluster's port, 5432 by default), and creates the role
+# `agentline` (password `agentline`, may create databases: the tests make one per test file)
+# owning the database `agentline`. Safe to run again.
 # Prints the DATABASE_URL to use. Needs root (apt-get, and acting as the postgres user).
 set -euo pipefail
 
@@ -16,7 +17,7 @@ if ! command -v pg_lsclusters >/dev/null 2>&1; then
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null
 fi
 
-read -r version cluster status < <(pg_lsclusters --no-header | awk '{ print $1, $2, $4; exit }')
+read -r version cluster port status < <(pg_lsclusters --no-header | awk '{ print $1, $2, $3, $4; exit }')
 if [ -z "${version:-}" ]; then
   echo "postgres-setup: no PostgreSQL cluster found; create one with pg_createcluster" >&2
   exit 1
@@ -26,16 +27,16 @@ if [ "$status" != online ]; then
   pg_ctlcluster --skip-systemctl-redirect "$version" "$cluster" start
 fi
 for _ in $(seq 1 30); do
-  pg_isready -q -h 127.0.0.1 -p 5432 && break
+  pg_isready -q -h 127.0.0.1 -p "$port" && break
   sleep 1
 done
-pg_isready -q -h 127.0.0.1 -p 5432 || { echo "postgres-setup: PostgreSQL did not come up on 127.0.0.1:5432" >&2; exit 1; }
+pg_isready -q -h 127.0.0.1 -p "$port" || { echo "postgres-setup: PostgreSQL did not come up on 127.0.0.1:$port" >&2; exit 1; }
 
-as_postgres() { su postgres -c "psql -v ON_ERROR_STOP=1 -qtAX $*"; }
+as_postgres() { su postgres -c "psql -p $port -v ON_ERROR_STOP=1 -qtAX $*"; }
 if [ "$(as_postgres "-c \"SELECT 1 FROM pg_roles WHERE rolname = 'agentline'\"")" != 1 ]; then
   as_postgres "-c \"CREATE ROLE agentline LOGIN CREATEDB PASSWORD 'agentline'\""
 fi
 if [ "$(as_postgres "-c \"SELECT 1 FROM pg_database WHERE datname = 'agentline'\"")" != 1 ]; then
   as_postgres "-c \"CREATE DATABASE agentline OWNER agentline\""
 fi
-echo "postgres://agentline:agentline@127.0.0.1:5432/agentline"
+echo "postgres://agentline:agentline@127.0.0.1:$port/agentline"

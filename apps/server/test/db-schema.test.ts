@@ -17,7 +17,7 @@ import {
 } from '../src/db/client.js';
 import { isForeignKeyViolation, isUniqueViolation } from '../src/db/errors.js';
 import { execute, runStepsInTransaction } from '../src/db/portable-sql.js';
-import { createOrganization } from '../src/db/repositories/organizations.js';
+import { createOrganization, findOrganization } from '../src/db/repositories/organizations.js';
 import { organizations } from '../src/db/schema.js';
 import {
   createTestDb,
@@ -164,6 +164,13 @@ describe.runIf(onPostgres)('createDb and migrateDb on PostgreSQL', () => {
     );
     expect(row!.v).toBe(10);
   });
+});
+
+it('finds an organization by id, or by a name of digits beyond any id', async () => {
+  expect((await findOrganization(db, String(acme)))?.name).toBe('Acme');
+  const digits = await createOrganization(db, '99999999999');
+  expect(await findOrganization(db, '99999999999')).toEqual(digits);
+  expect(await findOrganization(db, '424242')).toBeNull();
 });
 
 it('stamps rows with fixed-width ISO UTC timestamps', async () => {

@@ -5,6 +5,7 @@ import { isAbsolute, resolve } from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import { ConfigError, loadConfig, type Config } from '../config.js';
 import { createDb, describeDatabaseUrl, isPostgresUrl, migrateDb, type Db } from '../db/client.js';
+import { driverMessage } from '../db/errors.js';
 import {
   findOrganization,
   listOrganizations,
@@ -66,7 +67,7 @@ export class CommandContext {
 
   get databaseUrl(): string {
     if (this.databaseOption === undefined) return this.config.databaseUrl;
-    const isFilePath = this.databaseOption !== ':memory:' && !this.databaseOption.includes('://');
+    const isFilePath = this.databaseOption !== ':memory:' && !isPostgresUrl(this.databaseOption);
     return isFilePath ? this.resolvePath(this.databaseOption) : this.databaseOption;
   }
 
@@ -85,7 +86,7 @@ export class CommandContext {
       } catch (error) {
         await db?.close().catch(() => {});
         throw new CliError(
-          `cannot open the database ${this.databaseName} (${error instanceof Error ? error.message : String(error)})`,
+          `cannot open the database ${this.databaseName} (${driverMessage(error)})`,
           isPostgresUrl(this.databaseUrl)
             ? "check that PostgreSQL is running and the URL's host, port, user, password and database are right"
             : 'check the path and its permissions, or pass another one with --database',

@@ -11,6 +11,7 @@ import { migrate as migrateSqlite } from 'drizzle-orm/better-sqlite3/migrator';
 import { drizzle as drizzlePostgres, type NodePgDatabase } from 'drizzle-orm/node-postgres';
 import { migrate as migratePostgres } from 'drizzle-orm/node-postgres/migrator';
 import pg from 'pg';
+import { isConcurrencyConflict } from './errors.js';
 import * as postgresSchema from './schema-postgres.js';
 import * as schema from './schema.js';
 
@@ -145,18 +146,7 @@ export async function withTransaction<T>(
   );
 }
 
-/** SQLSTATEs of a transaction PostgreSQL aborted only because another one ran at the same time. */
-const RETRYABLE_SQLSTATES = new Set(['40001', '40P01']);
 const MAX_TRANSACTION_ATTEMPTS = 10;
-
-function isRetryable(error: unknown): boolean {
-  for (let link = error, depth = 0; link && depth < 5; depth += 1) {
-    const code = (link as { code?: unknown }).code;
-    if (typeof code === 'string' && RETRYABLE_SQLSTATES.has(code)) return true;
-    link = (link as { cause?: unknown }).cause;
-  }
-  return false;
-}
 
 /**
  * Runs `work` in one PostgreSQL transaction at SERIALIZABLE isolation: it behaves as if no other
@@ -172,7 +162,7 @@ export async function withPostgresTransaction<T>(
     try {
       return await db.orm.transaction(work, { isolationLevel: 'serializable' });
     } catch (error) {
-      if (attempt >= MAX_TRANSACTION_ATTEMPTS || !isRetryable(error)) throw error;
+      if (attempt >= MAX_TRANSACTION_ATTEMPTS || !isConcurrencyConflict(error)) throw error;
       // A little jitter so the transactions that collided do not collide again.
       await new Promise((resolve) => setTimeout(resolve, Math.random() * 5 * attempt));
     }

@@ -36,6 +36,12 @@ export function isUniqueViolation(error: unknown): boolean {
   );
 }
 
+/** True when PostgreSQL aborted a transaction only for a concurrent one (40001, 40P01): run it again. */
+export function isConcurrencyConflict(error: unknown): boolean {
+  const found = driverCode(error);
+  return found?.backend === 'postgres' && (found.code === '40001' || found.code === '40P01');
+}
+
 export function isForeignKeyViolation(error: unknown): boolean {
   const found = driverCode(error);
   return (

@@ -11,17 +11,8 @@ import {
   runDatabasePrefix,
   templateDatabase,
   TEST_DATABASE_PREFIX,
+  withAdmin,
 } from './test-database.js';
-
-async function withAdmin<T>(adminUrl: string, work: (admin: pg.Client) => Promise<T>): Promise<T> {
-  const admin = new pg.Client({ connectionString: adminUrl });
-  await admin.connect();
-  try {
-    return await work(admin);
-  } finally {
-    await admin.end();
-  }
-}
 
 function isRunning(pid: number): boolean {
   try {

@@ -42,6 +42,20 @@ export function postgresUrlOf(adminUrl: string, database: string): string {
   return url.toString();
 }
 
+/** Runs `work` on a connection of the test server's admin URL, closed afterwards. */
+export async function withAdmin<T>(
+  adminUrl: string,
+  work: (admin: pg.Client) => Promise<T>,
+): Promise<T> {
+  const admin = new pg.Client({ connectionString: adminUrl });
+  await admin.connect();
+  try {
+    return await work(admin);
+  } finally {
+    await admin.end();
+  }
+}
+
 /** A fresh, empty (unmigrated for SQLite, migrated for PostgreSQL) database's URL. */
 export async function freshDatabaseUrl(): Promise<string> {
   if (!POSTGRES_ADMIN_URL) {
@@ -50,13 +64,9 @@ export async function freshDatabaseUrl(): Promise<string> {
   created += 1;
   const runId = process.env.AGENTLINE_TEST_RUN!;
   const name = `${runDatabasePrefix(runId)}${process.pid}_${created}`;
-  const admin = new pg.Client({ connectionString: POSTGRES_ADMIN_URL });
-  await admin.connect();
-  try {
-    await admin.query(`CREATE DATABASE "${name}" TEMPLATE "${templateDatabase(runId)}"`);
-  } finally {
-    await admin.end();
-  }
+  await withAdmin(POSTGRES_ADMIN_URL, (admin) =>
+    admin.query(`CREATE DATABASE "${name}" TEMPLATE "${templateDatabase(runId)}"`),
+  );
   return postgresUrlOf(POSTGRES_ADMIN_URL, name);
 }
 

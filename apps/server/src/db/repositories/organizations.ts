@@ -1,5 +1,6 @@
-import { asc, eq, sql } from 'drizzle-orm';
+import { asc, eq, sql, type SQL } from 'drizzle-orm';
 import type { Db, PostgresDb, SqliteDb } from '../client.js';
+import { idEquals } from '../portable-sql.js';
 import { perDatabase } from '../prepared.js';
 import { organizations } from '../schema.js';
 import { organizations as pgOrganizations } from '../schema-postgres.js';
@@ -15,7 +16,7 @@ export async function createOrganization(db: Db, name: string): Promise<Organiza
 
 async function organizationWhere(
   db: Db,
-  condition: (table: typeof organizations | typeof pgOrganizations) => ReturnType<typeof eq>,
+  condition: (table: typeof organizations | typeof pgOrganizations) => SQL,
 ): Promise<Organization | null> {
   const rows =
     db.kind === 'sqlite'
@@ -27,7 +28,8 @@ async function organizationWhere(
 /** `reference` is an id (digits) or a name; an id wins when an organization is named like one. */
 export async function findOrganization(db: Db, reference: string): Promise<Organization | null> {
   if (/^\d+$/.test(reference)) {
-    const byId = await organizationWhere(db, (t) => eq(t.id, Number(reference)));
+    // As bigint: a long run of digits is then a name to look up, not an error on PostgreSQL.
+    const byId = await organizationWhere(db, (t) => idEquals(t.id, Number(reference)));
     if (byId) return byId;
   }
   return organizationWhere(db, (t) => eq(t.name, reference));
