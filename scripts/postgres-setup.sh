@@ -6,37 +6,43 @@
 # Prints the DATABASE_URL to use. Needs root (apt-get, and acting as the postgres user).
 set -euo pipefail
 
-if [ "$(id -u)" != 0 ]; then
-  echo "postgres-setup: run as root (sudo bash scripts/postgres-setup.sh)" >&2
-  exit 1
-fi
+prepare_cluster() {
+  if [ "$(id -u)" != 0 ]; then
+    echo "postgres-setup: run as root (sudo bash scripts/postgres-setup.sh)" >&2
+    exit 1
+  fi
 
-if ! command -v pg_lsclusters >/dev/null 2>&1; then
-  echo "postgres-setup: installing PostgreSQL (apt-get)" >&2
-  apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null
-fi
+  if ! command -v pg_lsclusters >/dev/null 2>&1; then
+    echo "postgres-setup: installing PostgreSQL (apt-get)" >&2
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null
+  fi
 
-read -r version cluster port status < <(pg_lsclusters --no-header | awk '{ print $1, $2, $3, $4; exit }')
-if [ -z "${version:-}" ]; then
-  echo "postgres-setup: no PostgreSQL cluster found; create one with pg_createcluster" >&2
-  exit 1
-fi
-if [ "$status" != online ]; then
-  echo "postgres-setup: starting PostgreSQL $version/$cluster" >&2
-  pg_ctlcluster --skip-systemctl-redirect "$version" "$cluster" start
-fi
-for _ in $(seq 1 30); do
-  pg_isready -q -h 127.0.0.1 -p "$port" && break
-  sleep 1
-done
-pg_isready -q -h 127.0.0.1 -p "$port" || { echo "postgres-setup: PostgreSQL did not come up on 127.0.0.1:$port" >&2; exit 1; }
+  read -r version cluster port status < <(pg_lsclusters --no-header | awk '{ print $1, $2, $3, $4; exit }')
+  if [ -z "${version:-}" ]; then
+    echo "postgres-setup: no PostgreSQL cluster found; create one with pg_createcluster" >&2
+    exit 1
+  fi
+  if [ "$status" != online ]; then
+    echo "postgres-setup: starting PostgreSQL $version/$cluster" >&2
+    pg_ctlcluster --skip-systemctl-redirect "$version" "$cluster" start
+  fi
+  for _ in $(seq 1 30); do
+    pg_isready -q -h 127.0.0.1 -p "$port" && break
+    sleep 1
+  done
+  pg_isready -q -h 127.0.0.1 -p "$port" || { echo "postgres-setup: PostgreSQL did not come up on 127.0.0.1:$port" >&2; exit 1; }
 
-as_postgres() { su postgres -c "psql -p $port -v ON_ERROR_STOP=1 -qtAX $*"; }
-if [ "$(as_postgres "-c \"SELECT 1 FROM pg_roles WHERE rolname = 'agentline'\"")" != 1 ]; then
-  as_postgres "-c \"CREATE ROLE agentline LOGIN CREATEDB PASSWORD 'agentline'\""
-fi
-if [ "$(as_postgres "-c \"SELECT 1 FROM pg_database WHERE datname = 'agentline'\"")" != 1 ]; then
-  as_postgres "-c \"CREATE DATABASE agentline OWNER agentline\""
-fi
+  as_postgres() { su postgres -c "psql -p $port -v ON_ERROR_STOP=1 -qtAX $*"; }
+  if [ "$(as_postgres "-c \"SELECT 1 FROM pg_roles WHERE rolname = 'agentline'\"")" != 1 ]; then
+    as_postgres "-c \"CREATE ROLE agentline LOGIN CREATEDB PASSWORD 'agentline'\""
+  fi
+  if [ "$(as_postgres "-c \"SELECT 1 FROM pg_database WHERE datname = 'agentline'\"")" != 1 ]; then
+    as_postgres "-c \"CREATE DATABASE agentline OWNER agentline\""
+  fi
+}
+
+# Callers capture stdout as the URL, so everything else goes to stderr: pg_ctlcluster, for one,
+# prints "Removed stale pid file." on stdout after an unclean shutdown.
+prepare_cluster >&2
 echo "postgres://agentline:agentline@127.0.0.1:$port/agentline"

@@ -11,6 +11,13 @@ const DEFAULT_POSTGRES_URL = 'postgres://agentline:agentline@127.0.0.1:5432/agen
 
 async function reachablePostgresUrl(): Promise<string | null> {
   const explicit = process.env.AGENTLINE_TEST_POSTGRES_URL;
+  // The driver reads anything else as a path relative to a host named "base", which hides the
+  // real mistake (for example a setup script's chatter captured along with the URL).
+  if (explicit !== undefined && !/^postgres(ql)?:\/\/[^\s]+$/.test(explicit)) {
+    throw new Error(
+      `AGENTLINE_TEST_POSTGRES_URL must be one postgres:// URL; it holds ${JSON.stringify(explicit.replace(/:[^:@/]*@/, ':***@'))}`,
+    );
+  }
   const client = new pg.Client({
     connectionString: explicit ?? DEFAULT_POSTGRES_URL,
     connectionTimeoutMillis: 2000,
