@@ -34,6 +34,28 @@ import {
  * with index scans turned off, so the trigram index takes no part in the answer it is checked
  * against.
  */
+/** Each property of a listed event (ListedEvent) and the table's key of its column. */
+const LISTED_KEYS = {
+  id: 'id',
+  timestamp: 'timestamp',
+  session_id: 'sessionId',
+  conversation_id: 'conversationId',
+  source: 'source',
+  source_id: 'sourceId',
+  category: 'category',
+  type: 'type',
+  user_id: 'userId',
+  description: 'description',
+  attributes: 'attributes',
+} as const;
+
+/** The columns of a listed event, under their wire names, from either backend's table. */
+function listedColumns<T extends typeof events | typeof pgSchema.events>(table: T) {
+  return Object.fromEntries(
+    Object.entries(LISTED_KEYS).map(([name, key]) => [name, table[key]]),
+  ) as { [K in keyof typeof LISTED_KEYS]: T[(typeof LISTED_KEYS)[K]] };
+}
+
 async function plainList(db: Db, organizationId: number, query: ListQuery<EventProperty>) {
   const columns = db.kind === 'sqlite' ? EVENT_COLUMNS : POSTGRES_EVENT_COLUMNS;
   const where = and(
@@ -43,7 +65,7 @@ async function plainList(db: Db, organizationId: number, query: ListQuery<EventP
   const order = listOrder(query, columns, events.id, db.kind);
   if (db.kind === 'sqlite') {
     const rows = db.orm
-      .select()
+      .select(listedColumns(events))
       .from(events)
       .where(where)
       .orderBy(...order)
@@ -57,7 +79,7 @@ async function plainList(db: Db, organizationId: number, query: ListQuery<EventP
     await tx.execute(sql`SET LOCAL enable_indexscan = off`);
     await tx.execute(sql`SET LOCAL enable_bitmapscan = off`);
     const rows = await tx
-      .select()
+      .select(listedColumns(pgSchema.events))
       .from(pgSchema.events)
       .where(where)
       .orderBy(...order)

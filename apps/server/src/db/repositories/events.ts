@@ -9,7 +9,8 @@
 //   The cache lives in process memory per database handle (perDatabase), not in a table: a read
 //   would otherwise need the write lock to update it, and losing it on restart costs one count.
 // - A substring of category or type is resolved to the matching distinct values first (a skip
-//   scan over the column's index, a few seeks), then matched with IN on that index.
+//   scan over the column's index, a few seeks), then matched with IN on that index. The values
+//   are kept with the highest event id they were resolved at, and reused while it is unchanged.
 // - A description substring of 3+ characters is found through a trigram index: on SQLite the FTS5
 //   table of migration 0005, then checked with the same LIKE as the plain scan, so the results are
 //   identical (the index folds case beyond ASCII, LIKE only ASCII: the index finds a superset,
@@ -21,18 +22,21 @@
 // the same snapshot. The listing is written once, as steps (portable-sql.ts): SQLite runs them
 // synchronously inside its transaction with statements prepared once, PostgreSQL awaits each.
 
-import { and, eq, getTableColumns, sql, type SQL } from 'drizzle-orm';
+import { and, eq, sql, type SQL } from 'drizzle-orm';
 import { SQLiteSyncDialect } from 'drizzle-orm/sqlite-core';
 import type { Statement } from 'better-sqlite3';
-import type { EventProperty } from '../../domain/events.js';
+import { EVENT_PROPERTIES, type EventProperty } from '../../domain/events.js';
 import type { ListQuery, SearchFilter } from '../../domain/list-query.js';
 import type { Db, PostgresTransaction, SqliteDb } from '../client.js';
 import { contains, listConditions, listOrder, type ColumnMap } from '../list-sql.js';
-import { driveOnPostgres, selectList, selectRows, type Row, type Steps } from '../portable-sql.js';
+import { driveOnPostgres, selectRows, type Row, type Steps } from '../portable-sql.js';
 import { perDatabase } from '../prepared.js';
 import { events, type JsonObject } from '../schema.js';
 
-export type EventRow = typeof events.$inferSelect;
+/** An event as the list reads it: its id (the order's tiebreaker) and the wire properties. */
+export type ListedEvent = { id: number } & {
+  [P in Exclude<EventProperty, 'attributes'>]: string | null;
+} & { timestamp: string; attributes: JsonObject | null };
 
 export const EVENT_COLUMNS: ColumnMap<EventProperty> = {
   timestamp: events.timestamp,
@@ -160,19 +164,36 @@ function usesTrigrams(filter: SearchFilter<EventProperty>, access: Access): bool
 /** Each category or type filter's matching distinct values (null: too many to list). */
 type ResolvedValues = Map<SearchFilter<EventProperty>, string[] | null>;
 
-/** Resolves the query's category and type filters once, for both the count and the page. */
+interface CachedValues {
+  throughId: number;
+  values: string[] | null;
+}
+
+/** Resolved values per (organization, column, substring): exact while no event is added. */
+const valuesCache = perDatabase(() => new Map<string, CachedValues>());
+
+/**
+ * Resolves the query's category and type filters once, for both the count and the page. Events
+ * through `throughId` never change, so values resolved at the same highest id are reused.
+ */
 function* resolveValues(
   db: Db,
   organizationId: number,
   query: ListQuery<EventProperty>,
+  throughId: number,
 ): Steps<ResolvedValues> {
   const resolved: ResolvedValues = new Map();
+  const cache = valuesCache(db);
   for (const filter of query.filters) {
     if (filter.property === 'category' || filter.property === 'type') {
-      resolved.set(
-        filter,
-        yield* matchingValues(db, organizationId, filter.property, String(filter.value)),
-      );
+      const key = JSON.stringify([organizationId, filter.property, filter.value]);
+      const cached = cache.get(key);
+      const values =
+        cached?.throughId === throughId
+          ? cached.values
+          : yield* matchingValues(db, organizationId, filter.property, String(filter.value));
+      remember(cache, key, { throughId, values });
+      resolved.set(filter, values);
     }
   }
   return resolved;
@@ -226,19 +247,24 @@ function filterKey(organizationId: number, query: ListQuery<EventProperty>): str
   return JSON.stringify([organizationId, query.filters, query.window]);
 }
 
+/** The highest event id in the snapshot: what every cache of the listing is checked against. */
+function* highestEventId(): Steps<number> {
+  const [highest] = yield* selectRows<{ top: number | null }>(
+    sql`SELECT max(id) AS top FROM events`,
+  );
+  return highest?.top ?? 0;
+}
+
 function* countMatching(
   db: Db,
   organizationId: number,
   query: ListQuery<EventProperty>,
   resolved: ResolvedValues,
+  throughId: number,
 ): Steps<number> {
   const key = filterKey(organizationId, query);
   const cache = countCache(db);
   const cached = cache.get(key);
-  const [highest] = yield* selectRows<{ top: number | null }>(
-    sql`SELECT max(id) AS top FROM events`,
-  );
-  const throughId = highest?.top ?? 0;
   const onSqlite = db.kind === 'sqlite';
   let count: number;
   if (cached && cached.throughId === throughId) {
@@ -291,17 +317,23 @@ function orderBy(order: ListQuery<EventProperty>['order'], access: Access): SQL 
   }
 }
 
-interface StoredEvent extends Omit<EventRow, 'attributes'> {
-  attributes: string | null;
-}
+type StoredEvent = Omit<ListedEvent, 'attributes'> & { attributes: string | null };
 
-/** The stored columns under their row keys, attributes as JSON text on both backends. */
-function selectedColumns(db: Db): SQL {
-  return selectList({
-    ...getTableColumns(events),
-    attributes: db.kind === 'sqlite' ? events.attributes : sql`${events.attributes}::text`,
-  });
-}
+const quoted = (name: string) => `"${name}"`;
+
+/**
+ * The page's columns, named as on the wire (the columns' own names), attributes as JSON text on
+ * both backends. Rendered once: a page is read on every request, and rendering a select list of
+ * column objects cost more than reading the rows.
+ */
+const PAGE_COLUMNS = {
+  sqlite: sql.raw(['id', ...EVENT_PROPERTIES].map(quoted).join(', ')),
+  postgres: sql.raw(
+    ['id', ...EVENT_PROPERTIES]
+      .map((name) => (name === 'attributes' ? '"attributes"::text AS "attributes"' : quoted(name)))
+      .join(', '),
+  ),
+};
 
 /** How SQLite serves the page's conditions; PostgreSQL's planner decides for itself. */
 function* pageAccess(
@@ -309,10 +341,11 @@ function* pageAccess(
   organizationId: number,
   query: ListQuery<EventProperty>,
   totalCount: number,
+  throughId: number,
 ): Steps<Access> {
   if (db.kind === 'postgres') return 'plan';
   const organizationCount = isFiltered(query)
-    ? yield* countMatching(db, organizationId, { ...query, ...UNFILTERED }, new Map())
+    ? yield* countMatching(db, organizationId, { ...query, ...UNFILTERED }, new Map(), throughId)
     : totalCount;
   // A time window alone is a range of the timestamp index, which walks it in order.
   return query.filters.length === 0 || totalCount >= organizationCount * WALK_ORDER_SHARE
@@ -327,7 +360,7 @@ function* readPage(
   resolved: ResolvedValues,
   totalCount: number,
   access: Access,
-): Steps<EventRow[]> {
+): Steps<ListedEvent[]> {
   const end = Math.min(query.offset + query.limit, totalCount);
   if (query.offset >= end) return [];
   // Past the middle, the page is near the other end: skip fewer rows in the reverse order.
@@ -337,7 +370,7 @@ function* readPage(
     : query.order;
   const skip = reverse ? totalCount - end : query.offset;
   const rows = yield* selectRows<StoredEvent>(
-    sql`SELECT ${selectedColumns(db)} FROM events
+    sql`SELECT ${PAGE_COLUMNS[db.kind]} FROM events
         WHERE ${eventConditions(db, organizationId, query, resolved, access)}
         ORDER BY ${orderBy(order, access)}
         LIMIT ${end - query.offset} OFFSET ${skip}`,
@@ -361,10 +394,11 @@ function* listing(
   db: Db,
   organizationId: number,
   query: ListQuery<EventProperty>,
-): Steps<{ rows: EventRow[]; totalCount: number }> {
-  const resolved = yield* resolveValues(db, organizationId, query);
-  const totalCount = yield* countMatching(db, organizationId, query, resolved);
-  const access = yield* pageAccess(db, organizationId, query, totalCount);
+): Steps<{ rows: ListedEvent[]; totalCount: number }> {
+  const throughId = yield* highestEventId();
+  const resolved = yield* resolveValues(db, organizationId, query, throughId);
+  const totalCount = yield* countMatching(db, organizationId, query, resolved, throughId);
+  const access = yield* pageAccess(db, organizationId, query, totalCount, throughId);
   const rows = yield* readPage(db, organizationId, query, resolved, totalCount, access);
   return { rows, totalCount };
 }
@@ -373,7 +407,7 @@ export async function listEvents(
   db: Db,
   organizationId: number,
   query: ListQuery<EventProperty>,
-): Promise<{ rows: EventRow[]; totalCount: number }> {
+): Promise<{ rows: ListedEvent[]; totalCount: number }> {
   if (db.kind === 'sqlite') {
     return db.sqlite
       .transaction(() => readOnSqlite(db, listing(db, organizationId, query)))

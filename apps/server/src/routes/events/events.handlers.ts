@@ -1,23 +1,23 @@
 import type { RouteHandler } from '@hono/zod-openapi';
 import { EVENT_LIST } from '../../domain/events.js';
 import { listPage, parseListQuery, projectItem } from '../../domain/list-query.js';
-import { listEvents, type EventRow } from '../../db/repositories/events.js';
+import { listEvents, type ListedEvent } from '../../db/repositories/events.js';
 import type { AppEnv } from '../../http/app-env.js';
 import type * as routes from './events.routes.js';
 
 type WireEvent = ReturnType<typeof toWireEvent>;
 
-/** The one place an event row becomes a wire Event. */
-function toWireEvent(row: EventRow) {
+/** The one place a listed event becomes a wire Event: its properties, without the row's id. */
+function toWireEvent(row: ListedEvent) {
   return {
     timestamp: row.timestamp,
-    session_id: row.sessionId,
-    conversation_id: row.conversationId,
+    session_id: row.session_id,
+    conversation_id: row.conversation_id,
     source: row.source,
-    source_id: row.sourceId,
+    source_id: row.source_id,
     category: row.category,
     type: row.type,
-    user_id: row.userId,
+    user_id: row.user_id,
     description: row.description,
     attributes: row.attributes,
   };
