@@ -37,7 +37,7 @@ const GLOBAL_OPTIONS = {
 const GLOBAL_OPTION_HELP = [
   [
     '--database <url>',
-    'SQLite file path, or :memory:; overrides DATABASE_URL (default data/agentline.db)',
+    'SQLite file path, :memory:, or postgres://user:password@host:port/database; overrides DATABASE_URL (default data/agentline.db)',
   ],
   ['-h, --help', 'show help'],
 ] as const;
