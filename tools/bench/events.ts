@@ -22,7 +22,11 @@ import { createOrganization } from '../../apps/server/src/db/repositories/organi
 import { createRole } from '../../apps/server/src/db/repositories/roles.js';
 import { PERMISSIONS } from '../../apps/server/src/domain/permissions.js';
 import { startServerProcess } from '../../apps/server/test/support/server-process.js';
-import { postgresUrlOf } from '../../apps/server/test/support/test-database.js';
+import {
+  dropDatabase,
+  postgresUrlOf,
+  withAdmin,
+} from '../../apps/server/test/support/test-database.js';
 import { TABLE_HEADER, formatRow, load } from './load.js';
 
 const { values } = parseArgs({
@@ -176,18 +180,11 @@ async function createBenchDatabase(): Promise<{ url: string; drop: () => Promise
     return { url: join(directory, 'bench.db'), drop: async () => {} };
   }
   const name = `agentline_bench_events_${process.pid}`;
-  const admin = async (statement: string) => {
-    const server = createDb(values.database!, { poolSize: 1 });
-    try {
-      if (server.kind === 'postgres') await server.pool.query(statement);
-    } finally {
-      await server.close();
-    }
-  };
-  await admin(`CREATE DATABASE "${name}"`);
+  const serverUrl = values.database;
+  await withAdmin(serverUrl, (admin) => admin.query(`CREATE DATABASE "${name}"`));
   return {
-    url: postgresUrlOf(values.database, name),
-    drop: () => admin(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`),
+    url: postgresUrlOf(serverUrl, name),
+    drop: () => withAdmin(serverUrl, (admin) => dropDatabase(admin, name)),
   };
 }
 

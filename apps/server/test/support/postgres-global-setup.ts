@@ -7,6 +7,7 @@ import pg from 'pg';
 import type { TestProject } from 'vitest/node';
 import { createDb, migrateDb } from '../../src/db/client.js';
 import {
+  dropDatabase,
   postgresUrlOf,
   runDatabasePrefix,
   templateDatabase,
@@ -35,7 +36,7 @@ async function dropTestDatabases(
     );
     for (const { datname } of rows) {
       const runId = datname.slice(TEST_DATABASE_PREFIX.length).split('_')[0]!;
-      if (shouldDrop(runId)) await admin.query(`DROP DATABASE IF EXISTS "${datname}" WITH (FORCE)`);
+      if (shouldDrop(runId)) await dropDatabase(admin, datname);
     }
   });
 }

@@ -56,6 +56,21 @@ export async function withAdmin<T>(
   }
 }
 
+/**
+ * Drops a database. A plain DROP first: it stops an autovacuum worker busy there by itself, which
+ * WITH (FORCE) refuses to do on PostgreSQL 15 for a role that is not a superuser (42501, "must be
+ * a member of the role whose process is being terminated"). FORCE only when sessions are still
+ * connected (55006), such as a killed run's.
+ */
+export async function dropDatabase(admin: pg.Client, name: string): Promise<void> {
+  try {
+    await admin.query(`DROP DATABASE IF EXISTS "${name}"`);
+  } catch (error) {
+    if ((error as { code?: string }).code !== '55006') throw error;
+    await admin.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+  }
+}
+
 /** A fresh, empty (unmigrated for SQLite, migrated for PostgreSQL) database's URL. */
 export async function freshDatabaseUrl(): Promise<string> {
   if (!POSTGRES_ADMIN_URL) {
