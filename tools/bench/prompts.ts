@@ -6,10 +6,11 @@
 // the same size: tools shared by several prompts, and every prompt with tools of its own;
 // sharing makes each tool's prompts_info and agents_info longer. Results: docs/benchmarks.md.
 
+import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createDb, migrateDb, type Db } from '../../apps/server/src/db/client.js';
+import { createDb, migrateDb, type SqliteDb } from '../../apps/server/src/db/client.js';
 import { createApiKey } from '../../apps/server/src/db/repositories/api-keys.js';
 import { createOrganization } from '../../apps/server/src/db/repositories/organizations.js';
 import { createRole } from '../../apps/server/src/db/repositories/roles.js';
@@ -104,7 +105,7 @@ function toolDefinition(name: string, topic: string): string {
 }
 
 /** Writes the whole data set with prepared statements in one transaction. */
-function fillDatabase(db: Db, organizationId: number, shape: DataShape): void {
+function fillDatabase(db: SqliteDb, organizationId: number, shape: DataShape): void {
   const random = seededRandom(4);
   const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
   const sqlite = db.sqlite;
@@ -229,6 +230,7 @@ async function benchmark(shape: DataShape): Promise<void> {
   const databaseUrl = join(directory, 'bench.db');
   try {
     const db = createDb(databaseUrl);
+    assert(db.kind === 'sqlite', 'the prompts bench writes a SQLite file');
     await migrateDb(db);
     const organization = await createOrganization(db, 'Bench');
     const role = await createRole(db, {

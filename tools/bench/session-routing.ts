@@ -2,6 +2,7 @@
 // `pnpm bench:sessions [--seconds 10] [--connections 16]`. Prints latency, sessions/s and
 // checks that every answered session was stored and counted in the results.
 
+import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -26,6 +27,7 @@ const connections = Number(values.connections);
 const directory = mkdtempSync(join(tmpdir(), 'agentline-bench-sessions-'));
 const databaseUrl = join(directory, 'bench.db');
 const db = createDb(databaseUrl);
+assert(db.kind === 'sqlite', 'the session routing bench writes a SQLite file');
 await migrateDb(db);
 // An organization with an admin role and key, as the server tests make them.
 const { organizationId, key: fullKey } = await createTenant(db, 'Bench');

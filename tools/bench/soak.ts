@@ -6,6 +6,7 @@
 //   pnpm soak                       # 60 s, 16 workers
 //   pnpm soak --seconds 15          # the short mode CI runs
 
+import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -34,6 +35,7 @@ const ALLOWED_RSS_GROWTH = 1.25;
 const directory = mkdtempSync(join(tmpdir(), 'agentline-soak-'));
 const databaseUrl = join(directory, 'soak.db');
 const db = createDb(databaseUrl);
+assert(db.kind === 'sqlite', 'the soak writes a SQLite file');
 await migrateDb(db);
 // An organization with an admin role and key, as the server tests make them.
 const { organizationId, key: fullKey } = await createTenant(db, 'Soak');
