@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Proves the deployable folder stands alone: builds it, copies it outside the repository, and on a
-# fresh database there creates a key with the folder's own CLI, starts the server with plain
-# `node`, and expects 200 from /readyz and from an authenticated events list.
+# fresh database there creates a key and imports events with the folder's own CLI, starts the
+# server with plain `node`, and expects 200 from /readyz and an authenticated events list holding
+# the imported events.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib/local-server.sh
@@ -24,6 +25,9 @@ cli migrate
 cli org create "Deploy check" >/dev/null
 cli role create --org "Deploy check" --name admin --all >/dev/null
 key="$(cli key create --org "Deploy check" --role admin --name deploy-check)"
+printf '%s\n' '{"import_key":"deploy-1","timestamp":"2026-05-01T00:00:00Z"}' \
+  '{"import_key":"deploy-2","timestamp":"2026-05-01T00:00:01Z"}' >events.ndjson
+cli events import events.ndjson --org "Deploy check"
 
 port="$(free_port)"
 PORT="$port" node server/dist/main.js >server.log 2>&1 &
@@ -43,4 +47,9 @@ expect_200() {
 }
 expect_200 "$base/readyz"
 expect_200 -H "Service-API-Key: $key" "$base/api/v1/events/?limit=5"
-echo "deploy-check: the deployed folder answers /readyz and an authenticated events list (200)"
+grep -q '"total_count":2' response.json || {
+  echo "deploy-check: the events list does not hold the 2 imported events" >&2
+  cat response.json >&2
+  exit 1
+}
+echo "deploy-check: the deployed folder imports events, answers /readyz and lists them (200)"

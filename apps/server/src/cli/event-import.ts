@@ -38,13 +38,13 @@ export class EventLineError extends Error {
 }
 
 export interface EventImportCounts {
-  /** Lines read so far, blank ones included, so it doubles as a position in the file. */
+  /** The line of the last event read, so it doubles as a position in the file. */
   lines: number;
   imported: number;
   skipped: number;
 }
 
-/** The import stopped; batches before `committedThroughLine` are saved, the current one is not. */
+/** The import stopped at `lineNumber`: lines through `committed.lines` are saved, later ones not. */
 export class EventImportAborted extends Error {
   override name = 'EventImportAborted';
   constructor(
