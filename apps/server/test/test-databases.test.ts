@@ -1,0 +1,37 @@
+// The PostgreSQL test support's clean-up: a database is dropped whether or not a session still
+// holds it (a killed run's), since each run drops what the runs before it left behind.
+
+import pg from 'pg';
+import { describe, expect, it } from 'vitest';
+import { dropDatabase, freshDatabaseUrl, onPostgres, withAdmin } from './support/test-database.js';
+
+const ADMIN_URL = process.env.AGENTLINE_TEST_POSTGRES_URL!;
+
+async function databaseExists(name: string): Promise<boolean> {
+  const { rows } = await withAdmin(ADMIN_URL, (admin) =>
+    admin.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]),
+  );
+  return rows.length === 1;
+}
+
+describe.runIf(onPostgres)('dropDatabase', () => {
+  it('drops an unused database with a plain DROP', async () => {
+    const name = new URL(await freshDatabaseUrl()).pathname.slice(1);
+    await withAdmin(ADMIN_URL, (admin) => dropDatabase(admin, name));
+    expect(await databaseExists(name)).toBe(false);
+  });
+
+  // PostgreSQL waits 5 s for the session to leave before the plain DROP gives up.
+  it('drops a database a session still holds, ending the session', async () => {
+    const url = await freshDatabaseUrl();
+    const name = new URL(url).pathname.slice(1);
+    const holder = new pg.Client({ connectionString: url });
+    await holder.connect();
+    // Every error the ended session reports is expected; the first says why it ended.
+    const ended = new Promise<Error>((resolve) => holder.on('error', resolve));
+    await withAdmin(ADMIN_URL, (admin) => dropDatabase(admin, name));
+    expect(await databaseExists(name)).toBe(false);
+    expect((await ended).message).toMatch(/terminat/);
+    await holder.end().catch(() => {});
+  });
+});
