@@ -1,5 +1,9 @@
 import { createReadStream, statSync } from 'node:fs';
 import type { Readable } from 'node:stream';
+import {
+  finishImportConnection,
+  prepareImportConnection,
+} from '../../db/repositories/event-import.js';
 import { CliError, UsageError } from '../cli-error.js';
 import { stringOption, type Command, type OptionValues } from '../command.js';
 import type { CommandContext } from '../context.js';
@@ -12,10 +16,6 @@ import {
   type EventImportCounts,
 } from '../event-import.js';
 import { formatCount, formatDuration, Progress } from '../progress.js';
-import {
-  finishImportConnection,
-  prepareImportConnection,
-} from '../../db/repositories/event-import.js';
 
 function batchSizeFrom(values: OptionValues): number {
   const raw = values['batch-size'];
