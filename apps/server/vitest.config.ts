@@ -1,6 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { defineConfig, type TestProjectInlineConfiguration } from 'vitest/config';
+import { isPostgresUrl } from './src/db/client.js';
 
 // The whole suite runs once per backend. PostgreSQL is reached through
 // AGENTLINE_TEST_POSTGRES_URL (a role that may create databases; `.ci/run` and
@@ -13,7 +14,7 @@ async function reachablePostgresUrl(): Promise<string | null> {
   const explicit = process.env.AGENTLINE_TEST_POSTGRES_URL;
   // The driver reads anything else as a path relative to a host named "base", which hides the
   // real mistake (for example a setup script's chatter captured along with the URL).
-  if (explicit !== undefined && !/^postgres(ql)?:\/\/[^\s]+$/.test(explicit)) {
+  if (explicit !== undefined && !(isPostgresUrl(explicit) && !/\s/.test(explicit))) {
     throw new Error(
       `AGENTLINE_TEST_POSTGRES_URL must be one postgres:// URL; it holds ${JSON.stringify(explicit.replace(/:[^:@/]*@/, ':***@'))}`,
     );

@@ -29,11 +29,6 @@ import {
   queryTestDb,
 } from './support/test-database.js';
 
-/**
- * The list as one plain query: LIKE scans, a full count, OFFSET from the start. On PostgreSQL
- * with index scans turned off, so the trigram index takes no part in the answer it is checked
- * against.
- */
 /** Each property of a listed event (ListedEvent) and the table's key of its column. */
 const LISTED_KEYS = {
   id: 'id',
@@ -56,6 +51,11 @@ function listedColumns<T extends typeof events | typeof pgSchema.events>(table: 
   ) as { [K in keyof typeof LISTED_KEYS]: T[(typeof LISTED_KEYS)[K]] };
 }
 
+/**
+ * The list as one plain query: LIKE scans, a full count, OFFSET from the start. On PostgreSQL
+ * with index scans turned off, so the trigram index takes no part in the answer it is checked
+ * against.
+ */
 async function plainList(db: Db, organizationId: number, query: ListQuery<EventProperty>) {
   const columns = db.kind === 'sqlite' ? EVENT_COLUMNS : POSTGRES_EVENT_COLUMNS;
   const where = and(
