@@ -190,6 +190,100 @@ async function createBenchDatabase(): Promise<{ url: string; drop: () => Promise
   };
 }
 
+/** Writes both organizations' events and, on PostgreSQL, vacuums as autovacuum soon would. */
+async function buildEvents(db: Db, organizationIds: readonly number[]): Promise<void> {
+  const buildStart = performance.now();
+  await fillDatabase(db, organizationIds);
+  const buildSeconds = (performance.now() - buildStart) / 1000;
+  const upkeep = db.kind === 'sqlite' ? 'trigger and indexes' : 'indexes';
+  console.log(
+    `built ${2 * perOrganization} events on ${db.kind} in ${buildSeconds.toFixed(1)} s (${Math.round((2 * perOrganization) / buildSeconds)} events/s, ${upkeep} included)`,
+  );
+  if (db.kind === 'postgres') {
+    // What autovacuum does soon after a bulk load anyway: statistics for the planner, the
+    // trigram index's pending list merged, and the visibility map that lets counts read the
+    // indexes alone.
+    const vacuumStart = performance.now();
+    await db.pool.query('VACUUM (ANALYZE) events');
+    console.log(
+      `VACUUM (ANALYZE) events: ${((performance.now() - vacuumStart) / 1000).toFixed(1)} s`,
+    );
+  }
+}
+
+/** Runs every list shape against the real server, then the bare route, and prints the table. */
+async function measureList(databaseUrl: string, fullKey: string): Promise<void> {
+  const server = await startServerProcess({ DATABASE_URL: databaseUrl }, { keepOutput: false });
+  let serverErrors = '';
+  server.child.stderr.on('data', (chunk: Buffer) => {
+    serverErrors = (serverErrors + chunk.toString()).slice(-4000);
+  });
+  server.child.once('exit', (code, signal) =>
+    console.log(`server exited (code ${code}, signal ${signal}): ${serverErrors}`),
+  );
+  const headers = { 'Service-API-Key': fullKey };
+  const events = `${server.baseUrl}/api/v1/events/`;
+  const searchUrl = (field: string, value: string) =>
+    `${events}?search_fields=${field}&search_field_values=${encodeURIComponent(value)}`;
+  const deepPage = Math.floor(perOrganization / 25) - 1;
+  const shapes: Array<[string, string]> = [
+    ['default page', events],
+    ['session_id', searchUrl('session_id', 's-1-4321')],
+    ['conversation_id', searchUrl('conversation_id', 'c-1-777')],
+    ['user_id', searchUrl('user_id', '+14155551234')],
+    ['category substring', searchUrl('category', 'ESS')],
+    ['type substring', searchUrl('type', 'tool-')],
+    [
+      'time window (one day)',
+      `${events}?start_datetime=2026-06-01T00:00:00Z&end_datetime=2026-06-02T00:00:00Z`,
+    ],
+    ['order_by session_id desc', `${events}?order_by=session_id&order_by_direction=desc`],
+    ['order_by user_id asc', `${events}?order_by=user_id`],
+    ['order_by category asc', `${events}?order_by=category`],
+    ['order_by type desc', `${events}?order_by=type&order_by_direction=desc`],
+    ['order_by timestamp asc', `${events}?order_by=timestamp`],
+    ['description "refund" (~14%)', searchUrl('description', 'refund')],
+    ['description "#4242" (rare)', searchUrl('description', '#4242')],
+    [`deep page ${deepPage} (last)`, `${events}?page=${deepPage}`],
+    [
+      `deep page ${Math.floor(deepPage / 2)} (middle)`,
+      `${events}?page=${Math.floor(deepPage / 2)}`,
+    ],
+    [`page 40000`, `${events}?page=40000`],
+  ];
+
+  const defaultBody = await fetch(events, { headers }).then((r) => r.text());
+  const bare = await startBareServer(defaultBody);
+  try {
+    console.log(
+      `\n${2 * perOrganization} events, ${connections} connections, ${seconds} s per shape`,
+    );
+    console.log(`${TABLE_HEADER} ${'first ms'.padStart(9)}`);
+    const results = new Map<string, number>();
+    for (const [label, url] of shapes) {
+      const firstStart = performance.now();
+      const first = await fetch(url, { headers });
+      await first.text();
+      const firstMs = performance.now() - firstStart;
+      if (!first.ok) throw new Error(`${label}: ${first.status}`);
+      await load({ url, connections, seconds: 1, headers });
+      const result = await load({ url, connections, seconds, headers });
+      results.set(label, result.requestsPerSecond);
+      console.log(`${formatRow(label, result)} ${firstMs.toFixed(1).padStart(9)}`);
+    }
+    await load({ url: bare.url, connections, seconds: 1 });
+    const bareResult = await load({ url: bare.url, connections, seconds });
+    console.log(formatRow(`bare Hono, same ${defaultBody.length} bytes`, bareResult));
+    console.log(
+      `default page / bare Hono (req/s): ${(results.get('default page')! / bareResult.requestsPerSecond).toFixed(2)}`,
+    );
+    console.log(`server RSS after the runs: ${server.rssMiB().toFixed(0)} MiB`);
+  } finally {
+    bare.stop();
+    await server.stop();
+  }
+}
+
 const directory = mkdtempSync(join(tmpdir(), 'agentline-bench-events-'));
 const database = await createBenchDatabase();
 const databaseUrl = database.url;
@@ -211,102 +305,15 @@ try {
     name: 'bench',
   });
   if (perOrganization > 0) {
-    const buildStart = performance.now();
-    await fillDatabase(
+    await buildEvents(
       db,
       organizations.map((o) => o.id),
     );
-    const buildSeconds = (performance.now() - buildStart) / 1000;
-    const upkeep = db.kind === 'sqlite' ? 'trigger and indexes' : 'indexes';
-    console.log(
-      `built ${2 * perOrganization} events on ${db.kind} in ${buildSeconds.toFixed(1)} s (${Math.round((2 * perOrganization) / buildSeconds)} events/s, ${upkeep} included)`,
-    );
-    if (db.kind === 'postgres') {
-      // What autovacuum does soon after a bulk load anyway: statistics for the planner, the
-      // trigram index's pending list merged, and the visibility map that lets counts read the
-      // indexes alone.
-      const vacuumStart = performance.now();
-      await db.pool.query('VACUUM (ANALYZE) events');
-      console.log(
-        `VACUUM (ANALYZE) events: ${((performance.now() - vacuumStart) / 1000).toFixed(1)} s`,
-      );
-    }
   }
   await db.close();
 
-  if (perOrganization === 0) {
-    console.log('--events 0: no list to measure, the import alone');
-  } else {
-    const server = await startServerProcess({ DATABASE_URL: databaseUrl }, { keepOutput: false });
-    let serverErrors = '';
-    server.child.stderr.on('data', (chunk: Buffer) => {
-      serverErrors = (serverErrors + chunk.toString()).slice(-4000);
-    });
-    server.child.once('exit', (code, signal) =>
-      console.log(`server exited (code ${code}, signal ${signal}): ${serverErrors}`),
-    );
-    const headers = { 'Service-API-Key': fullKey };
-    const events = `${server.baseUrl}/api/v1/events/`;
-    const searchUrl = (field: string, value: string) =>
-      `${events}?search_fields=${field}&search_field_values=${encodeURIComponent(value)}`;
-    const deepPage = Math.floor(perOrganization / 25) - 1;
-    const shapes: Array<[string, string]> = [
-      ['default page', events],
-      ['session_id', searchUrl('session_id', 's-1-4321')],
-      ['conversation_id', searchUrl('conversation_id', 'c-1-777')],
-      ['user_id', searchUrl('user_id', '+14155551234')],
-      ['category substring', searchUrl('category', 'ESS')],
-      ['type substring', searchUrl('type', 'tool-')],
-      [
-        'time window (one day)',
-        `${events}?start_datetime=2026-06-01T00:00:00Z&end_datetime=2026-06-02T00:00:00Z`,
-      ],
-      ['order_by session_id desc', `${events}?order_by=session_id&order_by_direction=desc`],
-      ['order_by user_id asc', `${events}?order_by=user_id`],
-      ['order_by category asc', `${events}?order_by=category`],
-      ['order_by type desc', `${events}?order_by=type&order_by_direction=desc`],
-      ['order_by timestamp asc', `${events}?order_by=timestamp`],
-      ['description "refund" (~14%)', searchUrl('description', 'refund')],
-      ['description "#4242" (rare)', searchUrl('description', '#4242')],
-      [`deep page ${deepPage} (last)`, `${events}?page=${deepPage}`],
-      [
-        `deep page ${Math.floor(deepPage / 2)} (middle)`,
-        `${events}?page=${Math.floor(deepPage / 2)}`,
-      ],
-      [`page 40000`, `${events}?page=40000`],
-    ];
-
-    const defaultBody = await fetch(events, { headers }).then((r) => r.text());
-    const bare = await startBareServer(defaultBody);
-    try {
-      console.log(
-        `\n${2 * perOrganization} events, ${connections} connections, ${seconds} s per shape`,
-      );
-      console.log(`${TABLE_HEADER} ${'first ms'.padStart(9)}`);
-      const results = new Map<string, number>();
-      for (const [label, url] of shapes) {
-        const firstStart = performance.now();
-        const first = await fetch(url, { headers });
-        await first.text();
-        const firstMs = performance.now() - firstStart;
-        if (!first.ok) throw new Error(`${label}: ${first.status}`);
-        await load({ url, connections, seconds: 1, headers });
-        const result = await load({ url, connections, seconds, headers });
-        results.set(label, result.requestsPerSecond);
-        console.log(`${formatRow(label, result)} ${firstMs.toFixed(1).padStart(9)}`);
-      }
-      await load({ url: bare.url, connections, seconds: 1 });
-      const bareResult = await load({ url: bare.url, connections, seconds });
-      console.log(formatRow(`bare Hono, same ${defaultBody.length} bytes`, bareResult));
-      console.log(
-        `default page / bare Hono (req/s): ${(results.get('default page')! / bareResult.requestsPerSecond).toFixed(2)}`,
-      );
-      console.log(`server RSS after the runs: ${server.rssMiB().toFixed(0)} MiB`);
-    } finally {
-      bare.stop();
-      await server.stop();
-    }
-  }
+  if (perOrganization > 0) await measureList(databaseUrl, fullKey);
+  else console.log('--events 0: no list to measure, the import alone');
 
   if (importLines > 0) {
     console.log(`\nimport of ${importLines} NDJSON lines into the same database (new events):`);
