@@ -285,6 +285,45 @@ describe('order', () => {
   });
 });
 
+describe('text as stored', () => {
+  it('returns every character of the text and the attributes exactly as stored', async () => {
+    // The database renders the items' JSON (listEvents): quotes, backslashes, control characters,
+    // characters beyond ASCII and nested attributes must all come back unchanged.
+    const initech = await createTenant(api.db, 'Initech');
+    const description = 'He said "refund" \\ twice,\nthen\ttabbed \u0001 — Émile 😀';
+    const attributes = {
+      quote: 'a "b" \\ c',
+      nested: { list: [1, 2.5, -3e-7, true, null, 'ü'], empty: {} },
+      big: 9007199254740991,
+    };
+    await insertTestEvents(api.db, [
+      {
+        organizationId: initech.organizationId,
+        timestamp: '2026-05-01T10:00:00.000Z',
+        sessionId: 'line\nbreak',
+        description,
+        attributes,
+      },
+    ]);
+    const res = await list('', initech.key);
+    expect(res.status).toBe(200);
+    expect(res.body.items).toEqual([
+      {
+        timestamp: '2026-05-01T10:00:00.000Z',
+        session_id: 'line\nbreak',
+        conversation_id: null,
+        source: null,
+        source_id: null,
+        category: null,
+        type: null,
+        user_id: null,
+        description,
+        attributes,
+      },
+    ]);
+  });
+});
+
 describe('fields', () => {
   it('keeps only the listed properties, and always the timestamp', async () => {
     const res = await list('?fields=type&fields=attributes&limit=1');

@@ -207,3 +207,16 @@ export function listPage<T>(items: T[], query: ListQuery<string>, totalCount: nu
     total_count: totalCount,
   };
 }
+
+/** listPage serialised, around items that are JSON text already (rendered by the database). */
+export function listPageJson(
+  itemsJson: readonly string[],
+  query: ListQuery<string>,
+  totalCount: number,
+): string {
+  // `items` is the first key; a replacement function, as a string would expand `$&` in the items.
+  return JSON.stringify(listPage([], query, totalCount)).replace(
+    '"items":[]',
+    () => `"items":[${itemsJson.join(',')}]`,
+  );
+}
