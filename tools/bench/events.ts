@@ -1,8 +1,9 @@
 // The events list at a million events per organization (issue #3's benchmark):
-// `pnpm bench:events [--events 1000000] [--seconds 5] [--connections 16] [--import-lines 1000000]
-// [--database postgres://user:password@host:5432/postgres]`.
+// `pnpm bench:events [--events 1000000] [--seconds 5] [--connections 16] [--rounds 1]
+// [--import-lines 1000000] [--database postgres://user:password@host:5432/postgres]`.
 // Builds two organizations of `--events` each, runs every list shape against the real server
-// process next to a bare Hono route answering the same bytes, then times the real import CLI
+// process next to a bare Hono route answering the same bytes (with --rounds N, all of them N times
+// in turn, reporting each one's medians), then times the real import CLI
 // (`--events 0` times the import alone, into an empty database: `--import-lines 7200000` makes a
 // 2 GB file).
 // The database is a temporary SQLite file, or with --database a new database on that PostgreSQL
@@ -29,7 +30,7 @@ import {
   postgresUrlOf,
   withAdmin,
 } from '../../apps/server/test/support/test-database.js';
-import { TABLE_HEADER, formatRow, load } from './load.js';
+import { TABLE_HEADER, formatRow, load, medianOf, type LoadResult } from './load.js';
 
 const { values } = parseArgs({
   options: {
@@ -38,6 +39,7 @@ const { values } = parseArgs({
     connections: { type: 'string', default: '16' },
     'import-lines': { type: 'string', default: '1000000' },
     database: { type: 'string' },
+    rounds: { type: 'string', default: '1' },
   },
 });
 if (values.database !== undefined && !isPostgresUrl(values.database)) {
@@ -47,6 +49,9 @@ const perOrganization = Number(values.events);
 const seconds = Number(values.seconds);
 const connections = Number(values.connections);
 const importLines = Number(values['import-lines']);
+const rounds = Number(values.rounds);
+if (!Number.isInteger(rounds) || rounds < 1)
+  throw new Error('--rounds takes a whole number, 1 or more');
 const SERVER_DIR = fileURLToPath(new URL('../../apps/server', import.meta.url));
 
 const CATEGORIES = ['session', 'llm', 'tool', 'message', 'error', 'system'];
@@ -226,8 +231,14 @@ async function measureList(databaseUrl: string, fullKey: string): Promise<void> 
   const searchUrl = (field: string, value: string) =>
     `${events}?search_fields=${field}&search_field_values=${encodeURIComponent(value)}`;
   const deepPage = Math.floor(perOrganization / 25) - 1;
+  // Compared with the bare route at the end.
+  const [defaultPage, countOnly, health] = [
+    'default page',
+    'limit=0 (total_count only)',
+    '/healthz (no key, no database)',
+  ];
   const shapes: Array<[string, string]> = [
-    ['default page', events],
+    [defaultPage, events],
     ['session_id', searchUrl('session_id', 's-1-4321')],
     ['conversation_id', searchUrl('conversation_id', 'c-1-777')],
     ['user_id', searchUrl('user_id', '+14155551234')],
@@ -250,33 +261,54 @@ async function measureList(databaseUrl: string, fullKey: string): Promise<void> 
       `${events}?page=${Math.floor(deepPage / 2)}`,
     ],
     [`page 40000`, `${events}?page=40000`],
+    // Floors of any answer of this server: the count alone (key check, highest id, cached count,
+    // no rows) and /healthz (no key, no database: HTTP, Hono and the request log only).
+    [countOnly, `${events}?limit=0`],
+    [health, `${server.baseUrl}/healthz`],
   ];
 
   const defaultBody = await fetch(events, { headers }).then((r) => r.text());
   const bare = await startBareServer(defaultBody);
+  const bareLabel = `bare Hono, same ${defaultBody.length} bytes`;
+  const runs = new Map<string, { url: string; firstMs?: number; results: LoadResult[] }>();
   try {
-    console.log(
-      `\n${2 * perOrganization} events, ${connections} connections, ${seconds} s per shape`,
-    );
-    console.log(`${TABLE_HEADER} ${'first ms'.padStart(9)}`);
-    const results = new Map<string, number>();
     for (const [label, url] of shapes) {
       const firstStart = performance.now();
       const first = await fetch(url, { headers });
       await first.text();
-      const firstMs = performance.now() - firstStart;
       if (!first.ok) throw new Error(`${label}: ${first.status}`);
-      await load({ url, connections, seconds: 1, headers });
-      const result = await load({ url, connections, seconds, headers });
-      results.set(label, result.requestsPerSecond);
-      console.log(`${formatRow(label, result)} ${firstMs.toFixed(1).padStart(9)}`);
+      runs.set(label, { url, firstMs: performance.now() - firstStart, results: [] });
     }
-    await load({ url: bare.url, connections, seconds: 1 });
-    const bareResult = await load({ url: bare.url, connections, seconds });
-    console.log(formatRow(`bare Hono, same ${defaultBody.length} bytes`, bareResult));
+    runs.set(bareLabel, { url: bare.url, results: [] });
     console.log(
-      `default page / bare Hono (req/s): ${(results.get('default page')! / bareResult.requestsPerSecond).toFixed(2)}`,
+      `\n${2 * perOrganization} events, ${connections} connections, ${seconds} s per shape, ${rounds} round(s)`,
     );
+    // Every shape once per round, the bare route included, so that a slower minute of the
+    // machine weighs on all of them alike; the table gives each shape's median.
+    for (let round = 1; round <= rounds; round += 1) {
+      for (const [label, run] of runs) {
+        await load({ url: run.url, connections, seconds: 1, headers });
+        const result = await load({ url: run.url, connections, seconds, headers });
+        run.results.push(result);
+        if (rounds > 1) console.log(`round ${round}: ${formatRow(label, result)}`);
+      }
+    }
+    console.log(`\n${TABLE_HEADER} ${'first ms'.padStart(9)} ${'req/s range'.padStart(14)}`);
+    const medians = new Map<string, LoadResult>();
+    for (const [label, run] of runs) {
+      const median = medianOf(run.results);
+      medians.set(label, median);
+      const rates = run.results.map((r) => Math.round(r.requestsPerSecond));
+      const first = run.firstMs === undefined ? '' : run.firstMs.toFixed(1);
+      console.log(
+        `${formatRow(label, median)} ${first.padStart(9)} ${`${Math.min(...rates)}-${Math.max(...rates)}`.padStart(14)}`,
+      );
+    }
+    for (const label of [defaultPage, countOnly, health]) {
+      const ratio =
+        medians.get(label)!.requestsPerSecond / medians.get(bareLabel)!.requestsPerSecond;
+      console.log(`${label} / bare Hono (req/s): ${ratio.toFixed(2)}`);
+    }
     console.log(`server RSS after the runs: ${server.rssMiB().toFixed(0)} MiB`);
   } finally {
     bare.stop();

@@ -45,3 +45,24 @@ export function formatRow(label: string, r: LoadResult): string {
 }
 
 export const TABLE_HEADER = `${'shape'.padEnd(38)} ${'p50 ms'.padStart(8)} ${'p99 ms'.padStart(8)} ${'req/s'.padStart(9)} ${'requests'.padStart(9)} ${'errors'.padStart(7)}`;
+
+/**
+ * The median of each rate and latency over repeated runs of one shape, with the requests and
+ * errors of all of them: on a shared virtual machine one run can be a third off the next.
+ */
+export function medianOf(runs: readonly LoadResult[]): LoadResult {
+  const median = (pick: (r: LoadResult) => number) => {
+    const sorted = runs.map(pick).sort((a, b) => a - b);
+    const middle = Math.floor(sorted.length / 2);
+    return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
+  };
+  const sum = (pick: (r: LoadResult) => number) => runs.reduce((total, r) => total + pick(r), 0);
+  return {
+    requests: sum((r) => r.requests),
+    non2xx: sum((r) => r.non2xx),
+    errors: sum((r) => r.errors),
+    requestsPerSecond: median((r) => r.requestsPerSecond),
+    p50Ms: median((r) => r.p50Ms),
+    p99Ms: median((r) => r.p99Ms),
+  };
+}
