@@ -181,10 +181,21 @@ async function timedImport(databaseUrl: string): Promise<string> {
   return `${result.stdout.trim()}; peak RSS ${(peakKiB / 1024).toFixed(0)} MiB`;
 }
 
+interface BenchDatabase {
+  url: string;
+  drop: () => Promise<void>;
+  /**
+   * Waits until no query of the server is left running. autocannon stops with up to one request
+   * per connection still in the server: on PostgreSQL, 16 middle pages outlast a whole run and
+   * would slow the next shapes. SQLite answers in order inside the server, so nothing is left.
+   */
+  settle: () => Promise<void>;
+}
+
 /** A fresh database for the run: a SQLite file, or a new database on the PostgreSQL server. */
-async function createBenchDatabase(): Promise<{ url: string; drop: () => Promise<void> }> {
+async function createBenchDatabase(): Promise<BenchDatabase> {
   if (values.database === undefined) {
-    return { url: join(directory, 'bench.db'), drop: async () => {} };
+    return { url: join(directory, 'bench.db'), drop: async () => {}, settle: async () => {} };
   }
   const name = `agentline_bench_events_${process.pid}`;
   const serverUrl = values.database;
@@ -192,6 +203,14 @@ async function createBenchDatabase(): Promise<{ url: string; drop: () => Promise
   return {
     url: postgresUrlOf(serverUrl, name),
     drop: () => withAdmin(serverUrl, (admin) => dropDatabase(admin, name)),
+    settle: () =>
+      withAdmin(serverUrl, async (admin) => {
+        const running = `SELECT count(*)::int AS n FROM pg_stat_activity
+                         WHERE datname = $1 AND state = 'active' AND pid <> pg_backend_pid()`;
+        while ((await admin.query<{ n: number }>(running, [name])).rows[0]!.n > 0) {
+          await new Promise((resolve) => setTimeout(resolve, 100));
+        }
+      }),
   };
 }
 
@@ -217,8 +236,8 @@ async function buildEvents(db: Db, organizationIds: readonly number[]): Promise<
 }
 
 /** Runs every list shape against the real server, then the bare route, and prints the table. */
-async function measureList(databaseUrl: string, fullKey: string): Promise<void> {
-  const server = await startServerProcess({ DATABASE_URL: databaseUrl }, { keepOutput: false });
+async function measureList(database: BenchDatabase, fullKey: string): Promise<void> {
+  const server = await startServerProcess({ DATABASE_URL: database.url }, { keepOutput: false });
   let serverErrors = '';
   server.child.stderr.on('data', (chunk: Buffer) => {
     serverErrors = (serverErrors + chunk.toString()).slice(-4000);
@@ -291,6 +310,7 @@ async function measureList(databaseUrl: string, fullKey: string): Promise<void> 
         const result = await load({ url: run.url, connections, seconds, headers });
         run.results.push(result);
         if (rounds > 1) console.log(`round ${round}: ${formatRow(label, result)}`);
+        await database.settle();
       }
     }
     console.log(`\n${TABLE_HEADER} ${'first ms'.padStart(9)} ${'req/s range'.padStart(14)}`);
@@ -344,7 +364,7 @@ try {
   }
   await db.close();
 
-  if (perOrganization > 0) await measureList(databaseUrl, fullKey);
+  if (perOrganization > 0) await measureList(database, fullKey);
   else console.log('--events 0: no list to measure, the import alone');
 
   if (importLines > 0) {
