@@ -9,9 +9,9 @@ import { VersionedJsonCache } from '../../http/versioned-cache.js';
 import type { AppEnv } from '../../http/app-env.js';
 import type { components } from '../../generated/openapi-types.js';
 import type * as routes from './prompts.routes.js';
+import { toWirePrompt, toWireTools, type WirePrompt } from './prompts.wire.js';
 
 type PromptListResponse = components['schemas']['PromptListResponse'];
-import { toWirePrompt, toWireTools, type WirePrompt } from './prompts.wire.js';
 
 // A full page carries every tool of 25 prompts with the prompts and agents using each: building
 // it costs tens of milliseconds, while the records behind it change only when an operator loads
