@@ -235,6 +235,13 @@ async function buildEvents(db: Db, organizationIds: readonly number[]): Promise<
   }
 }
 
+/** An API key with every permission in the organization, for the list requests. */
+async function createBenchKey(db: Db, organizationId: number): Promise<string> {
+  const role = await createRole(db, { organizationId, name: 'admin', permissions: PERMISSIONS });
+  const { fullKey } = await createApiKey(db, { organizationId, roleId: role.id, name: 'bench' });
+  return fullKey;
+}
+
 /** Runs every list shape against the real server, then the bare route, and prints the table. */
 async function measureList(database: BenchDatabase, fullKey: string): Promise<void> {
   const server = await startServerProcess({ DATABASE_URL: database.url }, { keepOutput: false });
@@ -346,26 +353,18 @@ try {
     await createOrganization(db, 'Bench A'),
     await createOrganization(db, 'Bench B'),
   ];
-  const role = await createRole(db, {
-    organizationId: organizations[0]!.id,
-    name: 'admin',
-    permissions: PERMISSIONS,
-  });
-  const { fullKey } = await createApiKey(db, {
-    organizationId: organizations[0]!.id,
-    roleId: role.id,
-    name: 'bench',
-  });
   if (perOrganization > 0) {
     await buildEvents(
       db,
       organizations.map((o) => o.id),
     );
+    const fullKey = await createBenchKey(db, organizations[0]!.id);
+    await db.close();
+    await measureList(database, fullKey);
+  } else {
+    await db.close();
+    console.log('--events 0: no list to measure, the import alone');
   }
-  await db.close();
-
-  if (perOrganization > 0) await measureList(database, fullKey);
-  else console.log('--events 0: no list to measure, the import alone');
 
   if (importLines > 0) {
     console.log(`\nimport of ${importLines} NDJSON lines into the same database (new events):`);
