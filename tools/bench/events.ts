@@ -16,14 +16,13 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { createDb, isPostgresUrl, migrateDb, type Db } from '../../apps/server/src/db/client.js';
-import { createApiKey } from '../../apps/server/src/db/repositories/api-keys.js';
 import {
   insertEventBatch,
   type EventToImport,
 } from '../../apps/server/src/db/repositories/event-import.js';
 import { createOrganization } from '../../apps/server/src/db/repositories/organizations.js';
-import { createRole } from '../../apps/server/src/db/repositories/roles.js';
 import { PERMISSIONS } from '../../apps/server/src/domain/permissions.js';
+import { createKey } from '../../apps/server/test/support/harness.js';
 import { startServerProcess } from '../../apps/server/test/support/server-process.js';
 import {
   dropDatabase,
@@ -235,13 +234,6 @@ async function buildEvents(db: Db, organizationIds: readonly number[]): Promise<
   }
 }
 
-/** An API key with every permission in the organization, for the list requests. */
-async function createBenchKey(db: Db, organizationId: number): Promise<string> {
-  const role = await createRole(db, { organizationId, name: 'admin', permissions: PERMISSIONS });
-  const { fullKey } = await createApiKey(db, { organizationId, roleId: role.id, name: 'bench' });
-  return fullKey;
-}
-
 /** Runs every list shape against the real server, then the bare route, and prints the table. */
 async function measureList(database: BenchDatabase, fullKey: string): Promise<void> {
   const server = await startServerProcess({ DATABASE_URL: database.url }, { keepOutput: false });
@@ -358,7 +350,7 @@ try {
       db,
       organizations.map((o) => o.id),
     );
-    const fullKey = await createBenchKey(db, organizations[0]!.id);
+    const fullKey = await createKey(db, organizations[0]!.id, PERMISSIONS);
     await db.close();
     await measureList(database, fullKey);
   } else {

@@ -287,10 +287,11 @@ describe('order', () => {
 
 describe('text as stored', () => {
   it('returns every character of the text and the attributes exactly as stored', async () => {
-    // The database renders the items' JSON (listEvents): quotes, backslashes, control characters,
-    // characters beyond ASCII and nested attributes must all come back unchanged.
+    // The database renders the items' JSON (listEvents) and listPageJson splices it into the
+    // page: quotes, backslashes, control characters, characters beyond ASCII, `$` replacement
+    // patterns and nested attributes must all come back unchanged.
     const initech = await createTenant(api.db, 'Initech');
-    const description = 'He said "refund" \\ twice,\nthen\ttabbed \u0001 — Émile 😀';
+    const description = 'He said "refund" \\ twice,\nthen\ttabbed \u0001 — Émile 😀, $& $` $\' $$';
     const attributes = {
       quote: 'a "b" \\ c',
       nested: { list: [1, 2.5, -3e-7, true, null, 'ü'], empty: {} },
