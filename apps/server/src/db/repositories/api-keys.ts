@@ -136,17 +136,26 @@ export interface ApiKeyPrincipal {
 }
 
 /**
+ * Compared against when the key id is unknown, so an unknown id costs the same hash and compare
+ * as a wrong secret and response times do not tell which key ids exist.
+ */
+const UNKNOWN_KEY_SECRET_HASH = hashApiKeySecret('no key has this secret');
+
+/**
  * Who a presented `Service-API-Key` value is, or null when it is malformed, unknown, revoked or
- * its secret does not match (callers answer all of these the same way: 401).
+ * its secret does not match (callers answer all of these the same way: 401). `secretMatches` is
+ * a parameter so tests can see that both refusals do the same work.
  */
 export async function authenticateApiKey(
   db: Db,
   presentedKey: string,
+  secretMatches = apiKeySecretMatches,
 ): Promise<ApiKeyPrincipal | null> {
   const parts = parseApiKey(presentedKey);
   if (!parts) return null;
   const found = await findApiKeyForAuth(db, parts.keyId);
-  if (!found || !apiKeySecretMatches(parts.secret, found.key.secretHash)) return null;
+  const matches = secretMatches(parts.secret, found?.key.secretHash ?? UNKNOWN_KEY_SECRET_HASH);
+  if (!found || !matches) return null;
   return {
     apiKeyId: found.key.id,
     keyId: found.key.keyId,
