@@ -20,6 +20,7 @@ export type ErrorCode =
   | 'NOT_FOUND'
   | 'CONFLICT'
   | 'PAYLOAD_TOO_LARGE'
+  | 'UNSUPPORTED_MEDIA_TYPE'
   | 'RATE_LIMITED'
   | 'INTERNAL'
   | 'PROVIDER_UNAVAILABLE'
@@ -37,6 +38,20 @@ export class ApiError extends Error {
     super(detail);
   }
 }
+
+/** The client went away before its request was read: nobody is left to answer. */
+export class ClientAbortError extends Error {
+  override name = 'ClientAbortError';
+  constructor(readonly reason: unknown) {
+    super('the client closed the connection before its request was read');
+  }
+}
+
+/**
+ * The status logs and metrics give a request whose client left (nginx's convention): the client
+ * sees nothing, and it is neither a success nor a server fault.
+ */
+export const CLIENT_CLOSED_REQUEST = 499;
 
 /** Input problems found outside zod (by hand-written checks in the HTTP layer). */
 export class RequestValidationError extends Error {
@@ -68,6 +83,19 @@ function valueAt(input: unknown, path: readonly PropertyKey[]): unknown {
     value = (value as Record<PropertyKey, unknown>)[key];
   }
   return value;
+}
+
+/** The value at `path`; a query key given once is its list's only element. */
+function givenValue(input: unknown, path: readonly PropertyKey[]): unknown {
+  const parent = valueAt(input, path.slice(0, -1));
+  return typeof parent === 'string' && path[path.length - 1] === 0 ? parent : valueAt(input, path);
+}
+
+/** A field as a person names it: `fields[0]` for an element of a list, `limit` otherwise. */
+function fieldName(path: readonly PropertyKey[], location: string): string {
+  const last = path[path.length - 1];
+  if (typeof last !== 'number') return last === undefined ? location : String(last);
+  return `${fieldName(path.slice(0, -1), location)}[${last}]`;
 }
 
 /** Zod's issue, in the FastAPI-style words of the contract (`int_parsing`, `less_than_equal`, ...). */
@@ -139,7 +167,7 @@ function problemOfIssue(issue: z.core.$ZodIssue, location: string, input: unknow
     case 'invalid_value':
       return {
         loc,
-        msg: `${field} must be one of: ${describeAllowed(issue.values)}.`,
+        msg: `${JSON.stringify(givenValue(input, issue.path))} is not allowed in ${fieldName(issue.path, location)}; it must be one of: ${describeAllowed(issue.values)}.`,
         type: issue.values.length === 1 ? 'literal_error' : 'enum',
       };
     case 'invalid_format':
@@ -199,22 +227,18 @@ export function handleError(error: Error, c: Context<AppEnv>) {
   if (error instanceof RecordNotFoundError) {
     return errorResponse(c, new ApiError(404, 'NOT_FOUND', error.message));
   }
-  if (error instanceof HTTPException) {
-    // Hono's own validators throw these before our schemas see the body.
-    if (error.status === 400 && /JSON/i.test(error.message)) {
-      return validationResponse(c, [
-        { loc: ['body'], msg: 'The request body is not valid JSON.', type: 'json_invalid' },
-      ]);
-    }
-    if (error.status === 415) {
-      return validationResponse(c, [
-        {
-          loc: ['header', 'content-type'],
-          msg: 'Send the request body as JSON with Content-Type: application/json.',
-          type: 'content_type',
-        },
-      ]);
-    }
+  if (error instanceof ClientAbortError) {
+    c.get('logger').info(
+      { code: (error.reason as { code?: string } | null)?.code },
+      'client closed the connection before its request was read',
+    );
+    return c.body(null, CLIENT_CLOSED_REQUEST as ContentfulStatusCode);
+  }
+  // Hono's JSON validator throws this for a body it cannot parse.
+  if (error instanceof HTTPException && error.status === 400 && /JSON/i.test(error.message)) {
+    return validationResponse(c, [
+      { loc: ['body'], msg: 'The request body is not valid JSON.', type: 'json_invalid' },
+    ]);
   }
   const unavailable = databaseUnavailableReason(error);
   if (unavailable) {

@@ -23,8 +23,8 @@ export function idempotency(): MiddlewareHandler<AppEnv> {
       throw new RequestValidationError([
         {
           loc: ['header', HEADER],
-          msg: `${HEADER} must have 1 to 255 characters; send a new random value (a UUID) per request.`,
-          type: 'string_too_long',
+          msg: `${HEADER} must have 1 to 255 characters (it has ${key.length}); send a new random value (a UUID) per request.`,
+          type: key.length === 0 ? 'string_too_short' : 'string_too_long',
         },
       ]);
     }

@@ -64,12 +64,17 @@ export function booleanParam<T extends z.ZodType>(schema: T) {
  * Each element is then validated (and coerced) by the array's item schema.
  */
 export function arrayParam<T extends z.ZodType>(schema: T, options: { separator?: string } = {}) {
+  // No name of a list of names (`fields`, `search_fields`) is empty, so an empty value there
+  // (`?fields=`) can only mean "none given"; in a list of free text it is a real value.
+  const dropsEmpty = schema instanceof z.ZodArray && schema.element instanceof z.ZodEnum;
   return z.preprocess((value) => {
     if (value === undefined) return value;
     const values = Array.isArray(value) ? value : [value];
     const { separator } = options;
-    return separator === undefined
-      ? values
-      : values.flatMap((entry) => (typeof entry === 'string' ? entry.split(separator) : [entry]));
+    const split =
+      separator === undefined
+        ? values
+        : values.flatMap((entry) => (typeof entry === 'string' ? entry.split(separator) : [entry]));
+    return dropsEmpty ? split.filter((entry) => entry !== '') : split;
   }, schema);
 }
