@@ -18,8 +18,8 @@ import {
 } from './http/errors.js';
 import { Metrics, metricsEndpoint } from './http/metrics.js';
 import { idempotency } from './http/idempotency.js';
-import { rateLimit } from './http/rate-limit.js';
-import { queryStringLimit, rejectNulCharacters, requestBody } from './http/request-body.js';
+import { authFailureLimit, rateLimit, type AuthFailureLimit } from './http/rate-limit.js';
+import { queryStringLimit, rejectNulInQuery, requestBody } from './http/request-body.js';
 import { requestContext } from './http/request-context.js';
 import { registerDocsRoutes } from './routes/docs/docs.index.js';
 import { registerEventsRoutes } from './routes/events/events.index.js';
@@ -35,6 +35,8 @@ export interface AppOptions {
   bodyLimitBytes?: number;
   /** Requests per API key per minute; absent or 0 means no limit (the default of tests). */
   rateLimitPerMinute?: number;
+  /** Failed authentications per client address per minute; absent means no limit. */
+  authFailureLimit?: AuthFailureLimit;
   metrics?: Metrics;
   /** The bearer token /metrics requires; without one /metrics is a 404. */
   metricsToken?: string;
@@ -50,6 +52,7 @@ export function createApp({
   logger = pino({ level: 'silent' }),
   bodyLimitBytes = 1024 * 1024,
   rateLimitPerMinute = 0,
+  authFailureLimit: authFailures,
   metrics = new Metrics(),
   metricsToken,
 }: AppOptions): App {
@@ -66,8 +69,7 @@ export function createApp({
 
   app.use(requestContext(db, logger, metrics));
   app.use('/api/*', queryStringLimit(MAX_QUERY_STRING_CHARACTERS));
-  app.use('/api/*', requestBody(bodyLimitBytes));
-  app.use('/api/*', rejectNulCharacters());
+  app.use('/api/*', rejectNulInQuery());
 
   app.get('/healthz', (c) => c.json({ status: 'ok' }));
   app.get('/readyz', async (c) => {
@@ -82,8 +84,13 @@ export function createApp({
   registerDocsRoutes(app);
   if (metricsToken) app.get('/metrics', metricsEndpoint(metrics, metricsToken));
 
-  app.use('/api/v1/*', authenticate());
+  // Who is calling comes first: nothing of a body is read or parsed for a caller without a key.
+  const failures =
+    authFailures && authFailures.perMinute > 0 ? authFailureLimit(authFailures) : null;
+  if (failures) app.use('/api/v1/*', failures.guard);
+  app.use('/api/v1/*', authenticate(failures?.recordFailure));
   if (rateLimitPerMinute > 0) app.use('/api/v1/*', rateLimit(rateLimitPerMinute));
+  app.use('/api/v1/*', requestBody(bodyLimitBytes));
   app.use('/api/v1/*', idempotency());
   registerSpecComponents(app);
   registerEventsRoutes(app);

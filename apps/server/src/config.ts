@@ -1,6 +1,8 @@
 // The only module that reads process.env: every setting is parsed and validated once here, so a
 // bad value stops start-up with a message that names the variable instead of failing later.
 
+import { isIP } from 'node:net';
+
 export interface Config {
   /** `postgres://...` selects PostgreSQL; anything else is a SQLite file path (or `:memory:`). */
   databaseUrl: string;
@@ -13,6 +15,10 @@ export interface Config {
   bodyLimitBytes: number;
   /** Requests one API key may make per minute in this process; 0 turns the limit off. */
   rateLimitPerMinute: number;
+  /** Failed authentications one client address may have per minute; 0 turns the limit off. */
+  authFailuresPerMinute: number;
+  /** Proxies whose X-Forwarded-For header names the client (exact IP addresses). */
+  trustedProxies: ReadonlySet<string>;
   /** The bearer token /metrics requires; unset turns /metrics off (404). */
   metricsToken: string | undefined;
 }
@@ -38,6 +44,21 @@ function readInteger(
     throw new ConfigError(`${name} must be a whole number from ${min} to ${max}, got "${raw}".`);
   }
   return Number(raw);
+}
+
+function readTrustedProxies(env: NodeJS.ProcessEnv): ReadonlySet<string> {
+  const raw = env.TRUSTED_PROXIES ?? '';
+  const addresses = raw
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter((entry) => entry !== '');
+  const invalid = addresses.find((address) => isIP(address) === 0);
+  if (invalid !== undefined) {
+    throw new ConfigError(
+      `TRUSTED_PROXIES must be a comma-separated list of IP addresses, got "${invalid}".`,
+    );
+  }
+  return new Set(addresses);
 }
 
 // Long enough that guessing is hopeless; printable ASCII without spaces, so it fits a header as is.
@@ -68,6 +89,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel: logLevel as Config['logLevel'],
     bodyLimitBytes: readInteger(env, 'BODY_LIMIT_BYTES', 1024 * 1024, 1024, 100 * 1024 * 1024),
     rateLimitPerMinute: readInteger(env, 'RATE_LIMIT_PER_MINUTE', 300_000, 0, 100_000_000),
+    authFailuresPerMinute: readInteger(env, 'AUTH_FAILURES_PER_MINUTE', 60, 0, 1_000_000),
+    trustedProxies: readTrustedProxies(env),
     metricsToken: readMetricsToken(env),
   };
 }

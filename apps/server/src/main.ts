@@ -22,6 +22,10 @@ async function main(): Promise<void> {
     logger,
     bodyLimitBytes: config.bodyLimitBytes,
     rateLimitPerMinute: config.rateLimitPerMinute,
+    authFailureLimit: {
+      perMinute: config.authFailuresPerMinute,
+      trustedProxies: config.trustedProxies,
+    },
     metricsToken: config.metricsToken,
   });
   const server = serve(

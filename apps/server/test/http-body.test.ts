@@ -1,13 +1,11 @@
 // Request bodies over a real socket: the size limit (declared or streamed without a length),
 // malformed JSON, and the headers every response carries.
 
-import { request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../src/app.js';
 import type { Db } from '../src/db/client.js';
-import { specValidator } from './support/contract.js';
 import { createTenant, type Tenant } from './support/harness.js';
-import { startLiveServer, type LiveServer } from './support/live-server.js';
+import { sendRaw, startLiveServer, type LiveServer } from './support/live-server.js';
 import { createTestDb } from './support/test-database.js';
 
 const LIMIT = 4096;
@@ -26,43 +24,18 @@ afterAll(async () => {
   db.close();
 });
 
-/** Sends a POST through node:http, optionally without Content-Length (chunked). */
+/** Sends a POST with a key and a JSON Content-Type, optionally without Content-Length (chunked). */
 function post(path: string, chunks: string[], { chunked = false } = {}) {
-  return new Promise<{ status: number; headers: Record<string, string>; body: any }>(
-    (resolve, reject) => {
-      const total = chunks.reduce((n, c) => n + Buffer.byteLength(c), 0);
-      const req = httpRequest(`${server.baseUrl}${path}`, {
-        method: 'POST',
-        headers: {
-          'Service-API-Key': acme.key,
-          'Content-Type': 'application/json',
-          ...(chunked ? {} : { 'Content-Length': String(total) }),
-        },
-      });
-      req.on('response', (res) => {
-        let text = '';
-        res.on('data', (d: Buffer) => (text += d.toString()));
-        res.on('end', () => {
-          const body = JSON.parse(text);
-          const headers = res.headers as Record<string, string>;
-          specValidator.validateResponse({
-            method: 'POST',
-            url: path,
-            status: res.statusCode!,
-            headers,
-            body,
-          });
-          resolve({ status: res.statusCode!, headers, body });
-        });
-      });
-      // The server may answer 413 and close before the whole body is sent.
-      req.on('error', (error: NodeJS.ErrnoException) =>
-        error.code === 'EPIPE' || error.code === 'ECONNRESET' ? undefined : reject(error),
-      );
-      for (const chunk of chunks) req.write(chunk);
-      req.end();
+  const total = chunks.reduce((n, c) => n + Buffer.byteLength(c), 0);
+  return sendRaw(server.baseUrl, {
+    path,
+    chunks,
+    headers: {
+      'Service-API-Key': acme.key,
+      'Content-Type': 'application/json',
+      ...(chunked ? {} : { 'Content-Length': String(total) }),
     },
-  );
+  });
 }
 
 const big = JSON.stringify({ name: 'x'.repeat(LIMIT), target_id: 1, variants: [] });

@@ -1,7 +1,7 @@
 // Authentication (who is calling: 401) and authorization (may they do this: 403), in that order
 // and before any input validation, so a caller without access learns nothing about the input.
 
-import type { MiddlewareHandler } from 'hono';
+import type { Context, MiddlewareHandler } from 'hono';
 import {
   apiKeyUseIsStale,
   authenticateApiKey,
@@ -20,39 +20,51 @@ function unauthenticated(detail: string) {
   });
 }
 
-export function authenticate(): MiddlewareHandler<AppEnv> {
+/** `onFailure` hears of every 401 given here (the failed-authentication limit counts them). */
+export function authenticate(
+  onFailure: (c: Context<AppEnv>) => void = () => {},
+): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
-    const presented = c.req.header(API_KEY_HEADER);
-    if (!presented) {
-      throw unauthenticated(
-        `Send your API key in the ${API_KEY_HEADER} header; an operator creates one with "agentline key create".`,
-      );
+    try {
+      await authenticateRequest(c);
+    } catch (error) {
+      if (error instanceof ApiError && error.status === 401) onFailure(c);
+      throw error;
     }
-    const parsed = parseApiKey(presented.trim());
-    if (!parsed) {
-      throw unauthenticated(
-        `The ${API_KEY_HEADER} header is not an Agentline API key (expected agl_<key id>_<secret>).`,
-      );
-    }
-    const principal = await authenticateApiKey(c.get('db'), presented.trim());
-    // Unknown, wrong-secret and revoked keys get the same answer, so the answer reveals nothing
-    // about which key ids exist.
-    if (!principal) {
-      throw unauthenticated(
-        'This API key is unknown or has been revoked; ask an operator for a valid key.',
-      );
-    }
-    // Checked in memory first, so most requests stay read-only.
-    if (apiKeyUseIsStale(principal.lastUsedAt))
-      await recordApiKeyUse(c.get('db'), principal.apiKeyId);
-    c.set('auth', {
-      organizationId: principal.organizationId,
-      keyId: principal.keyId,
-      keyName: principal.keyName,
-      permissions: new Set(principal.permissions),
-    });
     await next();
   };
+}
+
+async function authenticateRequest(c: Context<AppEnv>): Promise<void> {
+  const presented = c.req.header(API_KEY_HEADER);
+  if (!presented) {
+    throw unauthenticated(
+      `Send your API key in the ${API_KEY_HEADER} header; an operator creates one with "agentline key create".`,
+    );
+  }
+  const parsed = parseApiKey(presented.trim());
+  if (!parsed) {
+    throw unauthenticated(
+      `The ${API_KEY_HEADER} header is not an Agentline API key (expected agl_<key id>_<secret>).`,
+    );
+  }
+  const principal = await authenticateApiKey(c.get('db'), presented.trim());
+  // Unknown, wrong-secret and revoked keys get the same answer, so the answer reveals nothing
+  // about which key ids exist.
+  if (!principal) {
+    throw unauthenticated(
+      'This API key is unknown or has been revoked; ask an operator for a valid key.',
+    );
+  }
+  // Checked in memory first, so most requests stay read-only.
+  if (apiKeyUseIsStale(principal.lastUsedAt))
+    await recordApiKeyUse(c.get('db'), principal.apiKeyId);
+  c.set('auth', {
+    organizationId: principal.organizationId,
+    keyId: principal.keyId,
+    keyName: principal.keyName,
+    permissions: new Set(principal.permissions),
+  });
 }
 
 /** Route middleware: the operation needs this permission in the key's role. */

@@ -1,14 +1,89 @@
-// Reads request bodies once, with the size limit, straight from Node's socket stream when the app
-// runs on @hono/node-server. Going through the Web `Request` that Hono would otherwise build costs
-// more than the rest of a small request (stream wrappers, an AbortSignal per request); the text
-// read here is handed to Hono's body cache, so validators parse it without touching that Request.
+// Request bodies: the media type, the size limit and the shape of the JSON, checked once and only
+// for authenticated callers (this runs after authentication). Bodies are read straight from Node's
+// socket stream when the app runs on @hono/node-server: going through the Web `Request` costs more
+// than the rest of a small request. The parsed JSON is handed to Hono's body cache, so the route's
+// validator does not parse it again.
 
 import type { IncomingMessage } from 'node:http';
 import type { MiddlewareHandler } from 'hono';
+import spec from '../generated/openapi.json' with { type: 'json' };
 import type { AppEnv } from './app-env.js';
-import { ApiError, RequestValidationError } from './errors.js';
+import { ApiError, ClientAbortError, RequestValidationError } from './errors.js';
+import type { InputProblem } from '../domain/errors.js';
 
 const METHODS_WITH_BODIES = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+/**
+ * How deep a JSON body may nest. The contract's deepest body (a variant inside an experiment)
+ * needs four levels; the limit leaves room for any honest client and bounds every walk.
+ */
+export const MAX_JSON_DEPTH = 64;
+
+interface BodyRule {
+  method: string;
+  path: RegExp;
+  required: boolean;
+}
+
+/** Which operations take a JSON body, and whether they require one: read from the contract. */
+const BODY_RULES: BodyRule[] = Object.entries(
+  spec.paths as Record<string, Record<string, { requestBody?: { required?: boolean } }>>,
+).flatMap(([template, operations]) =>
+  Object.entries(operations).flatMap(([method, operation]) =>
+    operation.requestBody
+      ? [
+          {
+            method: method.toUpperCase(),
+            path: new RegExp(`^${template.replace(/\{[^}]+\}/g, '[^/]+')}$`),
+            required: operation.requestBody.required === true,
+          },
+        ]
+      : [],
+  ),
+);
+
+function bodyRuleOf(method: string, path: string): BodyRule | undefined {
+  return BODY_RULES.find((rule) => rule.method === method && rule.path.test(path));
+}
+
+function unsupportedMediaType(detail: string): ApiError {
+  return new ApiError(415, 'UNSUPPORTED_MEDIA_TYPE', detail);
+}
+
+/**
+ * An operation that takes a body accepts only uncompressed JSON in UTF-8: anything else would be
+ * misread (a gzip body as bad JSON, UTF-16 as garbage) or, worse, silently dropped.
+ */
+function checkContentEncoding(contentEncoding: string | undefined): void {
+  if (contentEncoding !== undefined && contentEncoding.trim().toLowerCase() !== 'identity') {
+    throw unsupportedMediaType(
+      `Content-Encoding "${contentEncoding}" is not accepted; send the JSON body uncompressed.`,
+    );
+  }
+}
+
+function checkContentType(contentType: string | undefined, hasBody: boolean, rule: BodyRule): void {
+  if (contentType === undefined) {
+    if (!hasBody && !rule.required) return;
+    throw unsupportedMediaType(
+      'The request has no Content-Type; send the body as JSON with Content-Type: application/json.',
+    );
+  }
+  const [mediaType = '', ...parameters] = contentType.split(';').map((part) => part.trim());
+  if (mediaType.toLowerCase() !== 'application/json') {
+    throw unsupportedMediaType(
+      `Content-Type "${mediaType}" is not accepted; send the body as JSON with Content-Type: application/json.`,
+    );
+  }
+  for (const parameter of parameters) {
+    const [name = '', value = ''] = parameter.split('=').map((part) => part.trim());
+    if (name.toLowerCase() === 'charset' && value.replace(/"/g, '').toLowerCase() !== 'utf-8') {
+      throw unsupportedMediaType(
+        `charset "${value}" is not accepted; encode the JSON body in UTF-8 (charset=utf-8 or no charset).`,
+      );
+    }
+  }
+}
 
 function tooLarge(limitBytes: number): ApiError {
   return new ApiError(
@@ -21,19 +96,97 @@ function tooLarge(limitBytes: number): ApiError {
 async function readIncoming(incoming: IncomingMessage, limitBytes: number): Promise<string> {
   const chunks: Buffer[] = [];
   let size = 0;
-  for await (const chunk of incoming as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > limitBytes) throw tooLarge(limitBytes);
-    chunks.push(chunk);
+  try {
+    for await (const chunk of incoming as AsyncIterable<Buffer>) {
+      size += chunk.length;
+      if (size > limitBytes) throw tooLarge(limitBytes);
+      chunks.push(chunk);
+    }
+  } catch (error) {
+    if (error instanceof ApiError) throw error;
+    // The stream fails only when the client goes away before its body ends.
+    throw new ClientAbortError(error);
   }
   return Buffer.concat(chunks).toString('utf8');
 }
 
+const NUL = '\u0000';
+const NUL_MESSAGE =
+  'must not contain the NUL character (U+0000); remove it (PostgreSQL cannot store it, so neither backend accepts it).';
+const SURROGATE_MESSAGE =
+  'must not contain a lone surrogate (an unpaired \\ud800-\\udfff escape); send well-formed Unicode text.';
+const LONE_SURROGATE = /\p{Surrogate}/u;
+
+/** What is wrong with one string of a body (a value or a key), if anything. */
+function textProblem(text: string, loc: Array<string | number>): InputProblem | null {
+  if (text.includes(NUL)) return { loc, msg: NUL_MESSAGE, type: 'value_error' };
+  if (LONE_SURROGATE.test(text)) return { loc, msg: SURROGATE_MESSAGE, type: 'value_error' };
+  return null;
+}
+
+/**
+ * The first problem of a parsed JSON body: nesting deeper than MAX_JSON_DEPTH, or text that no
+ * backend stores faithfully (NUL, lone surrogates). Iterative, so no body can exhaust the stack,
+ * and each value's path is built only when a problem is found.
+ */
+export function jsonBodyProblem(body: unknown): InputProblem | null {
+  interface Frame {
+    value: unknown;
+    depth: number;
+    parent: Frame | null;
+    key: string | number | null;
+  }
+  const locOf = (frame: Frame): Array<string | number> => {
+    const path: Array<string | number> = [];
+    for (let at: Frame | null = frame; at?.parent; at = at.parent) path.push(at.key!);
+    return ['body', ...path.reverse()];
+  };
+  const stack: Frame[] = [{ value: body, depth: 0, parent: null, key: null }];
+  while (stack.length > 0) {
+    const frame = stack.pop()!;
+    const { value } = frame;
+    if (typeof value === 'string') {
+      const problem = textProblem(value, locOf(frame));
+      if (problem) return problem;
+      continue;
+    }
+    if (value === null || typeof value !== 'object') continue;
+    if (frame.depth >= MAX_JSON_DEPTH) {
+      return {
+        loc: locOf(frame),
+        msg: `nests deeper than ${MAX_JSON_DEPTH} levels of arrays and objects; no operation takes such a body.`,
+        type: 'value_error',
+      };
+    }
+    const entries: Array<[string | number, unknown]> = Array.isArray(value)
+      ? value.map((item, index) => [index, item])
+      : Object.entries(value);
+    // Pushed in reverse so the first problem in document order is the one reported.
+    for (let i = entries.length - 1; i >= 0; i -= 1) {
+      const [key, item] = entries[i]!;
+      const child: Frame = { value: item, depth: frame.depth + 1, parent: frame, key };
+      if (typeof key === 'string') {
+        const problem = textProblem(key, locOf(child));
+        if (problem) return problem;
+      }
+      stack.push(child);
+    }
+  }
+  return null;
+}
+
+/**
+ * Reads the body of an authenticated request once, within the size limit. For an operation that
+ * takes a body, the media type must be JSON in UTF-8 (415 otherwise) and the JSON must be valid,
+ * shallow enough and free of unstorable text (422 with its loc otherwise).
+ */
 export function requestBody(limitBytes: number): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     if (!METHODS_WITH_BODIES.has(c.req.method)) return next();
     const declared = c.req.header('content-length');
     if (declared !== undefined && Number(declared) > limitBytes) throw tooLarge(limitBytes);
+    const rule = bodyRuleOf(c.req.method, c.req.path);
+    if (rule) checkContentEncoding(c.req.header('content-encoding'));
     const incoming = c.env?.incoming;
     // In-process requests (app.request in tests) have no socket: read the Web Request instead.
     const text = incoming
@@ -44,6 +197,20 @@ export function requestBody(limitBytes: number): MiddlewareHandler<AppEnv> {
         });
     // Hono keeps promises in its body cache although the type names the values.
     c.req.bodyCache.text = Promise.resolve(text) as unknown as string;
+    if (rule) checkContentType(c.req.header('content-type'), text !== '', rule);
+    if (rule && text !== '') {
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse(text);
+      } catch {
+        throw new RequestValidationError([
+          { loc: ['body'], msg: 'The request body is not valid JSON.', type: 'json_invalid' },
+        ]);
+      }
+      const problem = jsonBodyProblem(parsed);
+      if (problem) throw new RequestValidationError([problem]);
+      c.req.bodyCache.json = Promise.resolve(parsed) as unknown as object;
+    }
     await next();
   };
 }
@@ -69,36 +236,12 @@ export function queryStringLimit(maxCharacters: number): MiddlewareHandler<AppEn
   };
 }
 
-const NUL = '\u0000';
-const NUL_MESSAGE =
-  'must not contain the NUL character (U+0000); remove it (PostgreSQL cannot store it, so neither backend accepts it).';
-
-/** The path of the first string (or object key) inside `value` that contains NUL, if any. */
-function pathOfNul(value: unknown, path: Array<string | number>): Array<string | number> | null {
-  if (typeof value === 'string') return value.includes(NUL) ? path : null;
-  if (Array.isArray(value)) {
-    for (const [index, item] of value.entries()) {
-      const found = pathOfNul(item, [...path, index]);
-      if (found) return found;
-    }
-    return null;
-  }
-  if (value !== null && typeof value === 'object') {
-    for (const [key, item] of Object.entries(value)) {
-      if (key.includes(NUL)) return [...path, key];
-      const found = pathOfNul(item, [...path, key]);
-      if (found) return found;
-    }
-  }
-  return null;
-}
-
 /**
- * Refuses text holding U+0000 in the query string or a JSON body with a 422 naming where it is.
- * PostgreSQL's text cannot store it and SQLite's could: refusing it up front keeps the answers of
- * both backends the same, and such input is a mistake or an attack, never a real name or search.
+ * Refuses a query string holding U+0000 with a 422 naming the parameter. PostgreSQL's text cannot
+ * store it and SQLite's could: refusing it up front keeps the answers of both backends the same,
+ * and such input is a mistake or an attack, never a real name or search.
  */
-export function rejectNulCharacters(): MiddlewareHandler<AppEnv> {
+export function rejectNulInQuery(): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     const queryStart = c.req.url.indexOf('?');
     if (queryStart !== -1 && /%00/.test(c.req.url.slice(queryStart))) {
@@ -109,21 +252,6 @@ export function rejectNulCharacters(): MiddlewareHandler<AppEnv> {
           ]);
         }
       }
-    }
-    const body = METHODS_WITH_BODIES.has(c.req.method)
-      ? await (c.req.bodyCache.text as unknown as Promise<string> | undefined)
-      : undefined;
-    // JSON spells NUL as the escape \u0000; only then is the body parsed to find where it is.
-    if (body && /\\u0000/i.test(body)) {
-      let parsed: unknown;
-      try {
-        parsed = JSON.parse(body);
-      } catch {
-        parsed = undefined; // Not JSON: the route's own validation answers that.
-      }
-      const path = pathOfNul(parsed, ['body']);
-      if (path)
-        throw new RequestValidationError([{ loc: path, msg: NUL_MESSAGE, type: 'value_error' }]);
     }
     await next();
   };

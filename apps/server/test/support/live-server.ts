@@ -1,9 +1,11 @@
 // A real HTTP server on 127.0.0.1 (an ephemeral port) around a fresh app, for end-to-end tests
 // that go through the network stack the way users' clients do.
 
+import { request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { serve, type ServerType } from '@hono/node-server';
 import type { App } from '../../src/app.js';
+import { specValidator } from './contract.js';
 
 export interface LiveServer {
   baseUrl: string;
@@ -24,4 +26,54 @@ export async function startLiveServer(app: App): Promise<LiveServer> {
         server.close((error) => (error ? reject(error) : resolve())),
       ),
   };
+}
+
+export interface RawResponse {
+  status: number;
+  headers: Record<string, string>;
+  body: any;
+}
+
+export interface RawRequest {
+  method?: string;
+  path: string;
+  /** Sent as they are: nothing is added (no Content-Type, no key) unless named here. */
+  headers?: Record<string, string>;
+  /** Written one after the other; without Content-Length in `headers` the body is chunked. */
+  chunks?: Array<string | Buffer>;
+}
+
+/**
+ * Sends a request through node:http exactly as given, the way a careless or hostile client
+ * would (fetch would add a Content-Type of its own), and checks the answer against the spec.
+ */
+export function sendRaw(
+  baseUrl: string,
+  { method = 'POST', path, headers = {}, chunks = [] }: RawRequest,
+): Promise<RawResponse> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(`${baseUrl}${path}`, { method, headers });
+    req.on('response', (res) => {
+      let text = '';
+      res.on('data', (d: Buffer) => (text += d.toString()));
+      res.on('end', () => {
+        const body = text ? JSON.parse(text) : undefined;
+        const responseHeaders = res.headers as Record<string, string>;
+        specValidator.validateResponse({
+          method,
+          url: path,
+          status: res.statusCode!,
+          headers: responseHeaders,
+          body,
+        });
+        resolve({ status: res.statusCode!, headers: responseHeaders, body });
+      });
+    });
+    // The server may answer (413, 401, 429) and close before the whole body is sent.
+    req.on('error', (error: NodeJS.ErrnoException) =>
+      error.code === 'EPIPE' || error.code === 'ECONNRESET' ? undefined : reject(error),
+    );
+    for (const chunk of chunks) req.write(chunk);
+    req.end();
+  });
 }
