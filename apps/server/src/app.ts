@@ -4,6 +4,7 @@
 import { OpenAPIHono } from '@hono/zod-openapi';
 import pino, { type Logger } from 'pino';
 import type { Db } from './db/client.js';
+import { DEFAULT_IDEMPOTENCY_TIMES, type IdempotencyTimes } from './db/repositories/idempotency.js';
 import { pingDb } from './db/health.js';
 import spec from './generated/openapi.json' with { type: 'json' };
 import { registerSpecComponents } from './generated/routes.js';
@@ -35,6 +36,8 @@ export interface AppOptions {
   bodyLimitBytes?: number;
   /** Requests per API key per minute; absent or 0 means no limit (the default of tests). */
   rateLimitPerMinute?: number;
+  /** How long Idempotency-Key answers are kept and claims are leased (24 hours, 60 s). */
+  idempotencyTimes?: IdempotencyTimes;
   /** Failed authentications per client address per minute; absent means no limit. */
   authFailureLimit?: AuthFailureLimit;
   metrics?: Metrics;
@@ -53,6 +56,7 @@ export function createApp({
   bodyLimitBytes = 1024 * 1024,
   rateLimitPerMinute = 0,
   authFailureLimit: authFailures,
+  idempotencyTimes = DEFAULT_IDEMPOTENCY_TIMES,
   metrics = new Metrics(),
   metricsToken,
 }: AppOptions): App {
@@ -91,7 +95,7 @@ export function createApp({
   app.use('/api/v1/*', authenticate(failures?.recordFailure));
   if (rateLimitPerMinute > 0) app.use('/api/v1/*', rateLimit(rateLimitPerMinute));
   app.use('/api/v1/*', requestBody(bodyLimitBytes));
-  app.use('/api/v1/*', idempotency());
+  app.use('/api/v1/*', idempotency(idempotencyTimes));
   registerSpecComponents(app);
   registerEventsRoutes(app);
   registerPromptsRoutes(app);

@@ -19,6 +19,10 @@ export interface Config {
   authFailuresPerMinute: number;
   /** Proxies whose X-Forwarded-For header names the client (exact IP addresses). */
   trustedProxies: ReadonlySet<string>;
+  /** How long an Idempotency-Key answer is replayed before it is swept away. */
+  idempotencyRetentionSeconds: number;
+  /** How long a claimed Idempotency-Key waits for its answer before a retry may take it over. */
+  idempotencyLeaseSeconds: number;
   /** The bearer token /metrics requires; unset turns /metrics off (404). */
   metricsToken: string | undefined;
 }
@@ -91,6 +95,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     rateLimitPerMinute: readInteger(env, 'RATE_LIMIT_PER_MINUTE', 300_000, 0, 100_000_000),
     authFailuresPerMinute: readInteger(env, 'AUTH_FAILURES_PER_MINUTE', 60, 0, 1_000_000),
     trustedProxies: readTrustedProxies(env),
+    idempotencyRetentionSeconds: readInteger(
+      env,
+      'IDEMPOTENCY_RETENTION_SECONDS',
+      86_400,
+      1,
+      30 * 86_400,
+    ),
+    idempotencyLeaseSeconds: readInteger(env, 'IDEMPOTENCY_LEASE_SECONDS', 60, 1, 86_400),
     metricsToken: readMetricsToken(env),
   };
 }

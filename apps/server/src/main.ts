@@ -6,6 +6,7 @@ import pino from 'pino';
 import { createApp } from './app.js';
 import { ConfigError, loadConfig } from './config.js';
 import { createDb, migrateDb } from './db/client.js';
+import { startIdempotencySweeper } from './http/idempotency.js';
 
 const SHUTDOWN_GRACE_MS = 10_000;
 const HEADERS_TIMEOUT_MS = 10_000;
@@ -17,11 +18,21 @@ async function main(): Promise<void> {
   const db = createDb(config.databaseUrl, { poolSize: config.databasePoolSize });
   await migrateDb(db);
 
+  const idempotencyTimes = {
+    retentionMs: config.idempotencyRetentionSeconds * 1000,
+    leaseMs: config.idempotencyLeaseSeconds * 1000,
+  };
+  const stopSweeper = startIdempotencySweeper(db, logger, {
+    retentionMs: idempotencyTimes.retentionMs,
+    // Often enough that the table holds little beyond the retention, at most once a minute.
+    intervalMs: Math.min(60_000, idempotencyTimes.retentionMs / 4),
+  });
   const app = createApp({
     db,
     logger,
     bodyLimitBytes: config.bodyLimitBytes,
     rateLimitPerMinute: config.rateLimitPerMinute,
+    idempotencyTimes,
     authFailureLimit: {
       perMinute: config.authFailuresPerMinute,
       trustedProxies: config.trustedProxies,
@@ -54,6 +65,7 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     logger.info({ signal }, 'shutting down: finishing in-flight requests');
+    stopSweeper();
     const force = setTimeout(() => {
       logger.warn('in-flight requests did not finish in time; exiting');
       process.exit(1);

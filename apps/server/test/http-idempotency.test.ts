@@ -2,7 +2,12 @@
 
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { claimIdempotencyKey } from '../src/db/repositories/idempotency.js';
+import {
+  claimIdempotencyKey,
+  completeIdempotencyKey,
+  DEFAULT_IDEMPOTENCY_TIMES,
+  sweepExpiredIdempotencyKeys,
+} from '../src/db/repositories/idempotency.js';
 import { experiments, sessions } from '../src/db/schema.js';
 import { type Tenant, type TestApi } from './support/harness.js';
 import {
@@ -118,20 +123,50 @@ describe('Idempotency-Key', () => {
     expect(kinds.filter((kind) => kind === 'in_flight')).toHaveLength(19);
   });
 
-  it('keeps keys apart per API key, and forgets them after 24 hours', async () => {
-    const hash = 'h';
+  it('keeps keys apart per API key; a claim without an answer holds its key for the lease', async () => {
+    const at = (iso: string) => new Date(`2026-01-01T${iso}Z`);
+    const claim = (apiKeyId: string, when: string) =>
+      claimIdempotencyKey(api.db, apiKeyId, 'k', 'h', DEFAULT_IDEMPOTENCY_TIMES, at(when));
+    expect(await claim('key-a', '00:00:00')).toEqual({ kind: 'claimed' });
+    expect(await claim('key-b', '00:00:00')).toEqual({ kind: 'claimed' });
+    expect(await claim('key-a', '00:00:59')).toEqual({ kind: 'in_flight' });
+    // The lease ran out: the first request died with its process, so a retry takes the key over.
+    expect(await claim('key-a', '00:01:01')).toEqual({ kind: 'claimed' });
+    expect(await claim('key-a', '00:01:30')).toEqual({ kind: 'in_flight' });
+  });
+
+  it('replays an answer for the retention and forgets it afterwards', async () => {
+    const times = { retentionMs: 10_000, leaseMs: 1_000 };
+    const at = (seconds: number) => new Date(Date.UTC(2026, 0, 2, 0, 0, seconds));
+    expect(await claimIdempotencyKey(api.db, 'key-r', 'r', 'h', times, at(0))).toEqual({
+      kind: 'claimed',
+    });
+    await completeIdempotencyKey(api.db, 'key-r', 'r', 200, '{"ok":true}');
+    expect(await claimIdempotencyKey(api.db, 'key-r', 'r', 'h', times, at(9))).toEqual({
+      kind: 'replay',
+      status: 200,
+      body: '{"ok":true}',
+    });
+    expect(await claimIdempotencyKey(api.db, 'key-r', 'r', 'other', times, at(11))).toEqual({
+      kind: 'claimed',
+    });
+  });
+
+  it('sweeps expired rows oldest first, at most a batch at a time', async () => {
+    const times = { retentionMs: 60_000, leaseMs: 1_000 };
+    const base = Date.UTC(2026, 0, 3);
+    // Other tests of this file left rows from earlier days: out of the way first.
+    await sweepExpiredIdempotencyKeys(api.db, 0, 1000, new Date(base));
+    for (let i = 0; i < 5; i += 1) {
+      await claimIdempotencyKey(api.db, 'key-s', `s${i}`, 'h', times, new Date(base + i * 1000));
+    }
+    const now = new Date(base + 63_500); // s0..s3 are older than the retention, s4 is not
+    expect(await sweepExpiredIdempotencyKeys(api.db, times.retentionMs, 3, now)).toBe(3);
+    expect(await sweepExpiredIdempotencyKeys(api.db, times.retentionMs, 3, now)).toBe(1);
+    expect(await sweepExpiredIdempotencyKeys(api.db, times.retentionMs, 3, now)).toBe(0);
     expect(
-      await claimIdempotencyKey(api.db, 'key-a', 'k', hash, new Date('2026-01-01T00:00:00Z')),
-    ).toEqual({ kind: 'claimed' });
-    expect(
-      await claimIdempotencyKey(api.db, 'key-b', 'k', hash, new Date('2026-01-01T00:00:00Z')),
-    ).toEqual({ kind: 'claimed' });
-    expect(
-      await claimIdempotencyKey(api.db, 'key-a', 'k', hash, new Date('2026-01-01T01:00:00Z')),
+      await claimIdempotencyKey(api.db, 'key-s', 's4', 'h', times, new Date(base + 4_500)),
     ).toEqual({ kind: 'in_flight' });
-    expect(
-      await claimIdempotencyKey(api.db, 'key-a', 'k', hash, new Date('2026-01-02T00:00:01Z')),
-    ).toEqual({ kind: 'claimed' });
   });
 
   it('leaves requests without the header alone', async () => {

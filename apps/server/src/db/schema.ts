@@ -413,5 +413,9 @@ export const idempotencyKeys = sqliteTable(
     body: text('body'),
     createdAt: text('created_at').notNull(),
   },
-  (t) => [primaryKey({ columns: [t.apiKeyId, t.key] })],
+  (t) => [
+    primaryKey({ columns: [t.apiKeyId, t.key] }),
+    // The sweep deletes the oldest rows first.
+    index('idempotency_keys_created_at_idx').on(t.createdAt),
+  ],
 );

@@ -817,8 +817,12 @@ export interface components {
          * @description Makes a retried POST safe: the first answer to a key (success or error, except 5xx) is
          *     stored for 24 hours per API key and replayed for every later request with the same key,
          *     which then changes nothing. The same key with a different method, path or body is a 422;
-         *     a request with a key whose first request is still running is a 409. Use a new random
-         *     value (a UUID) for each logical request; the SDK does this for every POST.
+         *     a request with a key whose first request is still running is a 409, until that request
+         *     has gone 60 seconds without an answer (its server process died): then a retry with the
+         *     same key and body takes the key over and runs. After 24 hours a key is forgotten and
+         *     may be used again. Use a new random value (a UUID) for each logical request; the SDK
+         *     does this for every POST. (Both times are the defaults; the server's operator may set
+         *     others.)
          */
         IdempotencyKey: string;
         /** @description The experiment. */
@@ -937,8 +941,12 @@ export interface operations {
                  * @description Makes a retried POST safe: the first answer to a key (success or error, except 5xx) is
                  *     stored for 24 hours per API key and replayed for every later request with the same key,
                  *     which then changes nothing. The same key with a different method, path or body is a 422;
-                 *     a request with a key whose first request is still running is a 409. Use a new random
-                 *     value (a UUID) for each logical request; the SDK does this for every POST.
+                 *     a request with a key whose first request is still running is a 409, until that request
+                 *     has gone 60 seconds without an answer (its server process died): then a retry with the
+                 *     same key and body takes the key over and runs. After 24 hours a key is forgotten and
+                 *     may be used again. Use a new random value (a UUID) for each logical request; the SDK
+                 *     does this for every POST. (Both times are the defaults; the server's operator may set
+                 *     others.)
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
@@ -1030,8 +1038,12 @@ export interface operations {
                  * @description Makes a retried POST safe: the first answer to a key (success or error, except 5xx) is
                  *     stored for 24 hours per API key and replayed for every later request with the same key,
                  *     which then changes nothing. The same key with a different method, path or body is a 422;
-                 *     a request with a key whose first request is still running is a 409. Use a new random
-                 *     value (a UUID) for each logical request; the SDK does this for every POST.
+                 *     a request with a key whose first request is still running is a 409, until that request
+                 *     has gone 60 seconds without an answer (its server process died): then a retry with the
+                 *     same key and body takes the key over and runs. After 24 hours a key is forgotten and
+                 *     may be used again. Use a new random value (a UUID) for each logical request; the SDK
+                 *     does this for every POST. (Both times are the defaults; the server's operator may set
+                 *     others.)
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
@@ -1173,8 +1185,12 @@ export interface operations {
                  * @description Makes a retried POST safe: the first answer to a key (success or error, except 5xx) is
                  *     stored for 24 hours per API key and replayed for every later request with the same key,
                  *     which then changes nothing. The same key with a different method, path or body is a 422;
-                 *     a request with a key whose first request is still running is a 409. Use a new random
-                 *     value (a UUID) for each logical request; the SDK does this for every POST.
+                 *     a request with a key whose first request is still running is a 409, until that request
+                 *     has gone 60 seconds without an answer (its server process died): then a retry with the
+                 *     same key and body takes the key over and runs. After 24 hours a key is forgotten and
+                 *     may be used again. Use a new random value (a UUID) for each logical request; the SDK
+                 *     does this for every POST. (Both times are the defaults; the server's operator may set
+                 *     others.)
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
@@ -1214,8 +1230,12 @@ export interface operations {
                  * @description Makes a retried POST safe: the first answer to a key (success or error, except 5xx) is
                  *     stored for 24 hours per API key and replayed for every later request with the same key,
                  *     which then changes nothing. The same key with a different method, path or body is a 422;
-                 *     a request with a key whose first request is still running is a 409. Use a new random
-                 *     value (a UUID) for each logical request; the SDK does this for every POST.
+                 *     a request with a key whose first request is still running is a 409, until that request
+                 *     has gone 60 seconds without an answer (its server process died): then a retry with the
+                 *     same key and body takes the key over and runs. After 24 hours a key is forgotten and
+                 *     may be used again. Use a new random value (a UUID) for each logical request; the SDK
+                 *     does this for every POST. (Both times are the defaults; the server's operator may set
+                 *     others.)
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
@@ -1286,8 +1306,12 @@ export interface operations {
                  * @description Makes a retried POST safe: the first answer to a key (success or error, except 5xx) is
                  *     stored for 24 hours per API key and replayed for every later request with the same key,
                  *     which then changes nothing. The same key with a different method, path or body is a 422;
-                 *     a request with a key whose first request is still running is a 409. Use a new random
-                 *     value (a UUID) for each logical request; the SDK does this for every POST.
+                 *     a request with a key whose first request is still running is a 409, until that request
+                 *     has gone 60 seconds without an answer (its server process died): then a retry with the
+                 *     same key and body takes the key over and runs. After 24 hours a key is forgotten and
+                 *     may be used again. Use a new random value (a UUID) for each logical request; the SDK
+                 *     does this for every POST. (Both times are the defaults; the server's operator may set
+                 *     others.)
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };

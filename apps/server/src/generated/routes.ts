@@ -791,7 +791,7 @@ const idempotencyKeyParameter = z
   .openapi({
     param: {
       description:
-        'Makes a retried POST safe: the first answer to a key (success or error, except 5xx) is\nstored for 24 hours per API key and replayed for every later request with the same key,\nwhich then changes nothing. The same key with a different method, path or body is a 422;\na request with a key whose first request is still running is a 409. Use a new random\nvalue (a UUID) for each logical request; the SDK does this for every POST.\n',
+        "Makes a retried POST safe: the first answer to a key (success or error, except 5xx) is\nstored for 24 hours per API key and replayed for every later request with the same key,\nwhich then changes nothing. The same key with a different method, path or body is a 422;\na request with a key whose first request is still running is a 409, until that request\nhas gone 60 seconds without an answer (its server process died): then a retry with the\nsame key and body takes the key over and runs. After 24 hours a key is forgotten and\nmay be used again. Use a new random value (a UUID) for each logical request; the SDK\ndoes this for every POST. (Both times are the defaults; the server's operator may set\nothers.)\n",
     },
   });
 

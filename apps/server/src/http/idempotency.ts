@@ -1,21 +1,27 @@
 // Idempotency-Key on POST (the IETF draft's rules, as Stripe applies them): the first answer to
-// a key, success or error, is stored per API key for 24 hours and replayed to every retry; the
-// same key with another method, path or body is a 422; a retry while the first is still running
-// is a 409. A 5xx is not stored: its transaction rolled back, so the retry runs afresh.
+// a key, success or error, is stored per API key for the retention (24 hours) and replayed to
+// every retry; the same key with another method, path or body is a 422; a retry while the first
+// is still running is a 409, until the first one's lease runs out (its process died) and the retry
+// takes the key over. A 5xx is not stored: its transaction rolled back, so the retry runs afresh.
+// Expired keys are swept away in the background (startIdempotencySweeper).
 
 import { createHash } from 'node:crypto';
 import type { MiddlewareHandler } from 'hono';
+import type { Logger } from 'pino';
+import type { Db } from '../db/client.js';
 import {
   claimIdempotencyKey,
   completeIdempotencyKey,
   releaseIdempotencyKey,
+  sweepExpiredIdempotencyKeys,
+  type IdempotencyTimes,
 } from '../db/repositories/idempotency.js';
 import type { AppEnv } from './app-env.js';
 import { ApiError, RequestValidationError } from './errors.js';
 
 const HEADER = 'Idempotency-Key';
 
-export function idempotency(): MiddlewareHandler<AppEnv> {
+export function idempotency(times: IdempotencyTimes): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     const key = c.req.header(HEADER);
     if (c.req.method !== 'POST' || key === undefined) return next();
@@ -34,7 +40,7 @@ export function idempotency(): MiddlewareHandler<AppEnv> {
     const requestHash = createHash('sha256')
       .update(`${c.req.method} ${c.req.path}\n${body}`)
       .digest('hex');
-    const claim = await claimIdempotencyKey(db, keyId, key, requestHash);
+    const claim = await claimIdempotencyKey(db, keyId, key, requestHash, times);
     if (claim.kind === 'replay') {
       c.header('Idempotent-Replayed', 'true');
       return c.body(claim.body, claim.status as 200, { 'Content-Type': 'application/json' });
@@ -65,4 +71,39 @@ export function idempotency(): MiddlewareHandler<AppEnv> {
     if (c.res.status >= 500) await releaseIdempotencyKey(db, keyId, key);
     else await completeIdempotencyKey(db, keyId, key, c.res.status, await c.res.clone().text());
   };
+}
+
+/** Rows one sweep statement deletes at most, so it holds the write lock only briefly. */
+const SWEEP_BATCH = 1000;
+
+/**
+ * Deletes expired keys now and then every `intervalMs`, in batches, until none is left. Returns a
+ * function that stops it. The timer does not keep the process alive.
+ */
+export function startIdempotencySweeper(
+  db: Db,
+  logger: Logger,
+  { retentionMs, intervalMs }: { retentionMs: number; intervalMs: number },
+): () => void {
+  let running: Promise<void> | null = null;
+  const sweep = async () => {
+    let swept = 0;
+    for (;;) {
+      const deleted = await sweepExpiredIdempotencyKeys(db, retentionMs, SWEEP_BATCH);
+      swept += deleted;
+      if (deleted < SWEEP_BATCH) break;
+      // Let requests waiting on the event loop run between batches.
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    if (swept > 0) logger.debug({ swept }, 'expired idempotency keys swept');
+  };
+  const tick = () => {
+    running ??= sweep()
+      .catch((error: unknown) => logger.warn({ err: error }, 'idempotency key sweep failed'))
+      .finally(() => (running = null));
+  };
+  tick();
+  const timer = setInterval(tick, intervalMs);
+  timer.unref();
+  return () => clearInterval(timer);
 }

@@ -1,0 +1,1 @@
+CREATE INDEX `idempotency_keys_created_at_idx` ON `idempotency_keys` (`created_at`);

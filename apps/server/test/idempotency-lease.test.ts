@@ -1,0 +1,176 @@
+// Idempotency keys after a crash and over time: a key whose request died with its process (SIGKILL
+// between the claim and the answer) is taken over by a retry once its lease runs out, and the
+// retry's answer is then stored and replayed; expired keys are swept, so under a steady load of
+// fresh keys the table stops growing. Both with the real server process or the real sweeper.
+
+import { sql } from 'drizzle-orm';
+import pino from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createApp } from '../src/app.js';
+import { createDb, migrateDb, type Db } from '../src/db/client.js';
+import { platformRecordsSchema } from '../src/db/platform-records-format.js';
+import { loadPlatformRecords } from '../src/db/repositories/platform-records.js';
+import { idempotencyKeys } from '../src/db/schema.js';
+import { startIdempotencySweeper } from '../src/http/idempotency.js';
+import { startFakeTwilio, twilioSid, type FakeTwilio } from './support/fake-twilio.js';
+import { createTenant, createTestApi, type Tenant } from './support/harness.js';
+import { startServerProcess } from './support/server-process.js';
+import { freshDatabaseUrl, queryTestDb } from './support/test-database.js';
+
+async function keyRows(db: Db): Promise<number> {
+  const [row] = await queryTestDb<{ n: number }>(
+    db,
+    sql`SELECT count(*) AS n FROM ${idempotencyKeys}`,
+  );
+  return Number(row!.n);
+}
+
+describe('a request killed between its claim and its answer', () => {
+  const ACCOUNT_SID = twilioSid('AC', 0x1ea5e);
+  const AUTH_TOKEN = 'lease-test-auth-token-0123456789abcdef';
+  const PHONE = '+14155550100';
+  let databaseUrl: string;
+  let acme: Tenant;
+  let channelId: number;
+  let twilio: FakeTwilio;
+
+  beforeAll(async () => {
+    twilio = await startFakeTwilio({
+      accountSid: ACCOUNT_SID,
+      authToken: AUTH_TOKEN,
+      data: {
+        incomingNumbers: [{ sid: twilioSid('PN', 1), phoneNumber: PHONE }],
+        services: [{ sid: twilioSid('MG', 1), numberSids: [twilioSid('PN', 1)] }],
+        campaigns: [
+          {
+            sid: twilioSid('QE', 1),
+            serviceSid: twilioSid('MG', 1),
+            brandSid: twilioSid('BN', 1),
+            status: 'VERIFIED',
+          },
+        ],
+        brands: [{ sid: twilioSid('BN', 1), status: 'APPROVED' }],
+      },
+    });
+    databaseUrl = await freshDatabaseUrl();
+    const db = createDb(databaseUrl);
+    await migrateDb(db);
+    acme = await createTenant(db, 'Acme');
+    const { ids } = await loadPlatformRecords(
+      db,
+      acme.organizationId,
+      platformRecordsSchema.parse({
+        channels: [
+          {
+            name: 'Twilio line',
+            kind: 'telephony',
+            provider: 'twilio',
+            provider_config: {
+              account_sid: ACCOUNT_SID,
+              api_base_url: twilio.baseUrl,
+              messaging_base_url: twilio.baseUrl,
+              timeout_ms: 20_000,
+            },
+            provider_secret: AUTH_TOKEN,
+            numbers: [PHONE],
+          },
+        ],
+      }),
+    );
+    channelId = ids['channels']!['Twilio line']!;
+    await db.close();
+  }, 60_000);
+
+  afterAll(() => twilio.close());
+
+  it('is taken over by a retry once the lease has run out, then answered exactly once', async () => {
+    const LEASE_SECONDS = 5;
+    const env = { DATABASE_URL: databaseUrl, IDEMPOTENCY_LEASE_SECONDS: String(LEASE_SECONDS) };
+    const check = (baseUrl: string) =>
+      fetch(`${baseUrl}/api/v1/channels/telephony/${channelId}/numbers/verify-a2p-compliance`, {
+        method: 'POST',
+        headers: {
+          'Service-API-Key': acme.key,
+          'Content-Type': 'application/json',
+          'Idempotency-Key': 'killed-mid-request',
+        },
+        body: JSON.stringify({ phone: PHONE }),
+      });
+
+    // The provider holds its answer, so the server is surely between claim and answer when killed.
+    twilio.behaviour.delayMs = 10_000;
+    const first = await startServerProcess(env);
+    const doomed = check(first.baseUrl).catch((error: unknown) => error);
+    await expect.poll(() => twilio.requests.length, { timeout: 10_000 }).toBeGreaterThan(0);
+    const claimedBy = Date.now();
+    await first.stop('SIGKILL');
+    expect(await doomed).toBeInstanceOf(Error);
+
+    twilio.behaviour.delayMs = 0;
+    const second = await startServerProcess(env);
+    try {
+      // Within the lease the key still belongs to the dead request.
+      const early = await check(second.baseUrl);
+      expect(early.status).toBe(409);
+      const leaseLeft = claimedBy + LEASE_SECONDS * 1000 + 100 - Date.now();
+      await new Promise((resolve) => setTimeout(resolve, Math.max(0, leaseLeft)));
+      const requestsBefore = twilio.requests.length;
+      const retried = await check(second.baseUrl);
+      expect(retried.status).toBe(200);
+      expect(await retried.json()).toEqual({ a2p_approved: true });
+      const providerReads = twilio.requests.length - requestsBefore;
+      expect(providerReads).toBeGreaterThan(0);
+      // The answer is stored now: a further retry replays it without asking the provider again.
+      const replayed = await check(second.baseUrl);
+      expect(replayed.status).toBe(200);
+      expect(replayed.headers.get('idempotent-replayed')).toBe('true');
+      expect(twilio.requests.length - requestsBefore).toBe(providerReads);
+    } finally {
+      await second.stop();
+    }
+  }, 60_000);
+});
+
+describe('the sweep of expired keys', () => {
+  it('keeps the table from growing under a steady load of fresh keys', async () => {
+    const api = await createTestApi();
+    const times = { retentionMs: 400, leaseMs: 100 };
+    const app = createApp({ db: api.db, idempotencyTimes: times });
+    const acme = await createTenant(api.db, 'Acme');
+    const stop = startIdempotencySweeper(api.db, pino({ level: 'silent' }), {
+      retentionMs: times.retentionMs,
+      intervalMs: 100,
+    });
+    try {
+      const counts: number[] = [];
+      let sent = 0;
+      const started = Date.now();
+      while (Date.now() - started < 2_400) {
+        const res = await app.request(`/api/v1/experiments/?limit=0`, {
+          method: 'POST',
+          headers: {
+            'Service-API-Key': acme.key,
+            'Content-Type': 'application/json',
+            'Idempotency-Key': `fresh-${sent}`,
+          },
+          body: '{}',
+        });
+        expect(res.status).toBe(422);
+        sent += 1;
+        if (sent % 25 === 0) counts.push(await keyRows(api.db));
+        // In-process requests on SQLite never wait on I/O: give the sweeper's timer its turns,
+        // as a server's network waits do.
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+      const half = Math.floor(counts.length / 2);
+      const firstHalfPeak = Math.max(...counts.slice(0, half));
+      const secondHalfPeak = Math.max(...counts.slice(half));
+      // Once keys start to expire, the sweep removes them as fast as new ones come.
+      expect(secondHalfPeak).toBeLessThanOrEqual(firstHalfPeak * 1.5);
+      expect(counts.at(-1)!).toBeLessThan(sent / 2);
+    } finally {
+      stop();
+      await api.close();
+    }
+  });
+});
