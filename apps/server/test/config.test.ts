@@ -11,7 +11,7 @@ const configSource = readFileSync(new URL('../src/config.ts', import.meta.url), 
 
 function variablesReadByConfig(): string[] {
   const names = new Set<string>();
-  for (const match of configSource.matchAll(/env\.([A-Z][A-Z0-9_]+)|env, '([A-Z][A-Z0-9_]+)'/g)) {
+  for (const match of configSource.matchAll(/env\.([A-Z][A-Z0-9_]+)|env,\s*'([A-Z][A-Z0-9_]+)'/g)) {
     names.add((match[1] ?? match[2])!);
   }
   return [...names].sort();
