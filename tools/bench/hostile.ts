@@ -1,0 +1,196 @@
+// Hostile and careless inputs against a real server process on 127.0.0.1, each sent once from
+// this process (the server has its own), with a /healthz sent while it is in flight. Prints a
+// Markdown table: the input, the answer, its time and the /healthz time beside it. Bounded: one
+// request per input.
+//
+//   pnpm bench:hostile [--database <file or postgres:// URL>]
+
+import { request as httpRequest } from 'node:http';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { gzipSync } from 'node:zlib';
+import { createDb, migrateDb } from '../../apps/server/src/db/client.js';
+import { createTenant } from '../../apps/server/test/support/harness.js';
+import { loadRoutingFixture } from '../../apps/server/test/support/routing-fixture.js';
+import { startServerProcess } from '../../apps/server/test/support/server-process.js';
+
+const { values: options } = parseArgs({ options: { database: { type: 'string' } } });
+const scratch = mkdtempSync(join(tmpdir(), 'agentline-hostile-'));
+const databaseUrl = options.database ?? join(scratch, 'agentline.db');
+
+const db = createDb(databaseUrl);
+await migrateDb(db);
+const tenant = await createTenant(db, `Hostile ${Date.now()}`);
+const fixture = await loadRoutingFixture(db, tenant.organizationId);
+await db.close();
+
+const server = await startServerProcess({ DATABASE_URL: databaseUrl }, { keepOutput: false });
+
+interface Input {
+  name: string;
+  method?: string;
+  path: string;
+  headers: Record<string, string>;
+  body?: string | Buffer;
+}
+
+const sessions = `/api/v1/channels/targets/${fixture.targets.main}/sessions`;
+const json = { 'Content-Type': 'application/json' };
+const keyed = { 'Service-API-Key': tenant.key, ...json };
+const nested = (levels: number) => `{"a":${'['.repeat(levels)}1${']'.repeat(levels)}}`;
+const heavy = `{"a":[${Array.from({ length: 150 }, () => '['.repeat(3000) + ']'.repeat(3000)).join(',')},"\\\\u0000"]}`;
+
+const inputs: Input[] = [
+  {
+    name: '900 KB of nested brackets, no key',
+    path: '/api/v1/experiments/',
+    headers: json,
+    body: heavy,
+  },
+  {
+    name: '900 KB of nested brackets, with a key',
+    path: '/api/v1/experiments/',
+    headers: keyed,
+    body: heavy,
+  },
+  { name: '8,000 levels of nesting, no key', path: sessions, headers: json, body: nested(8000) },
+  {
+    name: '8,000 levels of nesting, with a key',
+    path: sessions,
+    headers: keyed,
+    body: nested(8000),
+  },
+  {
+    name: 'an escaped NUL in user_id',
+    path: sessions,
+    headers: keyed,
+    body: '{"user_id":"a\\u0000"}',
+  },
+  {
+    name: 'a lone surrogate in user_id',
+    path: sessions,
+    headers: keyed,
+    body: '{"user_id":"a\\ud800"}',
+  },
+  {
+    name: 'an array of 150,000 numbers',
+    path: '/api/v1/experiments/',
+    headers: keyed,
+    body: `{"variants":[${'1,'.repeat(149_999)}1]}`,
+  },
+  {
+    name: 'a body without Content-Type',
+    path: sessions,
+    headers: { 'Service-API-Key': tenant.key },
+    body: '{"user_id":"a"}',
+  },
+  {
+    name: 'Content-Type: text/plain',
+    path: sessions,
+    headers: { ...keyed, 'Content-Type': 'text/plain' },
+    body: '{"user_id":"a"}',
+  },
+  {
+    name: 'charset=utf-16',
+    path: sessions,
+    headers: { ...keyed, 'Content-Type': 'application/json; charset=utf-16' },
+    body: '{"user_id":"a"}',
+  },
+  {
+    name: 'a gzip body',
+    path: sessions,
+    headers: { ...keyed, 'Content-Encoding': 'gzip' },
+    body: gzipSync('{"user_id":"a"}'),
+  },
+  {
+    name: 'a plain body labelled gzip',
+    path: sessions,
+    headers: { ...keyed, 'Content-Encoding': 'gzip' },
+    body: '{"user_id":"a"}',
+  },
+  {
+    name: 'a body over the 1 MiB limit',
+    path: sessions,
+    headers: keyed,
+    body: `{"user_id":"${'x'.repeat(1_100_000)}"}`,
+  },
+  {
+    name: '?fields=bogus',
+    method: 'GET',
+    path: '/api/v1/events/?fields=bogus',
+    headers: { 'Service-API-Key': tenant.key },
+  },
+  {
+    name: 'an empty Idempotency-Key',
+    path: sessions,
+    headers: { ...keyed, 'Idempotency-Key': '' },
+    body: '{}',
+  },
+  {
+    name: 'an unknown key id',
+    method: 'GET',
+    path: '/api/v1/events/',
+    headers: { 'Service-API-Key': `agl_${'z'.repeat(12)}_${'W'.repeat(32)}` },
+  },
+  {
+    name: 'a known key id with a wrong secret',
+    method: 'GET',
+    path: '/api/v1/events/',
+    headers: { 'Service-API-Key': `${tenant.key.slice(0, 16)}_${'W'.repeat(32)}` },
+  },
+];
+
+function send(input: Input): Promise<{ status: number; code: string; ms: number }> {
+  const started = performance.now();
+  return new Promise((resolve, reject) => {
+    const body = input.body === undefined ? undefined : Buffer.from(input.body);
+    const req = httpRequest(`${server.baseUrl}${input.path}`, {
+      method: input.method ?? 'POST',
+      headers: { ...input.headers, ...(body ? { 'Content-Length': String(body.length) } : {}) },
+    });
+    req.on('response', (res) => {
+      let text = '';
+      res.on('data', (chunk: Buffer) => (text += chunk.toString()));
+      res.on('end', () => {
+        const parsed = text ? (JSON.parse(text) as { code?: string; detail?: unknown }) : {};
+        const code =
+          parsed.code ??
+          (Array.isArray(parsed.detail) ? (parsed.detail[0] as { type: string }).type : '');
+        resolve({ status: res.statusCode!, code, ms: performance.now() - started });
+      });
+    });
+    req.on('error', (error: NodeJS.ErrnoException) =>
+      error.code === 'EPIPE' || error.code === 'ECONNRESET' ? undefined : reject(error),
+    );
+    if (body) req.write(body);
+    req.end();
+  });
+}
+
+async function healthzWhile(work: Promise<unknown>): Promise<number> {
+  await new Promise((resolve) => setTimeout(resolve, 2));
+  const started = performance.now();
+  await fetch(`${server.baseUrl}/healthz`);
+  const ms = performance.now() - started;
+  await work;
+  return ms;
+}
+
+try {
+  await fetch(`${server.baseUrl}/healthz`);
+  console.log('| Input | Answer | Time | /healthz meanwhile |');
+  console.log('|---|---|---|---|');
+  for (const input of inputs) {
+    const answer = send(input);
+    const healthMs = await healthzWhile(answer);
+    const { status, code, ms } = await answer;
+    console.log(
+      `| ${input.name} | ${status} ${code} | ${ms.toFixed(1)} ms | ${healthMs.toFixed(1)} ms |`,
+    );
+  }
+} finally {
+  await server.stop();
+  rmSync(scratch, { recursive: true, force: true });
+}
