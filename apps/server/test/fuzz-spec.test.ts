@@ -238,10 +238,7 @@ function expectLocationsExist(res: ApiResponse, operation: Operation, body: unkn
       let node: unknown = body;
       for (const key of problem.loc.slice(1, -1))
         node = (node as Record<string | number, unknown>)?.[key];
-      expect(
-        node === undefined || typeof node === 'object',
-        JSON.stringify(problem),
-      ).toBe(true);
+      expect(node === undefined || typeof node === 'object', JSON.stringify(problem)).toBe(true);
     } else {
       expect(['body', 'header'], JSON.stringify(problem)).toContain(where);
     }
