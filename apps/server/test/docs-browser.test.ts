@@ -118,7 +118,8 @@ describe.skipIf(!existsSync(CHROMIUM))('API reference at /docs in Chromium', () 
     const eventsResponse = page.waitForResponse((response) =>
       response.url().includes('/api/v1/events/'),
     );
-    await page.getByRole('button', { name: /Send/ }).first().click();
+    // Anchored: response descriptions ("Send it with ...") also name disclosure buttons.
+    await page.getByRole('button', { name: /^Send/ }).first().click();
 
     expect((await eventsRequest).headers()['service-api-key']).toBe(tenant.key);
     expect((await eventsResponse).status()).toBe(200);
