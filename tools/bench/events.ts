@@ -6,6 +6,9 @@
 // in turn, reporting each one's medians), then times the real import CLI
 // (`--events 0` times the import alone, into an empty database: `--import-lines 7200000` makes a
 // 2 GB file).
+// `--measure export` (`pnpm bench:export`) instead walks all of the first organization's events
+// through the SDK's iterate({ limit: 1000 }), as a customer exporting them would, and compares it
+// with the offset walk, estimated from sample pages at growing depths; `--measure both` runs both.
 // The database is a temporary SQLite file, or with --database a new database on that PostgreSQL
 // server (the role needs CREATEDB), dropped at the end.
 
@@ -23,6 +26,7 @@ import {
 import { createOrganization } from '../../apps/server/src/db/repositories/organizations.js';
 import { PERMISSIONS } from '../../apps/server/src/domain/permissions.js';
 import { createKey } from '../../apps/server/test/support/harness.js';
+import { createClient } from '../../packages/sdk/src/index.js';
 import { startServerProcess } from '../../apps/server/test/support/server-process.js';
 import {
   dropDatabase,
@@ -39,8 +43,12 @@ const { values } = parseArgs({
     'import-lines': { type: 'string', default: '1000000' },
     database: { type: 'string' },
     rounds: { type: 'string', default: '1' },
+    measure: { type: 'string', default: 'list' },
   },
 });
+if (!['list', 'export', 'both'].includes(values.measure)) {
+  throw new Error('--measure takes list, export or both');
+}
 if (values.database !== undefined && !isPostgresUrl(values.database)) {
   throw new Error('--database takes a postgres:// URL; without it the bench uses SQLite');
 }
@@ -335,6 +343,61 @@ async function measureList(database: BenchDatabase, fullKey: string): Promise<vo
   }
 }
 
+/**
+ * Exports the organization's events with the SDK's iterate (cursor pages of 1,000), timing each
+ * page as the customer sees it, then estimates the offset walk from pages sampled at growing
+ * depths (it is quadratic: running it whole at a million events would take hours).
+ */
+async function measureExport(database: BenchDatabase, fullKey: string): Promise<void> {
+  const server = await startServerProcess({ DATABASE_URL: database.url }, { keepOutput: false });
+  try {
+    const client = createClient({ apiKey: fullKey, baseUrl: server.baseUrl });
+    // The connection and the cached count are set up first, so the first page is a page.
+    await client.events.list({ limit: 0 });
+    const pageMs: number[] = [];
+    let exported = 0;
+    const started = performance.now();
+    let pageStarted = started;
+    for await (const _event of client.events.iterate({ limit: 1000 })) {
+      exported += 1;
+      if (exported % 1000 === 0) {
+        const now = performance.now();
+        pageMs.push(now - pageStarted);
+        pageStarted = now;
+      }
+    }
+    const totalSeconds = (performance.now() - started) / 1000;
+    const first = pageMs[0] ?? 0;
+    const slowest = Math.max(...pageMs);
+    console.log(
+      `export through the SDK (cursor pages of 1,000): ${exported} events in ${totalSeconds.toFixed(1)} s ` +
+        `(${Math.round(exported / totalSeconds)} events/s); first page ${first.toFixed(1)} ms, ` +
+        `slowest ${slowest.toFixed(1)} ms (${(slowest / first).toFixed(2)} x the first), ` +
+        `median ${medianMs(pageMs).toFixed(1)} ms`,
+    );
+    const pages = Math.ceil(exported / 1000);
+    const samples: Array<[number, number]> = [];
+    for (const share of [0, 0.25, 0.5, 0.75, 0.999]) {
+      const page = Math.floor((pages - 1) * share);
+      const sampleStart = performance.now();
+      await client.events.list({ limit: 1000, page });
+      samples.push([page, performance.now() - sampleStart]);
+    }
+    const meanSampleMs = samples.reduce((sum, [, ms]) => sum + ms, 0) / samples.length;
+    console.log(
+      `offset walk (page=N), sampled: ${samples.map(([page, ms]) => `page ${page} ${ms.toFixed(0)} ms`).join(', ')}; ` +
+        `estimated whole walk ${((meanSampleMs * pages) / 1000).toFixed(0)} s`,
+    );
+  } finally {
+    await server.stop();
+  }
+}
+
+function medianMs(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)] ?? 0;
+}
+
 const directory = mkdtempSync(join(tmpdir(), 'agentline-bench-events-'));
 const database = await createBenchDatabase();
 const databaseUrl = database.url;
@@ -352,7 +415,8 @@ try {
     );
     const fullKey = await createKey(db, organizations[0]!.id, PERMISSIONS);
     await db.close();
-    await measureList(database, fullKey);
+    if (values.measure !== 'export') await measureList(database, fullKey);
+    if (values.measure !== 'list') await measureExport(database, fullKey);
   } else {
     await db.close();
     console.log('--events 0: no list to measure, the import alone');

@@ -405,6 +405,7 @@ describe('paging', () => {
       page_size: 0,
       total_count: 6,
       total_pages: null,
+      next_cursor: null,
     });
   });
 

@@ -467,6 +467,7 @@ describe('paging', () => {
       page_size: 0,
       total_count: 5,
       total_pages: null,
+      next_cursor: null,
     });
   });
 

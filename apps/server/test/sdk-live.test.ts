@@ -53,12 +53,16 @@ describe('@agentline/sdk against the running server', () => {
     expect(page.items.map((e) => e.type)).toEqual(['type-0', 'type-2', 'type-4', 'type-6']);
   });
 
-  it('iterates over every page', async () => {
+  it('iterates over every page by cursor, with no duplicate while sessions are routed', async () => {
     const client = createClient({ apiKey: key, baseUrl: server.baseUrl });
+    const whole = await client.events.list({ limit: 1000 });
     const seen: string[] = [];
-    for await (const event of client.events.iterate({ limit: 3 })) seen.push(event.timestamp);
-    expect(seen).toHaveLength(7);
-    expect(seen[0]).toBe('2026-05-07T00:00:00.000Z');
+    for await (const event of client.events.iterate({ limit: 3 })) {
+      seen.push(JSON.stringify(event));
+      // New events land before the walk (newest first): an offset walk would repeat items.
+      await client.sessions.route(fx.targets.main, {});
+    }
+    expect(seen).toEqual(whole.items.map((event) => JSON.stringify(event)));
   });
 
   it('throws typed errors the server answers', async () => {

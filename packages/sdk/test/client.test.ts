@@ -140,22 +140,25 @@ describe('pagination', () => {
     const all = Array.from({ length: 5 }, (_, i) => ({
       timestamp: `2026-01-0${i + 1}T00:00:00.000Z`,
     }));
+    // A cursor here is the index of the next item; the real server's are opaque.
     const { fetch, calls } = fakeFetch(({ url }) => {
-      const page = Number(url.searchParams.get('page'));
+      const start = Number(url.searchParams.get('cursor') ?? 0);
       const limit = Number(url.searchParams.get('limit'));
+      const end = start + limit;
       return json(200, {
-        items: all.slice(page * limit, page * limit + limit),
-        page,
+        items: all.slice(start, end),
+        page: 0,
         page_size: limit,
         total_count: all.length,
         total_pages: Math.ceil(all.length / limit),
+        next_cursor: end < all.length ? String(end) : null,
       });
     });
     const client = createClient({ apiKey: 'k', baseUrl: 'http://127.0.0.1:9', fetch });
     const seen = [];
     for await (const event of client.events.iterate({ limit: 2 })) seen.push(event.timestamp);
     expect(seen).toEqual(all.map((e) => e.timestamp));
-    expect(calls.map((c) => c.url.searchParams.get('page'))).toEqual(['0', '1', '2']);
+    expect(calls.map((c) => c.url.searchParams.get('cursor'))).toEqual([null, '2', '4']);
   });
 });
 

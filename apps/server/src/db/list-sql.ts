@@ -4,7 +4,7 @@
 // when left out), and on PostgreSQL a repository maps a JSON column to its text (`::text`).
 
 import { and, asc, Column, desc, is, or, sql, type SQL, type SQLWrapper } from 'drizzle-orm';
-import type { ListQuery, SearchFilter } from '../domain/list-query.js';
+import type { ListPosition, ListQuery, SearchFilter } from '../domain/list-query.js';
 import type { Db } from './client.js';
 import { idEquals, valueSql } from './portable-sql.js';
 
@@ -112,4 +112,61 @@ export function listOrder<P extends string>(
   }
   const nulls = sql.raw(query.order.direction === 'asc' ? 'NULLS FIRST' : 'NULLS LAST');
   return [sql`${direction(column)} ${nulls}`, direction(primaryKey)];
+}
+
+/**
+ * Rows after `position` in the order listOrder gives, so a cursor page starts right after the
+ * previous one whatever was added meanwhile: (column, primary key) past (value, id) in the
+ * order's direction, with NULL first ascending and last descending. The row-value comparison
+ * lets an index on (column, primary key) seek straight to the position.
+ */
+export function afterPosition<P extends string>(
+  query: Pick<ListQuery<P>, 'order'>,
+  columns: ColumnMap<P>,
+  primaryKey: SQLWrapper,
+  { value, id }: ListPosition,
+): SQL {
+  const column = columns[query.order.property];
+  // NULLs sort last descending: past any value come the NULLs, unless the column has none.
+  const orNull = is(column, Column) && column.notNull ? sql`` : sql` OR ${column} IS NULL`;
+  if (query.order.direction === 'asc') {
+    return value === null
+      ? sql`((${column} IS NULL AND ${primaryKey} > ${id}) OR ${column} IS NOT NULL)`
+      : sql`(${column}, ${primaryKey}) > (${valueSql(value)}, ${id})`;
+  }
+  return value === null
+    ? sql`(${column} IS NULL AND ${primaryKey} < ${id})`
+    : sql`((${column}, ${primaryKey}) < (${valueSql(value)}, ${id})${orNull})`;
+}
+
+/**
+ * The page after `query.after` (or at `query.offset`), one row more than the limit: the extra row
+ * only tells whether a next page exists. Returns the conditions to add and the LIMIT/OFFSET.
+ */
+export function pageWindow<P extends string>(
+  query: ListQuery<P>,
+  columns: ColumnMap<P>,
+  primaryKey: SQLWrapper,
+): { after: SQL | undefined; limitOffset: SQL } {
+  return {
+    after: query.after ? afterPosition(query, columns, primaryKey, query.after) : undefined,
+    limitOffset: sql`LIMIT ${query.limit + 1} OFFSET ${query.offset}`,
+  };
+}
+
+/** The rows of a page without their sort key, and where the next page starts if there is one. */
+export function pageOf<R extends { id: number; sortKey: unknown }>(
+  shown: R[],
+  hasMore: boolean,
+): { rows: Array<Omit<R, 'sortKey'>>; next: ListPosition | null } {
+  const last = shown[shown.length - 1];
+  return {
+    rows: shown.map(({ sortKey: _sortKey, ...row }) => row),
+    next: hasMore && last ? { value: last.sortKey as ListPosition['value'], id: last.id } : null,
+  };
+}
+
+/** A page read with pageWindow: its extra row only tells that a next page exists. */
+export function splitPage<R extends { id: number; sortKey: unknown }>(read: R[], limit: number) {
+  return pageOf(read.slice(0, limit), read.length > limit);
 }

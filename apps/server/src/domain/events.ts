@@ -18,6 +18,7 @@ export const EVENT_PROPERTIES = [
 export type EventProperty = (typeof EVENT_PROPERTIES)[number];
 
 export const EVENT_LIST: ListResource<EventProperty> = {
+  name: 'events',
   kinds: {
     timestamp: 'datetime',
     // Identifiers are looked up, not browsed: a substring of a session id is not a useful search,

@@ -8,6 +8,7 @@ import type { ListResource } from './list-query.js';
 export type ExperimentProperty = components['schemas']['ExperimentProperties'];
 
 export const EXPERIMENT_LIST: ListResource<ExperimentProperty> = {
+  name: 'experiments',
   kinds: {
     id: 'integer',
     name: 'text',

@@ -3,6 +3,7 @@
 // The generated route schemas already checked types, bounds and property names; this module
 // checks what depends on several parameters at once or on the kind of a property.
 
+import { createHash } from 'node:crypto';
 import { InputRuleError, type InputProblem } from './errors.js';
 import { normalizeDateTime } from './timestamps.js';
 
@@ -19,6 +20,8 @@ export type PropertyKind =
 export type SortDirection = 'asc' | 'desc';
 
 export interface ListResource<P extends string> {
+  /** The list's name, so a cursor of one list is refused by another. */
+  name: string;
   /** Every property of the list and how it is searched. */
   kinds: Record<P, PropertyKind>;
   /** The item keys a property stands for in `fields` (a property stands for itself by default). */
@@ -39,6 +42,13 @@ export interface ListParameters<P extends string> {
   fields: P[];
   start_datetime?: string | undefined;
   end_datetime?: string | undefined;
+  cursor?: string | undefined;
+}
+
+/** Where a page ends in its order: the last item's value of the ordered property and its id. */
+export interface ListPosition {
+  value: string | number | boolean | null;
+  id: number;
 }
 
 export type SearchValue = string | number | boolean;
@@ -59,6 +69,10 @@ export interface ListQuery<P extends string> {
   projection: ReadonlySet<string> | null;
   /** Inclusive start and exclusive end, as canonical ISO text. */
   window: { start?: string; end?: string };
+  /** With a cursor: the page starts right after this position (and `offset` is 0). */
+  after: ListPosition | null;
+  /** Names the organization, list, filters, window and order that a cursor is bound to. */
+  walk: string;
 }
 
 function searchValueOf(kind: PropertyKind, raw: string): SearchValue | InputProblem {
@@ -101,10 +115,78 @@ function windowBound(name: 'start_datetime' | 'end_datetime', raw: string | unde
   return { value };
 }
 
-/** Checks the list parameters against the resource and returns the query to run. */
+// A cursor is `<payload>.<check>`: the payload is base64url JSON [walk, value, id], the check a
+// digest of it. Cursors carry nothing a client could not see (the last item's value and id), so
+// they need no secret; the check only makes an altered or truncated cursor a clear 422 instead of
+// a silently different page, and the walk binds it to one organization, list and query.
+const CURSOR_CHECK_LENGTH = 16;
+
+function cursorCheck(payload: string): string {
+  return createHash('sha256')
+    .update(`agentline list cursor\n${payload}`)
+    .digest('base64url')
+    .slice(0, CURSOR_CHECK_LENGTH);
+}
+
+function walkOf(
+  resource: ListResource<string>,
+  organizationId: number,
+  parts: Pick<ListQuery<string>, 'filters' | 'window' | 'order'>,
+): string {
+  return createHash('sha256')
+    .update(
+      JSON.stringify([resource.name, organizationId, parts.filters, parts.window, parts.order]),
+    )
+    .digest('base64url')
+    .slice(0, 16);
+}
+
+/** The cursor that continues `query` after `position`. */
+export function encodeCursor(query: ListQuery<string>, position: ListPosition): string {
+  const payload = Buffer.from(JSON.stringify([query.walk, position.value, position.id])).toString(
+    'base64url',
+  );
+  return `${payload}.${cursorCheck(payload)}`;
+}
+
+function cursorProblem(msg: string): InputProblem {
+  return { loc: ['query', 'cursor'], msg, type: 'value_error' };
+}
+
+function decodeCursor(cursor: string, walk: string): ListPosition | InputProblem {
+  const [payload = '', check, ...rest] = cursor.split('.');
+  if (check === undefined || rest.length > 0 || check !== cursorCheck(payload)) {
+    return cursorProblem(
+      'is not a cursor this API gave out (it was altered or cut short); pass next_cursor exactly as received, or leave cursor out to start again.',
+    );
+  }
+  let parts: unknown;
+  try {
+    parts = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8'));
+  } catch {
+    parts = null;
+  }
+  const [cursorWalk, value, id] = Array.isArray(parts) ? (parts as unknown[]) : [];
+  const valueIsValid = value === null || ['string', 'number', 'boolean'].includes(typeof value);
+  if (!Array.isArray(parts) || parts.length !== 3 || !valueIsValid || !Number.isSafeInteger(id)) {
+    return cursorProblem('is not a cursor this API gave out; leave cursor out to start again.');
+  }
+  if (cursorWalk !== walk) {
+    return cursorProblem(
+      'belongs to another query: send it with the search_fields, search_field_values, order_by, order_by_direction, start_datetime and end_datetime of the page that gave it out (and the same API key organization), or leave cursor out to start again.',
+    );
+  }
+  return { value: value as ListPosition['value'], id: id as number };
+}
+
+/**
+ * Checks the list parameters against the resource and returns the query to run for the
+ * organization (a cursor is valid only for the organization and query that it came from).
+ */
 export function parseListQuery<P extends string>(
   resource: ListResource<P>,
   params: ListParameters<P>,
+  organizationId: number,
 ): ListQuery<P> {
   const problems: InputProblem[] = [];
   const filters: SearchFilter<P>[] = [];
@@ -142,8 +224,6 @@ export function parseListQuery<P extends string>(
     });
   }
 
-  if (problems.length > 0) throw new InputRuleError(problems);
-
   const order = params.order_by
     ? { property: params.order_by, direction: params.order_by_direction ?? 'asc' }
     : {
@@ -163,14 +243,26 @@ export function parseListQuery<P extends string>(
   if (start.value) window.start = start.value;
   if (end.value) window.end = end.value;
 
+  const walk = walkOf(resource, organizationId, { filters, window, order });
+  let after: ListPosition | null = null;
+  if (params.cursor !== undefined) {
+    const decoded = decodeCursor(params.cursor, walk);
+    if ('loc' in decoded) problems.push(decoded);
+    else after = decoded;
+  }
+
+  if (problems.length > 0) throw new InputRuleError(problems);
+
   return {
     page: params.page,
     limit: params.limit,
-    offset: params.page * params.limit,
+    offset: after ? 0 : params.page * params.limit,
     filters,
     order,
     projection,
     window,
+    after,
+    walk,
   };
 }
 
@@ -196,15 +288,23 @@ export interface ListPage<T> {
   page_size: number;
   total_pages: number | null;
   total_count: number;
+  next_cursor: string | null;
 }
 
-export function listPage<T>(items: T[], query: ListQuery<string>, totalCount: number): ListPage<T> {
+/** `next`: where the following page starts, or null when this page is the last. */
+export function listPage<T>(
+  items: T[],
+  query: ListQuery<string>,
+  totalCount: number,
+  next: ListPosition | null,
+): ListPage<T> {
   return {
     items,
     page: query.page,
     page_size: query.limit,
     total_pages: query.limit === 0 ? null : Math.ceil(totalCount / query.limit),
     total_count: totalCount,
+    next_cursor: next ? encodeCursor(query, next) : null,
   };
 }
 
@@ -213,9 +313,10 @@ export function listPageJson(
   itemsJson: readonly string[],
   query: ListQuery<string>,
   totalCount: number,
+  next: ListPosition | null,
 ): string {
   // `items` is the first key; a replacement function, as a string would expand `$&` in the items.
-  return JSON.stringify(listPage([], query, totalCount)).replace(
+  return JSON.stringify(listPage([], query, totalCount, next)).replace(
     '"items":[]',
     () => `"items":[${itemsJson.join(',')}]`,
   );

@@ -7,6 +7,7 @@ import type { ListResource } from './list-query.js';
 export type PromptProperty = components['schemas']['PromptProperties'];
 
 export const PROMPT_LIST: ListResource<PromptProperty> = {
+  name: 'prompts',
   kinds: {
     id: 'integer',
     name: 'text',

@@ -144,6 +144,14 @@ export const EventListResponse = z
       .nullable()
       .openapi({ description: 'Number of items matching the query over all pages.' })
       .optional(),
+    next_cursor: z
+      .string()
+      .nullable()
+      .openapi({
+        description:
+          'Pass as `cursor` (with the same query) to get the page after this one; null when this page is the last. Always present.',
+      })
+      .optional(),
   })
   .openapi('EventListResponse', { description: 'One page of events.' });
 
@@ -360,6 +368,14 @@ export const PromptListResponse = z
       .nullable()
       .openapi({ description: 'Number of items matching the query over all pages.' })
       .optional(),
+    next_cursor: z
+      .string()
+      .nullable()
+      .openapi({
+        description:
+          'Pass as `cursor` (with the same query) to get the page after this one; null when this page is the last. Always present.',
+      })
+      .optional(),
   })
   .openapi('PromptListResponse', { description: 'One page of prompts.' });
 
@@ -536,6 +552,14 @@ export const ExperimentListResponse = z
       .nullable()
       .openapi({ description: 'Number of items matching the query over all pages.' })
       .optional(),
+    next_cursor: z
+      .string()
+      .nullable()
+      .openapi({
+        description:
+          'Pass as `cursor` (with the same query) to get the page after this one; null when this page is the last. Always present.',
+      })
+      .optional(),
   })
   .openapi('ExperimentListResponse', { description: 'One page of experiments.' });
 
@@ -656,6 +680,18 @@ export const ErrorResponse = z
 const pageParameter = integerParam(z.int().gte(0))
   .default(0)
   .openapi({ param: { description: '0-based page to return. Leaving it out means 0.' } });
+
+const cursorParameter = z
+  .string()
+  .min(1)
+  .max(4096)
+  .optional()
+  .openapi({
+    param: {
+      description:
+        'Continues a walk where a page ended: the `next_cursor` of that page. With a cursor,\n`page` is ignored and the page starts right after the item the cursor marks, in the\nsame order, so pages never repeat or skip an item while new records arrive, and a page\ndeep into the list costs what the first one does. The cursor is bound to the query: send\nthe same `search_fields`, `search_field_values`, `order_by`, `order_by_direction`,\n`start_datetime` and `end_datetime` with it (`limit` and `fields` may change). A cursor\nthat was altered, belongs to another organization or another query is a 422 at\n`["query", "cursor"]`. Cursors are opaque and do not expire.\n',
+    },
+  });
 
 const limitParameter = integerParam(z.int().gte(0).lte(1000))
   .default(25)
@@ -864,6 +900,7 @@ export const eventsListRoute = createRoute({
   request: {
     query: z.object({
       page: pageParameter,
+      cursor: cursorParameter,
       limit: limitParameter,
       search_fields: arrayParam(z.array(EventProperties))
         .default([])
@@ -917,6 +954,7 @@ export const promptsListRoute = createRoute({
   request: {
     query: z.object({
       page: pageParameter,
+      cursor: cursorParameter,
       limit: limitParameter,
       search_fields: arrayParam(z.array(PromptProperties))
         .default([])
@@ -1021,6 +1059,7 @@ export const experimentsListRoute = createRoute({
   request: {
     query: z.object({
       page: pageParameter,
+      cursor: cursorParameter,
       limit: limitParameter,
       search_fields: arrayParam(z.array(ExperimentProperties))
         .default([])
@@ -1400,7 +1439,7 @@ export const openApiDocumentConfig = {
     summary:
       'Events, prompts, telephony A2P check, experiments and session routing of an AI-agent platform.',
     description:
-      'Agentline serves the HTTP API of a platform for AI agents that talk to people over phone,\nSMS and web chat. This document is the whole contract: the server and the TypeScript SDK\nare generated from it and checked against it.\n\n## Authentication and tenancy\nEvery `/api/v1` operation needs an API key in the `Service-API-Key` header\n(`agl_<key id>_<secret>`, created by an operator with `agentline key create`). A key belongs\nto one organization and sees only that organization\'s records; an id that belongs to another\norganization answers exactly like an id that does not exist (404).\n\nA key has one role, and a role is a named set of permissions:\n\n| Permission | Operations |\n|---|---|\n| `EVENTS_READ` | list events |\n| `PROMPTS_READ` | list prompts |\n| `CHANNELS_READ` | A2P check, list experiments, get an experiment, experiment results |\n| `CHANNELS_WRITE` | create, update, start and stop an experiment |\n| `CHANNELS_DELETE` | delete an experiment |\n| `SESSIONS_WRITE` | route a new session on a channel target |\n\nA missing, malformed, unknown or revoked key is a **401** (`UNAUTHENTICATED`, with\n`WWW-Authenticate: ApiKey header="Service-API-Key"`); a valid key whose role lacks the\npermission is a **403** (`PERMISSION_DENIED`, naming the permission). A client address that\nkeeps presenting keys that fail is answered **429** (`RATE_LIMITED`, with `Retry-After`) for a\nwhile, before its key or body is looked at; the server\'s operator sets how many failures a\nminute an address may have.\n\n## Responses and errors\nEvery successful operation answers **200** with `application/json`, create and delete included.\n\nInput that fails validation (query, path or body) is a **422** with `HTTPValidationError`:\n`{"detail": [{"loc": ["query", "limit"], "msg": "...", "type": "less_than_equal"}]}`.\n`loc` starts with `query`, `path` or `body` and continues with the field name and array\nindexes (`["body", "variants", 1, "weight"]`). `type` is a short machine word: `missing`,\n`int_parsing`, `bool_parsing`, `greater_than_equal`, `less_than_equal`, `string_too_short`,\n`string_too_long`, `too_short`, `too_long`, `enum`, `string_type`, `int_type`, `bool_type`,\n`object_type`, `list_type`, `string_pattern_mismatch`, `datetime_parsing`, `json_invalid`,\n`extra_forbidden`, `value_error`. Experiment rule violations in a body are 422s too, with the\n`loc` of the offending field and a message that says what to fix.\n\nEvery other error has the body `ErrorResponse`: `{"detail": "<what happened and what to do>",\n"code": "<UPPER_SNAKE>", "request_id": "<id>"}`. Codes: `UNAUTHENTICATED` (401),\n`PERMISSION_DENIED` (403), `NOT_FOUND` (404), `CONFLICT` (409, a state rule),\n`PAYLOAD_TOO_LARGE` (413), `UNSUPPORTED_MEDIA_TYPE` (415: a body that is not uncompressed\nJSON in UTF-8), `RATE_LIMITED` (429, with `Retry-After`), `INTERNAL` (500),\n`PROVIDER_UNAVAILABLE` (502, the telephony provider failed), `SERVICE_UNAVAILABLE` (503, the\ndatabase cannot take the request). Error bodies never carry stack traces, SQL or secrets.\n\nEvery response carries `X-Request-Id`: a safe incoming `X-Request-Id` (1-128 characters of\n`A-Za-z0-9._:-`) is echoed, otherwise one is generated. Error bodies repeat it.\n\n## Values\n- Field names are snake_case on the wire.\n- Date-times are ISO 8601 in UTC with a `Z` and milliseconds on output\n  (`2026-03-17T07:22:20.252Z`). Date-times given as input must carry `Z` or an offset.\n- Ids, counts and weights are JSON integers: `"50"` or `50.5` where an integer is due is a 422.\n- Text never contains U+0000 (NUL): a query parameter or body string holding it is a 422\n  (`value_error`, with its `loc`), whichever database the server runs on.\n- Text is well-formed Unicode: a body string or key holding a lone surrogate (an unpaired\n  `\\ud800`-`\\udfff` escape) is a 422 (`value_error`, with its `loc`).\n\n## Request bodies\nAn operation that takes a body reads it as JSON in UTF-8: send `Content-Type:\napplication/json` (a `charset` parameter, if any, must be `utf-8`) and no `Content-Encoding`\nother than `identity`; anything else is a **415** (`UNSUPPORTED_MEDIA_TYPE`). An operation\nwhose body is optional (routing a session) also takes no body and no `Content-Type`. A body\nnested deeper than 64 levels of arrays and objects is a 422 (`value_error`, with the `loc`\nwhere the limit is crossed); the contract\'s deepest body needs four.\n\n## Lists\nThe events, prompts and experiments lists share their query parameters:\n- Arrays are repeated keys: `?search_fields=type&search_fields=source&search_field_values=call&search_field_values=llm`.\n- `page` (0-based, default 0) and `limit` (0 to 1000, default 25) select a page.\n- `search_fields[i]` is matched against `search_field_values[i]`; both lists must have the\n  same length, and all pairs must match (AND). How a value matches depends on the field:\n  text fields match a case-insensitive substring; identifier fields of events (`session_id`,\n  `conversation_id`, `source_id`, `user_id`) match by exact, case-sensitive equality (they\n  are looked up, not browsed); `name_exact` is exact, case-sensitive\n  equality with `name`; `name_description` is a case-insensitive substring of `name` or of\n  `description`; integer fields (`id`, `agent_count`, `target_id`, `agent_id`) need an integer\n  value (else 422) and match by equality; boolean fields (`session_end_enabled`) need `true` or\n  `false` (else 422); date-time fields match when the value is a prefix of the field\'s ISO text\n  (`2026-05` is that month); object fields (`attributes`, `llm_config`) match a case-insensitive\n  substring of their JSON text. No property name contains `list`, so every value is one literal\n  string: commas and brackets are ordinary characters.\n- `order_by` takes any property; `order_by_direction` defaults to `asc` when `order_by` is\n  given. Without `order_by`, events come newest first (`timestamp desc`), prompts and\n  experiments by `id asc`. The record\'s primary key always breaks ties, so pages never overlap\n  or skip.\n- `fields` narrows each item to the listed properties (absent or empty: all). `name_exact` and\n  `name_description` in `fields` mean `name` (and `description`). The properties a schema marks\n  required (`timestamp` of an event, `id` of a prompt or experiment) are always included.\n- `start_datetime` (inclusive) and `end_datetime` (exclusive) filter events on `timestamp`,\n  prompts on `last_updated` and experiments on `created_at`. An unparseable value, or a start\n  after the end, is a 422.\n- The envelope: `page` as asked, `page_size` = the `limit` used, `total_count` = all matches,\n  `total_pages` = ceil(total_count / limit) (`null` when limit is 0). A page past the end is a\n  200 with `items: []`.\n- Unknown query parameters are ignored. A property name that does not exist is a 422 whose\n  message lists the allowed names.\n- Query parameters the seed types as "or null" (`page`, `order_by`, `order_by_direction`,\n  `fields`, `start_datetime`, `end_datetime`) take null by being left out: a query string has\n  no null.\n',
+      'Agentline serves the HTTP API of a platform for AI agents that talk to people over phone,\nSMS and web chat. This document is the whole contract: the server and the TypeScript SDK\nare generated from it and checked against it.\n\n## Authentication and tenancy\nEvery `/api/v1` operation needs an API key in the `Service-API-Key` header\n(`agl_<key id>_<secret>`, created by an operator with `agentline key create`). A key belongs\nto one organization and sees only that organization\'s records; an id that belongs to another\norganization answers exactly like an id that does not exist (404).\n\nA key has one role, and a role is a named set of permissions:\n\n| Permission | Operations |\n|---|---|\n| `EVENTS_READ` | list events |\n| `PROMPTS_READ` | list prompts |\n| `CHANNELS_READ` | A2P check, list experiments, get an experiment, experiment results |\n| `CHANNELS_WRITE` | create, update, start and stop an experiment |\n| `CHANNELS_DELETE` | delete an experiment |\n| `SESSIONS_WRITE` | route a new session on a channel target |\n\nA missing, malformed, unknown or revoked key is a **401** (`UNAUTHENTICATED`, with\n`WWW-Authenticate: ApiKey header="Service-API-Key"`); a valid key whose role lacks the\npermission is a **403** (`PERMISSION_DENIED`, naming the permission). A client address that\nkeeps presenting keys that fail is answered **429** (`RATE_LIMITED`, with `Retry-After`) for a\nwhile, before its key or body is looked at; the server\'s operator sets how many failures a\nminute an address may have.\n\n## Responses and errors\nEvery successful operation answers **200** with `application/json`, create and delete included.\n\nInput that fails validation (query, path or body) is a **422** with `HTTPValidationError`:\n`{"detail": [{"loc": ["query", "limit"], "msg": "...", "type": "less_than_equal"}]}`.\n`loc` starts with `query`, `path` or `body` and continues with the field name and array\nindexes (`["body", "variants", 1, "weight"]`). `type` is a short machine word: `missing`,\n`int_parsing`, `bool_parsing`, `greater_than_equal`, `less_than_equal`, `string_too_short`,\n`string_too_long`, `too_short`, `too_long`, `enum`, `string_type`, `int_type`, `bool_type`,\n`object_type`, `list_type`, `string_pattern_mismatch`, `datetime_parsing`, `json_invalid`,\n`extra_forbidden`, `value_error`. Experiment rule violations in a body are 422s too, with the\n`loc` of the offending field and a message that says what to fix.\n\nEvery other error has the body `ErrorResponse`: `{"detail": "<what happened and what to do>",\n"code": "<UPPER_SNAKE>", "request_id": "<id>"}`. Codes: `UNAUTHENTICATED` (401),\n`PERMISSION_DENIED` (403), `NOT_FOUND` (404), `CONFLICT` (409, a state rule),\n`PAYLOAD_TOO_LARGE` (413), `UNSUPPORTED_MEDIA_TYPE` (415: a body that is not uncompressed\nJSON in UTF-8), `RATE_LIMITED` (429, with `Retry-After`), `INTERNAL` (500),\n`PROVIDER_UNAVAILABLE` (502, the telephony provider failed), `SERVICE_UNAVAILABLE` (503, the\ndatabase cannot take the request). Error bodies never carry stack traces, SQL or secrets.\n\nEvery response carries `X-Request-Id`: a safe incoming `X-Request-Id` (1-128 characters of\n`A-Za-z0-9._:-`) is echoed, otherwise one is generated. Error bodies repeat it.\n\n## Values\n- Field names are snake_case on the wire.\n- Date-times are ISO 8601 in UTC with a `Z` and milliseconds on output\n  (`2026-03-17T07:22:20.252Z`). Date-times given as input must carry `Z` or an offset.\n- Ids, counts and weights are JSON integers: `"50"` or `50.5` where an integer is due is a 422.\n- Text never contains U+0000 (NUL): a query parameter or body string holding it is a 422\n  (`value_error`, with its `loc`), whichever database the server runs on.\n- Text is well-formed Unicode: a body string or key holding a lone surrogate (an unpaired\n  `\\ud800`-`\\udfff` escape) is a 422 (`value_error`, with its `loc`).\n\n## Request bodies\nAn operation that takes a body reads it as JSON in UTF-8: send `Content-Type:\napplication/json` (a `charset` parameter, if any, must be `utf-8`) and no `Content-Encoding`\nother than `identity`; anything else is a **415** (`UNSUPPORTED_MEDIA_TYPE`). An operation\nwhose body is optional (routing a session) also takes no body and no `Content-Type`. A body\nnested deeper than 64 levels of arrays and objects is a 422 (`value_error`, with the `loc`\nwhere the limit is crossed); the contract\'s deepest body needs four.\n\n## Lists\nThe events, prompts and experiments lists share their query parameters:\n- Arrays are repeated keys: `?search_fields=type&search_fields=source&search_field_values=call&search_field_values=llm`.\n- `page` (0-based, default 0) and `limit` (0 to 1000, default 25) select a page.\n- `search_fields[i]` is matched against `search_field_values[i]`; both lists must have the\n  same length, and all pairs must match (AND). How a value matches depends on the field:\n  text fields match a case-insensitive substring; identifier fields of events (`session_id`,\n  `conversation_id`, `source_id`, `user_id`) match by exact, case-sensitive equality (they\n  are looked up, not browsed); `name_exact` is exact, case-sensitive\n  equality with `name`; `name_description` is a case-insensitive substring of `name` or of\n  `description`; integer fields (`id`, `agent_count`, `target_id`, `agent_id`) need an integer\n  value (else 422) and match by equality; boolean fields (`session_end_enabled`) need `true` or\n  `false` (else 422); date-time fields match when the value is a prefix of the field\'s ISO text\n  (`2026-05` is that month); object fields (`attributes`, `llm_config`) match a case-insensitive\n  substring of their JSON text. No property name contains `list`, so every value is one literal\n  string: commas and brackets are ordinary characters.\n- `order_by` takes any property; `order_by_direction` defaults to `asc` when `order_by` is\n  given. Without `order_by`, events come newest first (`timestamp desc`), prompts and\n  experiments by `id asc`. The record\'s primary key always breaks ties, so pages never overlap\n  or skip.\n- `fields` narrows each item to the listed properties (absent or empty: all). `name_exact` and\n  `name_description` in `fields` mean `name` (and `description`). The properties a schema marks\n  required (`timestamp` of an event, `id` of a prompt or experiment) are always included.\n- `start_datetime` (inclusive) and `end_datetime` (exclusive) filter events on `timestamp`,\n  prompts on `last_updated` and experiments on `created_at`. An unparseable value, or a start\n  after the end, is a 422.\n- The envelope: `page` as asked, `page_size` = the `limit` used, `total_count` = all matches,\n  `total_pages` = ceil(total_count / limit) (`null` when limit is 0), `next_cursor` = where the\n  next page starts (`null` on the last page). A page past the end is a 200 with `items: []`.\n- To walk a whole list, follow `next_cursor`: pass it as `cursor` with the same query. A\n  cursor page ignores `page`, costs the same at any depth, and neither repeats nor skips an\n  item while new records arrive (records are added to their place in the order; a walk in the\n  default newest-first order of events does not see events newer than its first page). `page`\n  still works for jumping to a page, at a cost that grows with its depth.\n- Unknown query parameters are ignored. A property name that does not exist is a 422 whose\n  message lists the allowed names.\n- Query parameters the seed types as "or null" (`page`, `order_by`, `order_by_direction`,\n  `fields`, `start_datetime`, `end_datetime`) take null by being left out: a query string has\n  no null.\n',
     license: {
       name: 'MIT',
       identifier: 'MIT',

@@ -325,6 +325,8 @@ export interface components {
             total_pages?: number | null;
             /** @description Number of items matching the query over all pages. */
             total_count?: number | null;
+            /** @description Pass as `cursor` (with the same query) to get the page after this one; null when this page is the last. Always present. */
+            next_cursor?: string | null;
         };
         /** @description Which model runs the prompt. */
         LlmConfig: {
@@ -506,6 +508,8 @@ export interface components {
             total_pages?: number | null;
             /** @description Number of items matching the query over all pages. */
             total_count?: number | null;
+            /** @description Pass as `cursor` (with the same query) to get the page after this one; null when this page is the last. Always present. */
+            next_cursor?: string | null;
         };
         A2pMessagingPathCheckRequest: {
             /**
@@ -620,6 +624,8 @@ export interface components {
             total_pages?: number | null;
             /** @description Number of items matching the query over all pages. */
             total_count?: number | null;
+            /** @description Pass as `cursor` (with the same query) to get the page after this one; null when this page is the last. Always present. */
+            next_cursor?: string | null;
         };
         ExperimentStartResponse: {
             experiment: components["schemas"]["Experiment"];
@@ -803,6 +809,17 @@ export interface components {
     parameters: {
         /** @description 0-based page to return. Leaving it out means 0. */
         Page: number;
+        /**
+         * @description Continues a walk where a page ended: the `next_cursor` of that page. With a cursor,
+         *     `page` is ignored and the page starts right after the item the cursor marks, in the
+         *     same order, so pages never repeat or skip an item while new records arrive, and a page
+         *     deep into the list costs what the first one does. The cursor is bound to the query: send
+         *     the same `search_fields`, `search_field_values`, `order_by`, `order_by_direction`,
+         *     `start_datetime` and `end_datetime` with it (`limit` and `fields` may change). A cursor
+         *     that was altered, belongs to another organization or another query is a 422 at
+         *     `["query", "cursor"]`. Cursors are opaque and do not expire.
+         */
+        Cursor: string;
         /** @description Maximum number of items on the page (0 returns only the counts). */
         Limit: number;
         /** @description Values to search for, paired by index with `search_fields` (the two lists must have the same length). Each value is one literal string. */
@@ -846,6 +863,17 @@ export interface operations {
             query?: {
                 /** @description 0-based page to return. Leaving it out means 0. */
                 page?: components["parameters"]["Page"];
+                /**
+                 * @description Continues a walk where a page ended: the `next_cursor` of that page. With a cursor,
+                 *     `page` is ignored and the page starts right after the item the cursor marks, in the
+                 *     same order, so pages never repeat or skip an item while new records arrive, and a page
+                 *     deep into the list costs what the first one does. The cursor is bound to the query: send
+                 *     the same `search_fields`, `search_field_values`, `order_by`, `order_by_direction`,
+                 *     `start_datetime` and `end_datetime` with it (`limit` and `fields` may change). A cursor
+                 *     that was altered, belongs to another organization or another query is a 422 at
+                 *     `["query", "cursor"]`. Cursors are opaque and do not expire.
+                 */
+                cursor?: components["parameters"]["Cursor"];
                 /** @description Maximum number of items on the page (0 returns only the counts). */
                 limit?: components["parameters"]["Limit"];
                 /** @description Event properties to search, paired by index with `search_field_values`. */
@@ -892,6 +920,17 @@ export interface operations {
             query?: {
                 /** @description 0-based page to return. Leaving it out means 0. */
                 page?: components["parameters"]["Page"];
+                /**
+                 * @description Continues a walk where a page ended: the `next_cursor` of that page. With a cursor,
+                 *     `page` is ignored and the page starts right after the item the cursor marks, in the
+                 *     same order, so pages never repeat or skip an item while new records arrive, and a page
+                 *     deep into the list costs what the first one does. The cursor is bound to the query: send
+                 *     the same `search_fields`, `search_field_values`, `order_by`, `order_by_direction`,
+                 *     `start_datetime` and `end_datetime` with it (`limit` and `fields` may change). A cursor
+                 *     that was altered, belongs to another organization or another query is a 422 at
+                 *     `["query", "cursor"]`. Cursors are opaque and do not expire.
+                 */
+                cursor?: components["parameters"]["Cursor"];
                 /** @description Maximum number of items on the page (0 returns only the counts). */
                 limit?: components["parameters"]["Limit"];
                 /** @description Prompt properties to search, paired by index with `search_field_values`. */
@@ -989,6 +1028,17 @@ export interface operations {
             query?: {
                 /** @description 0-based page to return. Leaving it out means 0. */
                 page?: components["parameters"]["Page"];
+                /**
+                 * @description Continues a walk where a page ended: the `next_cursor` of that page. With a cursor,
+                 *     `page` is ignored and the page starts right after the item the cursor marks, in the
+                 *     same order, so pages never repeat or skip an item while new records arrive, and a page
+                 *     deep into the list costs what the first one does. The cursor is bound to the query: send
+                 *     the same `search_fields`, `search_field_values`, `order_by`, `order_by_direction`,
+                 *     `start_datetime` and `end_datetime` with it (`limit` and `fields` may change). A cursor
+                 *     that was altered, belongs to another organization or another query is a 422 at
+                 *     `["query", "cursor"]`. Cursors are opaque and do not expire.
+                 */
+                cursor?: components["parameters"]["Cursor"];
                 /** @description Maximum number of items on the page (0 returns only the counts). */
                 limit?: components["parameters"]["Limit"];
                 /** @description Experiment properties to search, paired by index with `search_field_values`. */

@@ -27,9 +27,17 @@ import { and, eq, sql, type SQL } from 'drizzle-orm';
 import { SQLiteSyncDialect } from 'drizzle-orm/sqlite-core';
 import type { Statement } from 'better-sqlite3';
 import { EVENT_PROPERTIES, type EventProperty } from '../../domain/events.js';
-import type { ListQuery, SearchFilter } from '../../domain/list-query.js';
+import type { ListPosition, ListQuery, SearchFilter } from '../../domain/list-query.js';
 import type { Db, PostgresTransaction, SqliteDb } from '../client.js';
-import { contains, listConditions, listOrder, type ColumnMap } from '../list-sql.js';
+import {
+  contains,
+  listConditions,
+  listOrder,
+  pageOf,
+  pageWindow,
+  splitPage,
+  type ColumnMap,
+} from '../list-sql.js';
 import { driveOnPostgres, selectRows, type Row, type Steps } from '../portable-sql.js';
 import { perDatabase } from '../prepared.js';
 import { events } from '../schema.js';
@@ -43,10 +51,11 @@ export interface ListedEvent {
   json: string;
 }
 
-/** One page of the list and the number of events matching its query. */
+/** One page of the list, the number of events matching its query, and where the next starts. */
 export interface EventsPage {
   rows: ListedEvent[];
   totalCount: number;
+  next: ListPosition | null;
 }
 
 export const EVENT_COLUMNS: ColumnMap<EventProperty> = {
@@ -380,23 +389,36 @@ function* readPage(
   resolved: ResolvedValues,
   totalCount: number,
   access: Access,
-): Steps<ListedEvent[]> {
+): Steps<{ rows: ListedEvent[]; next: ListPosition | null }> {
+  const columns = db.kind === 'sqlite' ? EVENT_COLUMNS : POSTGRES_EVENT_COLUMNS;
+  const select = sql`SELECT "id", ${itemJson(db.kind, query.projection)} AS "json",
+    ${columns[query.order.property]} AS "sortKey" FROM events`;
+  const conditions = eventConditions(db, organizationId, query, resolved, access);
+  if (query.after) {
+    // A cursor page: a seek to the position in the order's index, whatever its depth.
+    const { after, limitOffset } = pageWindow(query, columns, events.id);
+    const read = yield* selectRows<ListedEvent & { sortKey: unknown }>(
+      sql`${select} WHERE ${conditions} AND ${after}
+          ORDER BY ${orderBy(query.order, access)} ${limitOffset}`,
+    );
+    return splitPage(read, query.limit);
+  }
   const end = Math.min(query.offset + query.limit, totalCount);
-  if (query.offset >= end) return [];
+  if (query.offset >= end) return { rows: [], next: null };
   // Past the middle, the page is near the other end: skip fewer rows in the reverse order.
   const reverse = query.offset > totalCount - end;
   const order: ListQuery<EventProperty>['order'] = reverse
     ? { ...query.order, direction: query.order.direction === 'asc' ? 'desc' : 'asc' }
     : query.order;
   const skip = reverse ? totalCount - end : query.offset;
-  const rows = yield* selectRows<ListedEvent>(
-    sql`SELECT "id", ${itemJson(db.kind, query.projection)} AS "json" FROM events
-        WHERE ${eventConditions(db, organizationId, query, resolved, access)}
+  const read = yield* selectRows<ListedEvent & { sortKey: unknown }>(
+    sql`${select} WHERE ${conditions}
         ORDER BY ${orderBy(order, access)}
         LIMIT ${end - query.offset} OFFSET ${skip}`,
   );
-  if (reverse) rows.reverse();
-  return rows;
+  if (reverse) read.reverse();
+  // Count and page come from one snapshot, so the count tells whether a next page exists.
+  return pageOf(read, end < totalCount);
 }
 
 const UNFILTERED = { filters: [], window: {} };
@@ -416,8 +438,8 @@ function* listing(
   const resolved = yield* resolveValues(db, organizationId, query, throughId);
   const totalCount = yield* countMatching(db, organizationId, query, resolved, throughId);
   const access = yield* pageAccess(db, organizationId, query, totalCount, throughId);
-  const rows = yield* readPage(db, organizationId, query, resolved, totalCount, access);
-  return { rows, totalCount };
+  const { rows, next } = yield* readPage(db, organizationId, query, resolved, totalCount, access);
+  return { rows, totalCount, next };
 }
 
 export async function listEvents(

@@ -14,11 +14,11 @@ import {
   type ExperimentStatus,
 } from '../../domain/experiments.js';
 import { RecordNotFoundError } from '../../domain/errors.js';
-import type { ListQuery } from '../../domain/list-query.js';
+import type { ListPosition, ListQuery } from '../../domain/list-query.js';
 import { nowIso } from '../../domain/timestamps.js';
 import type { Db } from '../client.js';
 import { isUniqueViolation } from '../errors.js';
-import { listConditions, listOrder, type ColumnMap } from '../list-sql.js';
+import { listConditions, listOrder, pageWindow, splitPage, type ColumnMap } from '../list-sql.js';
 import {
   execute,
   idEquals,
@@ -102,7 +102,7 @@ type ExperimentRow = Omit<ExperimentRecord, 'variants' | 'target'> & {
   channelName: string;
 };
 
-const SELECT_EXPERIMENTS = sql`SELECT ${selectList({
+const EXPERIMENT_FIELDS = {
   id: experiments.id,
   name: experiments.name,
   description: experiments.description,
@@ -117,9 +117,13 @@ const SELECT_EXPERIMENTS = sql`SELECT ${selectList({
   targetMode: channelTargets.targetMode,
   channelId: channels.id,
   channelName: channels.name,
-})} FROM ${experiments}
+};
+
+const EXPERIMENTS_WITH_TARGETS = sql`${experiments}
   INNER JOIN ${channelTargets} ON ${channelTargets.id} = ${experiments.targetId}
   INNER JOIN ${channels} ON ${channels.id} = ${channelTargets.channelId}`;
+
+const SELECT_EXPERIMENTS = sql`SELECT ${selectList(EXPERIMENT_FIELDS)} FROM ${EXPERIMENTS_WITH_TARGETS}`;
 
 type VariantRow = Omit<VariantRecord, 'isControl'> & {
   experimentId: number;
@@ -188,7 +192,7 @@ export async function listExperiments(
   db: Db,
   organizationId: number,
   query: ListQuery<ExperimentProperty>,
-): Promise<{ records: ExperimentRecord[]; totalCount: number }> {
+): Promise<{ records: ExperimentRecord[]; totalCount: number; next: ListPosition | null }> {
   const where = and(
     eq(experiments.organizationId, organizationId),
     ...listConditions(query, {
@@ -200,17 +204,21 @@ export async function listExperiments(
     }),
   );
   const order = listOrder(query, EXPERIMENT_COLUMNS, experiments.id, db.kind);
+  const { after, limitOffset } = pageWindow(query, EXPERIMENT_COLUMNS, experiments.id);
+  const sortKey = EXPERIMENT_COLUMNS[query.order.property];
   return runSteps(db, function* () {
-    const rows =
+    const read =
       query.limit === 0
         ? []
-        : yield* selectRows<ExperimentRow>(
-            sql`${SELECT_EXPERIMENTS} WHERE ${where} ORDER BY ${sql.join(order, sql`, `)} LIMIT ${query.limit} OFFSET ${query.offset}`,
+        : yield* selectRows<ExperimentRow & { sortKey: unknown }>(
+            sql`SELECT ${selectList({ ...EXPERIMENT_FIELDS, sortKey })} FROM ${EXPERIMENTS_WITH_TARGETS}
+              WHERE ${and(where, after)} ORDER BY ${sql.join(order, sql`, `)} ${limitOffset}`,
           );
+    const { rows, next } = splitPage(read, query.limit);
     const [total] = yield* selectRows<{ n: number }>(
       sql`SELECT count(*) AS "n" FROM ${experiments} WHERE ${where}`,
     );
-    return { records: yield* withVariants(rows), totalCount: total?.n ?? 0 };
+    return { records: yield* withVariants(rows), totalCount: total?.n ?? 0, next };
   });
 }
 

@@ -6,10 +6,18 @@
 // four tool queries are each backend's own, as their plans are.
 
 import { and, eq, getTableColumns, sql, type SQL } from 'drizzle-orm';
-import type { ListQuery, SearchFilter } from '../../domain/list-query.js';
+import type { ListPosition, ListQuery, SearchFilter } from '../../domain/list-query.js';
 import type { PromptProperty } from '../../domain/prompts.js';
 import type { Db, SqliteDb } from '../client.js';
-import { contains, listConditions, listOrder, type ColumnMap, type Dialect } from '../list-sql.js';
+import {
+  contains,
+  listConditions,
+  listOrder,
+  pageWindow,
+  splitPage,
+  type ColumnMap,
+  type Dialect,
+} from '../list-sql.js';
 import { idIn, parsedJson, runSteps, selectList, selectRows } from '../portable-sql.js';
 import { perDatabase } from '../prepared.js';
 import { agents, prompts, promptTools, tools, type LlmConfig } from '../schema.js';
@@ -44,6 +52,8 @@ export interface PromptsWithTools {
 
 export interface PromptPage extends PromptsWithTools {
   totalCount: number;
+  /** Where the next page starts; null on the last page. */
+  next: ListPosition | null;
 }
 
 // Correlated subqueries, so searching and ordering by these computed properties happen in SQL
@@ -239,8 +249,12 @@ type DriverPrompt = Omit<StoredPrompt, 'llmConfig' | 'sessionEndEnabled'> & {
   sessionEndEnabled: boolean | number;
 };
 
-async function selectPrompts(db: Db, query: SQL): Promise<StoredPrompt[]> {
-  const rows = await runSteps(db, () => selectRows<DriverPrompt>(query));
+/** `Extra`: columns the query selects beside the prompt's own (a list's sort key). */
+async function selectPrompts<Extra extends object = object>(
+  db: Db,
+  query: SQL,
+): Promise<Array<StoredPrompt & Extra>> {
+  const rows = await runSteps(db, () => selectRows<DriverPrompt & Extra>(query));
   return rows.map((row) => ({
     ...row,
     llmConfig: parsedJson(row.llmConfig),
@@ -264,28 +278,37 @@ export async function listPrompts(
       dialect: db.kind,
     }),
   );
-  const order = sql.join(listOrder(query, PROMPT_COLUMNS[db.kind], prompts.id, db.kind), sql`, `);
+  const columns = PROMPT_COLUMNS[db.kind];
+  const order = sql.join(listOrder(query, columns, prompts.id, db.kind), sql`, `);
+  const { after, limitOffset } = pageWindow(query, columns, prompts.id);
   // The page is chosen first and only its rows get the computed columns: the database would
   // otherwise compute them for every row it sorts.
-  const pageRows =
+  const read =
     query.limit === 0
       ? []
-      : await selectPrompts(
+      : await selectPrompts<{ sortKey: unknown }>(
           db,
-          sql`SELECT ${PROMPT_ROW[db.kind]} FROM ${prompts}
-            WHERE ${prompts.id} IN (SELECT ${prompts.id} FROM ${prompts} WHERE ${where}
-              ORDER BY ${order} LIMIT ${query.limit} OFFSET ${query.offset})
+          sql`SELECT ${PROMPT_ROW[db.kind]}, ${columns[query.order.property]} AS "sortKey"
+            FROM ${prompts}
+            WHERE ${prompts.id} IN (SELECT ${prompts.id} FROM ${prompts} WHERE ${and(where, after)}
+              ORDER BY ${order} ${limitOffset})
             ORDER BY ${order}`,
         );
+  const { rows: pageRows, next } = splitPage(read, query.limit);
   const [total] = await runSteps(db, () =>
     selectRows<{ n: number }>(sql`SELECT count(*) AS n FROM ${prompts} WHERE ${where}`),
   );
   const totalCount = total?.n ?? 0;
 
   if (!withTools) {
-    return { rows: pageRows.map((row) => ({ ...row, toolIds: [] })), tools: new Map(), totalCount };
+    return {
+      rows: pageRows.map((row) => ({ ...row, toolIds: [] })),
+      tools: new Map(),
+      totalCount,
+      next,
+    };
   }
-  return { ...(await withTheirTools(db, organizationId, pageRows)), totalCount };
+  return { ...(await withTheirTools(db, organizationId, pageRows)), totalCount, next };
 }
 
 /** The organization's prompts with these ids, in id order, with their tools; others are left out. */

@@ -6,12 +6,14 @@ import type { AppEnv } from '../../http/app-env.js';
 import type * as routes from './events.routes.js';
 
 export const eventsList: RouteHandler<typeof routes.eventsList, AppEnv> = async (c) => {
-  const query = parseListQuery(EVENT_LIST, c.req.valid('query'));
-  const { rows, totalCount } = await listEvents(c.get('db'), c.get('auth').organizationId, query);
+  const { organizationId } = c.get('auth');
+  const query = parseListQuery(EVENT_LIST, c.req.valid('query'), organizationId);
+  const { rows, totalCount, next } = await listEvents(c.get('db'), organizationId, query);
   const body = listPageJson(
     rows.map((row) => row.json),
     query,
     totalCount,
+    next,
   );
   // The items are wire Events rendered by the database (listEvents), which Hono's typed
   // response cannot describe; the contract tests check these answers against the spec.

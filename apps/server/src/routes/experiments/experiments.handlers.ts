@@ -103,16 +103,13 @@ async function checkedWrite(
 }
 
 export const experimentsList: RouteHandler<typeof routes.experimentsList, AppEnv> = async (c) => {
-  const query = parseListQuery(EXPERIMENT_LIST, c.req.valid('query'));
-  const { records, totalCount } = await listExperiments(
-    c.get('db'),
-    c.get('auth').organizationId,
-    query,
-  );
+  const { organizationId } = c.get('auth');
+  const query = parseListQuery(EXPERIMENT_LIST, c.req.valid('query'), organizationId);
+  const { records, totalCount, next } = await listExperiments(c.get('db'), organizationId, query);
   const items = records.map((record) =>
     projectItem<WireExperiment, 'id'>(toWireExperiment(record), query.projection),
   );
-  return c.json(listPage(items, query, totalCount), 200);
+  return c.json(listPage(items, query, totalCount, next), 200);
 };
 
 export const experimentsCreate: RouteHandler<typeof routes.experimentsCreate, AppEnv> = async (

@@ -28,13 +28,13 @@ async function buildPage(db: Db, organizationId: number, query: ListQuery<Prompt
   const items = page.rows.map((row) =>
     projectItem<WirePrompt, 'id'>(toWirePrompt(row, tools), query.projection),
   );
-  return listPage(items, query, page.totalCount);
+  return listPage(items, query, page.totalCount, page.next);
 }
 
 export const promptsList: RouteHandler<typeof routes.promptsList, AppEnv> = async (c) => {
   const db = c.get('db');
   const { organizationId } = c.get('auth');
-  const query = parseListQuery(PROMPT_LIST, c.req.valid('query'));
+  const query = parseListQuery(PROMPT_LIST, c.req.valid('query'), organizationId);
   const version = await recordsVersion(db, organizationId);
   const projection = query.projection ? [...query.projection].sort() : null;
   const key = `${organizationId}:${JSON.stringify({ ...query, projection })}`;
