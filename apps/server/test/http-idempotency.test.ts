@@ -4,8 +4,8 @@ import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   claimIdempotencyKey,
-  completeIdempotencyKey,
   DEFAULT_IDEMPOTENCY_TIMES,
+  storeIdempotentAnswer,
   sweepExpiredIdempotencyKeys,
 } from '../src/db/repositories/idempotency.js';
 import { experiments, sessions } from '../src/db/schema.js';
@@ -114,6 +114,20 @@ describe('Idempotency-Key', () => {
     expect(res.body.detail).toContain('still running');
   });
 
+  it('routes one session for concurrent twins of a keyed request; the others replay it', async () => {
+    const before = await sessionCount();
+    const path = `/api/v1/channels/targets/${fx.targets.main}/sessions`;
+    const answers = await Promise.all(
+      Array.from({ length: 10 }, () => post(path, { user_id: 'twin' }, 'twins-1')),
+    );
+    expect(answers.map((res) => res.status)).toEqual(Array(10).fill(200));
+    expect(new Set(answers.map((res) => JSON.stringify(res.body))).size).toBe(1);
+    expect(answers.filter((res) => res.headers.get('idempotent-replayed') === 'true')).toHaveLength(
+      9,
+    );
+    expect(await sessionCount()).toBe(before + 1);
+  });
+
   it('lets exactly one of many concurrent claims of a key run', async () => {
     const claims = await Promise.all(
       Array.from({ length: 20 }, () => claimIdempotencyKey(api.db, 'key-c', 'race-1', 'h')),
@@ -141,13 +155,17 @@ describe('Idempotency-Key', () => {
     expect(await claimIdempotencyKey(api.db, 'key-r', 'r', 'h', times, at(0))).toEqual({
       kind: 'claimed',
     });
-    await completeIdempotencyKey(api.db, 'key-r', 'r', 200, '{"ok":true}');
+    const write = { apiKeyId: 'key-r', key: 'r', requestHash: 'h', times, stored: false };
+    expect(
+      await storeIdempotentAnswer(api.db, { ...write, claimed: true }, 200, '{"ok":true}', at(1)),
+    ).toEqual({ status: 200, body: '{"ok":true}', replayed: false });
     expect(await claimIdempotencyKey(api.db, 'key-r', 'r', 'h', times, at(9))).toEqual({
       kind: 'replay',
       status: 200,
       body: '{"ok":true}',
     });
-    expect(await claimIdempotencyKey(api.db, 'key-r', 'r', 'other', times, at(11))).toEqual({
+    // Ten seconds after the answer was stored, the key is free again.
+    expect(await claimIdempotencyKey(api.db, 'key-r', 'r', 'other', times, at(12))).toEqual({
       kind: 'claimed',
     });
   });

@@ -1,8 +1,10 @@
-// Idempotency keys after a crash and over time: a key whose request died with its process (SIGKILL
-// between the claim and the answer) is taken over by a retry once its lease runs out, and the
-// retry's answer is then stored and replayed; expired keys are swept, so under a steady load of
-// fresh keys the table stops growing. Both with the real server process or the real sweeper.
+// Idempotency keys after a crash and over time: a request killed mid-way leaves its key free (its
+// answer is stored with its work, or the claim of an experiment write is taken over once its lease
+// runs out), the retry's answer is then stored and replayed, keyed sessions routed through a
+// SIGKILL are stored exactly once, and expired keys are swept, so under a steady load of fresh
+// keys the table stops growing. With the real server process, or the real sweeper.
 
+import { createHash } from 'node:crypto';
 import { sql } from 'drizzle-orm';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -10,10 +12,12 @@ import { createApp } from '../src/app.js';
 import { createDb, migrateDb, type Db } from '../src/db/client.js';
 import { platformRecordsSchema } from '../src/db/platform-records-format.js';
 import { loadPlatformRecords } from '../src/db/repositories/platform-records.js';
-import { idempotencyKeys } from '../src/db/schema.js';
+import { claimIdempotencyKey } from '../src/db/repositories/idempotency.js';
+import { experiments, idempotencyKeys, sessions } from '../src/db/schema.js';
 import { startIdempotencySweeper } from '../src/http/idempotency.js';
 import { startFakeTwilio, twilioSid, type FakeTwilio } from './support/fake-twilio.js';
 import { createTenant, createTestApi, type Tenant } from './support/harness.js';
+import { experimentBody, loadRoutingFixture } from './support/routing-fixture.js';
 import { startServerProcess } from './support/server-process.js';
 import { freshDatabaseUrl, queryTestDb } from './support/test-database.js';
 
@@ -83,9 +87,8 @@ describe('a request killed between its claim and its answer', () => {
 
   afterAll(() => twilio.close());
 
-  it('is taken over by a retry once the lease has run out, then answered exactly once', async () => {
-    const LEASE_SECONDS = 5;
-    const env = { DATABASE_URL: databaseUrl, IDEMPOTENCY_LEASE_SECONDS: String(LEASE_SECONDS) };
+  it('leaves nothing behind: the retry is answered at once, then replayed', async () => {
+    const env = { DATABASE_URL: databaseUrl };
     const check = (baseUrl: string) =>
       fetch(`${baseUrl}/api/v1/channels/telephony/${channelId}/numbers/verify-a2p-compliance`, {
         method: 'POST',
@@ -97,23 +100,17 @@ describe('a request killed between its claim and its answer', () => {
         body: JSON.stringify({ phone: PHONE }),
       });
 
-    // The provider holds its answer, so the server is surely between claim and answer when killed.
+    // The provider holds its answer, so the server is surely mid-request when killed.
     twilio.behaviour.delayMs = 10_000;
     const first = await startServerProcess(env);
     const doomed = check(first.baseUrl).catch((error: unknown) => error);
     await expect.poll(() => twilio.requests.length, { timeout: 10_000 }).toBeGreaterThan(0);
-    const claimedBy = Date.now();
     await first.stop('SIGKILL');
     expect(await doomed).toBeInstanceOf(Error);
 
     twilio.behaviour.delayMs = 0;
     const second = await startServerProcess(env);
     try {
-      // Within the lease the key still belongs to the dead request.
-      const early = await check(second.baseUrl);
-      expect(early.status).toBe(409);
-      const leaseLeft = claimedBy + LEASE_SECONDS * 1000 + 100 - Date.now();
-      await new Promise((resolve) => setTimeout(resolve, Math.max(0, leaseLeft)));
       const requestsBefore = twilio.requests.length;
       const retried = await check(second.baseUrl);
       expect(retried.status).toBe(200);
@@ -127,6 +124,99 @@ describe('a request killed between its claim and its answer', () => {
       expect(twilio.requests.length - requestsBefore).toBe(providerReads);
     } finally {
       await second.stop();
+    }
+  }, 60_000);
+});
+
+describe('an experiment write whose request died after claiming its key', () => {
+  it('is refused with 409 for the lease, then taken over by a retry, once', async () => {
+    const api = await createTestApi();
+    const acme = await createTenant(api.db, 'Acme');
+    const fx = await loadRoutingFixture(api.db, acme.organizationId);
+    const app = createApp({ db: api.db, idempotencyTimes: { retentionMs: 60_000, leaseMs: 300 } });
+    const body = JSON.stringify(
+      experimentBody(fx.targets.main, [fx.agents.pinned, fx.agents.alsoPinned]),
+    );
+    const create = () =>
+      app.request('/api/v1/experiments/', {
+        method: 'POST',
+        headers: {
+          'Service-API-Key': acme.key,
+          'Content-Type': 'application/json',
+          'Idempotency-Key': 'orphaned-claim',
+        },
+        body,
+      });
+    try {
+      // What a process killed between the claim and the answer leaves behind.
+      const hash = createHash('sha256').update(`POST /api/v1/experiments/\n${body}`).digest('hex');
+      const keyId = acme.key.split('_')[1]!;
+      await claimIdempotencyKey(api.db, keyId, 'orphaned-claim', hash);
+      expect((await create()).status).toBe(409);
+      await new Promise((resolve) => setTimeout(resolve, 350));
+      const retried = await create();
+      expect(retried.status).toBe(200);
+      const replayed = await create();
+      expect(replayed.headers.get('idempotent-replayed')).toBe('true');
+      expect(await replayed.json()).toEqual(await retried.json());
+      const [row] = await queryTestDb<{ n: number }>(
+        api.db,
+        sql`SELECT count(*) AS n FROM ${experiments} WHERE ${experiments.organizationId} = ${acme.organizationId}`,
+      );
+      expect(Number(row!.n)).toBe(1);
+    } finally {
+      await api.close();
+    }
+  });
+});
+
+describe('keyed sessions routed while the server is killed', () => {
+  it('are each stored exactly once after the retries', async () => {
+    const databaseUrl = await freshDatabaseUrl();
+    const db = createDb(databaseUrl);
+    await migrateDb(db);
+    const acme = await createTenant(db, 'Acme');
+    const fx = await loadRoutingFixture(db, acme.organizationId);
+    const route = (baseUrl: string, n: number) =>
+      fetch(`${baseUrl}/api/v1/channels/targets/${fx.targets.main}/sessions`, {
+        method: 'POST',
+        headers: {
+          'Service-API-Key': acme.key,
+          'Content-Type': 'application/json',
+          'Idempotency-Key': `route-${n}`,
+        },
+        body: JSON.stringify({ user_id: `caller-${n}` }),
+      }).then(
+        (res) => res.status,
+        () => 0,
+      );
+    const CALLS = 300;
+    const first = await startServerProcess({ DATABASE_URL: databaseUrl });
+    let answered = 0;
+    const inFlight = Array.from({ length: 16 }, async (_, worker) => {
+      for (let n = worker; n < CALLS; n += 16)
+        if ((await route(first.baseUrl, n)) === 200) answered += 1;
+    });
+    while (answered < 60) await new Promise((resolve) => setTimeout(resolve, 2));
+    await first.stop('SIGKILL');
+    await Promise.all(inFlight);
+    expect(answered).toBeLessThan(CALLS);
+
+    const second = await startServerProcess({ DATABASE_URL: databaseUrl });
+    try {
+      const statuses = await Promise.all(
+        Array.from({ length: CALLS }, (_, n) => route(second.baseUrl, n)),
+      );
+      expect(statuses.every((status) => status === 200)).toBe(true);
+      const perCaller = await queryTestDb<{ user_id: string; n: number }>(
+        db,
+        sql`SELECT user_id, count(*) AS n FROM ${sessions} GROUP BY user_id`,
+      );
+      expect(perCaller).toHaveLength(CALLS);
+      expect(perCaller.filter((row) => Number(row.n) !== 1)).toEqual([]);
+    } finally {
+      await second.stop();
+      await db.close();
     }
   }, 60_000);
 });

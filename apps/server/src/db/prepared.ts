@@ -2,10 +2,11 @@
 // and preparing it costs more than running it. On SQLite they are prepared per database handle;
 // on PostgreSQL a statement is rendered to text once and prepared by name on each connection.
 
-import type { SQL } from 'drizzle-orm';
+import { is, Placeholder, type SQL } from 'drizzle-orm';
 import { PgDialect } from 'drizzle-orm/pg-core';
+import { SQLiteSyncDialect } from 'drizzle-orm/sqlite-core';
 import type { QueryResult, QueryResultRow } from 'pg';
-import type { Db, PostgresOrm, PostgresTransaction } from './client.js';
+import type { Db, PostgresOrm, PostgresTransaction, SqliteDb } from './client.js';
 
 /** Memoises `build` per database handle (of one backend, when `build` takes a narrower type). */
 export function perDatabase<D extends Db, T>(build: (db: D) => T): (db: D) => T {
@@ -41,4 +42,19 @@ export function preparedOnPostgres<R extends QueryResultRow>(name: string, query
     }>(rendered, undefined, name, false);
     return (await statement.execute(values)).rows;
   };
+}
+
+const sqliteDialect = new SQLiteSyncDialect();
+
+/**
+ * A SQLite statement for a hot path, with its values as `sql.placeholder(key)`: rendered once and
+ * prepared once per database handle. It must return rows (a SELECT, or a write with RETURNING).
+ */
+export function preparedOnSqlite<R>(query: SQL) {
+  const rendered = sqliteDialect.sqlToQuery(query);
+  const statement = perDatabase((db: SqliteDb) => db.sqlite.prepare(rendered.sql));
+  return (db: SqliteDb, values: Record<string, unknown>): R[] =>
+    statement(db).all(
+      ...rendered.params.map((param) => (is(param, Placeholder) ? values[param.name] : param)),
+    ) as R[];
 }

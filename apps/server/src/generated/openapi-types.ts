@@ -833,13 +833,16 @@ export interface components {
         /**
          * @description Makes a retried POST safe: the first answer to a key (success or error, except 5xx) is
          *     stored for 24 hours per API key and replayed for every later request with the same key,
-         *     which then changes nothing. The same key with a different method, path or body is a 422;
-         *     a request with a key whose first request is still running is a 409, until that request
-         *     has gone 60 seconds without an answer (its server process died): then a retry with the
-         *     same key and body takes the key over and runs. After 24 hours a key is forgotten and
-         *     may be used again. Use a new random value (a UUID) for each logical request; the SDK
-         *     does this for every POST. (Both times are the defaults; the server's operator may set
-         *     others.)
+         *     which then changes nothing. The same key with a different method, path or body is a 422.
+         *     Routing a session stores its answer in the same commit as the session: a retry sent
+         *     while the first request still runs is answered with the first one's answer as soon as
+         *     either commits, and a request cut short (its server process died) left nothing, so its
+         *     retry simply runs. Creating, starting or stopping an experiment claims the key first: a
+         *     retry while the first still runs is a 409, until the first has gone 60 seconds without
+         *     an answer (its process died) and the retry takes the key over. After 24 hours a key is
+         *     forgotten and may be used again. Use a new random value (a UUID) for each logical
+         *     request; the SDK does this for every POST. (Both times are the defaults; the server's
+         *     operator may set others.)
          */
         IdempotencyKey: string;
         /** @description The experiment. */
@@ -979,13 +982,16 @@ export interface operations {
                 /**
                  * @description Makes a retried POST safe: the first answer to a key (success or error, except 5xx) is
                  *     stored for 24 hours per API key and replayed for every later request with the same key,
-                 *     which then changes nothing. The same key with a different method, path or body is a 422;
-                 *     a request with a key whose first request is still running is a 409, until that request
-                 *     has gone 60 seconds without an answer (its server process died): then a retry with the
-                 *     same key and body takes the key over and runs. After 24 hours a key is forgotten and
-                 *     may be used again. Use a new random value (a UUID) for each logical request; the SDK
-                 *     does this for every POST. (Both times are the defaults; the server's operator may set
-                 *     others.)
+                 *     which then changes nothing. The same key with a different method, path or body is a 422.
+                 *     Routing a session stores its answer in the same commit as the session: a retry sent
+                 *     while the first request still runs is answered with the first one's answer as soon as
+                 *     either commits, and a request cut short (its server process died) left nothing, so its
+                 *     retry simply runs. Creating, starting or stopping an experiment claims the key first: a
+                 *     retry while the first still runs is a 409, until the first has gone 60 seconds without
+                 *     an answer (its process died) and the retry takes the key over. After 24 hours a key is
+                 *     forgotten and may be used again. Use a new random value (a UUID) for each logical
+                 *     request; the SDK does this for every POST. (Both times are the defaults; the server's
+                 *     operator may set others.)
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
@@ -1087,13 +1093,16 @@ export interface operations {
                 /**
                  * @description Makes a retried POST safe: the first answer to a key (success or error, except 5xx) is
                  *     stored for 24 hours per API key and replayed for every later request with the same key,
-                 *     which then changes nothing. The same key with a different method, path or body is a 422;
-                 *     a request with a key whose first request is still running is a 409, until that request
-                 *     has gone 60 seconds without an answer (its server process died): then a retry with the
-                 *     same key and body takes the key over and runs. After 24 hours a key is forgotten and
-                 *     may be used again. Use a new random value (a UUID) for each logical request; the SDK
-                 *     does this for every POST. (Both times are the defaults; the server's operator may set
-                 *     others.)
+                 *     which then changes nothing. The same key with a different method, path or body is a 422.
+                 *     Routing a session stores its answer in the same commit as the session: a retry sent
+                 *     while the first request still runs is answered with the first one's answer as soon as
+                 *     either commits, and a request cut short (its server process died) left nothing, so its
+                 *     retry simply runs. Creating, starting or stopping an experiment claims the key first: a
+                 *     retry while the first still runs is a 409, until the first has gone 60 seconds without
+                 *     an answer (its process died) and the retry takes the key over. After 24 hours a key is
+                 *     forgotten and may be used again. Use a new random value (a UUID) for each logical
+                 *     request; the SDK does this for every POST. (Both times are the defaults; the server's
+                 *     operator may set others.)
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
@@ -1234,13 +1243,16 @@ export interface operations {
                 /**
                  * @description Makes a retried POST safe: the first answer to a key (success or error, except 5xx) is
                  *     stored for 24 hours per API key and replayed for every later request with the same key,
-                 *     which then changes nothing. The same key with a different method, path or body is a 422;
-                 *     a request with a key whose first request is still running is a 409, until that request
-                 *     has gone 60 seconds without an answer (its server process died): then a retry with the
-                 *     same key and body takes the key over and runs. After 24 hours a key is forgotten and
-                 *     may be used again. Use a new random value (a UUID) for each logical request; the SDK
-                 *     does this for every POST. (Both times are the defaults; the server's operator may set
-                 *     others.)
+                 *     which then changes nothing. The same key with a different method, path or body is a 422.
+                 *     Routing a session stores its answer in the same commit as the session: a retry sent
+                 *     while the first request still runs is answered with the first one's answer as soon as
+                 *     either commits, and a request cut short (its server process died) left nothing, so its
+                 *     retry simply runs. Creating, starting or stopping an experiment claims the key first: a
+                 *     retry while the first still runs is a 409, until the first has gone 60 seconds without
+                 *     an answer (its process died) and the retry takes the key over. After 24 hours a key is
+                 *     forgotten and may be used again. Use a new random value (a UUID) for each logical
+                 *     request; the SDK does this for every POST. (Both times are the defaults; the server's
+                 *     operator may set others.)
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
@@ -1279,13 +1291,16 @@ export interface operations {
                 /**
                  * @description Makes a retried POST safe: the first answer to a key (success or error, except 5xx) is
                  *     stored for 24 hours per API key and replayed for every later request with the same key,
-                 *     which then changes nothing. The same key with a different method, path or body is a 422;
-                 *     a request with a key whose first request is still running is a 409, until that request
-                 *     has gone 60 seconds without an answer (its server process died): then a retry with the
-                 *     same key and body takes the key over and runs. After 24 hours a key is forgotten and
-                 *     may be used again. Use a new random value (a UUID) for each logical request; the SDK
-                 *     does this for every POST. (Both times are the defaults; the server's operator may set
-                 *     others.)
+                 *     which then changes nothing. The same key with a different method, path or body is a 422.
+                 *     Routing a session stores its answer in the same commit as the session: a retry sent
+                 *     while the first request still runs is answered with the first one's answer as soon as
+                 *     either commits, and a request cut short (its server process died) left nothing, so its
+                 *     retry simply runs. Creating, starting or stopping an experiment claims the key first: a
+                 *     retry while the first still runs is a 409, until the first has gone 60 seconds without
+                 *     an answer (its process died) and the retry takes the key over. After 24 hours a key is
+                 *     forgotten and may be used again. Use a new random value (a UUID) for each logical
+                 *     request; the SDK does this for every POST. (Both times are the defaults; the server's
+                 *     operator may set others.)
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
@@ -1355,13 +1370,16 @@ export interface operations {
                 /**
                  * @description Makes a retried POST safe: the first answer to a key (success or error, except 5xx) is
                  *     stored for 24 hours per API key and replayed for every later request with the same key,
-                 *     which then changes nothing. The same key with a different method, path or body is a 422;
-                 *     a request with a key whose first request is still running is a 409, until that request
-                 *     has gone 60 seconds without an answer (its server process died): then a retry with the
-                 *     same key and body takes the key over and runs. After 24 hours a key is forgotten and
-                 *     may be used again. Use a new random value (a UUID) for each logical request; the SDK
-                 *     does this for every POST. (Both times are the defaults; the server's operator may set
-                 *     others.)
+                 *     which then changes nothing. The same key with a different method, path or body is a 422.
+                 *     Routing a session stores its answer in the same commit as the session: a retry sent
+                 *     while the first request still runs is answered with the first one's answer as soon as
+                 *     either commits, and a request cut short (its server process died) left nothing, so its
+                 *     retry simply runs. Creating, starting or stopping an experiment claims the key first: a
+                 *     retry while the first still runs is a 409, until the first has gone 60 seconds without
+                 *     an answer (its process died) and the retry takes the key over. After 24 hours a key is
+                 *     forgotten and may be used again. Use a new random value (a UUID) for each logical
+                 *     request; the SDK does this for every POST. (Both times are the defaults; the server's
+                 *     operator may set others.)
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };

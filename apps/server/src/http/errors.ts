@@ -12,6 +12,7 @@ import {
   type InputProblem,
 } from '../domain/errors.js';
 import { databaseUnavailableReason } from '../db/errors.js';
+import { IdempotencyKeyTakenError } from '../db/repositories/idempotency.js';
 import type { AppEnv } from './app-env.js';
 
 export type ErrorCode =
@@ -223,6 +224,17 @@ export function handleError(error: Error, c: Context<AppEnv>) {
   }
   if (error instanceof StateConflictError) {
     return errorResponse(c, new ApiError(409, 'CONFLICT', error.message));
+  }
+  if (error instanceof IdempotencyKeyTakenError) {
+    // The idempotency middleware replays the twin's answer over this one.
+    return errorResponse(
+      c,
+      new ApiError(
+        409,
+        'CONFLICT',
+        'Another request with this Idempotency-Key was answered first; retry with the same key to get its answer.',
+      ),
+    );
   }
   if (error instanceof RecordNotFoundError) {
     return errorResponse(c, new ApiError(404, 'NOT_FOUND', error.message));

@@ -1,25 +1,59 @@
 // Idempotency-Key on POST (the IETF draft's rules, as Stripe applies them): the first answer to
 // a key, success or error, is stored per API key for the retention (24 hours) and replayed to
-// every retry; the same key with another method, path or body is a 422; a retry while the first
-// is still running is a 409, until the first one's lease runs out (its process died) and the retry
-// takes the key over. A 5xx is not stored: its transaction rolled back, so the retry runs afresh.
-// Expired keys are swept away in the background (startIdempotencySweeper).
+// every retry; the same key with another method, path or body is a 422. A 5xx is not stored: its
+// transaction rolled back, so the retry runs afresh. Expired keys are swept in the background.
+//
+// Where the answer is stored depends on the operation's work:
+// - session routing stores it inside the routing transaction (IdempotentWrite), so a keyed
+//   request costs what an unkeyed one does and a crash leaves the work and its answer or neither;
+//   a twin sent meanwhile runs too, and the one that commits second rolls back and replays the
+//   first one's answer;
+// - experiment writes claim the key before their work (claimIdempotencyKeyFirst): a twin gets 409
+//   while the first runs, and a retry takes over a claim whose lease ran out (its process died);
+// - anything else (the read-only A2P check, and every error) stores its answer right after it.
 
 import { createHash } from 'node:crypto';
-import type { MiddlewareHandler } from 'hono';
+import type { Context, MiddlewareHandler } from 'hono';
 import type { Logger } from 'pino';
 import type { Db } from '../db/client.js';
 import {
   claimIdempotencyKey,
-  completeIdempotencyKey,
+  idempotencyKeyStanding,
+  IdempotencyKeyTakenError,
   releaseIdempotencyKey,
+  storeIdempotentAnswer,
   sweepExpiredIdempotencyKeys,
+  type IdempotencyClaim,
   type IdempotencyTimes,
+  type IdempotentWrite,
 } from '../db/repositories/idempotency.js';
 import type { AppEnv } from './app-env.js';
 import { ApiError, RequestValidationError } from './errors.js';
 
 const HEADER = 'Idempotency-Key';
+
+function refusal(c: Context<AppEnv>, held: Exclude<IdempotencyClaim, { kind: 'claimed' }>) {
+  if (held.kind === 'replay') return replay(c, held.status, held.body);
+  if (held.kind === 'different_request') {
+    throw new RequestValidationError([
+      {
+        loc: ['header', HEADER],
+        msg: `This ${HEADER} was already used for a different request (method, path or body); use a new key for a new request.`,
+        type: 'value_error',
+      },
+    ]);
+  }
+  throw new ApiError(
+    409,
+    'CONFLICT',
+    `A request with this ${HEADER} is still running; wait for its answer, then retry with the same key to get it.`,
+  );
+}
+
+function replay(c: Context<AppEnv>, status: number, body: string) {
+  c.header('Idempotent-Replayed', 'true');
+  return c.body(body, status as 200, { 'Content-Type': 'application/json' });
+}
 
 export function idempotency(times: IdempotencyTimes): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
@@ -40,36 +74,46 @@ export function idempotency(times: IdempotencyTimes): MiddlewareHandler<AppEnv> 
     const requestHash = createHash('sha256')
       .update(`${c.req.method} ${c.req.path}\n${body}`)
       .digest('hex');
-    const claim = await claimIdempotencyKey(db, keyId, key, requestHash, times);
-    if (claim.kind === 'replay') {
-      c.header('Idempotent-Replayed', 'true');
-      return c.body(claim.body, claim.status as 200, { 'Content-Type': 'application/json' });
-    }
-    if (claim.kind === 'different_request') {
-      throw new RequestValidationError([
-        {
-          loc: ['header', HEADER],
-          msg: `This ${HEADER} was already used for a different request (method, path or body); use a new key for a new request.`,
-          type: 'value_error',
-        },
-      ]);
-    }
-    if (claim.kind === 'in_flight') {
-      throw new ApiError(
-        409,
-        'CONFLICT',
-        `A request with this ${HEADER} is still running; wait for its answer, then retry with the same key to get it.`,
-      );
-    }
-    try {
-      await next();
-    } catch (error) {
-      await releaseIdempotencyKey(db, keyId, key);
-      throw error;
+    const held = await idempotencyKeyStanding(db, keyId, key, requestHash, times);
+    if (held) return refusal(c, held);
+    const write: IdempotentWrite = { apiKeyId: keyId, key, requestHash, times, stored: false };
+    c.set('idempotentWrite', write);
+    await next();
+    if (c.error instanceof IdempotencyKeyTakenError) {
+      // A twin committed first: its answer is the answer.
+      const winner = await idempotencyKeyStanding(db, keyId, key, requestHash, times);
+      if (winner?.kind === 'replay') c.res = replay(c, winner.status, winner.body);
+      return;
     }
     // Errors thrown by handlers have become responses by now (Hono's onError runs inside next).
-    if (c.res.status >= 500) await releaseIdempotencyKey(db, keyId, key);
-    else await completeIdempotencyKey(db, keyId, key, c.res.status, await c.res.clone().text());
+    if (write.stored) return;
+    if (c.res.status >= 500) {
+      if (write.claimed) await releaseIdempotencyKey(db, keyId, key);
+      return;
+    }
+    const answer = await storeIdempotentAnswer(db, write, c.res.status, await c.res.clone().text());
+    if (answer.replayed) c.res = replay(c, answer.status, answer.body);
+  };
+}
+
+/**
+ * Route middleware for a POST whose work is not stored with its answer: claims the key before the
+ * work, so a twin gets 409 instead of doing the work again.
+ */
+export function claimIdempotencyKeyFirst(): MiddlewareHandler<AppEnv> {
+  return async (c, next) => {
+    const write = c.get('idempotentWrite');
+    if (!write) return next();
+    const claim = await claimIdempotencyKey(
+      c.get('db'),
+      write.apiKeyId,
+      write.key,
+      write.requestHash,
+      write.times,
+    );
+    if (claim.kind !== 'claimed') return refusal(c, claim);
+    write.claimed = true;
+    await next();
   };
 }
 

@@ -3,8 +3,9 @@
 // lease: if its request never finishes (its process was killed), a retry may take it over once
 // the lease has run out. Rows older than the retention are expired and swept away.
 
-import { sql } from 'drizzle-orm';
-import type { Db } from '../client.js';
+import { sql, type Placeholder, type SQL } from 'drizzle-orm';
+import type { Db, PostgresTransaction, SqliteDb } from '../client.js';
+import { preparedOnPostgres, preparedOnSqlite } from '../prepared.js';
 import {
   execute,
   insertValues,
@@ -35,8 +36,51 @@ export type IdempotencyClaim =
   | { kind: 'in_flight' }
   | { kind: 'different_request' };
 
-const keyOf = (apiKeyId: string, key: string) =>
+const keyOf = (apiKeyId: string | Placeholder, key: string | Placeholder) =>
   sql`${idempotencyKeys.apiKeyId} = ${apiKeyId} AND ${idempotencyKeys.key} = ${key}`;
+
+type StoredKey = Omit<typeof idempotencyKeys.$inferSelect, 'apiKeyId' | 'key'>;
+
+const STORED_KEY_COLUMNS = selectList({
+  requestHash: idempotencyKeys.requestHash,
+  status: idempotencyKeys.status,
+  body: idempotencyKeys.body,
+  createdAt: idempotencyKeys.createdAt,
+});
+
+function* storedKey(apiKeyId: string, key: string): Steps<StoredKey | undefined> {
+  const [stored] = yield* selectRows<StoredKey>(
+    sql`SELECT ${STORED_KEY_COLUMNS} FROM ${idempotencyKeys} WHERE ${keyOf(apiKeyId, key)}`,
+  );
+  return stored;
+}
+
+// Every keyed POST looks its key up: prepared once, as the other hot paths are.
+const STORED_KEY_BY_PLACEHOLDERS = sql`SELECT ${STORED_KEY_COLUMNS} FROM ${idempotencyKeys}
+  WHERE ${keyOf(sql.placeholder('apiKeyId'), sql.placeholder('key'))}`;
+const storedKeyOnSqlite = preparedOnSqlite<StoredKey>(STORED_KEY_BY_PLACEHOLDERS);
+const storedKeyOnPostgres = preparedOnPostgres<StoredKey>(
+  'agentline_idempotency_key',
+  STORED_KEY_BY_PLACEHOLDERS,
+);
+
+/** What a stored row means for a request with `requestHash` now; null when it holds no more. */
+function standing(
+  stored: StoredKey | undefined,
+  requestHash: string,
+  { retentionMs, leaseMs }: IdempotencyTimes,
+  now: Date,
+): Exclude<IdempotencyClaim, { kind: 'claimed' }> | null {
+  if (!stored) return null;
+  const age = now.getTime() - Date.parse(stored.createdAt);
+  if (age > retentionMs) return null;
+  if (stored.requestHash !== requestHash) return { kind: 'different_request' };
+  if (stored.status !== null && stored.body !== null) {
+    return { kind: 'replay', status: stored.status, body: stored.body };
+  }
+  // A claim without an answer past its lease: its request died with its process.
+  return age <= leaseMs ? { kind: 'in_flight' } : null;
+}
 
 /**
  * Claims `key` for this request, or says why it cannot run (a stored answer, a running twin). A
@@ -47,30 +91,14 @@ export async function claimIdempotencyKey(
   apiKeyId: string,
   key: string,
   requestHash: string,
-  { retentionMs, leaseMs }: IdempotencyTimes = DEFAULT_IDEMPOTENCY_TIMES,
+  times: IdempotencyTimes = DEFAULT_IDEMPOTENCY_TIMES,
   now = new Date(),
 ): Promise<IdempotencyClaim> {
   return runStepsInTransaction(db, function* (): Steps<IdempotencyClaim> {
-    const [stored] = yield* selectRows<
-      Omit<typeof idempotencyKeys.$inferSelect, 'apiKeyId' | 'key'>
-    >(
-      sql`SELECT ${selectList({
-        requestHash: idempotencyKeys.requestHash,
-        status: idempotencyKeys.status,
-        body: idempotencyKeys.body,
-        createdAt: idempotencyKeys.createdAt,
-      })} FROM ${idempotencyKeys} WHERE ${keyOf(apiKeyId, key)}`,
-    );
-    if (stored) {
-      const age = now.getTime() - Date.parse(stored.createdAt);
-      const answered = stored.status !== null && stored.body !== null;
-      if (age <= retentionMs) {
-        if (stored.requestHash !== requestHash) return { kind: 'different_request' };
-        if (answered) return { kind: 'replay', status: stored.status!, body: stored.body! };
-        if (age <= leaseMs) return { kind: 'in_flight' };
-      }
-      yield* execute(sql`DELETE FROM ${idempotencyKeys} WHERE ${keyOf(apiKeyId, key)}`);
-    }
+    const stored = yield* storedKey(apiKeyId, key);
+    const held = standing(stored, requestHash, times, now);
+    if (held) return held;
+    if (stored) yield* execute(sql`DELETE FROM ${idempotencyKeys} WHERE ${keyOf(apiKeyId, key)}`);
     yield* execute(
       sql`INSERT INTO ${idempotencyKeys} ${insertValues(idempotencyKeys, [
         { apiKeyId, key, requestHash, createdAt: now.toISOString() },
@@ -80,19 +108,20 @@ export async function claimIdempotencyKey(
   });
 }
 
-/** Stores the answer to replay for `key`. */
-export async function completeIdempotencyKey(
+/** Why a request with `key` cannot run (as claimIdempotencyKey), or null: it may. Writes nothing. */
+export async function idempotencyKeyStanding(
   db: Db,
   apiKeyId: string,
   key: string,
-  status: number,
-  body: string,
-): Promise<void> {
-  await runSteps(db, () =>
-    execute(
-      sql`UPDATE ${idempotencyKeys} SET ${setValues(idempotencyKeys, { status, body })} WHERE ${keyOf(apiKeyId, key)}`,
-    ),
-  );
+  requestHash: string,
+  times: IdempotencyTimes,
+): Promise<Exclude<IdempotencyClaim, { kind: 'claimed' }> | null> {
+  const values = { apiKeyId, key };
+  const [stored] =
+    db.kind === 'sqlite'
+      ? storedKeyOnSqlite(db, values)
+      : await storedKeyOnPostgres(db.orm, values);
+  return standing(stored, requestHash, times, new Date());
 }
 
 /** Frees `key` after a failure that changed nothing (a 5xx), so a retry runs again. */
@@ -123,4 +152,128 @@ export async function sweepExpiredIdempotencyKeys(
     ),
   );
   return deleted.length;
+}
+
+/**
+ * A POST whose answer is stored in the same transaction as its work (session routing): no claim
+ * is written first, so a keyed request costs what an unkeyed one does, and a crash leaves either
+ * the work with its answer or neither. A twin that commits first wins; the other's transaction
+ * finds the key taken, rolls back and replays the winner's answer.
+ */
+export interface IdempotentWrite {
+  apiKeyId: string;
+  key: string;
+  requestHash: string;
+  times: IdempotencyTimes;
+  /** Set once the answer was stored with the work. */
+  stored: boolean;
+  /** Set when the key was claimed before the work (claimIdempotencyKeyFirst). */
+  claimed?: boolean;
+}
+
+/** Thrown inside a write whose key another request took first: roll back, then replay. */
+export class IdempotencyKeyTakenError extends Error {
+  override name = 'IdempotencyKeyTakenError';
+  constructor() {
+    super('another request with this Idempotency-Key was answered first');
+  }
+}
+
+type AnswerValue = 'apiKeyId' | 'key' | 'requestHash' | 'status' | 'body' | 'createdAt';
+
+/**
+ * Stores an answer unless a live row holds its key (an answer within the retention, or another
+ * request's claim within its lease; with `claimed`, the request's own claim is completed): one
+ * upsert, whose RETURNING says whether it stored. Values are given, or placeholders to prepare.
+ */
+function storeAnswerSql(
+  values: Record<AnswerValue | 'expiredBefore' | 'leaseBefore', unknown>,
+  claimed: boolean,
+): SQL {
+  const { expiredBefore, leaseBefore, ...row } = values;
+  const ownClaim = claimed
+    ? sql`${idempotencyKeys.requestHash} = excluded.request_hash`
+    : sql`${idempotencyKeys.createdAt} < ${leaseBefore}`;
+  return sql`INSERT INTO ${idempotencyKeys} ${insertValues(idempotencyKeys, [row as typeof idempotencyKeys.$inferInsert])}
+    ON CONFLICT (api_key_id, key) DO UPDATE SET request_hash = excluded.request_hash,
+      status = excluded.status, body = excluded.body, created_at = excluded.created_at
+    WHERE ${idempotencyKeys.createdAt} < ${expiredBefore}
+      OR (${idempotencyKeys.status} IS NULL AND ${ownClaim})
+    RETURNING ${idempotencyKeys.key}`;
+}
+
+function answerValues(write: IdempotentWrite, status: number, body: string, now: Date) {
+  return {
+    apiKeyId: write.apiKeyId,
+    key: write.key,
+    requestHash: write.requestHash,
+    status,
+    body,
+    createdAt: now.toISOString(),
+    expiredBefore: new Date(now.getTime() - write.times.retentionMs).toISOString(),
+    leaseBefore: new Date(now.getTime() - write.times.leaseMs).toISOString(),
+  };
+}
+
+const PREPARED_STORE = storeAnswerSql(
+  Object.fromEntries(
+    [
+      'apiKeyId',
+      'key',
+      'requestHash',
+      'status',
+      'body',
+      'createdAt',
+      'expiredBefore',
+      'leaseBefore',
+    ].map((name) => [name, sql.placeholder(name)]),
+  ) as Record<AnswerValue | 'expiredBefore' | 'leaseBefore', Placeholder>,
+  false,
+);
+const storeOnSqlite = preparedOnSqlite<{ key: string }>(PREPARED_STORE);
+const storeOnPostgres = preparedOnPostgres<{ key: string }>(
+  'agentline_idempotency_store',
+  PREPARED_STORE,
+);
+
+/**
+ * Stores the answer of `write` inside the transaction that does its work (on SQLite the open
+ * write transaction of `db`, on PostgreSQL `tx`); false when another request holds the key.
+ */
+export function storeAnswerOnSqlite(db: SqliteDb, write: IdempotentWrite, body: string): boolean {
+  return storeOnSqlite(db, answerValues(write, 200, body, new Date())).length > 0;
+}
+
+export async function storeAnswerOnPostgres(
+  tx: PostgresTransaction,
+  write: IdempotentWrite,
+  body: string,
+): Promise<boolean> {
+  return (await storeOnPostgres(tx, answerValues(write, 200, body, new Date()))).length > 0;
+}
+
+/**
+ * Stores an answer given outside the write (an error) in a transaction of its own. Returns the
+ * answer to give: this one, or the one a twin stored first.
+ */
+export async function storeIdempotentAnswer(
+  db: Db,
+  write: IdempotentWrite,
+  status: number,
+  body: string,
+  now = new Date(),
+): Promise<{ status: number; body: string; replayed: boolean }> {
+  return runStepsInTransaction(db, function* () {
+    const stored = yield* selectRows<{ key: string }>(
+      storeAnswerSql(answerValues(write, status, body, now), write.claimed === true),
+    );
+    if (stored.length > 0) return { status, body, replayed: false };
+    const [existing] = yield* selectRows<{ status: number; body: string }>(
+      sql`SELECT ${selectList({ status: idempotencyKeys.status, body: idempotencyKeys.body })}
+        FROM ${idempotencyKeys} WHERE ${keyOf(write.apiKeyId, write.key)}`,
+    );
+    return existing && existing.status !== null
+      ? { status: existing.status, body: existing.body, replayed: true }
+      : { status, body, replayed: false };
+  });
 }

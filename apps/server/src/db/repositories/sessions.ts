@@ -16,6 +16,12 @@ import { perDatabase, preparedOnPostgres } from '../prepared.js';
 import { channelTargets, events, experiments, experimentVariants, sessions } from '../schema.js';
 import { batchedWrite, gatherWrites, type Outcome } from '../write-batcher.js';
 import { lockEventWrites } from './events.js';
+import {
+  IdempotencyKeyTakenError,
+  storeAnswerOnPostgres,
+  storeAnswerOnSqlite,
+  type IdempotentWrite,
+} from './idempotency.js';
 
 export interface RoutedSessionRecord {
   sessionId: string;
@@ -29,6 +35,12 @@ export interface RoutedSessionRecord {
 export interface SessionRequest {
   userId: string | null;
   conversationId: string | null;
+}
+
+/** The Idempotency-Key answer to store with the session, rendered from it (http/idempotency.ts). */
+export interface SessionAnswer {
+  write: IdempotentWrite;
+  render: (session: RoutedSessionRecord) => string;
 }
 
 interface RoutingTarget {
@@ -187,10 +199,7 @@ function sessionStartedEvent(
 
 function routeOnSqlite(
   db: SqliteDb,
-  organizationId: number,
-  targetId: number,
-  request: SessionRequest,
-  random: () => number,
+  { organizationId, targetId, request, random, answer }: RouteRequest,
 ): Promise<RoutedSessionRecord> {
   const statements = routingStatements(db);
   return batchedWrite(db, () => {
@@ -201,8 +210,11 @@ function routeOnSqlite(
     const experimentId = target.runningExperimentId;
     const variants = experimentId === null ? [] : statements.variantsInOrder.all({ experimentId });
     const session = newSession(targetId, target, variants, request.userId, random);
+    if (answer && !storeAnswerOnSqlite(db, answer.write, answer.render(session)))
+      throw new IdempotencyKeyTakenError();
     statements.insertSession.run(sessionValues(organizationId, session, request));
     statements.insertEvent.run(sessionStartedEvent(organizationId, session, request));
+    if (answer) answer.write.stored = true;
     return session;
   });
 }
@@ -280,6 +292,7 @@ interface RouteRequest {
   targetId: number;
   request: SessionRequest;
   random: () => number;
+  answer: SessionAnswer | undefined;
 }
 
 /** Every routed session's row and event values as one array per column, for unnest. */
@@ -332,10 +345,19 @@ async function routeInOneTransaction(
         return { ok: false, error };
       }
     });
+    // Keyed sessions store their answer first: one whose key a twin took is not routed.
+    for (const [index, { route, session }] of [...routed.entries()].reverse()) {
+      if (!route.answer) continue;
+      if (!(await storeAnswerOnPostgres(tx, route.answer.write, route.answer.render(session)))) {
+        outcomes[routes.indexOf(route)] = { ok: false, error: new IdempotencyKeyTakenError() };
+        routed.splice(index, 1);
+      }
+    }
     if (routed.length > 0) {
       await lockEventWrites(tx);
       await postgresRouting.insertSessionsAndEvents(tx, sessionColumns(routed));
     }
+    for (const { route } of routed) if (route.answer) route.answer.write.stored = true;
     return outcomes;
   });
 }
@@ -360,14 +382,15 @@ const routeOnPostgres = gatherWrites(
   },
 );
 
+/** Routes a new session; with `answer`, stores its Idempotency-Key answer in the same commit. */
 export async function routeSession(
   db: Db,
   organizationId: number,
   targetId: number,
   request: SessionRequest,
   random: () => number = Math.random,
+  answer?: SessionAnswer,
 ): Promise<RoutedSessionRecord> {
-  return db.kind === 'sqlite'
-    ? routeOnSqlite(db, organizationId, targetId, request, random)
-    : routeOnPostgres(db, { organizationId, targetId, request, random });
+  const route = { organizationId, targetId, request, random, answer };
+  return db.kind === 'sqlite' ? routeOnSqlite(db, route) : routeOnPostgres(db, route);
 }

@@ -1,4 +1,6 @@
 // The experiments contract: routes from the spec (generated), each with the permission it needs.
+// The POSTs that change an experiment claim their Idempotency-Key before the work, which is not
+// stored with its answer (http/idempotency.ts).
 
 import { createRoute } from '@hono/zod-openapi';
 import {
@@ -12,6 +14,7 @@ import {
   experimentsUpdateRoute,
 } from '../../generated/routes.js';
 import { requirePermission } from '../../http/auth.js';
+import { claimIdempotencyKeyFirst } from '../../http/idempotency.js';
 
 export const experimentsList = createRoute({
   ...experimentsListRoute,
@@ -19,7 +22,10 @@ export const experimentsList = createRoute({
 });
 export const experimentsCreate = createRoute({
   ...experimentsCreateRoute,
-  middleware: [requirePermission('experiments_create', 'CHANNELS_WRITE')],
+  middleware: [
+    requirePermission('experiments_create', 'CHANNELS_WRITE'),
+    claimIdempotencyKeyFirst(),
+  ],
 });
 export const experimentsGet = createRoute({
   ...experimentsGetRoute,
@@ -35,11 +41,14 @@ export const experimentsDelete = createRoute({
 });
 export const experimentsStart = createRoute({
   ...experimentsStartRoute,
-  middleware: [requirePermission('experiments_start', 'CHANNELS_WRITE')],
+  middleware: [
+    requirePermission('experiments_start', 'CHANNELS_WRITE'),
+    claimIdempotencyKeyFirst(),
+  ],
 });
 export const experimentsStop = createRoute({
   ...experimentsStopRoute,
-  middleware: [requirePermission('experiments_stop', 'CHANNELS_WRITE')],
+  middleware: [requirePermission('experiments_stop', 'CHANNELS_WRITE'), claimIdempotencyKeyFirst()],
 });
 export const experimentsResults = createRoute({
   ...experimentsResultsRoute,

@@ -1,25 +1,30 @@
 import type { RouteHandler } from '@hono/zod-openapi';
-import { routeSession } from '../../db/repositories/sessions.js';
+import { routeSession, type RoutedSessionRecord } from '../../db/repositories/sessions.js';
 import type { AppEnv } from '../../http/app-env.js';
 import type * as routes from './sessions.routes.js';
+
+const toWireSession = (session: RoutedSessionRecord) => ({
+  session_id: session.sessionId,
+  target_id: session.targetId,
+  agent_id: session.agentId,
+  experiment_id: session.experimentId,
+  variant_id: session.variantId,
+  created_at: session.createdAt,
+});
 
 export const sessionsRoute: RouteHandler<typeof routes.sessionsRoute, AppEnv> = async (c) => {
   const { target_id: targetId } = c.req.valid('param');
   const body = c.req.valid('json');
-  const session = await routeSession(c.get('db'), c.get('auth').organizationId, targetId, {
-    userId: body.user_id ?? null,
-    conversationId: body.conversation_id ?? null,
-  });
-  c.get('metrics').recordRoutedSession(session.experimentId, session.variantId);
-  return c.json(
-    {
-      session_id: session.sessionId,
-      target_id: session.targetId,
-      agent_id: session.agentId,
-      experiment_id: session.experimentId,
-      variant_id: session.variantId,
-      created_at: session.createdAt,
-    },
-    200,
+  const write = c.get('idempotentWrite');
+  const session = await routeSession(
+    c.get('db'),
+    c.get('auth').organizationId,
+    targetId,
+    { userId: body.user_id ?? null, conversationId: body.conversation_id ?? null },
+    Math.random,
+    // With an Idempotency-Key, the answer is stored in the session's own commit.
+    write && { write, render: (routed) => JSON.stringify(toWireSession(routed)) },
   );
+  c.get('metrics').recordRoutedSession(session.experimentId, session.variantId);
+  return c.json(toWireSession(session), 200);
 };
