@@ -33,6 +33,7 @@ import {
   postgresUrlOf,
   withAdmin,
 } from '../../apps/server/test/support/test-database.js';
+import { createBenchDatabase, type BenchDatabase } from './bench-database.js';
 import { TABLE_HEADER, formatRow, load, medianOf, type LoadResult } from './load.js';
 
 const { values } = parseArgs({
@@ -186,39 +187,6 @@ async function timedImport(databaseUrl: string): Promise<string> {
   );
   const peakKiB = Number(/Maximum resident set size \(kbytes\): (\d+)/.exec(result.stderr)?.[1]);
   return `${result.stdout.trim()}; peak RSS ${(peakKiB / 1024).toFixed(0)} MiB`;
-}
-
-interface BenchDatabase {
-  url: string;
-  drop: () => Promise<void>;
-  /**
-   * Waits until no query of the server is left running. autocannon stops with up to one request
-   * per connection still in the server: on PostgreSQL, 16 middle pages outlast a whole run and
-   * would slow the next shapes. SQLite answers in order inside the server, so nothing is left.
-   */
-  settle: () => Promise<void>;
-}
-
-/** A fresh database for the run: a SQLite file, or a new database on the PostgreSQL server. */
-async function createBenchDatabase(): Promise<BenchDatabase> {
-  if (values.database === undefined) {
-    return { url: join(directory, 'bench.db'), drop: async () => {}, settle: async () => {} };
-  }
-  const name = `agentline_bench_events_${process.pid}`;
-  const serverUrl = values.database;
-  await withAdmin(serverUrl, (admin) => admin.query(`CREATE DATABASE "${name}"`));
-  return {
-    url: postgresUrlOf(serverUrl, name),
-    drop: () => withAdmin(serverUrl, (admin) => dropDatabase(admin, name)),
-    settle: () =>
-      withAdmin(serverUrl, async (admin) => {
-        const running = `SELECT count(*)::int AS n FROM pg_stat_activity
-                         WHERE datname = $1 AND state = 'active' AND pid <> pg_backend_pid()`;
-        while ((await admin.query<{ n: number }>(running, [name])).rows[0]!.n > 0) {
-          await new Promise((resolve) => setTimeout(resolve, 100));
-        }
-      }),
-  };
 }
 
 /** Writes both organizations' events and, on PostgreSQL, vacuums as autovacuum soon would. */
@@ -399,7 +367,7 @@ function medianMs(values: readonly number[]): number {
 }
 
 const directory = mkdtempSync(join(tmpdir(), 'agentline-bench-events-'));
-const database = await createBenchDatabase();
+const database = await createBenchDatabase(directory, values.database, 'events');
 const databaseUrl = database.url;
 try {
   const db = createDb(databaseUrl);

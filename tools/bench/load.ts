@@ -20,7 +20,11 @@ export async function load(options: {
   method?: 'GET' | 'POST';
   headers?: Record<string, string>;
   body?: string;
+  /** Sends a new Idempotency-Key with every request, as the SDK does on every POST. */
+  freshIdempotencyKeys?: boolean;
 }): Promise<LoadResult> {
+  let sent = 0;
+  const prefix = `bench-${process.pid}-${Date.now()}-`;
   const result = await autocannon({
     url: options.url,
     connections: options.connections,
@@ -29,6 +33,18 @@ export async function load(options: {
     method: options.method ?? 'GET',
     headers: options.headers ?? {},
     ...(options.body ? { body: options.body } : {}),
+    ...(options.freshIdempotencyKeys
+      ? {
+          requests: [
+            {
+              setupRequest: (request: autocannon.Request) => ({
+                ...request,
+                headers: { ...request.headers, 'Idempotency-Key': `${prefix}${(sent += 1)}` },
+              }),
+            },
+          ],
+        }
+      : {}),
   });
   return {
     requests: result.requests.total,

@@ -1,8 +1,9 @@
 // Session routing throughput over HTTP with a running 50/50 experiment (issue #5's benchmark):
-// `pnpm bench:sessions [--seconds 10] [--connections 16]`. Prints latency, sessions/s and
-// checks that every answered session was stored and counted in the results.
+// `pnpm bench:sessions [--seconds 10] [--connections 16] [--database postgres://...]`. Measures
+// the path SDK users take, a fresh Idempotency-Key on every POST (the headline), beside requests
+// without a key, prints latency, sessions/s and their ratio, and checks that every answered
+// session was stored and counted in the results.
 
-import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -10,24 +11,24 @@ import { parseArgs } from 'node:util';
 import { createDb, migrateDb } from '../../apps/server/src/db/client.js';
 import { loadPlatformRecords } from '../../apps/server/src/db/repositories/platform-records.js';
 import { platformRecordsSchema } from '../../apps/server/src/db/platform-records-format.js';
-import { channelTargets } from '../../apps/server/src/db/schema.js';
 import { createTenant } from '../../apps/server/test/support/harness.js';
 import { startServerProcess } from '../../apps/server/test/support/server-process.js';
+import { createBenchDatabase } from './bench-database.js';
 import { TABLE_HEADER, formatRow, load } from './load.js';
 
 const { values } = parseArgs({
   options: {
     seconds: { type: 'string', default: '10' },
     connections: { type: 'string', default: '16' },
+    database: { type: 'string' },
   },
 });
 const seconds = Number(values.seconds);
 const connections = Number(values.connections);
 
 const directory = mkdtempSync(join(tmpdir(), 'agentline-bench-sessions-'));
-const databaseUrl = join(directory, 'bench.db');
-const db = createDb(databaseUrl);
-assert(db.kind === 'sqlite', 'the session routing bench writes a SQLite file');
+const database = await createBenchDatabase(directory, values.database, 'sessions');
+const db = createDb(database.url);
 await migrateDb(db);
 // An organization with an admin role and key, as the server tests make them.
 const { organizationId, key: fullKey } = await createTenant(db, 'Bench');
@@ -49,11 +50,15 @@ const { ids } = await loadPlatformRecords(
     channels: [{ name: 'web', kind: 'web_chat', targets: [{ target: 'main', agent: 'a' }] }],
   }),
 );
-const [target] = db.orm.select({ id: channelTargets.id }).from(channelTargets).all();
+const targetQuery = 'SELECT id FROM channel_targets WHERE organization_id = $1';
+const [target] =
+  db.kind === 'sqlite'
+    ? [db.sqlite.prepare(targetQuery.replace('$1', '?')).get(organizationId) as { id: number }]
+    : (await db.pool.query<{ id: number }>(targetQuery, [organizationId])).rows;
 const targetId = target!.id;
-db.close();
+await db.close();
 
-const server = await startServerProcess({ DATABASE_URL: databaseUrl }, { keepOutput: false });
+const server = await startServerProcess({ DATABASE_URL: database.url }, { keepOutput: false });
 const headers = { 'Service-API-Key': fullKey, 'Content-Type': 'application/json' };
 try {
   const created = await fetch(`${server.baseUrl}/api/v1/experiments/`, {
@@ -73,36 +78,39 @@ try {
     headers,
   });
 
-  // Warm-up, then the measured run.
-  await load({
-    url: `${server.baseUrl}/api/v1/channels/targets/${targetId}/sessions`,
-    connections,
-    seconds: 2,
-    method: 'POST',
-    headers,
-    body: '{"user_id":"warm"}',
-  });
-  const result = await load({
-    url: `${server.baseUrl}/api/v1/channels/targets/${targetId}/sessions`,
-    connections,
-    seconds,
-    method: 'POST',
-    headers,
-    body: '{"user_id":"+14155550100"}',
-  });
+  const sessions = `${server.baseUrl}/api/v1/channels/targets/${targetId}/sessions`;
+  const run = (runSeconds: number, keyed: boolean) =>
+    load({
+      url: sessions,
+      connections,
+      seconds: runSeconds,
+      method: 'POST',
+      headers,
+      body: '{"user_id":"+14155550100"}',
+      freshIdempotencyKeys: keyed,
+    });
+  // Warm-up, then the measured runs, keyed (what the SDK sends) and unkeyed in turn.
+  await run(2, true);
+  const keyed = await run(seconds, true);
+  await database.settle();
+  const unkeyed = await run(seconds, false);
   const results = await fetch(`${server.baseUrl}/api/v1/experiments/${created.id}/results`, {
     headers,
   }).then((r) => r.json() as Promise<{ variants: Array<{ session_count: number }> }>);
   const counted = results.variants.reduce((sum, v) => sum + v.session_count, 0);
   console.log(
-    `session routing, ${connections} connections, ${seconds} s, server RSS ${server.rssMiB().toFixed(0)} MiB`,
+    `session routing on ${database.url.startsWith('postgres') ? 'postgres' : 'sqlite'}, ${connections} connections, ${seconds} s each, server RSS ${server.rssMiB().toFixed(0)} MiB`,
   );
   console.log(TABLE_HEADER);
-  console.log(formatRow('POST .../targets/{id}/sessions', result));
+  console.log(formatRow('keyed (a new Idempotency-Key each)', keyed));
+  console.log(formatRow('unkeyed', unkeyed));
   console.log(
-    `sessions counted in results: ${counted} (answered 2xx: ${result.requests - result.non2xx} + warm-up)`,
+    `keyed / unkeyed: ${(keyed.requestsPerSecond / unkeyed.requestsPerSecond).toFixed(2)} (target >= 0.85)`,
   );
+  const answered = keyed.requests - keyed.non2xx + unkeyed.requests - unkeyed.non2xx;
+  console.log(`sessions counted in results: ${counted} (answered 2xx: ${answered} + warm-up)`);
 } finally {
   await server.stop();
+  await database.drop();
   rmSync(directory, { recursive: true, force: true });
 }
