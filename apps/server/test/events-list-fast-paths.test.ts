@@ -306,15 +306,18 @@ describe('cached counts and the description index', () => {
     }
   });
 
-  it('stay exact while several connections insert at once', async () => {
-    // On PostgreSQL the inserts are concurrent transactions; without turns (lockEventWrites) a
-    // count could be cached through an id whose transaction commits only after a lower one.
+  it('stay exact while several connections insert at once, in both organizations', async () => {
+    // On PostgreSQL the inserts are concurrent transactions; without turns (migration 0003's
+    // trigger) a count could be cached through an id whose transaction commits only after a
+    // lower one of the same organization. Another organization's writers run beside them.
     const shapes = [{}, search([['category', 'tool']]), search([['description', 'refund']])];
     let writing = true;
     const writers = Array.from({ length: 6 }, async (_, writer) => {
+      const organizationId = writer % 2 === 0 ? acme : globex;
       for (let round = 0; round < 15; round += 1) {
         const seed = 1000 + writer * 100 + round;
-        await insertEventBatch(other, acme, toImport(generatedEvents(acme, 50, seed), `w-${seed}`));
+        const batch = toImport(generatedEvents(organizationId, 50, seed), `w-${seed}`);
+        await insertEventBatch(other, organizationId, batch);
       }
     });
     const reader = (async () => {
@@ -324,7 +327,49 @@ describe('cached counts and the description index', () => {
     writing = false;
     await reader;
     for (const params of shapes) await expectSame(acme, params);
+    for (const params of shapes) await expectSame(globex, params);
   });
+
+  it.runIf(onPostgres)(
+    "take turns per organization: an open write holds up its own organization's writers only",
+    async () => {
+      assert(other.kind === 'postgres');
+      const held = await other.pool.connect();
+      try {
+        await held.query('BEGIN');
+        await held.query(
+          "INSERT INTO events (organization_id, timestamp) VALUES ($1, '2026-09-01T00:00:00.000Z')",
+          [acme],
+        );
+        // Another organization writes while acme's turn is held.
+        const globexWrite = insertEventBatch(
+          db,
+          globex,
+          toImport(generatedEvents(globex, 5, 77), 'turn-g'),
+        );
+        await expect(
+          Promise.race([
+            globexWrite,
+            new Promise((_, reject) => setTimeout(() => reject(new Error('waited')), 5000)),
+          ]),
+        ).resolves.toBe(5);
+        // Acme's next writer waits for the open one.
+        let acmeDone = false;
+        const acmeWrite = insertEventBatch(
+          db,
+          acme,
+          toImport(generatedEvents(acme, 5, 78), 'turn-a'),
+        ).then((n) => ((acmeDone = true), n));
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        expect(acmeDone).toBe(false);
+        await held.query('COMMIT');
+        expect(await acmeWrite).toBe(5);
+      } finally {
+        held.release();
+      }
+      for (const organizationId of [acme, globex]) await expectSame(organizationId, {});
+    },
+  );
 
   // SQLite only: the FTS5 table is kept by the import and a trigger; PostgreSQL keeps its
   // trigram index itself (the tests below check that it serves the search).

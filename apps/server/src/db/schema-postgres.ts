@@ -320,7 +320,11 @@ export const sessions = pgTable(
 export const events = pgTable(
   'events',
   {
-    id: bigint('id', { mode: 'number' }).primaryKey().generatedAlwaysAsIdentity(),
+    // Not an identity: the trigger of migration 0003 takes the organization's write turn, then
+    // assigns the id, so one organization's events commit in id order (see repositories/events.ts).
+    id: bigint('id', { mode: 'number' })
+      .primaryKey()
+      .default(sql`nextval('events_id_seq')`),
     organizationId: organizationId(),
     importKey: text('import_key'),
     timestamp: text('timestamp').notNull(),
@@ -342,6 +346,8 @@ export const events = pgTable(
     // in both directions without a sort (PostgreSQL has no implicit rowid suffix); NULLs first
     // as on SQLite.
     index('events_organization_timestamp_idx').on(t.organizationId, t.timestamp, t.id),
+    // The organization's highest event id, which its cached counts are checked against.
+    index('events_organization_id_idx').on(t.organizationId, t.id),
     index('events_organization_session_idx').on(t.organizationId, t.sessionId.nullsFirst(), t.id),
     index('events_organization_conversation_idx').on(
       t.organizationId,

@@ -6,7 +6,6 @@ import type { Statement } from 'better-sqlite3';
 import { EVENT_PROPERTIES } from '../../domain/events.js';
 import type { Db, PostgresDb, SqliteDb } from '../client.js';
 import { perDatabase } from '../prepared.js';
-import { lockEventWrites } from './events.js';
 
 /** One event ready for the events table: timestamp normalised, attributes as JSON text. */
 export interface EventToImport {
@@ -133,7 +132,6 @@ async function insertEventsOnPostgres(
     return sql`${sql.param(values)}::${sql.raw(POSTGRES_ARRAY_TYPES[column])}`;
   });
   return db.orm.transaction(async (tx) => {
-    await lockEventWrites(tx);
     const result = await tx.execute(
       sql`${sql.raw(INSERT_INTO_EVENTS)} SELECT * FROM unnest(${sql.join(arrays, sql`, `)})
           ${sql.raw(UNLESS_IMPORTED)}`,

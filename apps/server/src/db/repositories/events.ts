@@ -2,10 +2,11 @@
 // routing and `agentline events import` and are never changed or deleted, which the list uses:
 //
 // - total_count is kept per (organization, filter) as (highest event id counted, count); a request
-//   counts only the matching events above that id. Ids increase (AUTOINCREMENT, an identity
-//   column) and writers take turns (SQLite has one writer; on PostgreSQL see lockEventWrites), so
-//   once a read snapshot's largest id is M, no event with an id <= M can ever appear later: the
-//   cached count stays exact with concurrent writers in this or any other process.
+//   counts only the matching events above that id. Ids increase (AUTOINCREMENT, a sequence) and
+//   an organization's writers take turns (SQLite has one writer; on PostgreSQL a trigger takes the
+//   organization's advisory lock before it assigns the id, migration 0003), so once a read
+//   snapshot's largest id of the organization is M, no event of it with an id <= M can appear
+//   later: the cached count stays exact with concurrent writers in this or any other process.
 //   The cache lives in process memory per database handle (perDatabase), not in a table: a read
 //   would otherwise need the write lock to update it, and losing it on restart costs one count.
 // - A substring of category or type is resolved to the matching distinct values first (a skip
@@ -28,7 +29,7 @@ import { SQLiteSyncDialect } from 'drizzle-orm/sqlite-core';
 import type { Statement } from 'better-sqlite3';
 import { EVENT_PROPERTIES, type EventProperty } from '../../domain/events.js';
 import type { ListPosition, ListQuery, SearchFilter } from '../../domain/list-query.js';
-import type { Db, PostgresTransaction, SqliteDb } from '../client.js';
+import type { Db, SqliteDb } from '../client.js';
 import {
   contains,
   listConditions,
@@ -76,25 +77,6 @@ export const POSTGRES_EVENT_COLUMNS: ColumnMap<EventProperty> = {
   ...EVENT_COLUMNS,
   attributes: sql`(${events.attributes}::text COLLATE "C")`,
 };
-
-/** Any constant: the key of the advisory lock that makes event writers take turns. */
-const EVENT_WRITES_LOCK_KEY = 0x6167_6c65; // "agle"
-
-/**
- * Takes the events' write turn until the transaction ends. Every PostgreSQL transaction that
- * inserts events calls it right before its first insert.
- *
- * PostgreSQL hands out identity values when a row is inserted, but transactions commit in any
- * order: without turns, a snapshot could see id 11 while id 10 commits a moment later, and the
- * count cached through id 11 would miss it forever. Taking turns makes commit order follow id
- * order (the identity hands out values one at a time, in the order asked: CACHE 1), which is
- * all the cache needs; the turn lasts one short insert transaction (an import batch is the
- * longest). Schemes without the lock, such as telling new rows by their transaction ids, have no
- * index to find those rows and would count them with a full scan.
- */
-export async function lockEventWrites(tx: PostgresTransaction): Promise<void> {
-  await tx.execute(sql`SELECT pg_advisory_xact_lock(${EVENT_WRITES_LOCK_KEY})`);
-}
 
 /** More distinct values than this and resolving a substring to them stops paying off. */
 const MAX_RESOLVED_VALUES = 256;
@@ -273,10 +255,16 @@ function filterKey(organizationId: number, query: ListQuery<EventProperty>): str
   return JSON.stringify([organizationId, query.filters, query.window]);
 }
 
-/** The highest event id in the snapshot: what every cache of the listing is checked against. */
-function* highestEventId(): Steps<number> {
+/**
+ * The organization's highest event id in the snapshot: what every cache of its listing is checked
+ * against. On PostgreSQL organizations write concurrently, so another one's higher ids may commit
+ * before this one's lower; SQLite has one writer, and its whole table's maximum is one seek.
+ */
+function* highestEventId(db: Db, organizationId: number): Steps<number> {
   const [highest] = yield* selectRows<{ top: number | null }>(
-    sql`SELECT max(id) AS top FROM events`,
+    db.kind === 'sqlite'
+      ? sql`SELECT max(id) AS top FROM events`
+      : sql`SELECT max(id) AS top FROM events WHERE organization_id = ${organizationId}`,
   );
   return highest?.top ?? 0;
 }
@@ -434,7 +422,7 @@ function* listing(
   organizationId: number,
   query: ListQuery<EventProperty>,
 ): Steps<EventsPage> {
-  const throughId = yield* highestEventId();
+  const throughId = yield* highestEventId(db, organizationId);
   const resolved = yield* resolveValues(db, organizationId, query, throughId);
   const totalCount = yield* countMatching(db, organizationId, query, resolved, throughId);
   const access = yield* pageAccess(db, organizationId, query, totalCount, throughId);
