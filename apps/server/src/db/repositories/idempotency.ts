@@ -195,11 +195,16 @@ function storeAnswerSql(
     ? sql`${idempotencyKeys.requestHash} = excluded.request_hash`
     : sql`${idempotencyKeys.createdAt} < ${leaseBefore}`;
   return sql`INSERT INTO ${idempotencyKeys} ${insertValues(idempotencyKeys, [row as typeof idempotencyKeys.$inferInsert])}
-    ON CONFLICT (api_key_id, key) DO UPDATE SET request_hash = excluded.request_hash,
+    ${unlessHeld(expiredBefore, ownClaim)}`;
+}
+
+/** The upsert's tail: replace only a row that no longer holds its key. */
+function unlessHeld(expiredBefore: unknown, ownClaim: SQL): SQL {
+  return sql`ON CONFLICT (api_key_id, key) DO UPDATE SET request_hash = excluded.request_hash,
       status = excluded.status, body = excluded.body, created_at = excluded.created_at
     WHERE ${idempotencyKeys.createdAt} < ${expiredBefore}
       OR (${idempotencyKeys.status} IS NULL AND ${ownClaim})
-    RETURNING ${idempotencyKeys.key}`;
+    RETURNING ${idempotencyKeys.apiKeyId} AS "apiKeyId", ${idempotencyKeys.key} AS "key"`;
 }
 
 function answerValues(write: IdempotentWrite, status: number, body: string, now: Date) {
@@ -231,25 +236,49 @@ const PREPARED_STORE = storeAnswerSql(
   false,
 );
 const storeOnSqlite = preparedOnSqlite<{ key: string }>(PREPARED_STORE);
-const storeOnPostgres = preparedOnPostgres<{ key: string }>(
-  'agentline_idempotency_store',
-  PREPARED_STORE,
-);
 
 /**
- * Stores the answer of `write` inside the transaction that does its work (on SQLite the open
- * write transaction of `db`, on PostgreSQL `tx`); false when another request holds the key.
+ * Stores the answer of `write` inside the open write transaction of `db` that does its work;
+ * false when another request holds the key.
  */
 export function storeAnswerOnSqlite(db: SqliteDb, write: IdempotentWrite, body: string): boolean {
   return storeOnSqlite(db, answerValues(write, 200, body, new Date())).length > 0;
 }
 
-export async function storeAnswerOnPostgres(
+// Every routed session of a PostgreSQL batch stores its answer in this one statement.
+const storeManyOnPostgres = preparedOnPostgres<{ apiKeyId: string; key: string }>(
+  'agentline_idempotency_store_many',
+  sql`INSERT INTO ${idempotencyKeys} (api_key_id, key, request_hash, status, body, created_at)
+    SELECT * FROM unnest(CAST(${sql.placeholder('apiKeyIds')} AS text[]),
+      CAST(${sql.placeholder('keys')} AS text[]), CAST(${sql.placeholder('requestHashes')} AS text[]),
+      CAST(${sql.placeholder('statuses')} AS integer[]), CAST(${sql.placeholder('bodies')} AS text[]),
+      CAST(${sql.placeholder('createdAts')} AS text[]))
+    ${unlessHeld(sql.placeholder('expiredBefore'), sql`${idempotencyKeys.createdAt} < ${sql.placeholder('leaseBefore')}`)}`,
+);
+
+/**
+ * Stores the answers of several writes, of different keys, inside `tx` (the PostgreSQL routing
+ * batch); says for each whether it stored. The writes share one server's times.
+ */
+export async function storeAnswersOnPostgres(
   tx: PostgresTransaction,
-  write: IdempotentWrite,
-  body: string,
-): Promise<boolean> {
-  return (await storeOnPostgres(tx, answerValues(write, 200, body, new Date()))).length > 0;
+  answers: ReadonlyArray<{ write: IdempotentWrite; body: string }>,
+): Promise<boolean[]> {
+  if (answers.length === 0) return [];
+  const now = new Date();
+  const { expiredBefore, leaseBefore } = answerValues(answers[0]!.write, 200, '', now);
+  const stored = await storeManyOnPostgres(tx, {
+    apiKeyIds: answers.map(({ write }) => write.apiKeyId),
+    keys: answers.map(({ write }) => write.key),
+    requestHashes: answers.map(({ write }) => write.requestHash),
+    statuses: answers.map(() => 200),
+    bodies: answers.map(({ body }) => body),
+    createdAts: answers.map(() => now.toISOString()),
+    expiredBefore,
+    leaseBefore,
+  });
+  const storedKeys = new Set(stored.map((row) => `${row.apiKeyId}\n${row.key}`));
+  return answers.map(({ write }) => storedKeys.has(`${write.apiKeyId}\n${write.key}`));
 }
 
 /**

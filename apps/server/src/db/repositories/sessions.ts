@@ -15,11 +15,10 @@ import { selectList } from '../portable-sql.js';
 import { perDatabase, preparedOnPostgres } from '../prepared.js';
 import { channelTargets, events, experiments, experimentVariants, sessions } from '../schema.js';
 import { batchedWrite, gatherWrites, type Outcome } from '../write-batcher.js';
-import { lockEventWrites } from './events.js';
 import {
   IdempotencyKeyTakenError,
-  storeAnswerOnPostgres,
   storeAnswerOnSqlite,
+  storeAnswersOnPostgres,
   type IdempotentWrite,
 } from './idempotency.js';
 
@@ -222,9 +221,9 @@ function routeOnSqlite(
 // On PostgreSQL the gathered sessions are routed in one transaction of set-based statements,
 // each prepared once: the targets, their running experiments and those experiments' variants in
 // one read (a row per variant, or one row without a variant); then every session and its event in
-// one write. A transaction per session would cost a commit each, one after the other, as event
-// writers take turns (lockEventWrites): with ten concurrent requests about 700 sessions/s, against
-// 1,800 gathered (3,700 at forty).
+// one write. A transaction per session would cost a commit each, one after the other, as an
+// organization's event writers take turns (migration 0003's trigger); docs/benchmarks.md has the
+// figures.
 const postgresRouting = {
   targetsWithRunningExperimentVariants: preparedOnPostgres<{
     organizationId: number;
@@ -327,7 +326,7 @@ async function routeInOneTransaction(
       const key = `${row.organizationId}:${row.targetId}`;
       rowsOfTarget.set(key, [...(rowsOfTarget.get(key) ?? []), row]);
     }
-    const routed: Array<{ route: RouteRequest; session: RoutedSessionRecord }> = [];
+    let routed: Array<{ route: RouteRequest; session: RoutedSessionRecord }> = [];
     const outcomes = routes.map((route): Outcome<RoutedSessionRecord> => {
       const { organizationId, targetId, request, random } = route;
       const ofTarget = rowsOfTarget.get(`${organizationId}:${targetId}`) ?? [];
@@ -345,16 +344,35 @@ async function routeInOneTransaction(
         return { ok: false, error };
       }
     });
-    // Keyed sessions store their answer first: one whose key a twin took is not routed.
-    for (const [index, { route, session }] of [...routed.entries()].reverse()) {
-      if (!route.answer) continue;
-      if (!(await storeAnswerOnPostgres(tx, route.answer.write, route.answer.render(session)))) {
-        outcomes[routes.indexOf(route)] = { ok: false, error: new IdempotencyKeyTakenError() };
-        routed.splice(index, 1);
-      }
+    // Keyed sessions store their answers first, in one statement: one whose key a twin took
+    // (earlier, or in this batch) is not routed.
+    const keyed = new Map<string, { route: RouteRequest; session: RoutedSessionRecord }>();
+    const taken = new Set<RouteRequest>();
+    for (const entry of routed) {
+      const write = entry.route.answer?.write;
+      if (!write) continue;
+      const id = `${write.apiKeyId}\n${write.key}`;
+      if (keyed.has(id)) taken.add(entry.route);
+      else keyed.set(id, entry);
     }
+    const stored = await storeAnswersOnPostgres(
+      tx,
+      [...keyed.values()].map(({ route, session }) => ({
+        write: route.answer!.write,
+        body: route.answer!.render(session),
+      })),
+    );
+    [...keyed.values()].forEach(({ route }, index) => {
+      if (!stored[index]) taken.add(route);
+    });
+    for (const route of taken) {
+      outcomes[routes.indexOf(route)] = { ok: false, error: new IdempotencyKeyTakenError() };
+    }
+    routed = routed.filter(({ route }) => !taken.has(route));
     if (routed.length > 0) {
-      await lockEventWrites(tx);
+      // In organization order, so batches take the organizations' write turns (migration 0003's
+      // trigger) in one order and never wait on each other in a cycle.
+      routed.sort((a, b) => a.route.organizationId - b.route.organizationId);
       await postgresRouting.insertSessionsAndEvents(tx, sessionColumns(routed));
     }
     for (const { route } of routed) if (route.answer) route.answer.write.stored = true;
