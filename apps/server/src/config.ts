@@ -8,6 +8,8 @@ export interface Config {
   databaseUrl: string;
   /** PostgreSQL connections this process may open (ignored on SQLite, which has one). */
   databasePoolSize: number;
+  /** SQLite: threads that read the events list off the event loop; 0 reads inline. */
+  sqliteReaderThreads: number;
   host: string;
   port: number;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
@@ -88,6 +90,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   return {
     databaseUrl: env.DATABASE_URL || DEFAULT_DATABASE_URL,
     databasePoolSize: readInteger(env, 'DATABASE_POOL_SIZE', 10, 1, 1000),
+    sqliteReaderThreads: readInteger(env, 'SQLITE_READER_THREADS', 2, 0, 64),
     host: env.HOST || '127.0.0.1',
     port: readInteger(env, 'PORT', 8080, 0, 65535),
     logLevel: logLevel as Config['logLevel'],

@@ -15,7 +15,10 @@ const REQUEST_TIMEOUT_MS = 30_000;
 async function main(): Promise<void> {
   const config = loadConfig();
   const logger = pino({ level: config.logLevel, base: { service: 'agentline' } });
-  const db = createDb(config.databaseUrl, { poolSize: config.databasePoolSize });
+  const db = createDb(config.databaseUrl, {
+    poolSize: config.databasePoolSize,
+    readerThreads: config.sqliteReaderThreads,
+  });
   await migrateDb(db);
 
   const idempotencyTimes = {

@@ -12,6 +12,7 @@ import { drizzle as drizzlePostgres, type NodePgDatabase } from 'drizzle-orm/nod
 import { migrate as migratePostgres } from 'drizzle-orm/node-postgres/migrator';
 import pg from 'pg';
 import { isConcurrencyConflict } from './errors.js';
+import { startSqliteReaders, type SqliteReaders } from './read-pool.js';
 import * as postgresSchema from './schema-postgres.js';
 import * as schema from './schema.js';
 
@@ -25,6 +26,8 @@ export interface SqliteDb {
   orm: SqliteOrm;
   /** The raw better-sqlite3 handle, for statements and transactions used directly on hot paths (event import, events list, group commit). */
   sqlite: Database.Database;
+  /** Threads that run the long reads off the event loop, when the server asked for them. */
+  readers?: SqliteReaders;
   close(): Promise<void>;
 }
 
@@ -57,7 +60,14 @@ export function describeDatabaseUrl(databaseUrl: string): string {
 // 2^53). Agentline's counts and ids stay far below that, so they are read as numbers everywhere.
 pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number(value));
 
-export function createDb(databaseUrl: string, options: { poolSize?: number } = {}): Db {
+export interface DbOptions {
+  /** PostgreSQL connections this process may open. */
+  poolSize?: number;
+  /** SQLite: threads that read the events list off the event loop (none: it reads inline). */
+  readerThreads?: number;
+}
+
+export function createDb(databaseUrl: string, options: DbOptions = {}): Db {
   if (isPostgresUrl(databaseUrl)) {
     const pool = new pg.Pool({
       connectionString: databaseUrl,
@@ -84,11 +94,18 @@ export function createDb(databaseUrl: string, options: { poolSize?: number } = {
   // sharply once their pages no longer fit. Memory is taken only as pages are used.
   sqlite.pragma('cache_size = -65536');
   const orm = drizzleSqlite({ client: sqlite, schema });
+  // An in-memory database exists in this connection only: nothing another thread could read.
+  const readers =
+    options.readerThreads && databaseUrl !== ':memory:'
+      ? startSqliteReaders(databaseUrl, options.readerThreads)
+      : undefined;
   return {
     kind: 'sqlite',
     orm,
     sqlite,
+    ...(readers ? { readers } : {}),
     close: async () => {
+      await readers?.close();
       sqlite.close();
     },
   };

@@ -435,7 +435,10 @@ export async function listEvents(
   organizationId: number,
   query: ListQuery<EventProperty>,
 ): Promise<EventsPage> {
-  if (db.kind === 'sqlite') return readTransaction(db).deferred(listing(db, organizationId, query));
+  if (db.kind === 'sqlite') {
+    if (db.readers) return db.readers.listEvents({ organizationId, query });
+    return readTransaction(db).deferred(listing(db, organizationId, query));
+  }
   return db.orm.transaction((tx) => driveOnPostgres(tx, listing(db, organizationId, query)), {
     isolationLevel: 'repeatable read',
     accessMode: 'read only',

@@ -1,0 +1,20 @@
+// A thread of the SQLite read pool (read-pool.ts): its own connection, one events page at a time.
+
+import { parentPort, workerData } from 'node:worker_threads';
+import type { EventsPageJob } from './read-pool.js';
+import { createDb } from './client.js';
+import { listEvents } from './repositories/events.js';
+
+const db = createDb((workerData as { databaseUrl: string }).databaseUrl);
+
+parentPort!.on('message', async ({ id, organizationId, query }: EventsPageJob & { id: number }) => {
+  try {
+    parentPort!.postMessage({ id, page: await listEvents(db, organizationId, query) });
+  } catch (error) {
+    const { message, code } = error as { message: string; code?: string };
+    parentPort!.postMessage({ id, error: { message, code } });
+  }
+});
+
+// Told once the connection is open: a thread that fails before this is not started again.
+parentPort!.postMessage({ ready: true });

@@ -1,0 +1,142 @@
+// SQLite's events list off the event loop: reader threads give exactly the pages of an inline
+// read, a slow list request does not hold up /healthz or a light request of the same server
+// process, and the threads close with the database. SQLite only: PostgreSQL reads do not block.
+
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createDb, migrateDb, type Db } from '../src/db/client.js';
+import { startSqliteReaders } from '../src/db/read-pool.js';
+import { insertEventBatch, type EventToImport } from '../src/db/repositories/event-import.js';
+import { listEvents } from '../src/db/repositories/events.js';
+import { EVENT_LIST } from '../src/domain/events.js';
+import { parseListQuery, type ListParameters } from '../src/domain/list-query.js';
+import type { EventProperty } from '../src/domain/events.js';
+import { createTenant, type Tenant } from './support/harness.js';
+import { startServerProcess, type ServerProcess } from './support/server-process.js';
+import { freshDatabaseUrl, onSqlite } from './support/test-database.js';
+
+const EVENTS = 120_000;
+let databaseUrl: string;
+let inline: Db;
+let acme: Tenant;
+
+function events(count: number, offset: number): EventToImport[] {
+  return Array.from({ length: count }, (_, i) => {
+    const n = offset + i;
+    return {
+      importKey: `e-${n}`,
+      timestamp: new Date(Date.UTC(2026, 0, 1) + n * 60_000).toISOString(),
+      sessionId: `s-${n % 5000}`,
+      conversationId: null,
+      source: 'router',
+      sourceId: null,
+      category: ['session', 'llm', 'tool'][n % 3]!,
+      type: `type-${n % 7}`,
+      userId: `u-${n % 1000}`,
+      description: `event ${n} about ${['orders', 'refunds'][n % 2]}`,
+      attributes: JSON.stringify({ n }),
+    };
+  });
+}
+
+describe.runIf(onSqlite)('the events list on SQLite reader threads', () => {
+  beforeAll(async () => {
+    databaseUrl = await freshDatabaseUrl();
+    inline = createDb(databaseUrl);
+    await migrateDb(inline);
+    acme = await createTenant(inline, 'Acme');
+    for (let offset = 0; offset < EVENTS; offset += 20_000) {
+      await insertEventBatch(inline, acme.organizationId, events(20_000, offset));
+    }
+  }, 120_000);
+
+  afterAll(() => inline?.close());
+
+  const query = (params: Partial<ListParameters<EventProperty>>) =>
+    parseListQuery(
+      EVENT_LIST,
+      { page: 0, limit: 25, search_fields: [], search_field_values: [], fields: [], ...params },
+      acme.organizationId,
+    );
+
+  it('gives the pages an inline read gives', async () => {
+    const threaded = createDb(databaseUrl, { readerThreads: 2 });
+    try {
+      expect(threaded.kind === 'sqlite' && threaded.readers).toBeTruthy();
+      for (const params of [
+        {},
+        { page: 1000, limit: 50 },
+        { search_fields: ['category' as const], search_field_values: ['llm'] },
+        {
+          search_fields: ['description' as const],
+          search_field_values: ['refund'],
+          fields: ['type' as const],
+        },
+        { order_by: 'session_id' as const, order_by_direction: 'desc' as const },
+      ]) {
+        const q = query(params);
+        const [fromThread, fromInline] = await Promise.all([
+          listEvents(threaded, acme.organizationId, q),
+          listEvents(inline, acme.organizationId, q),
+        ]);
+        expect(fromThread).toEqual(fromInline);
+      }
+    } finally {
+      await threaded.close();
+    }
+  });
+
+  it('answers with an error, and does not restart forever, when a thread cannot start', async () => {
+    const notADatabase = join(mkdtempSync(join(tmpdir(), 'agentline-readers-')), 'junk.db');
+    writeFileSync(notADatabase, 'this is not a SQLite database'.repeat(100));
+    const readers = startSqliteReaders(notADatabase, 1);
+    try {
+      await expect(
+        readers.listEvents({ organizationId: acme.organizationId, query: query({}) }),
+      ).rejects.toThrow(/reader thread/);
+    } finally {
+      await readers.close();
+    }
+  });
+
+  describe('a slow list request beside light ones', () => {
+    let server: ServerProcess;
+    // A middle page of a timestamp-prefix search ordered by another column: the slowest shape.
+    const slowPath = `/api/v1/events/?search_fields=timestamp&search_field_values=2026&order_by=session_id&limit=1000&page=60`;
+
+    beforeAll(async () => {
+      server = await startServerProcess({ DATABASE_URL: databaseUrl, SQLITE_READER_THREADS: '2' });
+    }, 60_000);
+
+    afterAll(() => server?.stop());
+
+    async function timed(path: string): Promise<number> {
+      const started = performance.now();
+      const res = await fetch(`${server.baseUrl}${path}`, {
+        headers: { 'Service-API-Key': acme.key },
+      });
+      await res.arrayBuffer();
+      expect(res.status).toBe(200);
+      return performance.now() - started;
+    }
+
+    it('does not hold up /healthz or a light list request', async () => {
+      await timed('/healthz');
+      const alone = await timed(slowPath);
+      expect(alone).toBeGreaterThan(60);
+      // One connection on the slowest shape, as a heavy client would; the light requests meanwhile.
+      const slow = timed(slowPath);
+      await new Promise((resolve) => setTimeout(resolve, 10));
+      const light: number[] = [];
+      for (let i = 0; i < 3; i += 1) {
+        light.push(await timed('/healthz'));
+        light.push(await timed('/api/v1/events/?limit=0'));
+      }
+      expect(await slow).toBeGreaterThan(60);
+      // Inline, each of these would wait for the slow page ahead of it.
+      expect(Math.max(...light)).toBeLessThan(Math.min(50, alone / 2));
+    });
+  });
+});
