@@ -9,6 +9,8 @@
 // `--measure export` (`pnpm bench:export`) instead walks all of the first organization's events
 // through the SDK's iterate({ limit: 1000 }), as a customer exporting them would, and compares it
 // with the offset walk, estimated from sample pages at growing depths; `--measure both` runs both.
+// `--measure stalls` (`pnpm bench:stalls`) measures light requests beside one connection looping
+// the slowest list shape and beside an import of `--import-lines` events into the same database.
 // The database is a temporary SQLite file, or with --database a new database on that PostgreSQL
 // server (the role needs CREATEDB), dropped at the end.
 
@@ -47,8 +49,8 @@ const { values } = parseArgs({
     measure: { type: 'string', default: 'list' },
   },
 });
-if (!['list', 'export', 'both'].includes(values.measure)) {
-  throw new Error('--measure takes list, export or both');
+if (!['list', 'export', 'stalls', 'both'].includes(values.measure)) {
+  throw new Error('--measure takes list, export, stalls or both (list and export)');
 }
 if (values.database !== undefined && !isPostgresUrl(values.database)) {
   throw new Error('--database takes a postgres:// URL; without it the bench uses SQLite');
@@ -160,15 +162,21 @@ async function startBareServer(body: string) {
   return { url: `http://127.0.0.1:${port}/`, stop: () => child.kill() };
 }
 
-async function timedImport(databaseUrl: string): Promise<string> {
+/** An NDJSON file of `lines` new events (seed 7, so none is already in the database). */
+async function writeImportFile(lines: number): Promise<string> {
   const file = join(directory, 'import.ndjson');
   const out = createWriteStream(file);
-  for (const event of generatedEvents(importLines, 7)) {
+  for (const event of generatedEvents(lines, 7)) {
     if (!out.write(`${JSON.stringify(event)}\n`)) {
       await new Promise<void>((resolve) => out.once('drain', () => resolve()));
     }
   }
   await new Promise((resolve) => out.end(resolve));
+  return file;
+}
+
+async function timedImport(databaseUrl: string): Promise<string> {
+  const file = await writeImportFile(importLines);
   const result = spawnSync(
     '/usr/bin/time',
     [
@@ -361,6 +369,66 @@ async function measureExport(database: BenchDatabase, fullKey: string): Promise<
   }
 }
 
+/**
+ * What one heavy client costs the others: /healthz and a light list request (limit=0) at 8
+ * connections each, on an idle server, then while one connection loops the slowest list shape,
+ * then while `agentline events import` writes `importLines` events into the same database.
+ */
+async function measureStalls(database: BenchDatabase, fullKey: string): Promise<void> {
+  const server = await startServerProcess({ DATABASE_URL: database.url }, { keepOutput: false });
+  const headers = { 'Service-API-Key': fullKey };
+  const light = (runSeconds: number) =>
+    Promise.all([
+      load({ url: `${server.baseUrl}/healthz`, connections: 8, seconds: runSeconds }),
+      load({
+        url: `${server.baseUrl}/api/v1/events/?limit=0`,
+        connections: 8,
+        seconds: runSeconds,
+        headers,
+      }),
+    ]);
+  const slowest = `${server.baseUrl}/api/v1/events/?search_fields=timestamp&search_field_values=2026&order_by=session_id&limit=1000&page=300`;
+  try {
+    await light(2);
+    const idle = await light(seconds);
+    await database.settle();
+    const [busy, heavy] = await Promise.all([
+      light(seconds),
+      load({ url: slowest, connections: 1, seconds, headers }),
+    ]);
+    await database.settle();
+    const file = await writeImportFile(importLines);
+    const importer = spawn(
+      process.execPath,
+      ['--import', 'tsx', 'src/cli/main.ts', 'events', 'import', file, '--org', 'Bench A'],
+      { cwd: SERVER_DIR, env: { ...process.env, DATABASE_URL: database.url }, stdio: 'ignore' },
+    );
+    const imported = new Promise((resolve) => importer.once('exit', resolve));
+    const duringImport = await light(seconds);
+    importer.kill();
+    await imported;
+    console.log(`\nlight requests beside a heavy client (${seconds} s each, 8 connections each):`);
+    console.log(TABLE_HEADER);
+    const rows: Array<[string, LoadResult]> = [
+      ['/healthz, idle', idle[0]],
+      ['limit=0, idle', idle[1]],
+      ['/healthz, slowest shape looping', busy[0]],
+      ['limit=0, slowest shape looping', busy[1]],
+      ['slowest shape itself (1 connection)', heavy],
+      [`/healthz, during an import`, duringImport[0]],
+      [`limit=0, during an import`, duringImport[1]],
+    ];
+    for (const [label, result] of rows) console.log(formatRow(label, result));
+    console.log(
+      `p99 ratio beside the slowest shape: /healthz ${(busy[0].p99Ms / idle[0].p99Ms).toFixed(2)}, ` +
+        `limit=0 ${(busy[1].p99Ms / idle[1].p99Ms).toFixed(2)} (target <= 2); ` +
+        `/healthz p99 during the import ${duringImport[0].p99Ms} ms (target < 50)`,
+    );
+  } finally {
+    await server.stop();
+  }
+}
+
 function medianMs(values: readonly number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.floor(sorted.length / 2)] ?? 0;
@@ -383,14 +451,17 @@ try {
     );
     const fullKey = await createKey(db, organizations[0]!.id, PERMISSIONS);
     await db.close();
-    if (values.measure !== 'export') await measureList(database, fullKey);
-    if (values.measure !== 'list') await measureExport(database, fullKey);
+    if (values.measure === 'stalls') await measureStalls(database, fullKey);
+    if (values.measure === 'list' || values.measure === 'both')
+      await measureList(database, fullKey);
+    if (values.measure === 'export' || values.measure === 'both')
+      await measureExport(database, fullKey);
   } else {
     await db.close();
     console.log('--events 0: no list to measure, the import alone');
   }
 
-  if (importLines > 0) {
+  if (importLines > 0 && values.measure !== 'stalls') {
     console.log(`\nimport of ${importLines} NDJSON lines into the same database (new events):`);
     console.log(await timedImport(databaseUrl));
   }

@@ -6,6 +6,9 @@ import { createDb } from './client.js';
 import { listEvents } from './repositories/events.js';
 
 const db = createDb((workerData as { databaseUrl: string }).databaseUrl);
+// The main connection's 64 MB page cache serves writes and imports; a reader's pages are also in
+// the operating system's cache, so each thread keeps a smaller one.
+if (db.kind === 'sqlite') db.sqlite.pragma('cache_size = -16384');
 
 parentPort!.on('message', async ({ id, organizationId, query }: EventsPageJob & { id: number }) => {
   try {
