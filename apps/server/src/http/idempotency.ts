@@ -4,10 +4,10 @@
 // transaction rolled back, so the retry runs afresh. Expired keys are swept in the background.
 //
 // Where the answer is stored depends on the operation's work:
-// - session routing stores it inside the routing transaction (IdempotentWrite), so a keyed
-//   request costs what an unkeyed one does and a crash leaves the work and its answer or neither;
-//   a twin sent meanwhile runs too, and the one that commits second rolls back and replays the
-//   first one's answer;
+// - session routing (storesAnswerWithWork) stores it inside the routing transaction
+//   (IdempotentWrite), whose upsert also finds a key already held, so a keyed request costs what
+//   an unkeyed one does and a crash leaves the work and its answer or neither; a twin sent
+//   meanwhile runs too, and the one that commits second rolls back and replays the first one's;
 // - experiment writes claim the key before their work (claimIdempotencyKeyFirst): a twin gets 409
 //   while the first runs, and a retry takes over a claim whose lease ran out (its process died);
 // - anything else (the read-only A2P check, and every error) stores its answer right after it.
@@ -28,7 +28,7 @@ import {
   type IdempotentWrite,
 } from '../db/repositories/idempotency.js';
 import type { AppEnv } from './app-env.js';
-import { ApiError, RequestValidationError } from './errors.js';
+import { ApiError, handleError, RequestValidationError } from './errors.js';
 
 const HEADER = 'Idempotency-Key';
 
@@ -74,15 +74,24 @@ export function idempotency(times: IdempotencyTimes): MiddlewareHandler<AppEnv> 
     const requestHash = createHash('sha256')
       .update(`${c.req.method} ${c.req.path}\n${body}`)
       .digest('hex');
-    const held = await idempotencyKeyStanding(db, keyId, key, requestHash, times);
-    if (held) return refusal(c, held);
+    // An operation that stores its answer with its work finds a held key in that write: looking
+    // the key up first would only cost every request a read.
+    const storesWithWork = c.req.matchedRoutes.some(
+      (route) => route.handler === storesAnswerWithWork,
+    );
+    if (!storesWithWork) {
+      const held = await idempotencyKeyStanding(db, keyId, key, requestHash, times);
+      if (held) return refusal(c, held);
+    }
     const write: IdempotentWrite = { apiKeyId: keyId, key, requestHash, times, stored: false };
     c.set('idempotentWrite', write);
     await next();
     if (c.error instanceof IdempotencyKeyTakenError) {
-      // A twin committed first: its answer is the answer.
-      const winner = await idempotencyKeyStanding(db, keyId, key, requestHash, times);
-      if (winner?.kind === 'replay') c.res = replay(c, winner.status, winner.body);
+      // Another request holds the key (a twin committed first, or the answer is stored): its
+      // answer is the answer.
+      const held = await idempotencyKeyStanding(db, keyId, key, requestHash, times);
+      if (held?.kind === 'replay') c.res = replay(c, held.status, held.body);
+      else if (held) c.res = await refusalResponse(c, held);
       return;
     }
     // Errors thrown by handlers have become responses by now (Hono's onError runs inside next).
@@ -95,6 +104,26 @@ export function idempotency(times: IdempotencyTimes): MiddlewareHandler<AppEnv> 
     if (answer.replayed) c.res = replay(c, answer.status, answer.body);
   };
 }
+
+/** The answer a refusal gives, as a response (after the handler, where throwing is too late). */
+async function refusalResponse(
+  c: Context<AppEnv>,
+  held: Exclude<IdempotencyClaim, { kind: 'claimed' | 'replay' }>,
+): Promise<Response> {
+  try {
+    return refusal(c, held);
+  } catch (error) {
+    return handleError(error as Error, c);
+  }
+}
+
+/**
+ * Route middleware naming a POST that stores its Idempotency-Key answer in the transaction of its
+ * work (session routing): the key is then not looked up before the work.
+ */
+export const storesAnswerWithWork: MiddlewareHandler<AppEnv> = async (_c, next) => {
+  await next();
+};
 
 /**
  * Route middleware for a POST whose work is not stored with its answer: claims the key before the
