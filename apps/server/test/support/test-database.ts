@@ -57,17 +57,24 @@ export async function withAdmin<T>(
 }
 
 /**
- * Drops a database. A plain DROP first: it stops an autovacuum worker busy there by itself, which
+ * Drops a database. A plain DROP only: it stops an autovacuum worker busy there by itself, which
  * WITH (FORCE) refuses to do on PostgreSQL 15 for a role that is not a superuser (42501, "must be
- * a member of the role whose process is being terminated"). FORCE only when sessions are still
- * connected (55006), such as a killed run's.
+ * a member of the role whose process is being terminated"), whenever one happens to be running.
+ * When sessions are still connected (55006), such as a killed run's, the ones of our own role
+ * (the only ones this role may end) are ended first, waiting for each to go, then DROP again.
  */
 export async function dropDatabase(admin: pg.Client, name: string): Promise<void> {
+  const drop = () => admin.query(`DROP DATABASE IF EXISTS "${name}"`);
   try {
-    await admin.query(`DROP DATABASE IF EXISTS "${name}"`);
+    await drop();
   } catch (error) {
     if ((error as { code?: string }).code !== '55006') throw error;
-    await admin.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+    await admin.query(
+      `SELECT pg_terminate_backend(pid, 5000) FROM pg_stat_activity
+        WHERE datname = $1 AND usename = current_user AND pid <> pg_backend_pid()`,
+      [name],
+    );
+    await drop();
   }
 }
 
