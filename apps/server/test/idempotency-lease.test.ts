@@ -15,7 +15,12 @@ import { loadPlatformRecords } from '../src/db/repositories/platform-records.js'
 import { claimIdempotencyKey } from '../src/db/repositories/idempotency.js';
 import { experiments, idempotencyKeys, sessions } from '../src/db/schema.js';
 import { startIdempotencySweeper } from '../src/http/idempotency.js';
-import { startFakeTwilio, twilioSid, type FakeTwilio } from './support/fake-twilio.js';
+import {
+  startFakeTwilio,
+  twilioChannelRecord,
+  twilioSid,
+  type FakeTwilio,
+} from './support/fake-twilio.js';
 import { createTenant, createTestApi, type Tenant } from './support/harness.js';
 import { experimentBody, loadRoutingFixture } from './support/routing-fixture.js';
 import { startServerProcess } from './support/server-process.js';
@@ -65,19 +70,13 @@ describe('a request killed between its claim and its answer', () => {
       acme.organizationId,
       platformRecordsSchema.parse({
         channels: [
-          {
-            name: 'Twilio line',
-            kind: 'telephony',
-            provider: 'twilio',
-            provider_config: {
-              account_sid: ACCOUNT_SID,
-              api_base_url: twilio.baseUrl,
-              messaging_base_url: twilio.baseUrl,
-              timeout_ms: 20_000,
-            },
-            provider_secret: AUTH_TOKEN,
+          twilioChannelRecord('Twilio line', {
+            accountSid: ACCOUNT_SID,
+            authToken: AUTH_TOKEN,
+            baseUrl: twilio.baseUrl,
+            timeoutMs: 20_000,
             numbers: [PHONE],
-          },
+          }),
         ],
       }),
     );

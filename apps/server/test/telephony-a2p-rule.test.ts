@@ -9,6 +9,7 @@ import { loadPlatformRecords } from '../src/db/repositories/platform-records.js'
 import { isA2pApproved, type MessagingPath } from '../src/domain/a2p.js';
 import {
   startFakeTwilio,
+  twilioChannelRecord,
   twilioSid,
   type FakeTwilio,
   type FakeTwilioData,
@@ -176,19 +177,13 @@ function platformRecords(twilio: FakeTwilio) {
   return platformRecordsSchema.parse({
     channels: [
       { name: 'Records line', kind: 'telephony', provider: 'records', numbers },
-      {
-        name: 'Twilio line',
-        kind: 'telephony',
-        provider: 'twilio',
-        provider_config: {
-          account_sid: ACCOUNT_SID,
-          api_base_url: twilio.baseUrl,
-          messaging_base_url: twilio.baseUrl,
-          timeout_ms: 5000,
-        },
-        provider_secret: AUTH_TOKEN,
+      twilioChannelRecord('Twilio line', {
+        accountSid: ACCOUNT_SID,
+        authToken: AUTH_TOKEN,
+        baseUrl: twilio.baseUrl,
+        timeoutMs: 5000,
         numbers,
-      },
+      }),
     ],
     messaging_services: SCENARIOS.flatMap((_, i) =>
       servicesOf(i).map((service) => ({

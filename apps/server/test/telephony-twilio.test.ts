@@ -13,6 +13,7 @@ import { channels } from '../src/db/schema.js';
 import { expectResponseMatchesSpec } from './support/contract.js';
 import {
   startFakeTwilio,
+  twilioChannelRecord,
   twilioSid,
   type FakeTwilio,
   type FakeTwilioData,
@@ -67,15 +68,14 @@ const logLines: string[] = [];
 const responseTexts: string[] = [];
 const channelIds: Record<string, number> = {};
 
-function twilioChannel(name: string, config: Record<string, unknown>, authToken = AUTH_TOKEN) {
-  return {
-    name,
-    kind: 'telephony',
-    provider: 'twilio',
-    provider_config: { account_sid: ACCOUNT_SID, timeout_ms: TIMEOUT_MS, ...config },
-    provider_secret: authToken,
+function twilioChannel(name: string, baseUrl: string, authToken = AUTH_TOKEN) {
+  return twilioChannelRecord(name, {
+    accountSid: ACCOUNT_SID,
+    authToken,
+    baseUrl,
+    timeoutMs: TIMEOUT_MS,
     numbers: [PHONE, '+14155559999'],
-  };
+  });
 }
 
 async function check(channel: string, phone = PHONE) {
@@ -112,19 +112,15 @@ beforeAll(async () => {
   const unreachableUrl = closed.baseUrl;
   await closed.close();
 
-  const urls = { api_base_url: twilio.baseUrl, messaging_base_url: twilio.baseUrl };
   const { ids } = await loadPlatformRecords(
     db,
     acme.organizationId,
     platformRecordsSchema.parse({
       channels: [
-        twilioChannel('live', urls),
-        twilioChannel('wrong token', urls, WRONG_AUTH_TOKEN),
-        twilioChannel('unreachable', {
-          api_base_url: unreachableUrl,
-          messaging_base_url: unreachableUrl,
-        }),
-        twilioChannel('no token', urls),
+        twilioChannel('live', twilio.baseUrl),
+        twilioChannel('wrong token', twilio.baseUrl, WRONG_AUTH_TOKEN),
+        twilioChannel('unreachable', unreachableUrl),
+        twilioChannel('no token', twilio.baseUrl),
       ],
     }),
   );

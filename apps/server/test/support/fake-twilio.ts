@@ -457,3 +457,29 @@ export async function startFakeTwilio(options: FakeTwilioOptions): Promise<FakeT
       }),
   };
 }
+
+export interface TwilioChannelOptions {
+  accountSid: string;
+  authToken: string;
+  /** Where both of the channel's Twilio APIs are reached (a fake's baseUrl). */
+  baseUrl: string;
+  timeoutMs: number;
+  numbers: string[];
+}
+
+/** A `twilio` telephony channel as a records file (`agentline load`) spells it. */
+export function twilioChannelRecord(name: string, channel: TwilioChannelOptions) {
+  return {
+    name,
+    kind: 'telephony' as const,
+    provider: 'twilio' as const,
+    provider_config: {
+      account_sid: channel.accountSid,
+      api_base_url: channel.baseUrl,
+      messaging_base_url: channel.baseUrl,
+      timeout_ms: channel.timeoutMs,
+    },
+    provider_secret: channel.authToken,
+    numbers: channel.numbers,
+  };
+}
