@@ -122,21 +122,23 @@ describe.runIf(onSqlite)('the events list on SQLite reader threads', () => {
       return performance.now() - started;
     }
 
-    it('does not hold up /healthz or a light list request', async () => {
+    async function finishedAt(path: string): Promise<number> {
+      await timed(path);
+      return performance.now();
+    }
+
+    // Ordering, not absolute times, so that a loaded machine cannot fail it: inline, the light
+    // requests would wait for the slow page ahead of them and finish after it.
+    it('answers /healthz and a light list request while the slow page is read', async () => {
       await timed('/healthz');
       const alone = await timed(slowPath);
-      expect(alone).toBeGreaterThan(60);
-      // One connection on the slowest shape, as a heavy client would; the light requests meanwhile.
-      const slow = timed(slowPath);
+      expect(alone).toBeGreaterThan(100);
+      const slowEnds = finishedAt(slowPath);
       await new Promise((resolve) => setTimeout(resolve, 10));
-      const light: number[] = [];
-      for (let i = 0; i < 3; i += 1) {
-        light.push(await timed('/healthz'));
-        light.push(await timed('/api/v1/events/?limit=0'));
-      }
-      expect(await slow).toBeGreaterThan(60);
-      // Inline, each of these would wait for the slow page ahead of it.
-      expect(Math.max(...light)).toBeLessThan(Math.min(50, alone / 2));
+      const healthzEnds = await finishedAt('/healthz');
+      const lightListEnds = await finishedAt('/api/v1/events/?limit=0');
+      expect(healthzEnds).toBeLessThan(lightListEnds);
+      expect(lightListEnds).toBeLessThan(await slowEnds);
     });
   });
 });
