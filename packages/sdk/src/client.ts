@@ -2,41 +2,146 @@
 // per operation that returns the body of a 200 or throws the error class of the status.
 
 import createFetchClient, { type Client } from 'openapi-fetch';
-import { AgentlineError, ApiConnectionError, errorForResponse } from './errors.js';
-import type { components, operations, paths } from './generated/openapi.js';
-import { iteratePages, type PageQuery } from './pagination.js';
-import { retryingFetch } from './retry.js';
+import { ApiPromise } from './api-promise.js';
+import { errorForFailure, errorForResponse } from './errors.js';
+import type {
+  A2pMessagingPathCheckRequest,
+  A2pMessagingPathCheckResponse,
+  Event,
+  EventListQuery,
+  EventListResponse,
+  Experiment,
+  ExperimentCreate,
+  ExperimentDeleteResponse,
+  ExperimentListItem,
+  ExperimentListQuery,
+  ExperimentListResponse,
+  ExperimentResults,
+  ExperimentStartResponse,
+  ExperimentUpdate,
+  Prompt,
+  PromptListQuery,
+  PromptListResponse,
+  RoutedSession,
+  SessionRouteRequest,
+} from './generated/models.js';
+import type { paths } from './generated/openapi.js';
+import { iteratePages } from './pagination.js';
+import { retryingFetch, type RetryPolicy } from './retry.js';
 
 export const SDK_VERSION = '0.0.3';
 export const API_KEY_ENV = 'AGENTLINE_API_KEY';
 export const BASE_URL_ENV = 'AGENTLINE_BASE_URL';
 
-export interface ClientOptions {
-  /** The organization's API key; defaults to the AGENTLINE_API_KEY environment variable. */
-  apiKey?: string;
-  /** Defaults to AGENTLINE_BASE_URL, else http://127.0.0.1:8080. */
-  baseUrl?: string;
-  /** A fetch implementation (defaults to the global one). */
-  fetch?: typeof globalThis.fetch;
-  /** Milliseconds one attempt may take (default 60,000); then it fails with ApiTimeoutError. */
-  timeout?: number;
+// Every option also takes `undefined` (as not given), so that `{ apiKey: process.env.X }` compiles
+// under exactOptionalPropertyTypes.
+
+/** Settings of one call; each overrides the client's own for that call only. */
+export interface RequestOptions {
   /**
-   * How often a failed call is retried (default 2): on 408, 429 and 5xx answers and network
-   * errors, with exponential backoff and jitter, honouring Retry-After. Never on 409.
+   * Aborts the call and its retries: it then fails with ApiUserAbortError, or with
+   * ApiTimeoutError when the signal is an `AbortSignal.timeout(...)`.
    */
-  maxRetries?: number;
-  /** Extra headers sent with every request. */
-  headers?: Record<string, string>;
+  signal?: AbortSignal | undefined;
+  /** Milliseconds one attempt may take; then it fails with ApiTimeoutError. */
+  timeout?: number | undefined;
+  /** How often the call is retried (see ClientOptions.maxRetries). */
+  maxRetries?: number | undefined;
+  /** Extra headers for this call, over the client's. */
+  headers?: Record<string, string> | undefined;
 }
 
-type Schemas = components['schemas'];
-type QueryOf<O extends keyof operations> = operations[O] extends { parameters: { query?: infer Q } }
-  ? NonNullable<Q>
-  : never;
+/** Settings of one POST call. */
+export interface PostRequestOptions extends RequestOptions {
+  /**
+   * The call's Idempotency-Key. By default every POST gets a new random key, kept across its
+   * retries; pass your own to make a retry of your own (after a crash, say) safe too.
+   */
+  idempotencyKey?: string | undefined;
+}
 
-export type EventListQuery = QueryOf<'events_list'>;
-export type PromptListQuery = QueryOf<'prompts_list'>;
-export type ExperimentListQuery = QueryOf<'experiments_list'>;
+export interface ClientOptions {
+  /** The organization's API key; defaults to the AGENTLINE_API_KEY environment variable. */
+  apiKey?: string | undefined;
+  /** Defaults to AGENTLINE_BASE_URL, else http://127.0.0.1:8080. */
+  baseUrl?: string | undefined;
+  /** A fetch implementation (defaults to the global one). */
+  fetch?: typeof globalThis.fetch | undefined;
+  /** Milliseconds one attempt may take (default 60,000); then it fails with ApiTimeoutError. */
+  timeout?: number | undefined;
+  /**
+   * How often a failed call is retried (default 2): on 408, 429 and 5xx answers and network
+   * errors, with exponential backoff and jitter, waiting what `Retry-After` asks up to 60 s.
+   * Never on 409.
+   */
+  maxRetries?: number | undefined;
+  /** Extra headers sent with every request. */
+  headers?: Record<string, string> | undefined;
+}
+
+/** One method per operation of the API; each names its endpoint. */
+export interface AgentlineClient {
+  /** The typed openapi-fetch client, for anything the methods below do not cover. */
+  raw: Client<paths>;
+  events: {
+    /** `GET /api/v1/events/`: one page of events, newest first by default. */
+    list(query?: EventListQuery, options?: RequestOptions): ApiPromise<EventListResponse>;
+    /** Every event matching the query, page after page: `for await (const e of client.events.iterate())`. */
+    iterate(query?: EventListQuery, options?: RequestOptions): AsyncGenerator<Event, void>;
+  };
+  prompts: {
+    /** `GET /api/v1/prompts/`: one page of prompts with their tools and validation issues. */
+    list(query?: PromptListQuery, options?: RequestOptions): ApiPromise<PromptListResponse>;
+    /** Every prompt matching the query, page after page. */
+    iterate(query?: PromptListQuery, options?: RequestOptions): AsyncGenerator<Prompt, void>;
+  };
+  experiments: {
+    /** `GET /api/v1/experiments/`: one page of experiments. */
+    list(query?: ExperimentListQuery, options?: RequestOptions): ApiPromise<ExperimentListResponse>;
+    /** Every experiment matching the query, page after page. */
+    iterate(
+      query?: ExperimentListQuery,
+      options?: RequestOptions,
+    ): AsyncGenerator<ExperimentListItem, void>;
+    /** `POST /api/v1/experiments/`: creates a draft. `variants` is required: the complete variant set. */
+    create(body: ExperimentCreate, options?: PostRequestOptions): ApiPromise<Experiment>;
+    /** `GET /api/v1/experiments/{experiment_id}`. */
+    get(experimentId: number, options?: RequestOptions): ApiPromise<Experiment>;
+    /** `PUT /api/v1/experiments/{experiment_id}`: replaces name, description and the whole variant set of a draft. */
+    update(
+      experimentId: number,
+      body: ExperimentUpdate,
+      options?: RequestOptions,
+    ): ApiPromise<Experiment>;
+    /** `DELETE /api/v1/experiments/{experiment_id}`: deletes a draft or a stopped experiment. */
+    delete(experimentId: number, options?: RequestOptions): ApiPromise<ExperimentDeleteResponse>;
+    /** `POST /api/v1/experiments/{experiment_id}/start`: the answer carries `warnings` that did not prevent the start. */
+    start(experimentId: number, options?: PostRequestOptions): ApiPromise<ExperimentStartResponse>;
+    /** `POST /api/v1/experiments/{experiment_id}/stop`. */
+    stop(experimentId: number, options?: PostRequestOptions): ApiPromise<Experiment>;
+    /** `GET /api/v1/experiments/{experiment_id}/results`: sessions per variant. */
+    results(experimentId: number, options?: RequestOptions): ApiPromise<ExperimentResults>;
+  };
+  telephony: {
+    /**
+     * `POST /api/v1/channels/telephony/{channel_id}/numbers/verify-a2p-compliance`: is this
+     * incoming number on a US A2P messaging path with an approved brand and a verified campaign?
+     */
+    verifyA2pCompliance(
+      channelId: number,
+      body: A2pMessagingPathCheckRequest,
+      options?: PostRequestOptions,
+    ): ApiPromise<A2pMessagingPathCheckResponse>;
+  };
+  sessions: {
+    /** `POST /api/v1/channels/targets/{target_id}/sessions`: which agent answers a new session on a channel target. */
+    route(
+      targetId: number,
+      body?: SessionRouteRequest,
+      options?: PostRequestOptions,
+    ): ApiPromise<RoutedSession>;
+  };
+}
 
 function environment(name: string): string | undefined {
   return (globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env?.[
@@ -44,32 +149,7 @@ function environment(name: string): string | undefined {
   ];
 }
 
-/** Options of one call. */
-export interface RequestOptions {
-  /** Aborts the call (and its retries). */
-  signal?: AbortSignal;
-}
-
 type Result = { data?: unknown; error?: unknown; response: Response };
-
-/** Resolves to the body of a successful answer, or throws the error class of the status. */
-async function unwrap<R extends Result>(call: Promise<R>): Promise<NonNullable<R['data']>> {
-  let result: R;
-  try {
-    result = await call;
-  } catch (cause) {
-    if (cause instanceof AgentlineError || (cause as Error | null)?.name === 'AbortError')
-      throw cause;
-    throw new ApiConnectionError(
-      `Could not reach the Agentline API: ${cause instanceof Error ? cause.message : String(cause)}`,
-      { cause },
-    );
-  }
-  if (!result.response.ok) {
-    throw errorForResponse(result.response.status, result.error, result.response.headers);
-  }
-  return result.data as NonNullable<R['data']>;
-}
 
 /**
  * Creates a client.
@@ -78,127 +158,150 @@ async function unwrap<R extends Result>(call: Promise<R>): Promise<NonNullable<R
  * const client = createClient({ apiKey: process.env.AGENTLINE_API_KEY, baseUrl: 'http://127.0.0.1:8080' });
  * const page = await client.events.list({ limit: 10 });
  */
-export function createClient(options: ClientOptions = {}) {
+export function createClient(options: ClientOptions = {}): AgentlineClient {
   const apiKey = options.apiKey ?? environment(API_KEY_ENV);
   const headers: Record<string, string> = {
     'User-Agent': `agentline-sdk-typescript/${SDK_VERSION}`,
     ...options.headers,
   };
   if (apiKey) headers['Service-API-Key'] = apiKey;
+  const baseFetch = options.fetch ?? globalThis.fetch;
+  const policy: RetryPolicy = {
+    maxRetries: options.maxRetries ?? 2,
+    timeoutMs: options.timeout ?? 60_000,
+  };
   const raw: Client<paths> = createFetchClient<paths>({
     baseUrl: options.baseUrl ?? environment(BASE_URL_ENV) ?? 'http://127.0.0.1:8080',
     headers,
-    fetch: retryingFetch(options.fetch ?? globalThis.fetch, {
-      maxRetries: options.maxRetries ?? 2,
-      timeoutMs: options.timeout ?? 60_000,
-    }),
+    fetch: retryingFetch(baseFetch, policy),
   });
 
-  const listEvents = (query: EventListQuery = {}, request: RequestOptions = {}) =>
-    unwrap(raw.GET('/api/v1/events/', { params: { query }, ...request }));
-  const listPrompts = (query: PromptListQuery = {}, request: RequestOptions = {}) =>
-    unwrap(raw.GET('/api/v1/prompts/', { params: { query }, ...request }));
-  const listExperiments = (query: ExperimentListQuery = {}, request: RequestOptions = {}) =>
-    unwrap(raw.GET('/api/v1/experiments/', { params: { query }, ...request }));
-  const experimentPath = (experimentId: number, request: RequestOptions) => ({
+  /** The openapi-fetch options of one call: its signal, its headers and its retry policy. */
+  function callOptions(request: PostRequestOptions) {
+    const callHeaders: Record<string, string> = { ...request.headers };
+    if (request.idempotencyKey !== undefined) {
+      callHeaders['Idempotency-Key'] = request.idempotencyKey;
+    }
+    const ownPolicy = request.timeout !== undefined || request.maxRetries !== undefined;
+    return {
+      headers: callHeaders,
+      ...(request.signal && { signal: request.signal }),
+      ...(ownPolicy && {
+        fetch: retryingFetch(baseFetch, {
+          maxRetries: request.maxRetries ?? policy.maxRetries,
+          timeoutMs: request.timeout ?? policy.timeoutMs,
+        }),
+      }),
+    };
+  }
+
+  /** Resolves to the body of a successful answer, or rejects with the SDK error for the failure. */
+  function call<R extends Result>(
+    send: Promise<R>,
+    request: RequestOptions,
+  ): ApiPromise<NonNullable<R['data']>> {
+    return new ApiPromise(
+      send.then(
+        ({ data, error, response }) => {
+          if (!response.ok) throw errorForResponse(response.status, error, response.headers);
+          return {
+            data: data as NonNullable<R['data']>,
+            response,
+            requestId: response.headers.get('x-request-id'),
+          };
+        },
+        (cause: unknown) => {
+          throw errorForFailure(cause, request.signal);
+        },
+      ),
+    );
+  }
+
+  const experiment = (experimentId: number, request: RequestOptions) => ({
     params: { path: { experiment_id: experimentId } },
-    ...request,
+    ...callOptions(request),
   });
 
-  return {
-    /** The typed openapi-fetch client, for anything the methods below do not cover. */
+  const client: AgentlineClient = {
     raw,
     events: {
-      /** One page of events, newest first by default. */
-      list: listEvents,
-      /** Every event matching the query, page after page: `for await (const e of client.events.iterate())`. */
-      iterate: (query: EventListQuery = {}) => iteratePages(listEvents, query as PageQuery),
+      list: (query = {}, request = {}) =>
+        call(raw.GET('/api/v1/events/', { params: { query }, ...callOptions(request) }), request),
+      iterate: (query = {}, request = {}) =>
+        iteratePages((page) => client.events.list(page, request), query),
     },
     prompts: {
-      list: listPrompts,
-      iterate: (query: PromptListQuery = {}) => iteratePages(listPrompts, query as PageQuery),
+      list: (query = {}, request = {}) =>
+        call(raw.GET('/api/v1/prompts/', { params: { query }, ...callOptions(request) }), request),
+      iterate: (query = {}, request = {}) =>
+        iteratePages((page) => client.prompts.list(page, request), query),
     },
     experiments: {
-      list: listExperiments,
-      iterate: (query: ExperimentListQuery = {}) =>
-        iteratePages(listExperiments, query as PageQuery),
-      /** Creates a draft experiment. `variants` is required: the complete variant set. */
-      create: (body: Schemas['ExperimentCreate'], request: RequestOptions = {}) =>
-        unwrap(raw.POST('/api/v1/experiments/', { body, ...request })),
-      get: (experimentId: number, request: RequestOptions = {}) =>
-        unwrap(
-          raw.GET('/api/v1/experiments/{experiment_id}', experimentPath(experimentId, request)),
+      list: (query = {}, request = {}) =>
+        call(
+          raw.GET('/api/v1/experiments/', { params: { query }, ...callOptions(request) }),
+          request,
         ),
-      /** Replaces name, description and the whole variant set of a draft. */
-      update: (
-        experimentId: number,
-        body: Schemas['ExperimentUpdate'],
-        request: RequestOptions = {},
-      ) =>
-        unwrap(
+      iterate: (query = {}, request = {}) =>
+        iteratePages((page) => client.experiments.list(page, request), query),
+      create: (body, request = {}) =>
+        call(raw.POST('/api/v1/experiments/', { body, ...callOptions(request) }), request),
+      get: (experimentId, request = {}) =>
+        call(
+          raw.GET('/api/v1/experiments/{experiment_id}', experiment(experimentId, request)),
+          request,
+        ),
+      update: (experimentId, body, request = {}) =>
+        call(
           raw.PUT('/api/v1/experiments/{experiment_id}', {
-            ...experimentPath(experimentId, request),
+            ...experiment(experimentId, request),
             body,
           }),
+          request,
         ),
-      delete: (experimentId: number, request: RequestOptions = {}) =>
-        unwrap(
-          raw.DELETE('/api/v1/experiments/{experiment_id}', experimentPath(experimentId, request)),
+      delete: (experimentId, request = {}) =>
+        call(
+          raw.DELETE('/api/v1/experiments/{experiment_id}', experiment(experimentId, request)),
+          request,
         ),
-      /** Starts a draft; the answer carries `warnings` that did not prevent the start. */
-      start: (experimentId: number, request: RequestOptions = {}) =>
-        unwrap(
-          raw.POST(
-            '/api/v1/experiments/{experiment_id}/start',
-            experimentPath(experimentId, request),
-          ),
+      start: (experimentId, request = {}) =>
+        call(
+          raw.POST('/api/v1/experiments/{experiment_id}/start', experiment(experimentId, request)),
+          request,
         ),
-      stop: (experimentId: number, request: RequestOptions = {}) =>
-        unwrap(
-          raw.POST(
-            '/api/v1/experiments/{experiment_id}/stop',
-            experimentPath(experimentId, request),
-          ),
+      stop: (experimentId, request = {}) =>
+        call(
+          raw.POST('/api/v1/experiments/{experiment_id}/stop', experiment(experimentId, request)),
+          request,
         ),
-      results: (experimentId: number, request: RequestOptions = {}) =>
-        unwrap(
-          raw.GET(
-            '/api/v1/experiments/{experiment_id}/results',
-            experimentPath(experimentId, request),
-          ),
+      results: (experimentId, request = {}) =>
+        call(
+          raw.GET('/api/v1/experiments/{experiment_id}/results', experiment(experimentId, request)),
+          request,
         ),
     },
     telephony: {
-      /** Is this incoming number on a US A2P messaging path with an approved brand and a verified campaign? */
-      verifyA2pCompliance: (
-        channelId: number,
-        body: Schemas['A2pMessagingPathCheckRequest'],
-        request: RequestOptions = {},
-      ) =>
-        unwrap(
+      verifyA2pCompliance: (channelId, body, request = {}) =>
+        call(
           raw.POST('/api/v1/channels/telephony/{channel_id}/numbers/verify-a2p-compliance', {
             params: { path: { channel_id: channelId } },
             body,
-            ...request,
+            ...callOptions(request),
           }),
+          request,
         ),
     },
     sessions: {
-      /** Asks which agent answers a new session on a channel target. */
-      route: (
-        targetId: number,
-        body: Schemas['SessionRouteRequest'] = {},
-        request: RequestOptions = {},
-      ) =>
-        unwrap(
+      route: (targetId, body = {}, request = {}) =>
+        call(
           raw.POST('/api/v1/channels/targets/{target_id}/sessions', {
             params: { path: { target_id: targetId } },
             body,
-            ...request,
+            ...callOptions(request),
           }),
+          request,
         ),
     },
   };
+  return client;
 }
-
-export type AgentlineClient = ReturnType<typeof createClient>;

@@ -1,10 +1,7 @@
 // One error class per kind of failure, so callers can `catch (e) { if (e instanceof NotFoundError) }`
 // and read the status, the request id to quote, the parsed body and the headers.
 
-import type { components } from './generated/openapi.js';
-
-export type ErrorBody = components['schemas']['ErrorResponse'];
-export type ValidationErrorBody = components['schemas']['HTTPValidationError'];
+import type { ErrorResponse, HTTPValidationError } from './generated/models.js';
 
 /** Base class of every error the SDK throws. */
 export class AgentlineError extends Error {
@@ -44,41 +41,69 @@ export class ApiError extends AgentlineError {
           : typeof body === 'string' && body
             ? body
             : 'no details';
+    const retryAfter = headers.get('retry-after');
     const requestId = headers.get('x-request-id');
-    return `${status} ${text}${requestId ? ` (request id ${requestId})` : ''}`;
+    return (
+      `${status} ${text}` +
+      (retryAfter ? ` (the server asked to wait ${retryAfter} s before a retry)` : '') +
+      (requestId ? ` (request id ${requestId})` : '')
+    );
   }
 }
 
+export class BadRequestError extends ApiError {
+  override name = 'BadRequestError';
+  declare readonly status: 400;
+}
 export class AuthenticationError extends ApiError {
   override name = 'AuthenticationError';
-  declare readonly body: ErrorBody;
+  declare readonly status: 401;
+  declare readonly body: ErrorResponse;
 }
 export class PermissionDeniedError extends ApiError {
   override name = 'PermissionDeniedError';
-  declare readonly body: ErrorBody;
+  declare readonly status: 403;
+  declare readonly body: ErrorResponse;
 }
 export class NotFoundError extends ApiError {
   override name = 'NotFoundError';
-  declare readonly body: ErrorBody;
+  declare readonly status: 404;
+  declare readonly body: ErrorResponse;
 }
 export class ConflictError extends ApiError {
   override name = 'ConflictError';
-  declare readonly body: ErrorBody;
+  declare readonly status: 409;
+  declare readonly body: ErrorResponse;
 }
 export class UnprocessableEntityError extends ApiError {
   override name = 'UnprocessableEntityError';
-  declare readonly body: ValidationErrorBody;
+  declare readonly status: 422;
+  declare readonly body: HTTPValidationError;
   /** Each input problem: where (`loc`), what (`msg`) and a machine word (`type`). */
-  get detail(): ValidationErrorBody['detail'] {
+  get detail(): HTTPValidationError['detail'] {
     return this.body.detail;
   }
 }
 export class RateLimitError extends ApiError {
   override name = 'RateLimitError';
-  declare readonly body: ErrorBody;
+  declare readonly status: 429;
+  declare readonly body: ErrorResponse;
 }
+/** Any 5xx; the statuses the API declares have their own subclasses. */
 export class InternalServerError extends ApiError {
   override name = 'InternalServerError';
+}
+/** 502: the telephony provider could not be reached or answered badly. */
+export class BadGatewayError extends InternalServerError {
+  override name = 'BadGatewayError';
+  declare readonly status: 502;
+  declare readonly body: ErrorResponse;
+}
+/** 503: the API cannot serve now (its database is unreachable); retried by default. */
+export class ServiceUnavailableError extends InternalServerError {
+  override name = 'ServiceUnavailableError';
+  declare readonly status: 503;
+  declare readonly body: ErrorResponse;
 }
 
 /** The request never got an answer (connection refused, reset, DNS...). */
@@ -89,29 +114,63 @@ export class ApiConnectionError extends AgentlineError {
   }
 }
 
-/** No answer within the configured timeout. */
+/**
+ * No answer in time: the SDK's own `timeout` ran out, or the caller's signal was an
+ * `AbortSignal.timeout(...)` that fired. `cause` is the signal's reason, when there was one.
+ */
 export class ApiTimeoutError extends ApiConnectionError {
   override name = 'ApiTimeoutError';
 }
 
+/** The caller aborted the call through its `signal`; `cause` is the abort's reason. */
+export class ApiUserAbortError extends AgentlineError {
+  override name = 'ApiUserAbortError';
+  constructor(message = 'The call was aborted by its signal.', options?: { cause?: unknown }) {
+    super(message, options);
+  }
+}
+
+const STATUS_CLASSES: Record<
+  number,
+  new (status: number, body: unknown, headers: Headers) => ApiError
+> = {
+  400: BadRequestError,
+  401: AuthenticationError,
+  403: PermissionDeniedError,
+  404: NotFoundError,
+  409: ConflictError,
+  422: UnprocessableEntityError,
+  429: RateLimitError,
+  502: BadGatewayError,
+  503: ServiceUnavailableError,
+};
+
 /** The error class for a response status. */
 export function errorForResponse(status: number, body: unknown, headers: Headers): ApiError {
-  switch (status) {
-    case 401:
-      return new AuthenticationError(status, body, headers);
-    case 403:
-      return new PermissionDeniedError(status, body, headers);
-    case 404:
-      return new NotFoundError(status, body, headers);
-    case 409:
-      return new ConflictError(status, body, headers);
-    case 422:
-      return new UnprocessableEntityError(status, body, headers);
-    case 429:
-      return new RateLimitError(status, body, headers);
-    default:
-      return status >= 500
-        ? new InternalServerError(status, body, headers)
-        : new ApiError(status, body, headers);
+  const ErrorClass = STATUS_CLASSES[status] ?? (status >= 500 ? InternalServerError : ApiError);
+  return new ErrorClass(status, body, headers);
+}
+
+/**
+ * The SDK error for what a call threw instead of answering: its own errors pass through; an
+ * abort is the caller's (ApiUserAbortError) unless it was a timeout (ApiTimeoutError), whichever
+ * signal carried it; anything else is a failed connection.
+ */
+export function errorForFailure(
+  cause: unknown,
+  signal: AbortSignal | null | undefined,
+): AgentlineError {
+  if (cause instanceof AgentlineError) return cause;
+  const reason = signal?.aborted ? signal.reason : cause;
+  const name = (reason as { name?: unknown } | null)?.name;
+  if (name === 'TimeoutError') {
+    return new ApiTimeoutError("No answer before the call's signal timed out.", { cause: reason });
   }
+  if (signal?.aborted || name === 'AbortError') {
+    return new ApiUserAbortError(undefined, { cause: reason });
+  }
+  return new ApiConnectionError(
+    `Could not reach the Agentline API: ${cause instanceof Error ? cause.message : String(cause)}`,
+    { cause },
+  );
 }

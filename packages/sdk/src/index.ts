@@ -3,9 +3,27 @@ export type {
   AgentlineClient,
   ClientOptions,
   RequestOptions,
-  EventListQuery,
-  PromptListQuery,
-  ExperimentListQuery,
+  PostRequestOptions,
 } from './client.js';
-export * from './errors.js';
+export { ApiPromise, type WithResponse } from './api-promise.js';
+export { MAX_RETRY_AFTER_MS, RETRY_COUNT_HEADER } from './retry.js';
+export {
+  AgentlineError,
+  ApiError,
+  BadRequestError,
+  AuthenticationError,
+  PermissionDeniedError,
+  NotFoundError,
+  ConflictError,
+  UnprocessableEntityError,
+  RateLimitError,
+  InternalServerError,
+  BadGatewayError,
+  ServiceUnavailableError,
+  ApiConnectionError,
+  ApiTimeoutError,
+  ApiUserAbortError,
+  errorForResponse,
+} from './errors.js';
+export type * from './generated/models.js';
 export type { components, paths, operations } from './generated/openapi.js';

@@ -1,7 +1,7 @@
 // A fetch wrapper that gives every call a per-attempt timeout, retries what a retry can fix, and
 // keeps one Idempotency-Key across the attempts of a POST.
 
-import { ApiConnectionError, ApiTimeoutError } from './errors.js';
+import { ApiConnectionError, ApiTimeoutError, errorForFailure } from './errors.js';
 
 export interface RetryPolicy {
   /** Retries after the first attempt (0 turns retrying off). */
@@ -10,11 +10,20 @@ export interface RetryPolicy {
   timeoutMs: number;
   /** Base of the exponential backoff, in milliseconds. */
   initialDelayMs?: number;
-  /** Longest wait between attempts, in milliseconds (also caps Retry-After). */
+  /** Longest backoff between attempts, in milliseconds (a Retry-After hint may ask for more). */
   maxDelayMs?: number;
   /** Only for tests: how to wait. */
   sleep?: (ms: number, signal: AbortSignal | null) => Promise<void>;
 }
+
+/**
+ * The longest wait a Retry-After hint may ask for. A server that asks for more is not going to
+ * answer soon: the call fails at once with its error, whose message says how long it asked.
+ */
+export const MAX_RETRY_AFTER_MS = 60_000;
+
+/** Sent with every attempt: 0 on the first, then 1, 2... so server logs can tell retries apart. */
+export const RETRY_COUNT_HEADER = 'Agentline-Retry-Count';
 
 // 409 is not here on purpose: in this API it is a state conflict (an experiment that is running),
 // which asking again cannot change.
@@ -35,15 +44,21 @@ function sleepFor(ms: number, signal: AbortSignal | null): Promise<void> {
   });
 }
 
-/** Seconds (`Retry-After: 3`) or an HTTP date, in milliseconds; null when absent or unreadable. */
+const NUMBER = /^\d+(\.\d+)?$/;
+
+/**
+ * How long the server asked to wait, in milliseconds: `retry-after-ms`, else `Retry-After` in
+ * seconds or as an HTTP date; null when absent or unreadable.
+ */
 export function retryAfterMs(headers: Headers, now = Date.now()): number | null {
-  const value = headers.get('retry-after');
-  if (value === null) return null;
-  if (/^\d+(\.\d+)?$/.test(value.trim())) return Number(value) * 1000;
+  const milliseconds = headers.get('retry-after-ms')?.trim();
+  if (milliseconds && NUMBER.test(milliseconds)) return Number(milliseconds);
+  const value = headers.get('retry-after')?.trim();
+  if (!value) return null;
+  if (NUMBER.test(value)) return Number(value) * 1000;
   const date = Date.parse(value);
   return Number.isNaN(date) ? null : Math.max(0, date - now);
 }
-
 /** Exponential backoff with jitter: base * 2^attempt, minus up to a quarter, capped. */
 export function backoffMs(attempt: number, initialDelayMs: number, maxDelayMs: number): number {
   const exponential = Math.min(initialDelayMs * 2 ** attempt, maxDelayMs);
@@ -92,6 +107,8 @@ export function retryingFetch(
     const body = original.body === null ? null : await original.arrayBuffer();
 
     for (let attempt = 0; ; attempt += 1) {
+      if (callerSignal.aborted) throw errorForFailure(callerSignal.reason, callerSignal);
+      headers.set(RETRY_COUNT_HEADER, String(attempt));
       const timeout = AbortSignal.timeout(policy.timeoutMs);
       const signal = AbortSignal.any([callerSignal, timeout]);
       let outcome: { status: number; response: Response } | { error: unknown };
@@ -101,7 +118,7 @@ export function retryingFetch(
         );
         outcome = { status: response.status, response };
       } catch (error) {
-        if (callerSignal.aborted) throw callerSignal.reason;
+        if (callerSignal.aborted) throw errorForFailure(error, callerSignal);
         outcome = {
           error: timeout.aborted
             ? new ApiTimeoutError(
@@ -111,25 +128,22 @@ export function retryingFetch(
         };
       }
 
+      const hinted = 'response' in outcome ? retryAfterMs(outcome.response.headers) : null;
       const retry =
         attempt < policy.maxRetries &&
+        (hinted === null || hinted <= MAX_RETRY_AFTER_MS) &&
         mayRetry(original.method, headers.has('idempotency-key'), outcome);
       if (!retry) {
         if ('response' in outcome) return outcome.response;
         if (outcome.error instanceof ApiConnectionError) throw outcome.error;
-        throw new ApiConnectionError(
-          `Could not reach the Agentline API: ${outcome.error instanceof Error ? outcome.error.message : String(outcome.error)}`,
-          { cause: outcome.error },
-        );
+        throw errorForFailure(outcome.error, null);
       }
-      const hinted = 'response' in outcome ? retryAfterMs(outcome.response.headers) : null;
       if ('response' in outcome) await outcome.response.body?.cancel();
-      await sleep(
-        hinted !== null && hinted <= maxDelayMs
-          ? hinted
-          : backoffMs(attempt, initialDelayMs, maxDelayMs),
-        callerSignal,
-      );
+      try {
+        await sleep(hinted ?? backoffMs(attempt, initialDelayMs, maxDelayMs), callerSignal);
+      } catch (error) {
+        throw errorForFailure(error, callerSignal);
+      }
     }
   };
 }

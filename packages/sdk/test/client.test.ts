@@ -3,12 +3,16 @@
 import { describe, expect, it } from 'vitest';
 import {
   ApiConnectionError,
+  ApiPromise,
   AuthenticationError,
+  BadGatewayError,
+  BadRequestError,
   ConflictError,
   InternalServerError,
   NotFoundError,
   PermissionDeniedError,
   RateLimitError,
+  ServiceUnavailableError,
   UnprocessableEntityError,
   createClient,
 } from '../src/index.js';
@@ -85,13 +89,16 @@ describe('requests', () => {
 
 describe('errors', () => {
   it.each([
+    [400, BadRequestError],
     [401, AuthenticationError],
     [403, PermissionDeniedError],
     [404, NotFoundError],
     [409, ConflictError],
     [429, RateLimitError],
     [500, InternalServerError],
-    [503, InternalServerError],
+    [502, BadGatewayError],
+    [503, ServiceUnavailableError],
+    [504, InternalServerError],
   ])(
     'throws the class for %i with status, request id, body and headers',
     async (status, ErrorClass) => {
@@ -100,7 +107,9 @@ describe('errors', () => {
       const client = createClient({ apiKey: 'k', baseUrl: 'http://127.0.0.1:9', fetch });
       const error = await client.experiments.get(1).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(ErrorClass);
+      if (status >= 500) expect(error).toBeInstanceOf(InternalServerError);
       expect(error).toMatchObject({ status, body, requestId: 'req-1' });
+      expect((error as { headers: Headers }).headers.get('x-request-id')).toBe('req-1');
       expect((error as Error).message).toBe(`${status} what happened (request id req-1)`);
     },
   );
@@ -132,6 +141,46 @@ describe('errors', () => {
     const error = await client.events.list().catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ApiConnectionError);
     expect((error as Error).message).toContain('fetch failed');
+  });
+});
+
+describe('withResponse', () => {
+  it('gives the body with the Response and its request id', async () => {
+    const { fetch } = fakeFetch(() =>
+      json(200, emptyPage, { 'X-Request-Id': 'req-9', 'X-Extra': 'yes' }),
+    );
+    const client = createClient({ apiKey: 'k', baseUrl: 'http://127.0.0.1:9', fetch });
+    const call = client.events.list();
+    expect(call).toBeInstanceOf(Promise);
+    expect(call).toBeInstanceOf(ApiPromise);
+    const { data, response, requestId } = await call.withResponse();
+    expect(data).toEqual(emptyPage);
+    expect(response.status).toBe(200);
+    expect(response.headers.get('x-extra')).toBe('yes');
+    expect(requestId).toBe('req-9');
+    // Awaiting the same call again gives the body, without a second request.
+    expect(await call).toEqual(emptyPage);
+  });
+
+  it('rejects with the same error class as the call itself', async () => {
+    const { fetch } = fakeFetch(() =>
+      json(404, { detail: 'no such experiment', code: 'NOT_FOUND', request_id: 'r' }),
+    );
+    const client = createClient({ apiKey: 'k', baseUrl: 'http://127.0.0.1:9', fetch });
+    await expect(client.experiments.get(9).withResponse()).rejects.toBeInstanceOf(NotFoundError);
+  });
+
+  it('works with Promise.all, finally and catch', async () => {
+    const { fetch, calls } = fakeFetch(() => json(200, emptyPage));
+    const client = createClient({ apiKey: 'k', baseUrl: 'http://127.0.0.1:9', fetch });
+    let finished = false;
+    const [a, b] = await Promise.all([
+      client.events.list(),
+      client.prompts.list().finally(() => (finished = true)),
+    ]);
+    expect([a, b]).toEqual([emptyPage, emptyPage]);
+    expect(finished).toBe(true);
+    expect(calls).toHaveLength(2);
   });
 });
 

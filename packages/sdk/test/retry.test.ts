@@ -1,16 +1,18 @@
 // Retries, timeouts, aborts and idempotency keys, with an injected fetch.
 
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import {
   ApiConnectionError,
   ApiTimeoutError,
+  ApiUserAbortError,
+  BadRequestError,
   ConflictError,
   InternalServerError,
   RateLimitError,
   UnprocessableEntityError,
   createClient,
 } from '../src/index.js';
-import { backoffMs, retryAfterMs, retryingFetch } from '../src/retry.js';
+import { backoffMs, retryAfterMs, retryingFetch, RETRY_COUNT_HEADER } from '../src/retry.js';
 
 const page = { items: [], page: 0, page_size: 25, total_count: 0, total_pages: 0 };
 const json = (status: number, body: unknown, headers: Record<string, string> = {}) =>
@@ -74,6 +76,71 @@ describe('retries', () => {
     expect(waits[1]).toBeLessThanOrEqual(200);
   });
 
+  describe('a long Retry-After (an injected clock: vitest fake timers)', () => {
+    afterEach(() => void vi.useRealTimers());
+
+    it('is waited in full up to 60 s: 30 s here', async () => {
+      vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+      const { fetch, requests } = scripted(
+        () => json(429, {}, { 'Retry-After': '30' }),
+        () => json(200, page),
+      );
+      let settled = false;
+      const pending = client(fetch)
+        .events.list()
+        .finally(() => (settled = true));
+      await vi.advanceTimersByTimeAsync(29_999);
+      expect(requests).toHaveLength(1);
+      expect(settled).toBe(false);
+      await vi.advanceTimersByTimeAsync(1);
+      expect(await pending).toEqual(page);
+      expect(requests).toHaveLength(2);
+    });
+
+    it('is read from retry-after-ms first', async () => {
+      vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+      const { fetch, requests } = scripted(
+        () => json(503, {}, { 'retry-after-ms': '30000', 'Retry-After': '1' }),
+        () => json(200, page),
+      );
+      const pending = client(fetch).events.list();
+      await vi.advanceTimersByTimeAsync(29_000);
+      expect(requests).toHaveLength(1);
+      await vi.advanceTimersByTimeAsync(1_000);
+      expect(await pending).toEqual(page);
+    });
+
+    it('over 60 s fails at once with the error, saying how long the server asked', async () => {
+      const { fetch, requests } = scripted(() =>
+        json(
+          429,
+          { detail: 'slow down', code: 'RATE_LIMITED', request_id: 'r' },
+          {
+            'Retry-After': '61',
+          },
+        ),
+      );
+      const error = await client(fetch)
+        .events.list()
+        .catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(RateLimitError);
+      expect((error as Error).message).toBe(
+        '429 slow down (the server asked to wait 61 s before a retry)',
+      );
+      expect(requests).toHaveLength(1);
+    });
+  });
+
+  it('numbers each attempt in Agentline-Retry-Count', async () => {
+    const { fetch, requests } = scripted(
+      () => json(503, {}, { 'Retry-After': '0' }),
+      () => json(503, {}, { 'Retry-After': '0' }),
+      () => json(200, page),
+    );
+    await client(fetch).events.list();
+    expect(requests.map((r) => r.headers.get(RETRY_COUNT_HEADER))).toEqual(['0', '1', '2']);
+  });
+
   it('gives up after maxRetries with the last error', async () => {
     const { fetch, requests } = scripted(() =>
       json(500, { detail: 'boom', code: 'INTERNAL', request_id: 'r' }),
@@ -85,7 +152,7 @@ describe('retries', () => {
   }, 10_000);
 
   it.each([
-    [400, Error],
+    [400, BadRequestError],
     [409, ConflictError],
     [422, UnprocessableEntityError],
   ])('never retries %i', async (status, ErrorClass) => {
@@ -180,16 +247,109 @@ describe('timeouts and aborts', () => {
     expect(Date.now() - started).toBeLessThan(5_000);
   });
 
-  it("stops at once, without retrying, when the caller's signal aborts", async () => {
+  it.each([
+    ['abort()', (controller: AbortController) => controller.abort()],
+    ["abort('a reason')", (controller: AbortController) => controller.abort('a reason')],
+    ['abort(new Error())', (controller: AbortController) => controller.abort(new Error('gone'))],
+  ])(
+    "stops at once, without retrying, with ApiUserAbortError on the caller's %s",
+    async (_, abort) => {
+      const { fetch, requests } = hanging();
+      const controller = new AbortController();
+      const pending = client(fetch, { timeout: 10_000 }).events.list(
+        {},
+        { signal: controller.signal },
+      );
+      setTimeout(() => abort(controller), 20);
+      const error = await pending.catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(ApiUserAbortError);
+      expect((error as Error).cause).toBe(controller.signal.reason);
+      expect(requests).toHaveLength(1);
+    },
+  );
+
+  it('sends nothing when the signal is already aborted', async () => {
     const { fetch, requests } = hanging();
+    const error = await client(fetch)
+      .events.list({}, { signal: AbortSignal.abort() })
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ApiUserAbortError);
+    expect(requests).toHaveLength(0);
+  });
+
+  it('stops waiting between attempts when the signal aborts', async () => {
+    const { fetch, requests } = scripted(() => json(503, {}, { 'Retry-After': '30' }));
     const controller = new AbortController();
-    const pending = client(fetch, { timeout: 10_000 }).events.list(
-      {},
-      { signal: controller.signal },
-    );
+    const pending = client(fetch).events.list({}, { signal: controller.signal });
     setTimeout(() => controller.abort(), 20);
-    await expect(pending).rejects.toMatchObject({ name: 'AbortError' });
+    expect(await pending.catch((e: unknown) => e)).toBeInstanceOf(ApiUserAbortError);
     expect(requests).toHaveLength(1);
+  });
+
+  it('gives ApiTimeoutError for an AbortSignal.timeout signal', async () => {
+    const { fetch } = hanging();
+    const error = await client(fetch, { timeout: 10_000 })
+      .events.list({}, { signal: AbortSignal.timeout(30) })
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ApiTimeoutError);
+    expect((error as Error).cause).toMatchObject({ name: 'TimeoutError' });
+  });
+});
+
+describe('per-call options', () => {
+  it('a timeout and maxRetries for one call only', async () => {
+    const { fetch, requests } = (() => {
+      const requests: Request[] = [];
+      const fetch = (input: RequestInfo | URL, init?: RequestInit) => {
+        const request = new Request(input, init);
+        requests.push(request);
+        return new Promise<Response>((_, reject) =>
+          request.signal.addEventListener('abort', () => reject(request.signal.reason), {
+            once: true,
+          }),
+        );
+      };
+      return { fetch: fetch as typeof globalThis.fetch, requests };
+    })();
+    const sdk = client(fetch, { timeout: 60_000, maxRetries: 2 });
+    const started = Date.now();
+    const error = await sdk.events
+      .list({}, { timeout: 50, maxRetries: 0 })
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ApiTimeoutError);
+    expect((error as Error).message).toContain('No answer within 50 ms');
+    expect(requests).toHaveLength(1);
+    expect(Date.now() - started).toBeLessThan(5_000);
+  });
+
+  it('headers and an Idempotency-Key of its own, kept across the retries', async () => {
+    const { fetch, requests } = scripted(
+      () => json(503, {}, { 'Retry-After': '0' }),
+      () => json(200, { session_id: 's' }),
+    );
+    await client(fetch).sessions.route(
+      1,
+      {},
+      { idempotencyKey: 'order-42', headers: { 'X-Trace': 't-1' } },
+    );
+    expect(requests.map((r) => r.headers.get('idempotency-key'))).toEqual(['order-42', 'order-42']);
+    expect(requests.map((r) => r.headers.get('x-trace'))).toEqual(['t-1', 't-1']);
+    expect(requests[0]!.headers.get('service-api-key')).toBe('k');
+  });
+
+  it('reach every page of iterate()', async () => {
+    const { fetch, requests } = scripted(
+      () => json(200, { ...page, items: [{ timestamp: 'a' }], next_cursor: 'c1' }),
+      () => json(200, { ...page, items: [{ timestamp: 'b' }], next_cursor: null }),
+    );
+    const seen: string[] = [];
+    for await (const event of client(fetch).events.iterate(
+      { limit: 1 },
+      { headers: { 'X-Trace': 'walk' } },
+    ))
+      seen.push(event.timestamp);
+    expect(seen).toEqual(['a', 'b']);
+    expect(requests.map((r) => r.headers.get('x-trace'))).toEqual(['walk', 'walk']);
   });
 });
 
@@ -202,6 +362,9 @@ describe('helpers', () => {
     );
     expect(retryAfterMs(new Headers({ 'Retry-After': 'soon' }), now)).toBeNull();
     expect(retryAfterMs(new Headers(), now)).toBeNull();
+    expect(retryAfterMs(new Headers({ 'retry-after-ms': '250', 'Retry-After': '3' }), now)).toBe(
+      250,
+    );
   });
 
   it('backs off exponentially up to the cap', () => {

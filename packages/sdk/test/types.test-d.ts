@@ -1,10 +1,37 @@
-// Compile-time guarantees of the SDK's types (run by `vitest --typecheck`).
+// Compile-time guarantees of the SDK's types (run by `vitest --typecheck`, with
+// exactOptionalPropertyTypes on, the strictest setting a customer may use).
 
 import { expectTypeOf, test } from 'vitest';
-import { createClient, type components } from '../src/index.js';
+import {
+  createClient,
+  type AgentlineClient,
+  type ApiPromise,
+  type AuthenticationError,
+  type BadGatewayError,
+  type BadRequestError,
+  type ConflictError,
+  type Event,
+  type EventListQuery,
+  type EventListResponse,
+  type Experiment,
+  type ExperimentCreate,
+  type ExperimentListItem,
+  type ExperimentUpdate,
+  type NotFoundError,
+  type operations,
+  type PermissionDeniedError,
+  type PostRequestOptions,
+  type Prompt,
+  type RateLimitError,
+  type ServiceUnavailableError,
+  type Tool,
+  type UnprocessableEntityError,
+  type Variant,
+  type VariantWrite,
+} from '../src/index.js';
 
 const client = createClient({ apiKey: 'k' });
-const variants: components['schemas']['VariantWrite'][] = [
+const variants: VariantWrite[] = [
   { name: 'control', weight: 50, agent_id: 1, is_control: true },
   { name: 'candidate', weight: 50, agent_id: 2 },
 ];
@@ -18,6 +45,11 @@ test('variants is required on experiment create and update', () => {
   void client.experiments.update(1, { name: 'x', variants });
 });
 
+test('options take undefined as not given, as environment variables are', () => {
+  void createClient({ apiKey: process.env.AGENTLINE_API_KEY, baseUrl: undefined });
+  void client.events.list({}, { signal: undefined, timeout: undefined, headers: undefined });
+});
+
 test('wrong field types do not compile', () => {
   const stringWeights = [{ name: 'a', weight: '50', agent_id: 1 }];
   // @ts-expect-error: weight is an integer, not a string
@@ -26,14 +58,89 @@ test('wrong field types do not compile', () => {
   void client.experiments.create({ name: 'x', target_id: '1', variants });
   // @ts-expect-error: not an event property
   void client.events.list({ order_by: 'colour' });
+  // @ts-expect-error: an Idempotency-Key is for POSTs only
+  void client.experiments.get(1, { idempotencyKey: 'k' });
 });
 
-test('answers are typed from the spec', () => {
-  expectTypeOf(client.events.list).returns.resolves.toHaveProperty('items');
-  expectTypeOf<Awaited<ReturnType<typeof client.experiments.start>>['warnings']>().toEqualTypeOf<
-    string[]
-  >();
-  expectTypeOf<
-    Awaited<ReturnType<typeof client.telephony.verifyA2pCompliance>>['a2p_approved']
-  >().toEqualTypeOf<boolean>();
+test('method signatures name the models, and the items assign to them', () => {
+  expectTypeOf(client.events.list).returns.toEqualTypeOf<ApiPromise<EventListResponse>>();
+  expectTypeOf(client.events.list).parameter(0).toEqualTypeOf<EventListQuery | undefined>();
+  expectTypeOf(client.experiments.get).returns.toEqualTypeOf<ApiPromise<Experiment>>();
+  expectTypeOf(client.experiments.create).parameter(0).toEqualTypeOf<ExperimentCreate>();
+  expectTypeOf(client.experiments.update).parameter(1).toEqualTypeOf<ExperimentUpdate>();
+  expectTypeOf(client.events.iterate).returns.toEqualTypeOf<AsyncGenerator<Event, void>>();
+  expectTypeOf<EventListResponse['items'][number]>().toEqualTypeOf<Event>();
+  expectTypeOf<Experiment['variants'][number]>().toEqualTypeOf<Variant>();
+  expectTypeOf<NonNullable<Prompt['tools_full']>[number]>().toEqualTypeOf<Tool>();
+  // What the wire gives (openapi-fetch's types) assigns to the named models.
+  type Wire<O extends keyof operations> =
+    operations[O]['responses'][200]['content']['application/json'];
+  expectTypeOf<Wire<'events_list'>['items'][number]>().toExtend<Event>();
+  expectTypeOf<Wire<'prompts_list'>['items'][number]>().toExtend<Prompt>();
+  expectTypeOf<Wire<'experiments_list'>['items'][number]>().toExtend<ExperimentListItem>();
+});
+
+test('each error class has its status as a literal type', () => {
+  expectTypeOf<BadRequestError['status']>().toEqualTypeOf<400>();
+  expectTypeOf<AuthenticationError['status']>().toEqualTypeOf<401>();
+  expectTypeOf<PermissionDeniedError['status']>().toEqualTypeOf<403>();
+  expectTypeOf<NotFoundError['status']>().toEqualTypeOf<404>();
+  expectTypeOf<ConflictError['status']>().toEqualTypeOf<409>();
+  expectTypeOf<UnprocessableEntityError['status']>().toEqualTypeOf<422>();
+  expectTypeOf<RateLimitError['status']>().toEqualTypeOf<429>();
+  expectTypeOf<BadGatewayError['status']>().toEqualTypeOf<502>();
+  expectTypeOf<ServiceUnavailableError['status']>().toEqualTypeOf<503>();
+});
+
+/**
+ * Every operation of the spec and the client method that calls it. An operation added to the
+ * spec without a method here (and on the client) fails the first assertion below.
+ */
+interface OperationMethods {
+  events_list: AgentlineClient['events']['list'];
+  prompts_list: AgentlineClient['prompts']['list'];
+  channels_telephony_numbers_verify_a2p_compliance: AgentlineClient['telephony']['verifyA2pCompliance'];
+  experiments_list: AgentlineClient['experiments']['list'];
+  experiments_create: AgentlineClient['experiments']['create'];
+  experiments_get: AgentlineClient['experiments']['get'];
+  experiments_update: AgentlineClient['experiments']['update'];
+  experiments_delete: AgentlineClient['experiments']['delete'];
+  experiments_start: AgentlineClient['experiments']['start'];
+  experiments_stop: AgentlineClient['experiments']['stop'];
+  experiments_results: AgentlineClient['experiments']['results'];
+  sessions_route: AgentlineClient['sessions']['route'];
+}
+
+type OkBody<O> = O extends { responses: { 200: { content: { 'application/json': infer B } } } }
+  ? B
+  : never;
+// Distributes over `never` (an operation without a body), which then stays never.
+type JsonContent<T> = T extends { content: { 'application/json': infer B } } ? B : never;
+type RequestBody<O extends { requestBody?: unknown }> = JsonContent<NonNullable<O['requestBody']>>;
+type Answer<M> = M extends (...args: never[]) => ApiPromise<infer T> ? T : never;
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+/** The method's argument that carries the body: the one that is neither an id nor the options. */
+type BodyArgument<M> = M extends (...args: infer A) => unknown
+  ? Exclude<A[number], number | PostRequestOptions | undefined>
+  : never;
+
+test('every operation of the spec has a client method, with its body and its answer', () => {
+  expectTypeOf<keyof OperationMethods>().toEqualTypeOf<keyof operations>();
+  type WrongAnswer = {
+    [K in keyof OperationMethods]: Same<
+      Answer<OperationMethods[K]>,
+      OkBody<operations[K]>
+    > extends true
+      ? never
+      : K;
+  }[keyof OperationMethods];
+  expectTypeOf<WrongAnswer>().toEqualTypeOf<never>();
+  type WrongBody = {
+    [K in keyof OperationMethods]: [RequestBody<operations[K]>] extends [never]
+      ? never
+      : Same<BodyArgument<OperationMethods[K]>, RequestBody<operations[K]>> extends true
+        ? never
+        : K;
+  }[keyof OperationMethods];
+  expectTypeOf<WrongBody>().toEqualTypeOf<never>();
 });
