@@ -10,6 +10,14 @@ import type { Metrics } from './metrics.js';
 
 const SAFE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
+/**
+ * The SDK numbers each attempt of a call (0 first); logged so retries can be told apart. Only a
+ * small integer is logged: the log takes nothing a client wrote as it came.
+ */
+function retryCount(header: string | undefined): number | undefined {
+  return header !== undefined && /^\d{1,3}$/.test(header) ? Number(header) : undefined;
+}
+
 // What a JSON API needs of the usual security headers: no sniffing, no framing, no referrers,
 // HTTPS only once a client has seen it over TLS.
 const SECURITY_HEADERS = [
@@ -57,6 +65,7 @@ export function requestContext(
           operation: c.get('operationId'),
           organization_id: auth?.organizationId,
           key_id: auth?.keyId,
+          retry_count: retryCount(c.req.header('agentline-retry-count')),
           status: c.res.status,
           duration_ms: Math.round(durationMs * 100) / 100,
         },
