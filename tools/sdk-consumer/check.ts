@@ -1,9 +1,22 @@
 // The SDK as a customer gets it: pack it, install the tarball into a fresh project outside the
 // workspace (no workspace links), then run an ES module and a CommonJS script against a real
-// server on 127.0.0.1, and type-check a TypeScript file. `pnpm check:sdk-consumer`.
+// server on 127.0.0.1, and type-check a TypeScript file and every TypeScript example of the
+// package's README.
+//
+//   pnpm check:sdk-consumer [--node /path/to/node ...]
+//
+// Each --node runs the two scripts once more on that Node.js binary (CI passes 22 and 24; the
+// Node.js running this check always runs them).
 
 import { execFileSync } from 'node:child_process';
-import { copyFileSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  copyFileSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -12,6 +25,33 @@ import { startServerProcess } from '../../apps/server/test/support/server-proces
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const HERE = fileURLToPath(new URL('.', import.meta.url));
 const work = mkdtempSync(join(tmpdir(), 'agentline-sdk-consumer-'));
+const nodes = [
+  process.execPath,
+  ...process.argv.flatMap((arg, i) => (process.argv[i - 1] === '--node' ? [arg] : [])),
+];
+
+/**
+ * The README's TypeScript examples, each as a module of its own. An example uses `client` and
+ * `id` without declaring them (the README declares them once, in the quick start), so those are
+ * declared for the examples that do not.
+ */
+function readmeExamples(): Map<string, string> {
+  const readme = readFileSync(join(ROOT, 'packages/sdk/README.md'), 'utf8');
+  const blocks = [...readme.matchAll(/```ts\n([\s\S]*?)```/g)].map((match) => match[1]!);
+  return new Map(
+    blocks.map((code, i) => {
+      const imports = code.split('\n').filter((line) => line.startsWith('import '));
+      const rest = code.split('\n').filter((line) => !line.startsWith('import '));
+      const assumed = [
+        /\bconst client\b/.test(code)
+          ? ''
+          : "declare const client: import('@agentline/sdk').AgentlineClient;",
+        /\bconst id\b/.test(code) ? '' : 'declare const id: number;',
+      ];
+      return [`readme-${i + 1}.mts`, [...imports, ...assumed, 'export {};', ...rest].join('\n')];
+    }),
+  );
+}
 
 function run(
   command: string,
@@ -66,8 +106,12 @@ try {
   const server = await startServerProcess({ DATABASE_URL: databaseUrl }, { keepOutput: false });
   stopServer = server.stop;
   const env = { AGENTLINE_API_KEY: apiKey, AGENTLINE_BASE_URL: server.baseUrl };
-  console.log(run('node', ['esm.mjs'], project, env).trim());
-  console.log(run('node', ['cjs.cjs'], project, env).trim());
+  for (const node of nodes) {
+    console.log(run(node, ['esm.mjs'], project, env).trim());
+    console.log(run(node, ['cjs.cjs'], project, env).trim());
+  }
+  const examples = readmeExamples();
+  for (const [file, code] of examples) writeFileSync(join(project, file), code);
   run(
     join(project, 'node_modules/.bin/tsc'),
     [
@@ -79,13 +123,17 @@ try {
       'nodenext',
       '--target',
       'es2022',
+      '--exactOptionalPropertyTypes',
       '--types',
       'node',
       'typed.ts',
+      ...examples.keys(),
     ],
     project,
   );
-  console.log('sdk consumer check: ESM, CommonJS and TypeScript consumers all passed');
+  console.log(
+    `sdk consumer check: ESM and CommonJS on Node ${nodes.map((node) => run(node, ['-v'], ROOT).trim()).join(', ')}, TypeScript and ${examples.size} README examples all passed`,
+  );
 } finally {
   await stopServer?.();
   rmSync(work, { recursive: true, force: true });

@@ -32,7 +32,7 @@ async function main() {
     throw new Error('expected a ConflictError on a second start');
   await client.experiments.stop(created.id);
   console.log(
-    `cjs: experiment ${created.id} ${started.experiment.status}, second start answered ${conflict.status}`,
+    `cjs (Node ${process.versions.node}): experiment ${created.id} ${started.experiment.status}, second start answered ${conflict.status}`,
   );
 }
 

@@ -1,5 +1,10 @@
 // An ES module that uses the packed SDK the way a customer would.
-import { createClient, NotFoundError } from '@agentline/sdk';
+import { createServer } from 'node:net';
+import { ApiTimeoutError, ApiUserAbortError, createClient, NotFoundError } from '@agentline/sdk';
+
+function check(condition, message) {
+  if (!condition) throw new Error(message);
+}
 
 const client = createClient(); // AGENTLINE_API_KEY and AGENTLINE_BASE_URL from the environment
 const events = await client.events.list({ limit: 5 });
@@ -21,7 +26,55 @@ const created = await client.experiments.create({
 const started = await client.experiments.start(created.id);
 await client.experiments.stop(created.id);
 const missing = await client.experiments.get(999999).catch((error) => error);
-if (!(missing instanceof NotFoundError)) throw new Error('expected a NotFoundError');
+check(missing instanceof NotFoundError && missing.status === 404, 'expected a NotFoundError');
+check(missing.requestId, 'a NotFoundError carries the request id');
+
+// withResponse: the body with the Response and its request id.
+const { data, response, requestId } = await client.experiments
+  .get(created.id, { headers: { 'X-Request-Id': 'consumer-esm-1' } })
+  .withResponse();
+check(data.id === created.id && response.status === 200, 'withResponse gives the body and 200');
+check(requestId === 'consumer-esm-1', `withResponse gives the request id, got ${requestId}`);
+
+// Per-call options: an Idempotency-Key of our own makes a repeated create one experiment.
+const copy = {
+  name: 'ESM consumer, keyed',
+  target_id: draft.target_id,
+  variants: draft.variants.map(({ name, weight, is_control, agent_id }) => ({
+    name,
+    weight,
+    is_control,
+    agent_id,
+  })),
+};
+const idempotencyKey = `esm-consumer-${Date.now()}`;
+const first = await client.experiments.create(copy, { idempotencyKey, maxRetries: 0 });
+const again = await client.experiments.create(copy, { idempotencyKey }).withResponse();
+check(again.data.id === first.id, 'the same idempotencyKey gives the same experiment');
+check(again.response.headers.get('idempotent-replayed') === 'true', 'the second is a replay');
+
+// A caller's abort and a timeout signal: their own classes, and nothing sent.
+const aborted = await client.events.list({}, { signal: AbortSignal.abort() }).catch((e) => e);
+check(aborted instanceof ApiUserAbortError, `abort() gives ApiUserAbortError, got ${aborted}`);
+const timedOut = AbortSignal.timeout(1);
+await new Promise((resolve) => setTimeout(resolve, 20));
+const late = await client.events.list({}, { signal: timedOut }).catch((e) => e);
+check(late instanceof ApiTimeoutError, `AbortSignal.timeout gives ApiTimeoutError, got ${late}`);
+
+// The SDK's own timeout, per call, against a server that accepts and never answers.
+const silent = createServer(() => {});
+await new Promise((resolve) => silent.listen(0, '127.0.0.1', resolve));
+try {
+  const quiet = createClient({ baseUrl: `http://127.0.0.1:${silent.address().port}` });
+  const started = Date.now();
+  const error = await quiet.events.list({}, { timeout: 200, maxRetries: 0 }).catch((e) => e);
+  check(error instanceof ApiTimeoutError, `timeout gives ApiTimeoutError, got ${error}`);
+  check(Date.now() - started < 5_000, 'the timeout ends the call');
+} finally {
+  silent.close();
+  silent.unref();
+}
+
 console.log(
-  `esm: ${events.total_count} events, experiment ${created.id} ${started.experiment.status} with ${started.warnings.length} warning(s)`,
+  `esm (Node ${process.versions.node}): ${events.total_count} events, experiment ${created.id} ${started.experiment.status} with ${started.warnings.length} warning(s); withResponse, idempotencyKey, abort and timeouts as documented`,
 );

@@ -1,18 +1,62 @@
-// Type-checked against the packed SDK's declarations (tsc --noEmit, NodeNext, strict).
-import { createClient, type components } from '@agentline/sdk';
+// Type-checked against the packed SDK's declarations (tsc --noEmit, NodeNext, strict,
+// exactOptionalPropertyTypes: the strictest settings a customer may use).
+import {
+  ApiUserAbortError,
+  createClient,
+  NotFoundError,
+  type Event,
+  type EventListQuery,
+  type Experiment,
+  type ExperimentCreate,
+  type ExperimentListItem,
+  type Prompt,
+  type PostRequestOptions,
+  type VariantWrite,
+  type WithResponse,
+} from '@agentline/sdk';
 
 const client = createClient({ apiKey: 'agl_x', baseUrl: 'http://127.0.0.1:8080' });
-type VariantWrite = components['schemas']['VariantWrite'];
 const variants: VariantWrite[] = [
   { name: 'control', weight: 50, is_control: true, agent_id: 1 },
   { name: 'candidate', weight: 50, agent_id: 2 },
 ];
 
 export async function typed(): Promise<string[]> {
-  const created = await client.experiments.create({ name: 'typed', target_id: 1, variants });
+  const body: ExperimentCreate = { name: 'typed', target_id: 1, variants };
+  const options: PostRequestOptions = { idempotencyKey: 'k-1', timeout: 5_000, maxRetries: 1 };
+  const created: Experiment = await client.experiments.create(body, options);
   // @ts-expect-error: variants is required on create
   await client.experiments.create({ name: 'typed', target_id: 1 });
   const started = await client.experiments.start(created.id);
   const status: 'draft' | 'running' | 'stopped' = started.experiment.status;
-  return [status, ...started.warnings];
+
+  // Items of every list assign to the named models.
+  const query: EventListQuery = { limit: 10, order_by: 'timestamp' };
+  const events: Event[] = (await client.events.list(query)).items;
+  const prompts: Prompt[] = (await client.prompts.list()).items;
+  const experiments: ExperimentListItem[] = (await client.experiments.list()).items;
+  for await (const event of client.events.iterate(query, { signal: AbortSignal.timeout(1_000) })) {
+    const named: Event = event;
+    void named;
+  }
+
+  const answer: WithResponse<Experiment> = await client.experiments.get(created.id).withResponse();
+  const requestId: string | null = answer.requestId;
+
+  try {
+    await client.experiments.get(0);
+  } catch (error) {
+    if (error instanceof NotFoundError) {
+      const notFound: 404 = error.status;
+      void notFound;
+    } else if (error instanceof ApiUserAbortError) {
+      void error.cause;
+    }
+  }
+  return [
+    status,
+    ...started.warnings,
+    String(events.length + prompts.length + experiments.length),
+    requestId ?? '',
+  ];
 }
