@@ -6,9 +6,9 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createDb, type SqliteDb } from '../src/db/client.js';
+import { Database } from '../src/db/sqlite-driver.js';
 import { batchedWrite, gatherWrites } from '../src/db/write-batcher.js';
 
 function openSqlite(url: string): SqliteDb {

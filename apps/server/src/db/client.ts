@@ -5,7 +5,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import Database from 'better-sqlite3';
+import type BetterSqlite3 from 'better-sqlite3';
 import { drizzle as drizzleSqlite, type BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
 import { migrate as migrateSqlite } from 'drizzle-orm/better-sqlite3/migrator';
 import { drizzle as drizzlePostgres, type NodePgDatabase } from 'drizzle-orm/node-postgres';
@@ -13,6 +13,7 @@ import { migrate as migratePostgres } from 'drizzle-orm/node-postgres/migrator';
 import pg from 'pg';
 import { isConcurrencyConflict } from './errors.js';
 import { startSqliteReaders, type SqliteReaders } from './read-pool.js';
+import { Database } from './sqlite-driver.js';
 import * as postgresSchema from './schema-postgres.js';
 import * as schema from './schema.js';
 
@@ -25,7 +26,7 @@ export interface SqliteDb {
   kind: 'sqlite';
   orm: SqliteOrm;
   /** The raw better-sqlite3 handle, for statements and transactions used directly on hot paths (event import, events list, group commit). */
-  sqlite: Database.Database;
+  sqlite: BetterSqlite3.Database;
   /** Threads that run the long reads off the event loop, when the server asked for them. */
   readers?: SqliteReaders;
   close(): Promise<void>;
