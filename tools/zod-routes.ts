@@ -671,6 +671,11 @@ class RoutesModuleWriter {
     for (const field of ['tags', 'summary', 'description', 'deprecated'] as const) {
       if (operation[field] !== undefined) fields.push(`${field}: ${literal(operation[field]!)},`);
     }
+    // Extensions carry rules the server enforces (x-agentline-permission), so they keep their
+    // literal types; they also render back into the server's document unchanged.
+    for (const [field, value] of Object.entries(operation)) {
+      if (field.startsWith('x-')) fields.push(`${literal(field)}: ${literal(value)} as const,`);
+    }
     // The effective requirement is written on every route, so middleware can read it from the
     // route and the server's document does not depend on a document-level default.
     const security = operation['security'] ?? this.spec['security'];

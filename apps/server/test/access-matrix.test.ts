@@ -9,6 +9,7 @@ import { platformRecordsSchema } from '../src/db/platform-records-format.js';
 import { loadPlatformRecords } from '../src/db/repositories/platform-records.js';
 import { parseApiKey } from '../src/domain/api-keys.js';
 import { PERMISSIONS, type Permission } from '../src/domain/permissions.js';
+import spec from '../src/generated/openapi.json' with { type: 'json' };
 import {
   createKey,
   createTenant,
@@ -77,7 +78,6 @@ interface Operation {
   method: string;
   path: () => string;
   body?: () => unknown;
-  permission: Permission;
   /**
    * What another organization's key gets: its own list (without Acme's records), 404 for Acme's
    * ids, or 422 for a body naming Acme's target and agents (they do not exist for it).
@@ -90,14 +90,12 @@ const OPERATIONS: Operation[] = [
     name: 'events_list',
     method: 'GET',
     path: () => '/api/v1/events/',
-    permission: 'EVENTS_READ',
     foreign: 200,
   },
   {
     name: 'prompts_list',
     method: 'GET',
     path: () => '/api/v1/prompts/',
-    permission: 'PROMPTS_READ',
     foreign: 200,
   },
   {
@@ -105,14 +103,12 @@ const OPERATIONS: Operation[] = [
     method: 'POST',
     path: () => `/api/v1/channels/telephony/${channelId}/numbers/verify-a2p-compliance`,
     body: () => ({ phone: '+15550100001' }),
-    permission: 'CHANNELS_READ',
     foreign: 404,
   },
   {
     name: 'experiments_list',
     method: 'GET',
     path: () => '/api/v1/experiments/',
-    permission: 'CHANNELS_READ',
     foreign: 200,
   },
   {
@@ -120,14 +116,12 @@ const OPERATIONS: Operation[] = [
     method: 'POST',
     path: () => '/api/v1/experiments/',
     body: () => experimentBody(fx.targets.second, [fx.agents.pinned, fx.agents.alsoPinned]),
-    permission: 'CHANNELS_WRITE',
     foreign: 422,
   },
   {
     name: 'experiments_get',
     method: 'GET',
     path: () => `/api/v1/experiments/${experimentId}`,
-    permission: 'CHANNELS_READ',
     foreign: 404,
   },
   {
@@ -135,35 +129,30 @@ const OPERATIONS: Operation[] = [
     method: 'PUT',
     path: () => `/api/v1/experiments/${experimentId}`,
     body: () => experimentBody(fx.targets.main, [fx.agents.pinned, fx.agents.alsoPinned]),
-    permission: 'CHANNELS_WRITE',
     foreign: 404,
   },
   {
     name: 'experiments_delete',
     method: 'DELETE',
     path: () => `/api/v1/experiments/${experimentId}`,
-    permission: 'CHANNELS_DELETE',
     foreign: 404,
   },
   {
     name: 'experiments_start',
     method: 'POST',
     path: () => `/api/v1/experiments/${experimentId}/start`,
-    permission: 'CHANNELS_WRITE',
     foreign: 404,
   },
   {
     name: 'experiments_stop',
     method: 'POST',
     path: () => `/api/v1/experiments/${experimentId}/stop`,
-    permission: 'CHANNELS_WRITE',
     foreign: 404,
   },
   {
     name: 'experiments_results',
     method: 'GET',
     path: () => `/api/v1/experiments/${experimentId}/results`,
-    permission: 'CHANNELS_READ',
     foreign: 404,
   },
   {
@@ -171,7 +160,6 @@ const OPERATIONS: Operation[] = [
     method: 'POST',
     path: () => `/api/v1/channels/targets/${fx.targets.main}/sessions`,
     body: () => ({}),
-    permission: 'SESSIONS_WRITE',
     foreign: 404,
   },
 ];
@@ -184,15 +172,27 @@ function expectNoAcmeData(body: unknown) {
   for (const secret of ACME_SECRETS) expect(text).not.toContain(secret);
 }
 
-it('covers every operation of the spec', async () => {
-  const spec = (await import('../src/generated/openapi.json', { with: { type: 'json' } }))
-    .default as {
-    paths: Record<string, Record<string, { operationId?: string }>>;
-  };
-  const inSpec = Object.values(spec.paths).flatMap((item) =>
-    Object.values(item).flatMap((op) => (op.operationId ? [op.operationId] : [])),
-  );
-  expect(OPERATIONS.map((o) => o.name).sort()).toEqual(inSpec.sort());
+/** Each operation's permission, as the spec names it (the rule the server enforces). */
+const PERMISSION_OF = new Map(
+  Object.values(spec.paths as Record<string, Record<string, unknown>>).flatMap((item) =>
+    Object.values(item).flatMap((op) => {
+      const { operationId, 'x-agentline-permission': permission } = op as {
+        operationId?: string;
+        'x-agentline-permission'?: Permission;
+      };
+      return operationId && permission ? [[operationId, permission] as const] : [];
+    }),
+  ),
+);
+
+function permissionOf(operation: Operation): Permission {
+  const permission = PERMISSION_OF.get(operation.name);
+  if (!permission) throw new Error(`${operation.name} has no x-agentline-permission in the spec`);
+  return permission;
+}
+
+it('covers every operation of the spec', () => {
+  expect(OPERATIONS.map((o) => o.name).sort()).toEqual([...PERMISSION_OF.keys()].sort());
 });
 
 describe.each(OPERATIONS)('$name', (operation) => {
@@ -208,16 +208,16 @@ describe.each(OPERATIONS)('$name', (operation) => {
     }
   });
 
-  it(`answers 403 naming ${operation.permission} to a key without it`, async () => {
+  it(`answers 403 naming ${permissionOf(operation)} to a key without it`, async () => {
     const key = await createKey(
       api.db,
       acme.organizationId,
-      PERMISSIONS.filter((p) => p !== operation.permission),
+      PERMISSIONS.filter((p) => p !== permissionOf(operation)),
     );
     const res = await send(operation, key);
     expect(res.status).toBe(403);
     expect(res.body).toMatchObject({ code: 'PERMISSION_DENIED' });
-    expect(res.body.detail).toContain(operation.permission);
+    expect(res.body.detail).toContain(permissionOf(operation));
     expectNoAcmeData(res.body);
   });
 

@@ -67,11 +67,20 @@ async function authenticateRequest(c: Context<AppEnv>): Promise<void> {
   });
 }
 
-/** Route middleware: the operation needs this permission in the key's role. */
-export function requirePermission(
-  operationId: string,
-  permission: Permission,
-): MiddlewareHandler<AppEnv> {
+/** An operation of the spec, as generated: its id and the permission it needs. */
+export interface PermissionedRoute {
+  operationId: string;
+  'x-agentline-permission': Permission;
+}
+
+/**
+ * Route middleware: the key's role must hold the permission the spec names for the operation
+ * (`x-agentline-permission`), the one place that rule is written.
+ */
+export function requirePermission({
+  operationId,
+  'x-agentline-permission': permission,
+}: PermissionedRoute): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     c.set('operationId', operationId);
     if (!c.get('auth').permissions.has(permission)) {

@@ -6,5 +6,5 @@ import { requirePermission } from '../../http/auth.js';
 
 export const eventsList = createRoute({
   ...eventsListRoute,
-  middleware: [requirePermission('events_list', 'EVENTS_READ')],
+  middleware: [requirePermission(eventsListRoute)],
 });

@@ -18,39 +18,33 @@ import { claimIdempotencyKeyFirst } from '../../http/idempotency.js';
 
 export const experimentsList = createRoute({
   ...experimentsListRoute,
-  middleware: [requirePermission('experiments_list', 'CHANNELS_READ')],
+  middleware: [requirePermission(experimentsListRoute)],
 });
 export const experimentsCreate = createRoute({
   ...experimentsCreateRoute,
-  middleware: [
-    requirePermission('experiments_create', 'CHANNELS_WRITE'),
-    claimIdempotencyKeyFirst(),
-  ],
+  middleware: [requirePermission(experimentsCreateRoute), claimIdempotencyKeyFirst()],
 });
 export const experimentsGet = createRoute({
   ...experimentsGetRoute,
-  middleware: [requirePermission('experiments_get', 'CHANNELS_READ')],
+  middleware: [requirePermission(experimentsGetRoute)],
 });
 export const experimentsUpdate = createRoute({
   ...experimentsUpdateRoute,
-  middleware: [requirePermission('experiments_update', 'CHANNELS_WRITE')],
+  middleware: [requirePermission(experimentsUpdateRoute)],
 });
 export const experimentsDelete = createRoute({
   ...experimentsDeleteRoute,
-  middleware: [requirePermission('experiments_delete', 'CHANNELS_DELETE')],
+  middleware: [requirePermission(experimentsDeleteRoute)],
 });
 export const experimentsStart = createRoute({
   ...experimentsStartRoute,
-  middleware: [
-    requirePermission('experiments_start', 'CHANNELS_WRITE'),
-    claimIdempotencyKeyFirst(),
-  ],
+  middleware: [requirePermission(experimentsStartRoute), claimIdempotencyKeyFirst()],
 });
 export const experimentsStop = createRoute({
   ...experimentsStopRoute,
-  middleware: [requirePermission('experiments_stop', 'CHANNELS_WRITE'), claimIdempotencyKeyFirst()],
+  middleware: [requirePermission(experimentsStopRoute), claimIdempotencyKeyFirst()],
 });
 export const experimentsResults = createRoute({
   ...experimentsResultsRoute,
-  middleware: [requirePermission('experiments_results', 'CHANNELS_READ')],
+  middleware: [requirePermission(experimentsResultsRoute)],
 });

@@ -6,5 +6,5 @@ import { requirePermission } from '../../http/auth.js';
 
 export const promptsList = createRoute({
   ...promptsListRoute,
-  middleware: [requirePermission('prompts_list', 'PROMPTS_READ')],
+  middleware: [requirePermission(promptsListRoute)],
 });

@@ -8,5 +8,5 @@ import { storesAnswerWithWork } from '../../http/idempotency.js';
 
 export const sessionsRoute = createRoute({
   ...sessionsRouteRoute,
-  middleware: [requirePermission('sessions_route', 'SESSIONS_WRITE'), storesAnswerWithWork],
+  middleware: [requirePermission(sessionsRouteRoute), storesAnswerWithWork],
 });

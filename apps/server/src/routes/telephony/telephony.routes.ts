@@ -6,7 +6,5 @@ import { requirePermission } from '../../http/auth.js';
 
 export const channelsTelephonyNumbersVerifyA2pCompliance = createRoute({
   ...channelsTelephonyNumbersVerifyA2pComplianceRoute,
-  middleware: [
-    requirePermission('channels_telephony_numbers_verify_a2p_compliance', 'CHANNELS_READ'),
-  ],
+  middleware: [requirePermission(channelsTelephonyNumbersVerifyA2pComplianceRoute)],
 });

@@ -1,0 +1,66 @@
+// The permission each operation needs is written once, as `x-agentline-permission` on the
+// operation in spec/openapi.yaml; the server enforces that value (http/auth.ts). The prose of
+// the spec repeats it for readers, in the table of the description and in each operation's
+// "Needs `...`": this keeps both in agreement with the extensions.
+
+import { describe, expect, it } from 'vitest';
+import { isPermission, PERMISSIONS } from '../src/domain/permissions.js';
+import spec from '../src/generated/openapi.json' with { type: 'json' };
+
+interface Operation {
+  operationId: string;
+  description?: string;
+  'x-agentline-permission'?: string;
+}
+
+const operations = Object.values(spec.paths as Record<string, Record<string, unknown>>).flatMap(
+  (item) =>
+    Object.values(item).filter(
+      (value): value is Operation =>
+        typeof value === 'object' && value !== null && 'operationId' in value,
+    ),
+);
+
+describe('x-agentline-permission', () => {
+  it('is on every operation and names a permission a role can hold', () => {
+    expect(operations.length).toBeGreaterThan(0);
+    for (const operation of operations) {
+      const permission = operation['x-agentline-permission'];
+      expect(permission, operation.operationId).toBeDefined();
+      expect(isPermission(permission!), `${operation.operationId}: ${permission}`).toBe(true);
+    }
+  });
+
+  it("agrees with the permission table of the spec's description", () => {
+    const table = new Map<string, string[]>();
+    for (const [, permission, cell] of spec.info.description.matchAll(
+      /^\| `([A-Z_]+)` \| (.+) \|$/gm,
+    )) {
+      table.set(
+        permission!,
+        [...cell!.matchAll(/`([a-z0-9_]+)`/g)].map((match) => match[1]!),
+      );
+    }
+    const fromExtensions = new Map<string, string[]>();
+    for (const operation of operations) {
+      const permission = operation['x-agentline-permission']!;
+      fromExtensions.set(permission, [
+        ...(fromExtensions.get(permission) ?? []),
+        operation.operationId,
+      ]);
+    }
+    const sorted = (map: Map<string, string[]>) =>
+      Object.fromEntries([...map].map(([permission, ids]) => [permission, [...ids].sort()]));
+    expect(sorted(table)).toEqual(sorted(fromExtensions));
+    expect([...table.keys()].sort()).toEqual([...PERMISSIONS].sort());
+  });
+
+  it('agrees with the "Needs `...`" of each operation\'s description', () => {
+    for (const operation of operations) {
+      const said = [...(operation.description ?? '').matchAll(/Needs\s+`([A-Z_]+)`/g)].map(
+        (match) => match[1],
+      );
+      expect(said, operation.operationId).toEqual([operation['x-agentline-permission']]);
+    }
+  });
+});
