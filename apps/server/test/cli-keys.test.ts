@@ -123,7 +123,7 @@ describe('org, role and key', () => {
     expect(result.code).toBe(2);
     expect(result.stdout).toBe('');
     expect(result.stderr).toBe(
-      'agentline: unknown permission "EVENTS_WRITE" — use a comma-separated list of EVENTS_READ, PROMPTS_READ, CHANNELS_READ, CHANNELS_WRITE, CHANNELS_DELETE, SESSIONS_WRITE, or --all\n',
+      'agentline: unknown permission "EVENTS_WRITE" — use a comma-separated list of EVENTS_READ, PROMPTS_READ, CHANNELS_READ, CHANNELS_WRITE, CHANNELS_DELETE, SESSIONS_WRITE, --all, or --none\n',
     );
     const both = await workspace.run([
       'role',
@@ -137,6 +137,37 @@ describe('org, role and key', () => {
       'EVENTS_READ',
     ]);
     expect(both.code).toBe(2);
+    expect(both.stderr).toContain('exclude each other');
+    const nothing = await workspace.run(['role', 'create', '--org', organizationId, '--name', 'x']);
+    expect(nothing.code).toBe(2);
+    expect(nothing.stderr).toContain('--none');
+  });
+
+  it('creates a role with no permission (--none), whose key authenticates and may do nothing', async () => {
+    const parked = await workspace.run([
+      'role',
+      'create',
+      '--org',
+      organizationId,
+      '--name',
+      'parked',
+      '--none',
+    ]);
+    expect(parked.code).toBe(0);
+    expect(parked.stderr).toContain('with no permissions');
+    const key = await workspace.run([
+      'key',
+      'create',
+      '--org',
+      organizationId,
+      '--role',
+      'parked',
+      '--name',
+      'on-hold',
+    ]);
+    expect(key.code).toBe(0);
+    const principal = await withDb((db) => authenticateApiKey(db, key.stdout.trim()));
+    expect(principal).toMatchObject({ keyName: 'on-hold', permissions: [] });
   });
 
   it('prints a new key alone on stdout, and the key authenticates', async () => {

@@ -4,20 +4,21 @@ import { isPermission, PERMISSIONS, type Permission } from '../../domain/permiss
 import { CliError, UsageError } from '../cli-error.js';
 import { stringOption, type Command, type OptionValues } from '../command.js';
 
+const CHOICES = `pass --permissions with a comma-separated list of ${PERMISSIONS.join(', ')}, --all, or --none`;
+
 function permissionsFrom(values: OptionValues): Permission[] {
   const listed = values.permissions;
-  if (values.all === true) {
-    if (listed !== undefined) {
-      throw new UsageError('--all and --permissions exclude each other', 'pass only one of them');
-    }
-    return [...PERMISSIONS];
-  }
-  if (typeof listed !== 'string') {
+  const given = [values.all === true, values.none === true, listed !== undefined];
+  if (given.filter(Boolean).length > 1) {
     throw new UsageError(
-      'a role needs permissions',
-      `pass --permissions with a comma-separated list of ${PERMISSIONS.join(', ')}, or --all`,
+      '--permissions, --all and --none exclude each other',
+      'pass only one of them',
     );
   }
+  if (values.all === true) return [...PERMISSIONS];
+  // A role with nothing parks a key: it still authenticates, and every operation is a 403.
+  if (values.none === true) return [];
+  if (typeof listed !== 'string') throw new UsageError('a role needs permissions', CHOICES);
   const names = listed
     .split(',')
     .map((name) => name.trim().toUpperCase())
@@ -28,7 +29,7 @@ function permissionsFrom(values: OptionValues): Permission[] {
       names.length === 0
         ? '--permissions is empty'
         : `unknown permission${unknown.length > 1 ? 's' : ''} ${unknown.map((name) => `"${name}"`).join(', ')}`,
-      `use a comma-separated list of ${PERMISSIONS.join(', ')}, or --all`,
+      `use a comma-separated list of ${PERMISSIONS.join(', ')}, --all, or --none`,
     );
   }
   return [...new Set(names as Permission[])];
@@ -43,6 +44,7 @@ export const roleCreateCommand: Command = {
     ['--name <name>', 'the role name, unique in the organization'],
     [`--permissions <list>`, `comma-separated: ${PERMISSIONS.join(',')}`],
     ['--all', 'every permission'],
+    ['--none', 'no permission: a key of the role authenticates and may do nothing (to park it)'],
   ],
   details:
     'Example:\n  agentline role create --org "Acme Support" --name reader --permissions EVENTS_READ,PROMPTS_READ',
@@ -51,6 +53,7 @@ export const roleCreateCommand: Command = {
     name: { type: 'string' },
     permissions: { type: 'string' },
     all: { type: 'boolean' },
+    none: { type: 'boolean' },
   },
   requiredOptions: ['org', 'name'],
   async run(context, values) {
@@ -68,7 +71,7 @@ export const roleCreateCommand: Command = {
       });
       context.out(String(role.id));
       context.note(
-        `created role "${role.name}" (id ${role.id}) in organization "${organization.name}" with ${permissions.join(', ')}`,
+        `created role "${role.name}" (id ${role.id}) in organization "${organization.name}" with ${permissions.length > 0 ? permissions.join(', ') : 'no permissions'}`,
       );
     } catch (error) {
       if (!isUniqueViolation(error)) throw error;
