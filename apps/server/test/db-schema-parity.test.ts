@@ -1,0 +1,120 @@
+// The two hand-written schema modules (src/db/schema.ts for SQLite, schema-postgres.ts for
+// PostgreSQL) describe one data model: the same tables, columns, value types, nullability,
+// primary keys and indexes. Where they differ on purpose, the difference is listed here with
+// its reason; anything else is a column or an index added to one database and forgotten in the
+// other. (tools/migrations-check.sh checks each module against its committed migrations.)
+
+import { getTableConfig as postgresTable, PgTable } from 'drizzle-orm/pg-core';
+import { getTableConfig as sqliteTable, SQLiteTable } from 'drizzle-orm/sqlite-core';
+import { describe, expect, it } from 'vitest';
+import * as postgresSchema from '../src/db/schema-postgres.js';
+import * as sqliteSchema from '../src/db/schema.js';
+
+interface Shape {
+  columns: Record<string, string>;
+  primaryKey: string[];
+  indexes: Record<string, string>;
+}
+
+type AnyConfig = ReturnType<typeof sqliteTable> | ReturnType<typeof postgresTable>;
+
+/**
+ * The value's type in the application (number, string, boolean, json...), the thing both
+ * databases must agree on; the SQL types legitimately differ (jsonb, boolean). PostgreSQL's text
+ * columns are a custom type (`text COLLATE "C"`, for SQLite's byte order): strings too.
+ */
+function valueType(column: { dataType: string; getSQLType(): string }): string {
+  return column.dataType === 'custom' && column.getSQLType().startsWith('text ')
+    ? 'string'
+    : column.dataType;
+}
+
+function shape(config: AnyConfig): Shape {
+  const columns = config.columns as Array<{
+    name: string;
+    dataType: string;
+    notNull: boolean;
+    primary: boolean;
+    getSQLType(): string;
+  }>;
+  const compositeKey = config.primaryKeys.flatMap((key) =>
+    key.columns.map((column) => column.name),
+  );
+  const indexes = config.indexes as Array<{
+    config: { name: string; unique: boolean; where?: unknown; columns: Array<{ name?: string }> };
+  }>;
+  return {
+    columns: Object.fromEntries(
+      columns.map((c) => [c.name, `${valueType(c)}${c.notNull ? ' not null' : ''}`]),
+    ),
+    primaryKey: [...columns.filter((c) => c.primary).map((c) => c.name), ...compositeKey],
+    indexes: Object.fromEntries(
+      indexes.map(({ config: index }) => [
+        index.name,
+        `${index.unique ? 'unique ' : ''}(${index.columns.map((c) => c.name ?? '<expression>').join(', ')})${index.where ? ' where ...' : ''}`,
+      ]),
+    ),
+  };
+}
+
+function tables(
+  schema: object,
+  isTable: (value: unknown) => boolean,
+  config: (t: never) => AnyConfig,
+) {
+  return Object.fromEntries(
+    Object.values(schema)
+      .filter(isTable)
+      .map((table) => {
+        const c = config(table as never);
+        return [c.name, shape(c)];
+      }),
+  );
+}
+
+const sqlite = tables(sqliteSchema, (v) => v instanceof SQLiteTable, sqliteTable as never);
+const postgres = tables(postgresSchema, (v) => v instanceof PgTable, postgresTable as never);
+
+/**
+ * The differences made on purpose. PostgreSQL has no rowid riding along in every index, so its
+ * events indexes end in `id` for the keyset pages and the newest-first scans, and it has one more
+ * index for the per-organization highest id (migration 0003's trigger reads it); SQLite's FTS5
+ * and PostgreSQL's trigram index are outside drizzle's schema.
+ */
+const POSTGRES_ONLY_INDEXES: Record<string, string> = {
+  events_organization_id_idx: '(organization_id, id)',
+};
+const POSTGRES_INDEXES_ENDING_IN_ID = new Set([
+  'events_organization_session_idx',
+  'events_organization_conversation_idx',
+  'events_organization_user_idx',
+  'events_organization_category_idx',
+  'events_organization_type_idx',
+]);
+
+describe('the SQLite and PostgreSQL schemas', () => {
+  it('have the same tables', () => {
+    expect(Object.keys(postgres).sort()).toEqual(Object.keys(sqlite).sort());
+    expect(Object.keys(sqlite).length).toBeGreaterThan(10);
+  });
+
+  it.each(Object.keys(sqlite).sort())(
+    '%s: same columns, value types, nullability and key',
+    (name) => {
+      expect(postgres[name]?.columns).toEqual(sqlite[name]!.columns);
+      expect(postgres[name]?.primaryKey).toEqual(sqlite[name]!.primaryKey);
+    },
+  );
+
+  it.each(Object.keys(sqlite).sort())(
+    '%s: same indexes, but for the listed differences',
+    (name) => {
+      const expected = { ...sqlite[name]!.indexes };
+      for (const index of POSTGRES_INDEXES_ENDING_IN_ID) {
+        if (expected[index]) expected[index] = expected[index].replace(/\)$/, ', id)');
+      }
+      if (name === 'events') Object.assign(expected, POSTGRES_ONLY_INDEXES);
+      expect(postgres[name]?.indexes).toEqual(expected);
+    },
+  );
+});
