@@ -267,7 +267,7 @@ class RoutesModuleWriter {
 
   private schemaCoreWithDefault(schema: JsonObject, pointer: string): string {
     const core = this.schemaCore(schema, pointer);
-    return 'default' in schema ? `${core}.default(${literal(schema['default']!)})` : core;
+    return 'default' in schema ? `${core}.default(${literal(schema['default'])})` : core;
   }
 
   private schemaMetadata(schema: JsonObject): JsonObject {
@@ -669,7 +669,7 @@ class RoutesModuleWriter {
       `operationId: ${literal(operationId)},`,
     ];
     for (const field of ['tags', 'summary', 'description', 'deprecated'] as const) {
-      if (operation[field] !== undefined) fields.push(`${field}: ${literal(operation[field]!)},`);
+      if (operation[field] !== undefined) fields.push(`${field}: ${literal(operation[field])},`);
     }
     // Extensions carry rules the server enforces (x-agentline-permission), so they keep their
     // literal types; they also render back into the server's document unchanged.
@@ -969,8 +969,7 @@ function typeList(schema: JsonObject, pointer: string): string[] {
   const type = schema['type'];
   if (type === undefined) return [];
   if (typeof type === 'string') return [type];
-  if (Array.isArray(type) && type.every((entry) => typeof entry === 'string'))
-    return type as string[];
+  if (Array.isArray(type) && type.every((entry) => typeof entry === 'string')) return type;
   throw new UnsupportedSpecError(pointer, 'type must be a string or a list of strings');
 }
 
@@ -1010,7 +1009,7 @@ function stringList(node: Json | undefined, pointer: string): string[] {
   if (!Array.isArray(node) || !node.every((entry) => typeof entry === 'string')) {
     throw new UnsupportedSpecError(pointer, 'expected a list of strings');
   }
-  return node as string[];
+  return node;
 }
 
 /** Component names in an order where every schema comes after the schemas it refers to. */

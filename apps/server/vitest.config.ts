@@ -31,6 +31,7 @@ async function reachablePostgresUrl(): Promise<string | null> {
     if (explicit) {
       throw new Error(
         `AGENTLINE_TEST_POSTGRES_URL is set but PostgreSQL cannot be reached: ${String(error)}`,
+        { cause: error },
       );
     }
     console.warn(

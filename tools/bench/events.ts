@@ -30,11 +30,6 @@ import { PERMISSIONS } from '../../apps/server/src/domain/permissions.js';
 import { createKey } from '../../apps/server/test/support/harness.js';
 import { createClient } from '../../packages/sdk/src/index.js';
 import { startServerProcess } from '../../apps/server/test/support/server-process.js';
-import {
-  dropDatabase,
-  postgresUrlOf,
-  withAdmin,
-} from '../../apps/server/test/support/test-database.js';
 import { createBenchDatabase, type BenchDatabase } from './bench-database.js';
 import { TABLE_HEADER, formatRow, load, medianOf, type LoadResult } from './load.js';
 

@@ -246,7 +246,7 @@ async function benchmark(shape: DataShape): Promise<void> {
     const filling = performance.now();
     fillDatabase(db, organization.id, shape);
     db.sqlite.exec('ANALYZE');
-    db.close();
+    await db.close();
     console.log(
       `\n${shape.name}; ${PROMPTS} prompts x ${TOOLS_PER_PROMPT} tools, ${PROMPTS * AGENTS_PER_PROMPT} agents (written in ${Math.round(performance.now() - filling)} ms)`,
     );

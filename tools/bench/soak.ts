@@ -68,7 +68,7 @@ const targetIds = db.orm
   .from(channelTargets)
   .all()
   .map((t) => t.id);
-db.close();
+await db.close();
 const agentIds = Object.values(ids.agents!);
 
 const server = await startServerProcess({ DATABASE_URL: databaseUrl }, { keepOutput: false });
@@ -82,7 +82,8 @@ interface Tally {
 }
 const tally: Tally = { requests: 0, by4xx: 0, failures: [], latencies: [] };
 
-async function call(method: string, path: string, body?: unknown): Promise<any> {
+/** The answer's JSON (only an experiment's `id` is read), or null when no answer came. */
+async function call(method: string, path: string, body?: unknown): Promise<{ id?: number } | null> {
   const started = performance.now();
   try {
     const res = await fetch(`${server.baseUrl}${path}`, {
@@ -90,7 +91,7 @@ async function call(method: string, path: string, body?: unknown): Promise<any> 
       headers,
       body: body === undefined ? undefined : JSON.stringify(body),
     });
-    const json = await res.json();
+    const json = (await res.json()) as { id?: number };
     tally.latencies.push(performance.now() - started);
     tally.requests += 1;
     if (res.status >= 500)

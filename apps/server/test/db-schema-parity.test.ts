@@ -72,8 +72,8 @@ function tables(
   );
 }
 
-const sqlite = tables(sqliteSchema, (v) => v instanceof SQLiteTable, sqliteTable as never);
-const postgres = tables(postgresSchema, (v) => v instanceof PgTable, postgresTable as never);
+const sqlite = tables(sqliteSchema, (v) => v instanceof SQLiteTable, sqliteTable);
+const postgres = tables(postgresSchema, (v) => v instanceof PgTable, postgresTable);
 
 /**
  * The differences made on purpose. PostgreSQL has no rowid riding along in every index, so its

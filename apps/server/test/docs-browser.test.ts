@@ -66,7 +66,7 @@ describe.skipIf(!existsSync(CHROMIUM))('API reference at /docs in Chromium', () 
     await context?.close();
     if (profileDir) rmSync(profileDir, { recursive: true, force: true });
     await server?.close();
-    api?.close();
+    await api?.close();
   });
 
   it('renders every operation from local assets only', async () => {

@@ -24,7 +24,7 @@ interface Operation {
   name: string;
   permission: Permission;
   /** Sends the request; `id` is a fresh draft experiment made with the admin key. */
-  send(key: string, id: number): Promise<ApiResponse>;
+  send: (key: string, id: number) => Promise<ApiResponse>;
 }
 
 const body = () => experimentBody(fx.targets.main, [fx.agents.pinned, fx.agents.alsoPinned]);

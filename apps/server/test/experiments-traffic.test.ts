@@ -16,12 +16,11 @@ import { onPostgres, queryTestDb } from './support/test-database.js';
 
 let api: TestApi;
 let acme: Tenant;
-let globex: Tenant;
 let fx: RoutingFixture;
 let globexFx: RoutingFixture;
 
 beforeAll(async () => {
-  ({ api, acme, globex, fx, globexFx } = await createRoutingTestbed());
+  ({ api, acme, fx, globexFx } = await createRoutingTestbed());
 });
 
 afterAll(() => api.close());

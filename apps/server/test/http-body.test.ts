@@ -21,7 +21,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await server.close();
-  db.close();
+  await db.close();
 });
 
 /** Sends a POST with a key and a JSON Content-Type, optionally without Content-Length (chunked). */

@@ -450,7 +450,9 @@ describe('the demo records', () => {
     const api = await createTestApi();
     const demo = await createTenant(api.db, 'Demo');
     await loadRecords(api.db, demo.organizationId, DEMO_RECORDS);
-    const res = await api.request('GET', '/api/v1/prompts/', { key: demo.key }).finally(api.close);
+    const res = await api
+      .request('GET', '/api/v1/prompts/', { key: demo.key })
+      .finally(() => api.close());
     type Listed = { validation_issues: ValidationIssue[] };
     const items = res.body.items as Array<Listed & { tools_full: Listed[] }>;
     const seen = new Set(

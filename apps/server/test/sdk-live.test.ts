@@ -37,7 +37,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await server.close();
-  api.close();
+  await api.close();
 });
 
 describe('@agentline/sdk against the running server', () => {

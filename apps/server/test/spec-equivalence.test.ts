@@ -15,9 +15,9 @@ const spec: unknown = parse(
 );
 
 describe('the server matches spec/openapi.yaml', async () => {
-  const { app, close } = await createTestApi();
-  const serverDocument = app.getOpenAPI31Document(openApiDocumentConfig);
-  close();
+  const api = await createTestApi();
+  const serverDocument = api.app.getOpenAPI31Document(openApiDocumentConfig);
+  await api.close();
 
   it('registers every operation exactly as the spec describes it', () => {
     const differences = diffOpenApiDocuments(spec, serverDocument);

@@ -161,7 +161,7 @@ export function errorForFailure(
   signal: AbortSignal | null | undefined,
 ): AgentlineError {
   if (cause instanceof AgentlineError) return cause;
-  const reason = signal?.aborted ? signal.reason : cause;
+  const reason: unknown = signal?.aborted ? signal.reason : cause;
   const name = (reason as { name?: unknown } | null)?.name;
   if (name === 'TimeoutError') {
     return new ApiTimeoutError("No answer before the call's signal timed out.", { cause: reason });

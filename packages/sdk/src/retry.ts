@@ -37,6 +37,8 @@ function sleepFor(ms: number, signal: AbortSignal | null): Promise<void> {
       'abort',
       () => {
         clearTimeout(timer);
+        // The reason goes on as given (any value); errorForFailure classifies it.
+        // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors
         reject(signal.reason);
       },
       { once: true },

@@ -37,7 +37,7 @@ function fakeFetch(answer: (request: Recorded) => Response) {
     calls.push(recorded);
     return answer(recorded);
   };
-  return { fetch: fetch as typeof globalThis.fetch, calls };
+  return { fetch: fetch, calls };
 }
 
 const json = (status: number, body: unknown, headers: Record<string, string> = {}) =>
@@ -214,7 +214,9 @@ describe('pagination', () => {
 describe('identity', () => {
   it('reports the package version in SDK_VERSION and the User-Agent', async () => {
     const { readFile } = await import('node:fs/promises');
-    const pkg = JSON.parse(await readFile(new URL('../package.json', import.meta.url), 'utf8'));
+    const pkg = JSON.parse(await readFile(new URL('../package.json', import.meta.url), 'utf8')) as {
+      version: string;
+    };
     const { SDK_VERSION } = await import('../src/index.js');
     expect(SDK_VERSION).toBe(pkg.version);
   });

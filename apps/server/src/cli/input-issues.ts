@@ -30,7 +30,7 @@ function describeValue(value: unknown): string {
   if (typeof value === 'string')
     return `"${value.length > 40 ? `${value.slice(0, 40)}...` : value}"`;
   if (typeof value === 'object') return 'an object';
-  return String(value);
+  return typeof value === 'number' || typeof value === 'boolean' ? String(value) : typeof value;
 }
 
 function describeBound(

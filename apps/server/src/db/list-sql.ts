@@ -3,7 +3,7 @@
 // Both backends get the same results: the functions take the `dialect` they render for (SQLite
 // when left out), and on PostgreSQL a repository maps a JSON column to its text (`::text`).
 
-import { and, asc, Column, desc, is, or, sql, type SQL, type SQLWrapper } from 'drizzle-orm';
+import { asc, Column, desc, is, or, sql, type SQL, type SQLWrapper } from 'drizzle-orm';
 import type { ListPosition, ListQuery, SearchFilter } from '../domain/list-query.js';
 import type { Db } from './client.js';
 import { idEquals, valueSql } from './portable-sql.js';

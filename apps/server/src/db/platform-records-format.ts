@@ -17,6 +17,7 @@ const REFERENCE_HELP =
 // cannot hold U+0000, so a file either backend would refuse is refused here, with the path.
 const MAX_DATABASE_INTEGER = 2_147_483_647;
 const positiveInt = () => z.int().positive().max(MAX_DATABASE_INTEGER);
+// eslint-disable-next-line no-control-regex -- NUL is exactly the character refused here.
 const text = () => z.string().regex(/^[^\u0000]*$/, 'must not contain the NUL character (U+0000)');
 
 const name = text().min(1).max(200);

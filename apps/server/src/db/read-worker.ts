@@ -10,14 +10,17 @@ const db = createDb((workerData as { databaseUrl: string }).databaseUrl);
 // the operating system's cache, so each thread keeps a smaller one.
 if (db.kind === 'sqlite') db.sqlite.pragma('cache_size = -16384');
 
-parentPort!.on('message', async ({ id, organizationId, query }: EventsPageJob & { id: number }) => {
+async function answer({ id, organizationId, query }: EventsPageJob & { id: number }) {
   try {
     parentPort!.postMessage({ id, page: await listEvents(db, organizationId, query) });
   } catch (error) {
     const { message, code } = error as { message: string; code?: string };
     parentPort!.postMessage({ id, error: { message, code } });
   }
-});
+}
+
+// answer() catches everything itself, so its promise never rejects.
+parentPort!.on('message', (job: EventsPageJob & { id: number }) => void answer(job));
 
 // Told once the connection is open: a thread that fails before this is not started again.
 parentPort!.postMessage({ ready: true });

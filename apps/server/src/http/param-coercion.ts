@@ -69,7 +69,7 @@ export function arrayParam<T extends z.ZodType>(schema: T, options: { separator?
   const dropsEmpty = schema instanceof z.ZodArray && schema.element instanceof z.ZodEnum;
   return z.preprocess((value) => {
     if (value === undefined) return value;
-    const values = Array.isArray(value) ? value : [value];
+    const values: unknown[] = Array.isArray(value) ? value : [value];
     const { separator } = options;
     const split =
       separator === undefined

@@ -209,7 +209,7 @@ export function requestBody(limitBytes: number): MiddlewareHandler<AppEnv> {
       }
       const problem = jsonBodyProblem(parsed);
       if (problem) throw new RequestValidationError([problem]);
-      c.req.bodyCache.json = Promise.resolve(parsed) as unknown as object;
+      c.req.bodyCache.json = Promise.resolve(parsed);
     }
     await next();
   };

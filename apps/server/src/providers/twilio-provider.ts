@@ -184,7 +184,7 @@ export function createTwilioProvider(settings: TwilioSettings): TelephonyProvide
     const query = new URLSearchParams({ PhoneNumber: phone, PageSize: String(PAGE_SIZE) });
     const numbers = listItems(
       settings.apiBaseUrl,
-      `/2010-04-01/Accounts/${encodeURIComponent(settings.accountSid)}/IncomingPhoneNumbers.json?${query}`,
+      `/2010-04-01/Accounts/${encodeURIComponent(settings.accountSid)}/IncomingPhoneNumbers.json?${query.toString()}`,
       'incoming_phone_numbers',
       incomingNumberSchema,
     );

@@ -134,7 +134,7 @@ function pageOf<T>(all: readonly T[], query: URLSearchParams, maxPageSize: numbe
 function pageLink(path: string, filters: Record<string, string>, pageSize: number, page: number) {
   const query = new URLSearchParams({ ...filters, PageSize: String(pageSize), Page: String(page) });
   if (page > 0) query.set('PageToken', twilioSid('PA', page));
-  return `${path}?${query}`;
+  return `${path}?${query.toString()}`;
 }
 
 /** The v2010 envelope: links relative to the host, paging fields at the top. */

@@ -3,13 +3,11 @@
 // databases are copied from, and drops this run's databases at the end. Runs at the same time on
 // one server (two terminals, several agents) each keep to their own names.
 
-import pg from 'pg';
 import type { TestProject } from 'vitest/node';
 import { createDb, migrateDb } from '../../src/db/client.js';
 import {
   dropDatabase,
   postgresUrlOf,
-  runDatabasePrefix,
   templateDatabase,
   TEST_DATABASE_PREFIX,
   withAdmin,

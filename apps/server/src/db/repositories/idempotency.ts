@@ -13,7 +13,6 @@ import {
   runStepsInTransaction,
   selectList,
   selectRows,
-  setValues,
   type Steps,
 } from '../portable-sql.js';
 import { idempotencyKeys } from '../schema.js';

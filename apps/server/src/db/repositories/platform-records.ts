@@ -4,7 +4,7 @@
 // name then serves both. Reference problems are collected rather than thrown at the first one,
 // so a single run reports all of them, and then the whole transaction rolls back.
 
-import { sql, type SQL } from 'drizzle-orm';
+import { sql } from 'drizzle-orm';
 import type { SQLiteColumn, SQLiteTable } from 'drizzle-orm/sqlite-core';
 import type { Db } from '../client.js';
 import type {
