@@ -79,67 +79,79 @@ export interface ClientOptions {
   headers?: Record<string, string> | undefined;
 }
 
-/** One method per operation of the API; each names its endpoint. */
+/**
+ * One method per operation of the API; each names its endpoint. The methods are plain functions
+ * (no `this`), so `const list = client.events.list` works.
+ */
 export interface AgentlineClient {
   /** The typed openapi-fetch client, for anything the methods below do not cover. */
   raw: Client<paths>;
   events: {
     /** `GET /api/v1/events/`: one page of events, newest first by default. */
-    list(query?: EventListQuery, options?: RequestOptions): ApiPromise<EventListResponse>;
+    list: (query?: EventListQuery, options?: RequestOptions) => ApiPromise<EventListResponse>;
     /** Every event matching the query, page after page: `for await (const e of client.events.iterate())`. */
-    iterate(query?: EventListQuery, options?: RequestOptions): AsyncGenerator<Event, void>;
+    iterate: (query?: EventListQuery, options?: RequestOptions) => AsyncGenerator<Event, void>;
   };
   prompts: {
     /** `GET /api/v1/prompts/`: one page of prompts with their tools and validation issues. */
-    list(query?: PromptListQuery, options?: RequestOptions): ApiPromise<PromptListResponse>;
+    list: (query?: PromptListQuery, options?: RequestOptions) => ApiPromise<PromptListResponse>;
     /** Every prompt matching the query, page after page. */
-    iterate(query?: PromptListQuery, options?: RequestOptions): AsyncGenerator<Prompt, void>;
+    iterate: (query?: PromptListQuery, options?: RequestOptions) => AsyncGenerator<Prompt, void>;
   };
   experiments: {
     /** `GET /api/v1/experiments/`: one page of experiments. */
-    list(query?: ExperimentListQuery, options?: RequestOptions): ApiPromise<ExperimentListResponse>;
-    /** Every experiment matching the query, page after page. */
-    iterate(
+    list: (
       query?: ExperimentListQuery,
       options?: RequestOptions,
-    ): AsyncGenerator<ExperimentListItem, void>;
+    ) => ApiPromise<ExperimentListResponse>;
+    /** Every experiment matching the query, page after page. */
+    iterate: (
+      query?: ExperimentListQuery,
+      options?: RequestOptions,
+    ) => AsyncGenerator<ExperimentListItem, void>;
     /** `POST /api/v1/experiments/`: creates a draft. `variants` is required: the complete variant set. */
-    create(body: ExperimentCreate, options?: PostRequestOptions): ApiPromise<Experiment>;
+    create: (body: ExperimentCreate, options?: PostRequestOptions) => ApiPromise<Experiment>;
     /** `GET /api/v1/experiments/{experiment_id}`. */
-    get(experimentId: number, options?: RequestOptions): ApiPromise<Experiment>;
+    get: (experimentId: number, options?: RequestOptions) => ApiPromise<Experiment>;
     /** `PUT /api/v1/experiments/{experiment_id}`: replaces name, description and the whole variant set of a draft. */
-    update(
+    update: (
       experimentId: number,
       body: ExperimentUpdate,
       options?: RequestOptions,
-    ): ApiPromise<Experiment>;
+    ) => ApiPromise<Experiment>;
     /** `DELETE /api/v1/experiments/{experiment_id}`: deletes a draft or a stopped experiment. */
-    delete(experimentId: number, options?: RequestOptions): ApiPromise<ExperimentDeleteResponse>;
+    delete: (
+      experimentId: number,
+      options?: RequestOptions,
+    ) => ApiPromise<ExperimentDeleteResponse>;
     /** `POST /api/v1/experiments/{experiment_id}/start`: the answer carries `warnings` that did not prevent the start. */
-    start(experimentId: number, options?: PostRequestOptions): ApiPromise<ExperimentStartResponse>;
+    start: (
+      experimentId: number,
+      options?: PostRequestOptions,
+    ) => ApiPromise<ExperimentStartResponse>;
     /** `POST /api/v1/experiments/{experiment_id}/stop`. */
-    stop(experimentId: number, options?: PostRequestOptions): ApiPromise<Experiment>;
+    stop: (experimentId: number, options?: PostRequestOptions) => ApiPromise<Experiment>;
     /** `GET /api/v1/experiments/{experiment_id}/results`: sessions per variant. */
-    results(experimentId: number, options?: RequestOptions): ApiPromise<ExperimentResults>;
+    results: (experimentId: number, options?: RequestOptions) => ApiPromise<ExperimentResults>;
   };
   telephony: {
     /**
      * `POST /api/v1/channels/telephony/{channel_id}/numbers/verify-a2p-compliance`: is this
      * incoming number on a US A2P messaging path with an approved brand and a verified campaign?
      */
-    verifyA2pCompliance(
+    verifyA2pCompliance: (
       channelId: number,
       body: A2pMessagingPathCheckRequest,
       options?: PostRequestOptions,
-    ): ApiPromise<A2pMessagingPathCheckResponse>;
+    ) => ApiPromise<A2pMessagingPathCheckResponse>;
   };
   sessions: {
     /** `POST /api/v1/channels/targets/{target_id}/sessions`: which agent answers a new session on a channel target. */
-    route(
+    route: (
       targetId: number,
       body?: SessionRouteRequest,
       options?: PostRequestOptions,
-    ): ApiPromise<RoutedSession>;
+    ) => ApiPromise<RoutedSession>;
   };
 }
 
