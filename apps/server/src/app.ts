@@ -28,6 +28,7 @@ import { registerPromptsRoutes } from './routes/prompts/prompts.index.js';
 import { registerTelephonyRoutes } from './routes/telephony/telephony.index.js';
 import { registerExperimentsRoutes } from './routes/experiments/experiments.index.js';
 import { registerSessionsRoutes } from './routes/sessions/sessions.index.js';
+import { registerDirectoryRoutes } from './routes/directory/directory.index.js';
 
 export interface AppOptions {
   db: Db;
@@ -102,6 +103,7 @@ export function createApp({
   registerTelephonyRoutes(app);
   registerExperimentsRoutes(app);
   registerSessionsRoutes(app);
+  registerDirectoryRoutes(app);
 
   app.notFound((c) =>
     errorResponse(

@@ -106,6 +106,18 @@ const OPERATIONS: Operation[] = [
     foreign: 404,
   },
   {
+    name: 'agents_list',
+    method: 'GET',
+    path: () => '/api/v1/agents/',
+    foreign: 200,
+  },
+  {
+    name: 'channel_targets_list',
+    method: 'GET',
+    path: () => '/api/v1/channels/targets/',
+    foreign: 200,
+  },
+  {
     name: 'experiments_list',
     method: 'GET',
     path: () => '/api/v1/experiments/',

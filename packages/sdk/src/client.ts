@@ -7,6 +7,12 @@ import { errorForFailure, errorForResponse } from './errors.js';
 import type {
   A2pMessagingPathCheckRequest,
   A2pMessagingPathCheckResponse,
+  Agent,
+  AgentListQuery,
+  AgentListResponse,
+  ChannelTarget,
+  ChannelTargetListQuery,
+  ChannelTargetListResponse,
   Event,
   EventListQuery,
   EventListResponse,
@@ -144,6 +150,24 @@ export interface AgentlineClient {
       body: A2pMessagingPathCheckRequest,
       options?: PostRequestOptions,
     ) => ApiPromise<A2pMessagingPathCheckResponse>;
+  };
+  agents: {
+    /** `GET /api/v1/agents/`: one page of agents, for the `agent_id` of an experiment's variants. */
+    list: (query?: AgentListQuery, options?: RequestOptions) => ApiPromise<AgentListResponse>;
+    /** Every agent matching the query, page after page. */
+    iterate: (query?: AgentListQuery, options?: RequestOptions) => AsyncGenerator<Agent, void>;
+  };
+  channelTargets: {
+    /** `GET /api/v1/channels/targets/`: one page of channel targets, for a `target_id`. */
+    list: (
+      query?: ChannelTargetListQuery,
+      options?: RequestOptions,
+    ) => ApiPromise<ChannelTargetListResponse>;
+    /** Every channel target matching the query, page after page. */
+    iterate: (
+      query?: ChannelTargetListQuery,
+      options?: RequestOptions,
+    ) => AsyncGenerator<ChannelTarget, void>;
   };
   sessions: {
     /** `POST /api/v1/channels/targets/{target_id}/sessions`: which agent answers a new session on a channel target. */
@@ -302,6 +326,21 @@ export function createClient(options: ClientOptions = {}): AgentlineClient {
           }),
           request,
         ),
+    },
+    agents: {
+      list: (query = {}, request = {}) =>
+        call(raw.GET('/api/v1/agents/', { params: { query }, ...callOptions(request) }), request),
+      iterate: (query = {}, request = {}) =>
+        iteratePages((page) => client.agents.list(page, request), query),
+    },
+    channelTargets: {
+      list: (query = {}, request = {}) =>
+        call(
+          raw.GET('/api/v1/channels/targets/', { params: { query }, ...callOptions(request) }),
+          request,
+        ),
+      iterate: (query = {}, request = {}) =>
+        iteratePages((page) => client.channelTargets.list(page, request), query),
     },
     sessions: {
       route: (targetId, body = {}, request = {}) =>

@@ -109,6 +109,8 @@ interface OperationMethods {
   experiments_stop: AgentlineClient['experiments']['stop'];
   experiments_results: AgentlineClient['experiments']['results'];
   sessions_route: AgentlineClient['sessions']['route'];
+  agents_list: AgentlineClient['agents']['list'];
+  channel_targets_list: AgentlineClient['channelTargets']['list'];
 }
 
 type OkBody<O> = O extends { responses: { 200: { content: { 'application/json': infer B } } } }

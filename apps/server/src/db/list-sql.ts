@@ -63,8 +63,8 @@ function filterCondition<P extends string>(
 
 export interface ListSqlOptions<P extends string> {
   columns: ColumnMap<P>;
-  /** The column the time window applies to. */
-  windowColumn: SQLWrapper;
+  /** The column the time window applies to (a list without one takes no window parameters). */
+  windowColumn?: SQLWrapper;
   /** The two columns a `text_either` property searches (name_description). */
   either?: readonly [SQLWrapper, SQLWrapper];
   /**
@@ -88,8 +88,11 @@ export function listConditions<P extends string>(
       filterCondition(filter, options.columns, dialect, options.either);
     if (condition) conditions.push(condition);
   }
-  if (query.window.start) conditions.push(sql`${options.windowColumn} >= ${query.window.start}`);
-  if (query.window.end) conditions.push(sql`${options.windowColumn} < ${query.window.end}`);
+  const { windowColumn } = options;
+  if (windowColumn && query.window.start) {
+    conditions.push(sql`${windowColumn} >= ${query.window.start}`);
+  }
+  if (windowColumn && query.window.end) conditions.push(sql`${windowColumn} < ${query.window.end}`);
   return conditions;
 }
 

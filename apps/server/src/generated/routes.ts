@@ -602,6 +602,126 @@ export const ExperimentResults = z
   })
   .openapi('ExperimentResults');
 
+export const AgentProperties = z
+  .enum(['id', 'name', 'name_exact', 'prompt_id', 'pinned_prompt_version'])
+  .openapi('AgentProperties', {
+    description:
+      'Agent property names usable in `search_fields`, `order_by` and `fields` (`name_exact` searches exact names).',
+  });
+
+export const Agent = z
+  .object({
+    id: z.int(),
+    name: z.string().optional(),
+    prompt_id: z
+      .int()
+      .nullable()
+      .openapi({ description: 'The prompt the agent runs, or null when it has none.' })
+      .optional(),
+    pinned_prompt_version: z
+      .int()
+      .nullable()
+      .openapi({
+        description: 'The prompt version the agent is pinned to, or null to follow the latest.',
+      })
+      .optional(),
+  })
+  .openapi('Agent', {
+    description:
+      'An agent, which answers sessions with a prompt. Every property is present in a full item; `fields` can narrow an item, but `id` is always there.',
+  });
+
+export const AgentListResponse = z
+  .object({
+    items: z.array(Agent),
+    page: z.int().openapi({ description: 'Page number of these results, 0-based.' }),
+    page_size: z.int().openapi({ description: 'The `limit` used.' }),
+    total_pages: z
+      .int()
+      .nullable()
+      .openapi({ description: 'ceil(total_count / page_size); null when page_size is 0.' })
+      .optional(),
+    total_count: z
+      .int()
+      .nullable()
+      .openapi({ description: 'Number of items matching the query over all pages.' })
+      .optional(),
+    next_cursor: z
+      .string()
+      .nullable()
+      .openapi({
+        description:
+          'Pass as `cursor` (with the same query) to get the page after this one; null when this page is the last. Always present.',
+      })
+      .optional(),
+  })
+  .openapi('AgentListResponse', { description: 'One page of agents.' });
+
+export const ChannelTargetProperties = z
+  .enum(['id', 'channel_id', 'channel_name', 'target', 'target_mode', 'agent_id', 'is_agent_test'])
+  .openapi('ChannelTargetProperties', {
+    description:
+      'Channel target property names usable in `search_fields`, `order_by` and `fields`.',
+  });
+
+export const ChannelTarget = z
+  .object({
+    id: z.int(),
+    channel_id: z.int().optional(),
+    channel_name: z.string().optional(),
+    target: z
+      .string()
+      .openapi({
+        description: 'What the target is on its channel (a phone number, a widget name...).',
+      })
+      .optional(),
+    target_mode: z
+      .string()
+      .openapi({ description: 'How the channel reaches the target (for example `phone`).' })
+      .optional(),
+    agent_id: z
+      .int()
+      .nullable()
+      .openapi({
+        description: 'The agent that answers its sessions when no experiment runs, or null.',
+      })
+      .optional(),
+    is_agent_test: z
+      .boolean()
+      .openapi({ description: 'A target for testing one agent; an experiment cannot run on it.' })
+      .optional(),
+  })
+  .openapi('ChannelTarget', {
+    description:
+      'A target of a channel, where sessions start. Every property is present in a full item; `fields` can narrow an item, but `id` is always there.',
+  });
+
+export const ChannelTargetListResponse = z
+  .object({
+    items: z.array(ChannelTarget),
+    page: z.int().openapi({ description: 'Page number of these results, 0-based.' }),
+    page_size: z.int().openapi({ description: 'The `limit` used.' }),
+    total_pages: z
+      .int()
+      .nullable()
+      .openapi({ description: 'ceil(total_count / page_size); null when page_size is 0.' })
+      .optional(),
+    total_count: z
+      .int()
+      .nullable()
+      .openapi({ description: 'Number of items matching the query over all pages.' })
+      .optional(),
+    next_cursor: z
+      .string()
+      .nullable()
+      .openapi({
+        description:
+          'Pass as `cursor` (with the same query) to get the page after this one; null when this page is the last. Always present.',
+      })
+      .optional(),
+  })
+  .openapi('ChannelTargetListResponse', { description: 'One page of channel targets.' });
+
 export const SessionRouteRequest = z
   .object({
     user_id: z
@@ -1378,6 +1498,119 @@ export const experimentsResultsRoute = createRoute({
   },
 });
 
+export const channelTargetsListRoute = createRoute({
+  method: 'get',
+  path: '/api/v1/channels/targets/',
+  operationId: 'channel_targets_list',
+  tags: ['channels.targets'],
+  summary: 'List channel targets',
+  description:
+    "Pages through the organization's channel targets (default order `id` ascending), for\nthe `target_id` of an experiment or of session routing. Needs `CHANNELS_READ`. An\nAgentline extension: targets are written by the operator (`agentline load`).\n",
+  'x-agentline-permission': 'CHANNELS_READ' as const,
+  security: [{ APIKeyHeader: [] }],
+  request: {
+    query: z.object({
+      page: pageParameter,
+      cursor: cursorParameter,
+      limit: limitParameter,
+      search_fields: arrayParam(z.array(ChannelTargetProperties))
+        .default([])
+        .openapi({
+          param: {
+            description:
+              'Channel target properties to search, paired by index with `search_field_values`.',
+          },
+        }),
+      search_field_values: searchFieldValuesParameter,
+      order_by: ChannelTargetProperties.optional().openapi({
+        param: { description: 'Property to order by (default `id` ascending).' },
+      }),
+      order_by_direction: orderByDirectionParameter,
+      fields: arrayParam(z.array(ChannelTargetProperties))
+        .default([])
+        .openapi({
+          param: {
+            description:
+              'Properties to include in each item (absent or empty means all; `id` is always included).',
+          },
+        }),
+    }),
+  },
+  responses: {
+    200: {
+      description: 'One page of channel targets.',
+      headers: z.object({
+        'X-Request-Id': xRequestIdHeader,
+      }),
+      content: {
+        'application/json': { schema: ChannelTargetListResponse },
+      },
+    },
+    401: unauthorizedResponse,
+    403: forbiddenResponse,
+    422: validationFailedResponse,
+    429: rateLimitedResponse,
+    500: internalErrorResponse,
+    503: serviceUnavailableResponse,
+  },
+});
+
+export const agentsListRoute = createRoute({
+  method: 'get',
+  path: '/api/v1/agents/',
+  operationId: 'agents_list',
+  tags: ['agents'],
+  summary: 'List agents',
+  description:
+    "Pages through the organization's agents (default order `id` ascending), for the\n`agent_id` of an experiment's variants. Needs `CHANNELS_READ`. An Agentline extension:\nagents are written by the operator (`agentline load`), not through the API.\n",
+  'x-agentline-permission': 'CHANNELS_READ' as const,
+  security: [{ APIKeyHeader: [] }],
+  request: {
+    query: z.object({
+      page: pageParameter,
+      cursor: cursorParameter,
+      limit: limitParameter,
+      search_fields: arrayParam(z.array(AgentProperties))
+        .default([])
+        .openapi({
+          param: {
+            description: 'Agent properties to search, paired by index with `search_field_values`.',
+          },
+        }),
+      search_field_values: searchFieldValuesParameter,
+      order_by: AgentProperties.optional().openapi({
+        param: { description: 'Property to order by (default `id` ascending).' },
+      }),
+      order_by_direction: orderByDirectionParameter,
+      fields: arrayParam(z.array(AgentProperties))
+        .default([])
+        .openapi({
+          param: {
+            description:
+              'Properties to include in each item (absent or empty means all; `id` is always included).',
+          },
+        }),
+    }),
+  },
+  responses: {
+    200: {
+      description: 'One page of agents.',
+      headers: z.object({
+        'X-Request-Id': xRequestIdHeader,
+      }),
+      content: {
+        'application/json': { schema: AgentListResponse },
+      },
+    },
+    401: unauthorizedResponse,
+    403: forbiddenResponse,
+    422: validationFailedResponse,
+    429: rateLimitedResponse,
+    500: internalErrorResponse,
+    503: serviceUnavailableResponse,
+  },
+});
+
 export const sessionsRouteRoute = createRoute({
   method: 'post',
   path: '/api/v1/channels/targets/{target_id}/sessions',
@@ -1439,6 +1672,8 @@ export const routes = {
   experimentsStart: experimentsStartRoute,
   experimentsStop: experimentsStopRoute,
   experimentsResults: experimentsResultsRoute,
+  channelTargetsList: channelTargetsListRoute,
+  agentsList: agentsListRoute,
   sessionsRoute: sessionsRouteRoute,
 } as const;
 
@@ -1451,7 +1686,7 @@ export const openApiDocumentConfig = {
     summary:
       'Events, prompts, telephony A2P check, experiments and session routing of an AI-agent platform.',
     description:
-      'Agentline serves the HTTP API of a platform for AI agents that talk to people over phone,\nSMS and web chat. This document is the whole contract: the server and the TypeScript SDK\nare generated from it and checked against it.\n\n## Authentication and tenancy\nEvery `/api/v1` operation needs an API key in the `Service-API-Key` header\n(`agl_<key id>_<secret>`, created by an operator with `agentline key create`). A key belongs\nto one organization and sees only that organization\'s records; an id that belongs to another\norganization answers exactly like an id that does not exist (404).\n\nA key has one role, and a role is a named set of permissions (possibly empty, to park a key).\nEach operation names the one it needs in its `x-agentline-permission` extension, which is\nwhat the server enforces; this table lists them (a test keeps the two in agreement):\n\n| Permission | Operations |\n|---|---|\n| `EVENTS_READ` | `events_list` |\n| `PROMPTS_READ` | `prompts_list` |\n| `CHANNELS_READ` | `channels_telephony_numbers_verify_a2p_compliance`, `experiments_list`, `experiments_get`, `experiments_results` |\n| `CHANNELS_WRITE` | `experiments_create`, `experiments_update`, `experiments_start`, `experiments_stop` |\n| `CHANNELS_DELETE` | `experiments_delete` |\n| `SESSIONS_WRITE` | `sessions_route` |\n\nA missing, malformed, unknown or revoked key is a **401** (`UNAUTHENTICATED`, with\n`WWW-Authenticate: ApiKey header="Service-API-Key"`); a valid key whose role lacks the\npermission is a **403** (`PERMISSION_DENIED`, naming the permission). A client address that\nkeeps presenting keys that fail is answered **429** (`RATE_LIMITED`, with `Retry-After`) for a\nwhile, before its key or body is looked at; the server\'s operator sets how many failures a\nminute an address may have.\n\n## Responses and errors\nEvery successful operation answers **200** with `application/json`, create and delete included.\n\nInput that fails validation (query, path or body) is a **422** with `HTTPValidationError`:\n`{"detail": [{"loc": ["query", "limit"], "msg": "...", "type": "less_than_equal"}]}`.\n`loc` starts with `query`, `path` or `body` and continues with the field name and array\nindexes (`["body", "variants", 1, "weight"]`). `type` is a short machine word: `missing`,\n`int_parsing`, `bool_parsing`, `greater_than_equal`, `less_than_equal`, `string_too_short`,\n`string_too_long`, `too_short`, `too_long`, `enum`, `string_type`, `int_type`, `bool_type`,\n`object_type`, `list_type`, `string_pattern_mismatch`, `datetime_parsing`, `json_invalid`,\n`extra_forbidden`, `value_error`. Experiment rule violations in a body are 422s too, with the\n`loc` of the offending field and a message that says what to fix.\n\nEvery other error has the body `ErrorResponse`: `{"detail": "<what happened and what to do>",\n"code": "<UPPER_SNAKE>", "request_id": "<id>"}`. Codes: `UNAUTHENTICATED` (401),\n`PERMISSION_DENIED` (403), `NOT_FOUND` (404), `CONFLICT` (409, a state rule),\n`PAYLOAD_TOO_LARGE` (413), `UNSUPPORTED_MEDIA_TYPE` (415: a body that is not uncompressed\nJSON in UTF-8), `RATE_LIMITED` (429, with `Retry-After`), `INTERNAL` (500),\n`PROVIDER_UNAVAILABLE` (502, the telephony provider failed), `SERVICE_UNAVAILABLE` (503, the\ndatabase cannot take the request). Error bodies never carry stack traces, SQL or secrets.\n\nEvery response carries `X-Request-Id`: a safe incoming `X-Request-Id` (1-128 characters of\n`A-Za-z0-9._:-`) is echoed, otherwise one is generated. Error bodies repeat it.\n\n## Retries\nA 408, 429 or 5xx answer and a failed connection may be retried: GET, PUT and DELETE as they\nare, a POST with the same `Idempotency-Key` (see that header). Wait what `Retry-After` (or\n`retry-after-ms`, in milliseconds) says, otherwise back off exponentially with jitter. A\nclient may send `Agentline-Retry-Count` (0 on the first attempt of a call, then 1, 2...): the\nserver writes it to its access log as `retry_count`, so retries can be told apart there, and\notherwise ignores it. The TypeScript SDK does all of this by default; it waits at most 60 s\nfor one `Retry-After`, and fails at once with the error when asked to wait longer.\n\n## Values\n- Field names are snake_case on the wire.\n- Date-times are ISO 8601 in UTC with a `Z` and milliseconds on output\n  (`2026-03-17T07:22:20.252Z`). Date-times given as input must carry `Z` or an offset.\n- Ids, counts and weights are JSON integers: `"50"` or `50.5` where an integer is due is a 422.\n- Text never contains U+0000 (NUL): a query parameter or body string holding it is a 422\n  (`value_error`, with its `loc`), whichever database the server runs on.\n- Text is well-formed Unicode: a body string or key holding a lone surrogate (an unpaired\n  `\\ud800`-`\\udfff` escape) is a 422 (`value_error`, with its `loc`).\n\n## Request bodies\nAn operation that takes a body reads it as JSON in UTF-8: send `Content-Type:\napplication/json` (a `charset` parameter, if any, must be `utf-8`) and no `Content-Encoding`\nother than `identity`; anything else is a **415** (`UNSUPPORTED_MEDIA_TYPE`). An operation\nwhose body is optional (routing a session) also takes no body and no `Content-Type`. A body\nnested deeper than 64 levels of arrays and objects is a 422 (`value_error`, with the `loc`\nwhere the limit is crossed); the contract\'s deepest body needs four.\n\n## Lists\nThe events, prompts and experiments lists share their query parameters:\n- Arrays are repeated keys: `?search_fields=type&search_fields=source&search_field_values=call&search_field_values=llm`.\n- `page` (0-based, default 0) and `limit` (0 to 1000, default 25) select a page.\n- `search_fields[i]` is matched against `search_field_values[i]`; both lists must have the\n  same length, and all pairs must match (AND). How a value matches depends on the field:\n  text fields match a case-insensitive substring; identifier fields of events (`session_id`,\n  `conversation_id`, `source_id`, `user_id`) match by exact, case-sensitive equality (they\n  are looked up, not browsed); `name_exact` is exact, case-sensitive\n  equality with `name`; `name_description` is a case-insensitive substring of `name` or of\n  `description`; integer fields (`id`, `agent_count`, `target_id`, `agent_id`) need an integer\n  value (else 422) and match by equality; boolean fields (`session_end_enabled`) need `true` or\n  `false` (else 422); date-time fields match when the value is a prefix of the field\'s ISO text\n  (`2026-05` is that month); object fields (`attributes`, `llm_config`) match a case-insensitive\n  substring of their JSON text. No property name contains `list`, so every value is one literal\n  string: commas and brackets are ordinary characters.\n- `order_by` takes any property; `order_by_direction` defaults to `asc` when `order_by` is\n  given. Without `order_by`, events come newest first (`timestamp desc`), prompts and\n  experiments by `id asc`. The record\'s primary key always breaks ties, so pages never overlap\n  or skip.\n- `fields` narrows each item to the listed properties (absent or empty: all). `name_exact` and\n  `name_description` in `fields` mean `name` (and `description`). The properties a schema marks\n  required (`timestamp` of an event, `id` of a prompt or experiment) are always included.\n- `start_datetime` (inclusive) and `end_datetime` (exclusive) filter events on `timestamp`,\n  prompts on `last_updated` and experiments on `created_at`. An unparseable value, or a start\n  after the end, is a 422.\n- The envelope: `page` as asked, `page_size` = the `limit` used, `total_count` = all matches,\n  `total_pages` = ceil(total_count / limit) (`null` when limit is 0), `next_cursor` = where the\n  next page starts (`null` on the last page). A page past the end is a 200 with `items: []`.\n- To walk a whole list, follow `next_cursor`: pass it as `cursor` with the same query. A\n  cursor page ignores `page`, costs the same at any depth, and neither repeats nor skips an\n  item while new records arrive (records are added to their place in the order; a walk in the\n  default newest-first order of events does not see events newer than its first page). `page`\n  still works for jumping to a page, at a cost that grows with its depth.\n- Unknown query parameters are ignored. A property name that does not exist is a 422 whose\n  message lists the allowed names.\n- Query parameters the seed types as "or null" (`page`, `order_by`, `order_by_direction`,\n  `fields`, `start_datetime`, `end_datetime`) take null by being left out: a query string has\n  no null.\n',
+      'Agentline serves the HTTP API of a platform for AI agents that talk to people over phone,\nSMS and web chat. This document is the whole contract: the server and the TypeScript SDK\nare generated from it and checked against it.\n\n## Authentication and tenancy\nEvery `/api/v1` operation needs an API key in the `Service-API-Key` header\n(`agl_<key id>_<secret>`, created by an operator with `agentline key create`). A key belongs\nto one organization and sees only that organization\'s records; an id that belongs to another\norganization answers exactly like an id that does not exist (404).\n\nA key has one role, and a role is a named set of permissions (possibly empty, to park a key).\nEach operation names the one it needs in its `x-agentline-permission` extension, which is\nwhat the server enforces; this table lists them (a test keeps the two in agreement):\n\n| Permission | Operations |\n|---|---|\n| `EVENTS_READ` | `events_list` |\n| `PROMPTS_READ` | `prompts_list` |\n| `CHANNELS_READ` | `channels_telephony_numbers_verify_a2p_compliance`, `experiments_list`, `experiments_get`, `experiments_results`, `agents_list`, `channel_targets_list` |\n| `CHANNELS_WRITE` | `experiments_create`, `experiments_update`, `experiments_start`, `experiments_stop` |\n| `CHANNELS_DELETE` | `experiments_delete` |\n| `SESSIONS_WRITE` | `sessions_route` |\n\nA missing, malformed, unknown or revoked key is a **401** (`UNAUTHENTICATED`, with\n`WWW-Authenticate: ApiKey header="Service-API-Key"`); a valid key whose role lacks the\npermission is a **403** (`PERMISSION_DENIED`, naming the permission). A client address that\nkeeps presenting keys that fail is answered **429** (`RATE_LIMITED`, with `Retry-After`) for a\nwhile, before its key or body is looked at; the server\'s operator sets how many failures a\nminute an address may have.\n\n## Responses and errors\nEvery successful operation answers **200** with `application/json`, create and delete included.\n\nInput that fails validation (query, path or body) is a **422** with `HTTPValidationError`:\n`{"detail": [{"loc": ["query", "limit"], "msg": "...", "type": "less_than_equal"}]}`.\n`loc` starts with `query`, `path` or `body` and continues with the field name and array\nindexes (`["body", "variants", 1, "weight"]`). `type` is a short machine word: `missing`,\n`int_parsing`, `bool_parsing`, `greater_than_equal`, `less_than_equal`, `string_too_short`,\n`string_too_long`, `too_short`, `too_long`, `enum`, `string_type`, `int_type`, `bool_type`,\n`object_type`, `list_type`, `string_pattern_mismatch`, `datetime_parsing`, `json_invalid`,\n`extra_forbidden`, `value_error`. Experiment rule violations in a body are 422s too, with the\n`loc` of the offending field and a message that says what to fix.\n\nEvery other error has the body `ErrorResponse`: `{"detail": "<what happened and what to do>",\n"code": "<UPPER_SNAKE>", "request_id": "<id>"}`. Codes: `UNAUTHENTICATED` (401),\n`PERMISSION_DENIED` (403), `NOT_FOUND` (404), `CONFLICT` (409, a state rule),\n`PAYLOAD_TOO_LARGE` (413), `UNSUPPORTED_MEDIA_TYPE` (415: a body that is not uncompressed\nJSON in UTF-8), `RATE_LIMITED` (429, with `Retry-After`), `INTERNAL` (500),\n`PROVIDER_UNAVAILABLE` (502, the telephony provider failed), `SERVICE_UNAVAILABLE` (503, the\ndatabase cannot take the request). Error bodies never carry stack traces, SQL or secrets.\n\nEvery response carries `X-Request-Id`: a safe incoming `X-Request-Id` (1-128 characters of\n`A-Za-z0-9._:-`) is echoed, otherwise one is generated. Error bodies repeat it.\n\n## Retries\nA 408, 429 or 5xx answer and a failed connection may be retried: GET, PUT and DELETE as they\nare, a POST with the same `Idempotency-Key` (see that header). Wait what `Retry-After` (or\n`retry-after-ms`, in milliseconds) says, otherwise back off exponentially with jitter. A\nclient may send `Agentline-Retry-Count` (0 on the first attempt of a call, then 1, 2...): the\nserver writes it to its access log as `retry_count`, so retries can be told apart there, and\notherwise ignores it. The TypeScript SDK does all of this by default; it waits at most 60 s\nfor one `Retry-After`, and fails at once with the error when asked to wait longer.\n\n## Values\n- Field names are snake_case on the wire.\n- Date-times are ISO 8601 in UTC with a `Z` and milliseconds on output\n  (`2026-03-17T07:22:20.252Z`). Date-times given as input must carry `Z` or an offset.\n- Ids, counts and weights are JSON integers: `"50"` or `50.5` where an integer is due is a 422.\n- Text never contains U+0000 (NUL): a query parameter or body string holding it is a 422\n  (`value_error`, with its `loc`), whichever database the server runs on.\n- Text is well-formed Unicode: a body string or key holding a lone surrogate (an unpaired\n  `\\ud800`-`\\udfff` escape) is a 422 (`value_error`, with its `loc`).\n\n## Request bodies\nAn operation that takes a body reads it as JSON in UTF-8: send `Content-Type:\napplication/json` (a `charset` parameter, if any, must be `utf-8`) and no `Content-Encoding`\nother than `identity`; anything else is a **415** (`UNSUPPORTED_MEDIA_TYPE`). An operation\nwhose body is optional (routing a session) also takes no body and no `Content-Type`. A body\nnested deeper than 64 levels of arrays and objects is a 422 (`value_error`, with the `loc`\nwhere the limit is crossed); the contract\'s deepest body needs four.\n\n## Lists\nThe events, prompts, experiments, agents and channel targets lists share their query\nparameters:\n- Arrays are repeated keys: `?search_fields=type&search_fields=source&search_field_values=call&search_field_values=llm`.\n- `page` (0-based, default 0) and `limit` (0 to 1000, default 25) select a page.\n- `search_fields[i]` is matched against `search_field_values[i]`; both lists must have the\n  same length, and all pairs must match (AND). How a value matches depends on the field:\n  text fields match a case-insensitive substring; identifier fields of events (`session_id`,\n  `conversation_id`, `source_id`, `user_id`) match by exact, case-sensitive equality (they\n  are looked up, not browsed); `name_exact` is exact, case-sensitive\n  equality with `name`; `name_description` is a case-insensitive substring of `name` or of\n  `description`; integer fields (`id`, `agent_count`, `target_id`, `agent_id`) need an integer\n  value (else 422) and match by equality; boolean fields (`session_end_enabled`) need `true` or\n  `false` (else 422); date-time fields match when the value is a prefix of the field\'s ISO text\n  (`2026-05` is that month); object fields (`attributes`, `llm_config`) match a case-insensitive\n  substring of their JSON text. No property name contains `list`, so every value is one literal\n  string: commas and brackets are ordinary characters.\n- `order_by` takes any property; `order_by_direction` defaults to `asc` when `order_by` is\n  given. Without `order_by`, events come newest first (`timestamp desc`), prompts and\n  experiments by `id asc`. The record\'s primary key always breaks ties, so pages never overlap\n  or skip.\n- `fields` narrows each item to the listed properties (absent or empty: all). `name_exact` and\n  `name_description` in `fields` mean `name` (and `description`). The properties a schema marks\n  required (`timestamp` of an event, `id` of a prompt or experiment) are always included.\n- `start_datetime` (inclusive) and `end_datetime` (exclusive) filter events on `timestamp`,\n  prompts on `last_updated` and experiments on `created_at` (agents and channel targets have\n  no time, and take no window). An unparseable value, or a start after the end, is a 422.\n- The envelope: `page` as asked, `page_size` = the `limit` used, `total_count` = all matches,\n  `total_pages` = ceil(total_count / limit) (`null` when limit is 0), `next_cursor` = where the\n  next page starts (`null` on the last page). A page past the end is a 200 with `items: []`.\n- To walk a whole list, follow `next_cursor`: pass it as `cursor` with the same query. A\n  cursor page ignores `page`, costs the same at any depth, and neither repeats nor skips an\n  item while new records arrive (records are added to their place in the order; a walk in the\n  default newest-first order of events does not see events newer than its first page). `page`\n  still works for jumping to a page, at a cost that grows with its depth.\n- Unknown query parameters are ignored. A property name that does not exist is a 422 whose\n  message lists the allowed names.\n- Query parameters the seed types as "or null" (`page`, `order_by`, `order_by_direction`,\n  `fields`, `start_datetime`, `end_datetime`) take null by being left out: a query string has\n  no null.\n',
     license: {
       name: 'MIT',
       identifier: 'MIT',
@@ -1482,6 +1717,15 @@ export const openApiDocumentConfig = {
       name: 'experiments',
       description:
         "An experiment splits one channel target's live traffic between two or more agent variants\nby weight and counts the sessions each variant handled. It does not pick a winner, compute\nstatistical significance or measure business outcomes.\n\nLife cycle: create -> `draft` (update, start or delete) -> `running` (stop) -> `stopped`\n(delete). A running experiment must be stopped before it is deleted; a stopped one cannot\nbe restarted; only a draft can be updated or started. Breaking one of these rules is a 409.\nOnly one experiment can run on a target at a time: the database enforces it, so it holds\nunder concurrent starts and across server processes.\n",
+    },
+    {
+      name: 'agents',
+      description: "The organization's agents, read-only: the ids an experiment's variants name.",
+    },
+    {
+      name: 'channels.targets',
+      description:
+        "The organization's channel targets (a phone number, a web chat widget... on a channel),\nread-only: the `target_id` an experiment and session routing name.\n",
     },
     {
       name: 'sessions',
@@ -1542,6 +1786,12 @@ export function registerSpecComponents(app: Pick<OpenAPIHono, 'openAPIRegistry'>
   app.openAPIRegistry.register('ExperimentDeleteResponse', ExperimentDeleteResponse);
   app.openAPIRegistry.register('VariantResult', VariantResult);
   app.openAPIRegistry.register('ExperimentResults', ExperimentResults);
+  app.openAPIRegistry.register('AgentProperties', AgentProperties);
+  app.openAPIRegistry.register('Agent', Agent);
+  app.openAPIRegistry.register('AgentListResponse', AgentListResponse);
+  app.openAPIRegistry.register('ChannelTargetProperties', ChannelTargetProperties);
+  app.openAPIRegistry.register('ChannelTarget', ChannelTarget);
+  app.openAPIRegistry.register('ChannelTargetListResponse', ChannelTargetListResponse);
   app.openAPIRegistry.register('SessionRouteRequest', SessionRouteRequest);
   app.openAPIRegistry.register('RoutedSession', RoutedSession);
   app.openAPIRegistry.register('ValidationError', ValidationError);

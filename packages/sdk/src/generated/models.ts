@@ -248,6 +248,43 @@ export interface ExperimentResults extends Omit<
   variants: VariantResult[];
 }
 
+/**
+ * Agent property names usable in `search_fields`, `order_by` and `fields` (`name_exact` searches exact names).
+ */
+export type AgentProperties = Schema<'AgentProperties'>;
+
+/**
+ * An agent, which answers sessions with a prompt. Every property is present in a full item; `fields` can narrow an item, but `id` is always there.
+ */
+export interface Agent extends Schema<'Agent'> {}
+
+/**
+ * One page of agents.
+ */
+export interface AgentListResponse extends Omit<Schema<'AgentListResponse'>, 'items'> {
+  items: Agent[];
+}
+
+/**
+ * Channel target property names usable in `search_fields`, `order_by` and `fields`.
+ */
+export type ChannelTargetProperties = Schema<'ChannelTargetProperties'>;
+
+/**
+ * A target of a channel, where sessions start. Every property is present in a full item; `fields` can narrow an item, but `id` is always there.
+ */
+export interface ChannelTarget extends Schema<'ChannelTarget'> {}
+
+/**
+ * One page of channel targets.
+ */
+export interface ChannelTargetListResponse extends Omit<
+  Schema<'ChannelTargetListResponse'>,
+  'items'
+> {
+  items: ChannelTarget[];
+}
+
 export interface SessionRouteRequest extends Schema<'SessionRouteRequest'> {}
 
 export interface RoutedSession extends Schema<'RoutedSession'> {}
@@ -273,4 +310,14 @@ export interface PromptListQuery extends NonNullable<
 /** The query of `experiments_list`. */
 export interface ExperimentListQuery extends NonNullable<
   operations['experiments_list']['parameters']['query']
+> {}
+
+/** The query of `channel_targets_list`. */
+export interface ChannelTargetListQuery extends NonNullable<
+  operations['channel_targets_list']['parameters']['query']
+> {}
+
+/** The query of `agents_list`. */
+export interface AgentListQuery extends NonNullable<
+  operations['agents_list']['parameters']['query']
 > {}

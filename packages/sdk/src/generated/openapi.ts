@@ -236,6 +236,50 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/channels/targets/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List channel targets
+         * @description Pages through the organization's channel targets (default order `id` ascending), for
+         *     the `target_id` of an experiment or of session routing. Needs `CHANNELS_READ`. An
+         *     Agentline extension: targets are written by the operator (`agentline load`).
+         */
+        get: operations["channel_targets_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/agents/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List agents
+         * @description Pages through the organization's agents (default order `id` ascending), for the
+         *     `agent_id` of an experiment's variants. Needs `CHANNELS_READ`. An Agentline extension:
+         *     agents are written by the operator (`agentline load`), not through the API.
+         */
+        get: operations["agents_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/channels/targets/{target_id}/sessions": {
         parameters: {
             query?: never;
@@ -648,6 +692,67 @@ export interface components {
             status: components["schemas"]["ExperimentStatus"];
             /** @description One entry per variant, in variant order. */
             variants: components["schemas"]["VariantResult"][];
+        };
+        /**
+         * @description Agent property names usable in `search_fields`, `order_by` and `fields` (`name_exact` searches exact names).
+         * @enum {string}
+         */
+        AgentProperties: "id" | "name" | "name_exact" | "prompt_id" | "pinned_prompt_version";
+        /** @description An agent, which answers sessions with a prompt. Every property is present in a full item; `fields` can narrow an item, but `id` is always there. */
+        Agent: {
+            id: number;
+            name?: string;
+            /** @description The prompt the agent runs, or null when it has none. */
+            prompt_id?: number | null;
+            /** @description The prompt version the agent is pinned to, or null to follow the latest. */
+            pinned_prompt_version?: number | null;
+        };
+        /** @description One page of agents. */
+        AgentListResponse: {
+            items: components["schemas"]["Agent"][];
+            /** @description Page number of these results, 0-based. */
+            page: number;
+            /** @description The `limit` used. */
+            page_size: number;
+            /** @description ceil(total_count / page_size); null when page_size is 0. */
+            total_pages?: number | null;
+            /** @description Number of items matching the query over all pages. */
+            total_count?: number | null;
+            /** @description Pass as `cursor` (with the same query) to get the page after this one; null when this page is the last. Always present. */
+            next_cursor?: string | null;
+        };
+        /**
+         * @description Channel target property names usable in `search_fields`, `order_by` and `fields`.
+         * @enum {string}
+         */
+        ChannelTargetProperties: "id" | "channel_id" | "channel_name" | "target" | "target_mode" | "agent_id" | "is_agent_test";
+        /** @description A target of a channel, where sessions start. Every property is present in a full item; `fields` can narrow an item, but `id` is always there. */
+        ChannelTarget: {
+            id: number;
+            channel_id?: number;
+            channel_name?: string;
+            /** @description What the target is on its channel (a phone number, a widget name...). */
+            target?: string;
+            /** @description How the channel reaches the target (for example `phone`). */
+            target_mode?: string;
+            /** @description The agent that answers its sessions when no experiment runs, or null. */
+            agent_id?: number | null;
+            /** @description A target for testing one agent; an experiment cannot run on it. */
+            is_agent_test?: boolean;
+        };
+        /** @description One page of channel targets. */
+        ChannelTargetListResponse: {
+            items: components["schemas"]["ChannelTarget"][];
+            /** @description Page number of these results, 0-based. */
+            page: number;
+            /** @description The `limit` used. */
+            page_size: number;
+            /** @description ceil(total_count / page_size); null when page_size is 0. */
+            total_pages?: number | null;
+            /** @description Number of items matching the query over all pages. */
+            total_count?: number | null;
+            /** @description Pass as `cursor` (with the same query) to get the page after this one; null when this page is the last. Always present. */
+            next_cursor?: string | null;
         };
         SessionRouteRequest: {
             /** @description The caller (for example their phone number). Makes the variant pick sticky. */
@@ -1357,6 +1462,112 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    channel_targets_list: {
+        parameters: {
+            query?: {
+                /** @description 0-based page to return. Leaving it out means 0. */
+                page?: components["parameters"]["Page"];
+                /**
+                 * @description Continues a walk where a page ended: the `next_cursor` of that page. With a cursor,
+                 *     `page` is ignored and the page starts right after the item the cursor marks, in the
+                 *     same order, so pages never repeat or skip an item while new records arrive, and a page
+                 *     deep into the list costs what the first one does. The cursor is bound to the query: send
+                 *     the same `search_fields`, `search_field_values`, `order_by`, `order_by_direction`,
+                 *     `start_datetime` and `end_datetime` with it (`limit` and `fields` may change). A cursor
+                 *     that was altered, belongs to another organization or another query is a 422 at
+                 *     `["query", "cursor"]`. Cursors are opaque and do not expire.
+                 */
+                cursor?: components["parameters"]["Cursor"];
+                /** @description Maximum number of items on the page (0 returns only the counts). */
+                limit?: components["parameters"]["Limit"];
+                /** @description Channel target properties to search, paired by index with `search_field_values`. */
+                search_fields?: components["schemas"]["ChannelTargetProperties"][];
+                /** @description Values to search for, paired by index with `search_fields` (the two lists must have the same length). Each value is one literal string. */
+                search_field_values?: components["parameters"]["SearchFieldValues"];
+                /** @description Property to order by (default `id` ascending). */
+                order_by?: components["schemas"]["ChannelTargetProperties"];
+                /** @description Direction of `order_by`; `asc` when left out. */
+                order_by_direction?: components["parameters"]["OrderByDirection"];
+                /** @description Properties to include in each item (absent or empty means all; `id` is always included). */
+                fields?: components["schemas"]["ChannelTargetProperties"][];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of channel targets. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ChannelTargetListResponse"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    agents_list: {
+        parameters: {
+            query?: {
+                /** @description 0-based page to return. Leaving it out means 0. */
+                page?: components["parameters"]["Page"];
+                /**
+                 * @description Continues a walk where a page ended: the `next_cursor` of that page. With a cursor,
+                 *     `page` is ignored and the page starts right after the item the cursor marks, in the
+                 *     same order, so pages never repeat or skip an item while new records arrive, and a page
+                 *     deep into the list costs what the first one does. The cursor is bound to the query: send
+                 *     the same `search_fields`, `search_field_values`, `order_by`, `order_by_direction`,
+                 *     `start_datetime` and `end_datetime` with it (`limit` and `fields` may change). A cursor
+                 *     that was altered, belongs to another organization or another query is a 422 at
+                 *     `["query", "cursor"]`. Cursors are opaque and do not expire.
+                 */
+                cursor?: components["parameters"]["Cursor"];
+                /** @description Maximum number of items on the page (0 returns only the counts). */
+                limit?: components["parameters"]["Limit"];
+                /** @description Agent properties to search, paired by index with `search_field_values`. */
+                search_fields?: components["schemas"]["AgentProperties"][];
+                /** @description Values to search for, paired by index with `search_fields` (the two lists must have the same length). Each value is one literal string. */
+                search_field_values?: components["parameters"]["SearchFieldValues"];
+                /** @description Property to order by (default `id` ascending). */
+                order_by?: components["schemas"]["AgentProperties"];
+                /** @description Direction of `order_by`; `asc` when left out. */
+                order_by_direction?: components["parameters"]["OrderByDirection"];
+                /** @description Properties to include in each item (absent or empty means all; `id` is always included). */
+                fields?: components["schemas"]["AgentProperties"][];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of agents. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AgentListResponse"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];

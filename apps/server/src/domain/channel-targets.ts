@@ -1,0 +1,22 @@
+// The channel targets list: which properties it has and how each is searched (list-query.ts does
+// the rest).
+
+import type { components } from '../generated/openapi-types.js';
+import type { ListResource } from './list-query.js';
+
+export type ChannelTargetProperty = components['schemas']['ChannelTargetProperties'];
+
+export const CHANNEL_TARGET_LIST: ListResource<ChannelTargetProperty> = {
+  name: 'channel_targets',
+  kinds: {
+    id: 'integer',
+    channel_id: 'integer',
+    channel_name: 'text',
+    target: 'text',
+    target_mode: 'text',
+    agent_id: 'integer',
+    is_agent_test: 'boolean',
+  },
+  alwaysIncluded: ['id'],
+  defaultOrder: { property: 'id', direction: 'asc' },
+};
