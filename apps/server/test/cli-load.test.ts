@@ -82,7 +82,9 @@ afterAll(() => workspace.remove());
 describe('loading the example file', () => {
   it('writes every record and says what it did', async () => {
     const result = await workspace.run(['load', RECORDS_EXAMPLE, '--org', 'Acme']);
-    expect(result.stderr).toBe('');
+    expect(result.stderr).toBe(
+      'the ids experiments need: agentline agents list --org 1; agentline targets list --org 1\n',
+    );
     expect(result.code).toBe(0);
     expect(result.stdout).toContain('into organization "Acme" (id 1)');
     expect(result.stdout).toContain('prompts 3 new');
@@ -102,6 +104,30 @@ describe('loading the example file', () => {
       experiments: 1,
       experiment_variants: 2,
     });
+  });
+
+  it('lists the agents and targets it wrote, with the ids an experiment needs', async () => {
+    const agents = await workspace.run(['agents', 'list', '--org', 'Acme']);
+    expect(agents.code).toBe(0);
+    const agentLines = agents.stdout.trimEnd().split('\n');
+    expect(agentLines[0]).toMatch(/^ID\s+NAME\s+PROMPT ID\s+PINNED VERSION$/);
+    const dbAgents = (await query(
+      'SELECT id, name FROM agents WHERE organization_id = 1 ORDER BY id',
+    )) as Array<{
+      id: number;
+      name: string;
+    }>;
+    expect(agentLines.slice(1).map((line) => line.split(/\s{2,}/).slice(0, 2))).toEqual(
+      dbAgents.map((agent) => [String(agent.id), agent.name]),
+    );
+    const targets = await workspace.run(['targets', 'list', '--org', 'Acme']);
+    expect(targets.code).toBe(0);
+    const targetLines = targets.stdout.trimEnd().split('\n');
+    expect(targetLines[0]).toMatch(/^ID\s+CHANNEL\s+TARGET\s+MODE\s+AGENT ID\s+AGENT TEST$/);
+    expect(targetLines).toHaveLength(1 + 5);
+    const empty = await workspace.run(['agents', 'list', '--org', 'Globex']);
+    expect(empty).toMatchObject({ code: 0, stdout: '' });
+    expect(empty.stderr).toContain('has no agents yet');
   });
 
   it('resolves names to the rows just written', async () => {

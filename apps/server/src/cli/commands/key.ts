@@ -3,6 +3,7 @@ import { findRoleByName } from '../../db/repositories/roles.js';
 import { isKeyId, parseApiKey } from '../../domain/api-keys.js';
 import { CliError, UsageError } from '../cli-error.js';
 import { stringOption, type Command } from '../command.js';
+import { formatTable } from '../table.js';
 
 export const keyCreateCommand: Command = {
   words: ['key', 'create'],
@@ -72,16 +73,6 @@ export const keyRevokeCommand: Command = {
     }
   },
 };
-
-function formatTable(rows: string[][]): string[] {
-  const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => row[column]!.length)));
-  return rows.map((row) =>
-    row
-      .map((cell, column) => cell.padEnd(widths[column]!))
-      .join('  ')
-      .trimEnd(),
-  );
-}
 
 export const keyListCommand: Command = {
   words: ['key', 'list'],

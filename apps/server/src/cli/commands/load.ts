@@ -98,5 +98,8 @@ export const loadCommand: Command = {
     context.out(
       `loaded ${file} into organization "${organization.name}" (id ${organization.id}): ${describeLoadSummary(summary)}`,
     );
+    context.note(
+      `the ids experiments need: agentline agents list --org ${organization.id}; agentline targets list --org ${organization.id}`,
+    );
   },
 };
