@@ -5,6 +5,7 @@
 
 import { createHash } from 'node:crypto';
 import { InputRuleError, type InputProblem } from './errors.js';
+import type { JsonText } from './json-text.js';
 import { normalizeDateTime } from './timestamps.js';
 
 /** How a search value matches a property. */
@@ -309,15 +310,15 @@ export function listPage<T>(
 }
 
 /** listPage serialised, around items that are JSON text already (rendered by the database). */
-export function listPageJson(
-  itemsJson: readonly string[],
+export function listPageJson<T>(
+  itemsJson: ReadonlyArray<JsonText<T>>,
   query: ListQuery<string>,
   totalCount: number,
   next: ListPosition | null,
-): string {
+): JsonText<ListPage<T>> {
   // `items` is the first key; a replacement function, as a string would expand `$&` in the items.
   return JSON.stringify(listPage([], query, totalCount, next)).replace(
     '"items":[]',
     () => `"items":[${itemsJson.join(',')}]`,
-  );
+  ) as JsonText<ListPage<T>>;
 }

@@ -3,25 +3,28 @@
 // records), so a server process never serves an answer older than a load that another process
 // (the CLI) committed: it reads the version on every request and rebuilds when it moved.
 
+import { jsonBytes, type JsonBytes, type JsonText } from '../domain/json-text.js';
+
 export interface VersionedCacheOptions {
   /** Total size of the kept answers; the least recently used go first beyond it. */
   maxBytes: number;
 }
 
-interface Entry {
+interface Entry<T> {
   version: number;
   /** UTF-8 bytes, so a hit is written out without encoding the text again. */
-  json: Uint8Array<ArrayBuffer>;
+  json: JsonBytes<T>;
 }
 
-export class VersionedJsonCache {
-  private readonly entries = new Map<string, Entry>();
+/** Answers of type T, kept as the bytes of their JSON. */
+export class VersionedJsonCache<T> {
+  private readonly entries = new Map<string, Entry<T>>();
   private bytes = 0;
 
   constructor(private readonly options: VersionedCacheOptions) {}
 
   /** The answer for `key` built at `version`, or null. */
-  get(key: string, version: number): Uint8Array<ArrayBuffer> | null {
+  get(key: string, version: number): JsonBytes<T> | null {
     const entry = this.entries.get(key);
     if (!entry || entry.version !== version) return null;
     // Re-insert: a Map iterates in insertion order, so the front is the least recently used.
@@ -30,9 +33,9 @@ export class VersionedJsonCache {
     return entry.json;
   }
 
-  set(key: string, version: number, text: string): void {
+  set(key: string, version: number, text: JsonText<T>): void {
     this.remove(key);
-    const json = Buffer.from(text, 'utf8');
+    const json = jsonBytes(text);
     if (json.length > this.options.maxBytes) return;
     this.entries.set(key, { version, json });
     this.bytes += json.length;

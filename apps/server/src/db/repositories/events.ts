@@ -42,6 +42,10 @@ import {
 import { driveOnPostgres, selectRows, type Row, type Steps } from '../portable-sql.js';
 import { perDatabase } from '../prepared.js';
 import { events } from '../schema.js';
+import type { components } from '../../generated/openapi-types.js';
+import type { JsonText } from '../../domain/json-text.js';
+
+type EventItem = components['schemas']['Event'];
 
 /**
  * An event as the list reads it: its id (the order's tiebreaker) and its wire object as JSON text,
@@ -49,7 +53,8 @@ import { events } from '../schema.js';
  */
 export interface ListedEvent {
   id: number;
-  json: string;
+  /** Branded here, where the SQL that renders it lives (itemJson); see domain/json-text.ts. */
+  json: JsonText<EventItem>;
 }
 
 /** One page of the list, the number of events matching its query, and where the next starts. */

@@ -3,19 +3,21 @@ import { EVENT_LIST } from '../../domain/events.js';
 import { listPageJson, parseListQuery } from '../../domain/list-query.js';
 import { listEvents } from '../../db/repositories/events.js';
 import type { AppEnv } from '../../http/app-env.js';
+import { jsonTextResponse } from '../../http/json-text.js';
 import type * as routes from './events.routes.js';
 
 export const eventsList: RouteHandler<typeof routes.eventsList, AppEnv> = async (c) => {
   const { organizationId } = c.get('auth');
   const query = parseListQuery(EVENT_LIST, c.req.valid('query'), organizationId);
   const { rows, totalCount, next } = await listEvents(c.get('db'), organizationId, query);
-  const body = listPageJson(
-    rows.map((row) => row.json),
-    query,
-    totalCount,
-    next,
+  // The items are wire Events rendered by the database (listEvents; domain/json-text.ts).
+  return jsonTextResponse(
+    c,
+    listPageJson(
+      rows.map((row) => row.json),
+      query,
+      totalCount,
+      next,
+    ),
   );
-  // The items are wire Events rendered by the database (listEvents), which Hono's typed
-  // response cannot describe; the contract tests check these answers against the spec.
-  return c.body(body, 200, { 'Content-Type': 'application/json' }) as never;
 };

@@ -7,6 +7,8 @@ import { perDatabase } from '../../db/prepared.js';
 import { listPrompts } from '../../db/repositories/prompts.js';
 import { VersionedJsonCache } from '../../http/versioned-cache.js';
 import type { AppEnv } from '../../http/app-env.js';
+import { jsonTextResponse } from '../../http/json-text.js';
+import { jsonText } from '../../domain/json-text.js';
 import type { components } from '../../generated/openapi-types.js';
 import type * as routes from './prompts.routes.js';
 import { toWirePrompt, toWireTools, type WirePrompt } from './prompts.wire.js';
@@ -16,7 +18,9 @@ type PromptListResponse = components['schemas']['PromptListResponse'];
 // A full page carries every tool of 25 prompts with the prompts and agents using each: building
 // it costs tens of milliseconds, while the records behind it change only when an operator loads
 // new ones. Pages are kept per organization and query until that happens.
-const pageCache = perDatabase(() => new VersionedJsonCache({ maxBytes: 32 * 1024 * 1024 }));
+const pageCache = perDatabase(
+  () => new VersionedJsonCache<PromptListResponse>({ maxBytes: 32 * 1024 * 1024 }),
+);
 
 async function buildPage(db: Db, organizationId: number, query: ListQuery<PromptProperty>) {
   // Items narrowed to fields that show no tool object do not need the tools loaded: the keys
@@ -39,13 +43,9 @@ export const promptsList: RouteHandler<typeof routes.promptsList, AppEnv> = asyn
   const projection = query.projection ? [...query.projection].sort() : null;
   const key = `${organizationId}:${JSON.stringify({ ...query, projection })}`;
   const cached = pageCache(db).get(key, version);
-  if (cached !== null) {
-    return c.body(cached, 200, { 'Content-Type': 'application/json' }) as never;
-  }
-  // `page` is typed by the route's schema; the cast on the answers below only forgoes Hono's
-  // typed-response wrapper, which cannot describe bytes kept from an earlier request.
-  const page: PromptListResponse = await buildPage(db, organizationId, query);
-  const json = JSON.stringify(page);
+  // Kept pages are sent as the bytes they were kept as (domain/json-text.ts).
+  if (cached !== null) return jsonTextResponse(c, cached);
+  const json = jsonText<PromptListResponse>(await buildPage(db, organizationId, query));
   pageCache(db).set(key, version, json);
-  return c.body(json, 200, { 'Content-Type': 'application/json' }) as never;
+  return jsonTextResponse(c, json);
 };
