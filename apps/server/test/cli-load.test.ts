@@ -197,6 +197,26 @@ describe('loading the example file', () => {
     expect(await tableCounts()).toEqual(before);
   });
 
+  it("refuses to move a loaded experiment to another target, with the API's rule", async () => {
+    const moved = writeRecords('moved.json', {
+      experiments: [
+        {
+          name: 'Concise answers',
+          target: { channel: 'Customer line', target: '+15550100002' },
+          variants: [
+            { name: 'Current', weight: 50, is_control: true, agent: 'Order agent' },
+            { name: 'Concise', weight: 50, agent: 'Concise order agent' },
+          ],
+        },
+      ],
+    });
+    const result = await workspace.run(['load', moved, '--org', 'Acme']);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(
+      /experiments\[0\]\.target: The target of an experiment cannot change \(it is \d+\); keep it, or create a new experiment for target \d+\./,
+    );
+  });
+
   it('keeps organizations apart: the same file loads separately into another one', async () => {
     const result = await workspace.run(['load', RECORDS_EXAMPLE, '--org', 'Globex']);
     expect(result.code).toBe(0);
@@ -339,7 +359,8 @@ describe('bad input loads nothing', () => {
         'agentline: bad.json: prompts[0].tools[1]: no tool named "lookup" in this file or organization; add it under "tools"',
         'agentline: bad.json: prompts[0].tools[2]: no tool with id 9999 in this organization; use the name of one in this file or an existing id',
         'agentline: bad.json: a2p_campaigns[0].messaging_service: no messaging service with sid "MG9" in this file or organization; add it under "messaging_services"',
-        'agentline: bad.json: experiments[0].target: this is a built-in agent-test target and experiments cannot run on it; pick another target',
+        // The API's own rule and message (domain/experiments.ts targetProblems).
+        'agentline: bad.json: experiments[0].target: Channel target 3 is a built-in agent-test target, which experiments do not support; choose a live target.',
         'agentline: bad.json was not loaded: 5 problems — fix them and run the command again; nothing was written (the format is apps/server/schemas/platform-records.schema.json)',
       ],
     );

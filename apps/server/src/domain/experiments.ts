@@ -2,7 +2,12 @@
 // variant-set rules, the life cycle, and the warnings given at start.
 
 import type { components } from '../generated/openapi-types.js';
-import { StateConflictError, type InputLocation, type InputProblem } from './errors.js';
+import {
+  InputRuleError,
+  StateConflictError,
+  type InputLocation,
+  type InputProblem,
+} from './errors.js';
 import type { ListResource } from './list-query.js';
 
 export type ExperimentProperty = components['schemas']['ExperimentProperties'];
@@ -103,11 +108,16 @@ export interface TargetFacts {
   isAgentTest: boolean;
 }
 
-export function targetProblems(targetId: number, target: TargetFacts | null): InputProblem[] {
+/** The target rules; `at` is where the target is named in the input. */
+export function targetProblems(
+  targetId: number,
+  target: TargetFacts | null,
+  at: InputLocation = ['body', 'target_id'],
+): InputProblem[] {
   if (!target) {
     return [
       {
-        loc: ['body', 'target_id'],
+        loc: at,
         msg: `There is no channel target ${targetId} in this organization; use the id of one of your channel targets.`,
         type: 'value_error',
       },
@@ -116,7 +126,7 @@ export function targetProblems(targetId: number, target: TargetFacts | null): In
   if (target.isAgentTest) {
     return [
       {
-        loc: ['body', 'target_id'],
+        loc: at,
         msg: `Channel target ${targetId} is a built-in agent-test target, which experiments do not support; choose a live target.`,
         type: 'value_error',
       },
@@ -143,11 +153,32 @@ export function missingAgentProblems(
   );
 }
 
+/** An experiment keeps its target for life: a change is refused, naming where it was asked. */
+export function targetChangeProblems(
+  currentTargetId: number,
+  requestedTargetId: number | undefined,
+  at: InputLocation,
+): InputProblem[] {
+  if (requestedTargetId === undefined || requestedTargetId === currentTargetId) return [];
+  return [
+    {
+      loc: at,
+      msg: `The target of an experiment cannot change (it is ${currentTargetId}); keep it, or create a new experiment for target ${requestedTargetId}.`,
+      type: 'value_error',
+    },
+  ];
+}
+
 // The life cycle (seed section 3): draft -> running -> stopped; update and start only in draft,
 // stop only while running, delete in draft or stopped.
 
+/** Only a draft can be changed: updated through the API, or replaced by `agentline load`. */
+export function isChangeable(status: ExperimentStatus): boolean {
+  return status === 'draft';
+}
+
 export function assertCanUpdate(id: number, status: ExperimentStatus): void {
-  if (status !== 'draft') {
+  if (!isChangeable(status)) {
     throw new StateConflictError(
       `Experiment ${id} is ${status}; only draft experiments can be updated. Create a new experiment instead.`,
     );
@@ -163,6 +194,20 @@ export function assertCanStart(id: number, status: ExperimentStatus): void {
       `Experiment ${id} is stopped, and a stopped experiment cannot be restarted. Create a new experiment instead.`,
     );
   }
+}
+
+/**
+ * Everything a start checks, in order: the life cycle, then the target, which an operator may have
+ * turned into an agent-test target since the draft was written. Run inside the start's
+ * transaction, so nothing changes between the check and the start.
+ */
+export function assertStartable(
+  experiment: { id: number; status: ExperimentStatus; targetId: number },
+  target: TargetFacts | null,
+): void {
+  assertCanStart(experiment.id, experiment.status);
+  const problems = targetProblems(experiment.targetId, target, ['path', 'experiment_id']);
+  if (problems.length > 0) throw new InputRuleError(problems);
 }
 
 export function assertCanStop(id: number, status: ExperimentStatus): void {

@@ -7,11 +7,12 @@ import { and, eq, sql, type SQL } from 'drizzle-orm';
 import {
   anotherRunningConflict,
   assertCanDelete,
-  assertCanStart,
   assertCanStop,
   assertCanUpdate,
+  assertStartable,
   type ExperimentProperty,
   type ExperimentStatus,
+  type TargetFacts,
 } from '../../domain/experiments.js';
 import { RecordNotFoundError } from '../../domain/errors.js';
 import type { ListPosition, ListQuery } from '../../domain/list-query.js';
@@ -223,19 +224,25 @@ export async function listExperiments(
 }
 
 /** The target as the experiment rules see it, or null when the organization has no such target. */
+export function* experimentTarget(
+  organizationId: number,
+  targetId: number,
+): Steps<TargetFacts | null> {
+  const [target] = yield* selectRows<{ id: number; isAgentTest: unknown }>(
+    sql`SELECT ${selectList({ id: channelTargets.id, isAgentTest: channelTargets.isAgentTest })}
+      FROM ${channelTargets}
+      WHERE ${channelTargets.organizationId} = ${organizationId} AND ${idEquals(channelTargets.id, targetId)}`,
+  );
+  // 0 or 1 on SQLite, a boolean on PostgreSQL.
+  return target ? { id: target.id, isAgentTest: Boolean(target.isAgentTest) } : null;
+}
+
 export async function findExperimentTarget(
   db: Db,
   organizationId: number,
   targetId: number,
-): Promise<{ id: number; isAgentTest: boolean } | null> {
-  const [target] = await runSteps(db, () =>
-    selectRows<{ id: number; isAgentTest: unknown }>(
-      sql`SELECT ${selectList({ id: channelTargets.id, isAgentTest: channelTargets.isAgentTest })}
-        FROM ${channelTargets}
-        WHERE ${channelTargets.organizationId} = ${organizationId} AND ${idEquals(channelTargets.id, targetId)}`,
-    ),
-  );
-  return target ? { id: target.id, isAgentTest: Boolean(target.isAgentTest) } : null;
+): Promise<TargetFacts | null> {
+  return runSteps(db, () => experimentTarget(organizationId, targetId));
 }
 
 /** Which of these agent ids exist in the organization. */
@@ -319,14 +326,13 @@ export async function replaceDraftExperiment(
 }
 
 /** Moves an experiment to a new state inside one write transaction, if its current state allows. */
-function* changeState(
+/** Moves an experiment whose checks passed to `status`, stamping when and by whom. */
+function* setState(
   organizationId: number,
   id: number,
-  assertAllowed: (id: number, status: ExperimentStatus) => void,
   status: ExperimentStatus,
   writtenBy: string,
 ): Steps<ExperimentRecord> {
-  assertAllowed(id, (yield* requireExperiment(organizationId, id)).status);
   const now = nowIso();
   const stamp = status === 'running' ? { startedAt: now } : { stoppedAt: now };
   yield* execute(
@@ -347,9 +353,11 @@ export async function startExperiment(
   writtenBy: string,
 ): Promise<ExperimentRecord> {
   try {
-    return await runStepsInTransaction(db, () =>
-      changeState(organizationId, id, assertCanStart, 'running', writtenBy),
-    );
+    return await runStepsInTransaction(db, function* () {
+      const current = yield* requireExperiment(organizationId, id);
+      assertStartable(current, yield* experimentTarget(organizationId, current.targetId));
+      return yield* setState(organizationId, id, 'running', writtenBy);
+    });
   } catch (error) {
     if (!isUniqueViolation(error)) throw error;
     // The unique index on running experiments' target refused: name the one that runs.
@@ -375,9 +383,10 @@ export async function stopExperiment(
   id: number,
   writtenBy: string,
 ): Promise<ExperimentRecord> {
-  return runStepsInTransaction(db, () =>
-    changeState(organizationId, id, assertCanStop, 'stopped', writtenBy),
-  );
+  return runStepsInTransaction(db, function* () {
+    assertCanStop(id, (yield* requireExperiment(organizationId, id)).status);
+    return yield* setState(organizationId, id, 'stopped', writtenBy);
+  });
 }
 
 /** Deletes a draft or stopped experiment and its variants; its sessions stay. */

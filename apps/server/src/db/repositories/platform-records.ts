@@ -6,6 +6,12 @@
 
 import { sql } from 'drizzle-orm';
 import type { SQLiteColumn, SQLiteTable } from 'drizzle-orm/sqlite-core';
+import {
+  isChangeable,
+  targetChangeProblems,
+  targetProblems,
+  type ExperimentStatus,
+} from '../../domain/experiments.js';
 import type { Db } from '../client.js';
 import type {
   JsonPath,
@@ -40,6 +46,7 @@ import {
   telephonyNumbers,
   tools,
 } from '../schema.js';
+import { experimentTarget } from './experiments.js';
 
 export interface RecordProblem {
   path: JsonPath;
@@ -562,39 +569,29 @@ class RecordsLoader {
       );
     }
     if (targetId === null) return;
-    // A boolean column is a condition on both backends (0 and 1 on SQLite).
-    const [agentTest] = yield* selectRows(
-      sql`SELECT 1 FROM ${channelTargets}
-          WHERE ${channelTargets.id} = ${targetId} AND ${channelTargets.isAgentTest}`,
-    );
-    if (agentTest) {
-      this.problem(
-        [...path, 'target'],
-        'this is a built-in agent-test target and experiments cannot run on it; pick another target',
-      );
-      return;
-    }
-    const [existing] = yield* selectRows<{ status: string; targetId: number }>(
+    // The API's rules for a target, a replaced draft and a fixed target (domain/experiments.ts).
+    const target = yield* experimentTarget(this.organizationId, targetId);
+    const [existing] = yield* selectRows<{ status: ExperimentStatus; targetId: number }>(
       sql`SELECT ${selectList({ status: experiments.status, targetId: experiments.targetId })}
           FROM ${experiments}
           WHERE ${experiments.organizationId} = ${this.organizationId}
             AND ${experiments.name} = ${experiment.name}
           ORDER BY ${experiments.id} LIMIT 1`,
     );
-    if (existing && existing.status !== 'draft') {
+    if (existing && !isChangeable(existing.status)) {
       this.problem(
         [...path, 'name'],
         `experiment "${experiment.name}" is ${existing.status} and only drafts can be replaced; give this one another name`,
       );
       return;
     }
-    if (existing && existing.targetId !== targetId) {
-      this.problem(
-        [...path, 'target'],
-        `experiment "${experiment.name}" exists with another target and a target cannot change; keep its target or give this one another name`,
-      );
-      return;
-    }
+    const at = [...path, 'target'].map((part) => (typeof part === 'number' ? part : String(part)));
+    const problems = [
+      ...targetProblems(targetId, target, at),
+      ...(existing ? targetChangeProblems(existing.targetId, targetId, at) : []),
+    ];
+    for (const problem of problems) this.problem(problem.loc, problem.msg);
+    if (problems.length > 0) return;
     const experimentId = yield* this.save(
       EXPERIMENT,
       experiment.name,

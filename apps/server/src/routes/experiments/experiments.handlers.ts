@@ -17,9 +17,9 @@ import type { Db } from '../../db/client.js';
 import { InputRuleError, RecordNotFoundError, type InputProblem } from '../../domain/errors.js';
 import {
   EXPERIMENT_LIST,
-  assertCanStart,
   assertCanUpdate,
   missingAgentProblems,
+  targetChangeProblems,
   targetProblems,
   variantSetProblems,
   type VariantInput,
@@ -145,17 +145,12 @@ export const experimentsUpdate: RouteHandler<typeof routes.experimentsUpdate, Ap
   const current = await requireExperiment(db, organizationId, id);
   // The state rule comes first: no body makes a running experiment editable.
   assertCanUpdate(id, current.status);
-  const targetChange: InputProblem[] =
-    body.target_id !== undefined && body.target_id !== current.targetId
-      ? [
-          {
-            loc: ['body', 'target_id'],
-            msg: `The target of an experiment cannot change (it is ${current.targetId}); leave target_id out or create a new experiment for target ${body.target_id}.`,
-            type: 'value_error',
-          },
-        ]
-      : [];
-  const write = await checkedWrite(db, organizationId, body, targetChange);
+  const write = await checkedWrite(
+    db,
+    organizationId,
+    body,
+    targetChangeProblems(current.targetId, body.target_id, ['body', 'target_id']),
+  );
   const record = await replaceDraftExperiment(db, organizationId, id, write, keyName);
   return c.json(toWireExperiment(record), 200);
 };
@@ -172,16 +167,6 @@ export const experimentsStart: RouteHandler<typeof routes.experimentsStart, AppE
   const db = c.get('db');
   const { organizationId, keyName } = c.get('auth');
   const { experiment_id: id } = c.req.valid('param');
-  const current = await requireExperiment(db, organizationId, id);
-  assertCanStart(id, current.status);
-  // The target may have changed since the draft was written (an operator can turn it into an
-  // agent-test target), so its rules are checked again.
-  const problems = targetProblems(
-    current.targetId,
-    await findExperimentTarget(db, organizationId, current.targetId),
-  );
-  if (problems.length > 0)
-    throw new InputRuleError(problems.map((p) => ({ ...p, loc: ['path', 'experiment_id'] })));
   const record = await startExperiment(db, organizationId, id, keyName);
   const warnings = await experimentStartWarnings(db, organizationId, id);
   return c.json({ experiment: toWireExperiment(record), warnings }, 200);
