@@ -34,6 +34,7 @@ import type { Permission } from '../domain/permissions.js';
 import {
   CHANNEL_KINDS,
   EXPERIMENT_STATUSES,
+  experimentStatusCheck,
   TELEPHONY_PROVIDERS,
   type JsonObject,
   type LlmConfig,
@@ -379,7 +380,7 @@ export const experiments = pgTable(
   },
   (t) => [
     index('experiments_organization_idx').on(t.organizationId, t.id),
-    check('experiments_status_check', sql`${t.status} IN ('draft', 'running', 'stopped')`),
+    check('experiments_status_check', experimentStatusCheck(t.status)),
     uniqueIndex('experiments_one_running_per_target')
       .on(t.targetId)
       .where(sql`status = 'running'`),

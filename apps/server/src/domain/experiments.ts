@@ -32,7 +32,7 @@ export const EXPERIMENT_LIST: ListResource<ExperimentProperty> = {
   defaultOrder: { property: 'id', direction: 'asc' },
 };
 
-export type ExperimentStatus = 'draft' | 'running' | 'stopped';
+export type ExperimentStatus = components['schemas']['ExperimentStatus'];
 
 export interface VariantInput {
   name: string;
