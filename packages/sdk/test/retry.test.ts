@@ -29,7 +29,7 @@ function scripted(...answers: Array<() => Response | Promise<Response>>) {
     const answer = answers[Math.min(requests.length - 1, answers.length - 1)]!;
     return answer();
   };
-  return { fetch: fetch, requests };
+  return { fetch, requests };
 }
 
 const client = (
@@ -221,21 +221,22 @@ describe('retries', () => {
   });
 });
 
-describe('timeouts and aborts', () => {
-  const hanging = () => {
-    const requests: Request[] = [];
-    const fetch = (input: RequestInfo | URL, init?: RequestInit) => {
-      const request = new Request(input, init);
-      requests.push(request);
-      return new Promise<Response>((_, reject) =>
-        request.signal.addEventListener('abort', () => reject(request.signal.reason as Error), {
-          once: true,
-        }),
-      );
-    };
-    return { fetch: fetch, requests };
+/** A fetch that never answers: each attempt ends only when its signal aborts. */
+function hanging() {
+  const requests: Request[] = [];
+  const fetch = (input: RequestInfo | URL, init?: RequestInit) => {
+    const request = new Request(input, init);
+    requests.push(request);
+    return new Promise<Response>((_, reject) =>
+      request.signal.addEventListener('abort', () => reject(request.signal.reason as Error), {
+        once: true,
+      }),
+    );
   };
+  return { fetch, requests };
+}
 
+describe('timeouts and aborts', () => {
   it('abandons an attempt after the timeout with ApiTimeoutError', async () => {
     const { fetch, requests } = hanging();
     const started = Date.now();
@@ -298,19 +299,7 @@ describe('timeouts and aborts', () => {
 
 describe('per-call options', () => {
   it('a timeout and maxRetries for one call only', async () => {
-    const { fetch, requests } = (() => {
-      const requests: Request[] = [];
-      const fetch = (input: RequestInfo | URL, init?: RequestInit) => {
-        const request = new Request(input, init);
-        requests.push(request);
-        return new Promise<Response>((_, reject) =>
-          request.signal.addEventListener('abort', () => reject(request.signal.reason as Error), {
-            once: true,
-          }),
-        );
-      };
-      return { fetch: fetch, requests };
-    })();
+    const { fetch, requests } = hanging();
     const sdk = client(fetch, { timeout: 60_000, maxRetries: 2 });
     const started = Date.now();
     const error = await sdk.events
