@@ -170,10 +170,12 @@ export const ValidationIssue = z
       .openapi({ description: 'Stable kebab-case rule id.', examples: ['endpoint-url-invalid'] }),
     message: z.string().openapi({ description: 'What is wrong and how to fix it.' }),
     severity: z.enum(['info', 'warning', 'error']),
-    path: z.string().openapi({
-      description: 'JSONPath of the offending value within the object carrying this issue.',
-      examples: ['$.definition.endpoint.url'],
-    }),
+    path: z
+      .string()
+      .openapi({
+        description: 'JSONPath of the offending value within the object carrying this issue.',
+        examples: ['$.definition.endpoint.url'],
+      }),
     value: z
       .string()
       .nullable()
@@ -252,10 +254,12 @@ export const ToolFunctionSpec = z
 
 export const ToolDefinition = z
   .object({
-    type: z.string().openapi({
-      description: 'Tool kind; `endpoint` calls an HTTP endpoint.',
-      examples: ['endpoint'],
-    }),
+    type: z
+      .string()
+      .openapi({
+        description: 'Tool kind; `endpoint` calls an HTTP endpoint.',
+        examples: ['endpoint'],
+      }),
     endpoint: ToolEndpoint,
     static_parameters: z.array(ToolStaticParameter),
     tool: ToolFunctionSpec,
@@ -390,10 +394,12 @@ export const A2pMessagingPathCheckRequest = z
 
 export const A2pMessagingPathCheckResponse = z
   .object({
-    a2p_approved: z.boolean().openapi({
-      description:
-        'True when the number is on a messaging service with a US A2P registration whose campaign is verified and whose brand is approved.',
-    }),
+    a2p_approved: z
+      .boolean()
+      .openapi({
+        description:
+          'True when the number is on a messaging service with a US A2P registration whose campaign is verified and whose brand is approved.',
+      }),
   })
   .openapi('A2pMessagingPathCheckResponse');
 
@@ -406,17 +412,23 @@ export const ExperimentStatus = z
 export const VariantWrite = z
   .object({
     name: z.string().min(1).max(100).openapi({ description: 'Unique within the experiment.' }),
-    weight: z.int().gte(1).lte(99).openapi({
-      description: "Whole-number percentage of the target's traffic; all weights total 100.",
-    }),
+    weight: z
+      .int()
+      .gte(1)
+      .lte(99)
+      .openapi({
+        description: "Whole-number percentage of the target's traffic; all weights total 100.",
+      }),
     is_control: z
       .boolean()
       .default(false)
       .openapi({ description: 'Exactly one variant of an experiment is the control.' }),
-    agent_id: z.int().openapi({
-      description:
-        "The agent that answers this variant's sessions; each variant uses a different agent of the organization.",
-    }),
+    agent_id: z
+      .int()
+      .openapi({
+        description:
+          "The agent that answers this variant's sessions; each variant uses a different agent of the organization.",
+      }),
   })
   .openapi('VariantWrite', { description: 'A variant as written on create and update.' });
 
@@ -449,9 +461,11 @@ export const ExperimentCreate = z
   .object({
     name: z.string().min(1).max(200),
     description: z.string().max(2000).nullable().optional(),
-    target_id: z.int().openapi({
-      description: "The channel target whose traffic is split; fixed for the experiment's life.",
-    }),
+    target_id: z
+      .int()
+      .openapi({
+        description: "The channel target whose traffic is split; fixed for the experiment's life.",
+      }),
     variants: z
       .array(VariantWrite)
       .min(2)
@@ -552,10 +566,12 @@ export const ExperimentListResponse = z
 export const ExperimentStartResponse = z
   .object({
     experiment: Experiment,
-    warnings: z.array(z.string()).openapi({
-      description:
-        'What may be wrong with the running experiment; warnings never prevent the start.',
-    }),
+    warnings: z
+      .array(z.string())
+      .openapi({
+        description:
+          'What may be wrong with the running experiment; warnings never prevent the start.',
+      }),
   })
   .openapi('ExperimentStartResponse');
 
@@ -743,15 +759,19 @@ export const RoutedSession = z
 
 export const ValidationError = z
   .object({
-    loc: z.array(z.union([z.string(), z.int()])).openapi({
-      description:
-        'Where the bad input is, for example `["query", "limit"]` or `["body", "variants", 1, "weight"]`.',
-    }),
+    loc: z
+      .array(z.union([z.string(), z.int()]))
+      .openapi({
+        description:
+          'Where the bad input is, for example `["query", "limit"]` or `["body", "variants", 1, "weight"]`.',
+      }),
     msg: z.string().openapi({ description: 'What is wrong and how to fix it.' }),
-    type: z.string().openapi({
-      description:
-        'A short machine word, for example `missing`, `int_parsing`, `less_than_equal`, `value_error`.',
-    }),
+    type: z
+      .string()
+      .openapi({
+        description:
+          'A short machine word, for example `missing`, `int_parsing`, `less_than_equal`, `value_error`.',
+      }),
   })
   .openapi('ValidationError');
 
@@ -764,11 +784,13 @@ export const HTTPValidationError = z
 export const ErrorResponse = z
   .object({
     detail: z.string().openapi({ description: 'What happened and what to do about it.' }),
-    code: z.string().openapi({
-      description:
-        'One of `UNAUTHENTICATED`, `PERMISSION_DENIED`, `NOT_FOUND`, `CONFLICT`, `PAYLOAD_TOO_LARGE`, `UNSUPPORTED_MEDIA_TYPE`, `RATE_LIMITED`, `INTERNAL`, `PROVIDER_UNAVAILABLE`, `SERVICE_UNAVAILABLE` (clients should accept new codes).',
-      examples: ['NOT_FOUND'],
-    }),
+    code: z
+      .string()
+      .openapi({
+        description:
+          'One of `UNAUTHENTICATED`, `PERMISSION_DENIED`, `NOT_FOUND`, `CONFLICT`, `PAYLOAD_TOO_LARGE`, `UNSUPPORTED_MEDIA_TYPE`, `RATE_LIMITED`, `INTERNAL`, `PROVIDER_UNAVAILABLE`, `SERVICE_UNAVAILABLE` (clients should accept new codes).',
+        examples: ['NOT_FOUND'],
+      }),
     request_id: z
       .string()
       .openapi({ description: "The request's id, as in the `X-Request-Id` header." }),
