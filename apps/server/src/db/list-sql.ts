@@ -1,7 +1,8 @@
 // Turns a parsed list query (domain/list-query.ts) into SQL conditions and an ORDER BY, for any
 // table: a repository maps each property to a column or SQL expression and gets the rest here.
-// Both backends get the same results: the functions take the `dialect` they render for (SQLite
-// when left out), and on PostgreSQL a repository maps a JSON column to its text (`::text`).
+// Both backends get the same results: the functions take the `dialect` they render for (always
+// given: a forgotten one would render SQLite's case-sensitive LIKE on PostgreSQL), and on
+// PostgreSQL a repository maps a JSON column to its text (`::text`).
 
 import { asc, Column, desc, is, or, sql, type SQL, type SQLWrapper } from 'drizzle-orm';
 import type { ListPosition, ListQuery, SearchFilter } from '../domain/list-query.js';
@@ -21,7 +22,7 @@ function containsPattern(value: string): string {
  * Case-insensitive substring match. SQLite's LIKE folds ASCII case only; so does PostgreSQL's
  * ILIKE on the "C"-collated columns, and its pg_trgm indexes serve it.
  */
-export function contains(column: SQLWrapper, value: string, dialect: Dialect = 'sqlite'): SQL {
+export function contains(column: SQLWrapper, value: string, dialect: Dialect): SQL {
   const operator = sql.raw(dialect === 'postgres' ? 'ILIKE' : 'LIKE');
   return sql`${column} ${operator} ${containsPattern(value)} ESCAPE '\\'`;
 }
@@ -72,15 +73,15 @@ export interface ListSqlOptions<P extends string> {
    * undefined falls back to searching the column.
    */
   conditions?: Partial<Record<P, (filter: SearchFilter<P>) => SQL | undefined>>;
-  /** The backend the SQL is for; SQLite when left out. */
-  dialect?: Dialect;
+  /** The backend the SQL is for: the same search renders differently on each. */
+  dialect: Dialect;
 }
 
 export function listConditions<P extends string>(
   query: ListQuery<P>,
   options: ListSqlOptions<P>,
 ): SQL[] {
-  const dialect = options.dialect ?? 'sqlite';
+  const { dialect } = options;
   const conditions: SQL[] = [];
   for (const filter of query.filters) {
     const condition =
@@ -106,7 +107,7 @@ export function listOrder<P extends string>(
   query: Pick<ListQuery<P>, 'order'>,
   columns: ColumnMap<P>,
   primaryKey: SQLWrapper,
-  dialect: Dialect = 'sqlite',
+  dialect: Dialect,
 ): SQL[] {
   const direction = query.order.direction === 'asc' ? asc : desc;
   const column = columns[query.order.property];

@@ -249,7 +249,7 @@ function eventConditions(
           const phrase = `"${value.replaceAll('"', '""')}"`;
           return sql`${events.id} IN (SELECT rowid FROM events_description_fts
                      WHERE events_description_fts MATCH ${phrase})
-                     AND ${contains(events.description, value)}`;
+                     AND ${contains(events.description, value, 'sqlite')}`;
         },
       },
     }),
