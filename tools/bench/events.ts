@@ -26,11 +26,10 @@ import {
   type EventToImport,
 } from '../../apps/server/src/db/repositories/event-import.js';
 import { createOrganization } from '../../apps/server/src/db/repositories/organizations.js';
-import { PERMISSIONS } from '../../apps/server/src/domain/permissions.js';
-import { createKey } from '../../apps/server/test/support/harness.js';
 import { createClient } from '../../packages/sdk/src/index.js';
 import { startServerProcess } from '../../apps/server/test/support/server-process.js';
 import { createBenchDatabase, type BenchDatabase } from './bench-database.js';
+import { benchKey } from './bench-tenant.js';
 import { TABLE_HEADER, formatRow, load, medianOf, type LoadResult } from './load.js';
 
 const { values } = parseArgs({
@@ -444,7 +443,7 @@ try {
       db,
       organizations.map((o) => o.id),
     );
-    const fullKey = await createKey(db, organizations[0]!.id, PERMISSIONS);
+    const fullKey = await benchKey(db, organizations[0]!.id);
     await db.close();
     if (values.measure === 'stalls') await measureStalls(database, fullKey);
     if (values.measure === 'list' || values.measure === 'both')

@@ -12,9 +12,14 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { gzipSync } from 'node:zlib';
 import { createDb, migrateDb } from '../../apps/server/src/db/client.js';
-import { createTenant } from '../../apps/server/test/support/harness.js';
-import { loadRoutingFixture } from '../../apps/server/test/support/routing-fixture.js';
+import { DEMO_RECORDS } from '../../apps/server/src/cli/demo-data.js';
+import { platformRecordsSchema } from '../../apps/server/src/db/platform-records-format.js';
+import { listChannelTargets } from '../../apps/server/src/db/repositories/directory.js';
+import { loadPlatformRecords } from '../../apps/server/src/db/repositories/platform-records.js';
+import { CHANNEL_TARGET_LIST } from '../../apps/server/src/domain/channel-targets.js';
+import { parseListQuery } from '../../apps/server/src/domain/list-query.js';
 import { startServerProcess } from '../../apps/server/test/support/server-process.js';
+import { benchTenant } from './bench-tenant.js';
 
 const { values: options } = parseArgs({ options: { database: { type: 'string' } } });
 const scratch = mkdtempSync(join(tmpdir(), 'agentline-hostile-'));
@@ -22,8 +27,22 @@ const databaseUrl = options.database ?? join(scratch, 'agentline.db');
 
 const db = createDb(databaseUrl);
 await migrateDb(db);
-const tenant = await createTenant(db, `Hostile ${Date.now()}`);
-const fixture = await loadRoutingFixture(db, tenant.organizationId);
+const tenant = await benchTenant(db, `Hostile ${Date.now()}`);
+await loadPlatformRecords(db, tenant.organizationId, platformRecordsSchema.parse(DEMO_RECORDS));
+// A live target (not an agent-test one) of the demo records, for the session-routing inputs.
+const liveTargets = parseListQuery(
+  CHANNEL_TARGET_LIST,
+  {
+    page: 0,
+    limit: 1,
+    search_fields: ['is_agent_test'],
+    search_field_values: ['false'],
+    fields: [],
+  },
+  tenant.organizationId,
+);
+const [target] = (await listChannelTargets(db, tenant.organizationId, liveTargets)).records;
+if (!target) throw new Error('the demo records hold no live channel target');
 await db.close();
 
 const server = await startServerProcess({ DATABASE_URL: databaseUrl }, { keepOutput: false });
@@ -36,7 +55,7 @@ interface Input {
   body?: string | Buffer;
 }
 
-const sessions = `/api/v1/channels/targets/${fixture.targets.main}/sessions`;
+const sessions = `/api/v1/channels/targets/${target.id}/sessions`;
 const json = { 'Content-Type': 'application/json' };
 const keyed = { 'Service-API-Key': tenant.key, ...json };
 const nested = (levels: number) => `{"a":${'['.repeat(levels)}1${']'.repeat(levels)}}`;

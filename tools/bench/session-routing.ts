@@ -11,7 +11,7 @@ import { parseArgs } from 'node:util';
 import { createDb, migrateDb } from '../../apps/server/src/db/client.js';
 import { loadPlatformRecords } from '../../apps/server/src/db/repositories/platform-records.js';
 import { platformRecordsSchema } from '../../apps/server/src/db/platform-records-format.js';
-import { createTenant } from '../../apps/server/test/support/harness.js';
+import { benchTenant } from './bench-tenant.js';
 import { startServerProcess } from '../../apps/server/test/support/server-process.js';
 import { createBenchDatabase } from './bench-database.js';
 import { TABLE_HEADER, formatRow, load } from './load.js';
@@ -31,7 +31,7 @@ const database = await createBenchDatabase(directory, values.database, 'sessions
 const db = createDb(database.url);
 await migrateDb(db);
 // An organization with an admin role and key, as the server tests make them.
-const { organizationId, key: fullKey } = await createTenant(db, 'Bench');
+const { organizationId, key: fullKey } = await benchTenant(db, 'Bench');
 const { ids } = await loadPlatformRecords(
   db,
   organizationId,

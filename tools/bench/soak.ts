@@ -15,7 +15,7 @@ import { createDb, migrateDb } from '../../apps/server/src/db/client.js';
 import { loadPlatformRecords } from '../../apps/server/src/db/repositories/platform-records.js';
 import { platformRecordsSchema } from '../../apps/server/src/db/platform-records-format.js';
 import { channelTargets } from '../../apps/server/src/db/schema.js';
-import { createTenant } from '../../apps/server/test/support/harness.js';
+import { benchTenant } from './bench-tenant.js';
 import { startServerProcess } from '../../apps/server/test/support/server-process.js';
 
 const { values } = parseArgs({
@@ -38,7 +38,7 @@ const db = createDb(databaseUrl);
 assert(db.kind === 'sqlite', 'the soak writes a SQLite file');
 await migrateDb(db);
 // An organization with an admin role and key, as the server tests make them.
-const { organizationId, key: fullKey } = await createTenant(db, 'Soak');
+const { organizationId, key: fullKey } = await benchTenant(db, 'Soak');
 const llm = { model: 'gpt-4o', provider: 'openai', version: null };
 const { ids } = await loadPlatformRecords(
   db,
