@@ -4,10 +4,10 @@
 // given: a forgotten one would render SQLite's case-sensitive LIKE on PostgreSQL), and on
 // PostgreSQL a repository maps a JSON column to its text (`::text`).
 
-import { asc, Column, desc, is, or, sql, type SQL, type SQLWrapper } from 'drizzle-orm';
+import { and, asc, Column, desc, eq, is, or, sql, type SQL, type SQLWrapper } from 'drizzle-orm';
 import type { ListPosition, ListQuery, SearchFilter } from '../domain/list-query.js';
 import type { Db } from './client.js';
-import { idEquals, valueSql } from './portable-sql.js';
+import { idEquals, selectList, selectRows, valueSql, type Steps } from './portable-sql.js';
 
 export type ColumnMap<P extends string> = Record<P, SQLWrapper>;
 
@@ -173,4 +173,52 @@ export function pageOf<R extends { id: number; sortKey: unknown }>(
 /** A page read with pageWindow: its extra row only tells that a next page exists. */
 export function splitPage<R extends { id: number; sortKey: unknown }>(read: R[], limit: number) {
   return pageOf(read.slice(0, limit), read.length > limit);
+}
+
+/** What a list reads one organization's page of, for selectListPage. */
+export interface ListTable<P extends string> extends Omit<ListSqlOptions<P>, 'dialect'> {
+  /** FROM clause: the table, with what it joins for the record's fields. */
+  from: SQL;
+  /** FROM clause of the count, when the conditions need less than `from` (default `from`). */
+  countFrom?: SQL;
+  organizationColumn: SQLWrapper;
+  primaryKey: SQLWrapper;
+  /** The record's fields (their aliases are the record's keys) and the SQL each is read from. */
+  fields: Record<string, SQLWrapper>;
+}
+
+/**
+ * One page of a list and the count of all its matches, in the same read: the rows of `query`'s
+ * page (keyset after a cursor, else by offset), where the next page starts, and the total.
+ */
+export function* selectListPage<P extends string, R extends { id: number }>(
+  table: ListTable<P>,
+  organizationId: number,
+  query: ListQuery<P>,
+  dialect: Dialect,
+): Steps<{
+  rows: Array<Omit<R & { sortKey: unknown }, 'sortKey'>>;
+  totalCount: number;
+  next: ListPosition | null;
+}> {
+  const { from, countFrom = from, organizationColumn, primaryKey, fields, ...options } = table;
+  const where = and(
+    eq(organizationColumn, organizationId),
+    ...listConditions(query, { ...options, dialect }),
+  );
+  const order = listOrder(query, table.columns, primaryKey, dialect);
+  const { after, limitOffset } = pageWindow(query, table.columns, primaryKey);
+  const sortKey = table.columns[query.order.property];
+  const read =
+    query.limit === 0
+      ? []
+      : yield* selectRows<R & { sortKey: unknown }>(
+          sql`SELECT ${selectList({ ...fields, sortKey })} FROM ${from}
+            WHERE ${and(where, after)} ORDER BY ${sql.join(order, sql`, `)} ${limitOffset}`,
+        );
+  const { rows, next } = splitPage(read, query.limit);
+  const [total] = yield* selectRows<{ n: number }>(
+    sql`SELECT count(*) AS "n" FROM ${countFrom} WHERE ${where}`,
+  );
+  return { rows, totalCount: total?.n ?? 0, next };
 }

@@ -3,7 +3,7 @@
 // life cycle holds under concurrent requests and across server processes. The queries are written
 // once for both backends (portable-sql.ts).
 
-import { and, eq, sql, type SQL } from 'drizzle-orm';
+import { sql, type SQL } from 'drizzle-orm';
 import {
   anotherRunningConflict,
   assertCanDelete,
@@ -19,7 +19,7 @@ import type { ListPosition, ListQuery } from '../../domain/list-query.js';
 import { nowIso } from '../../domain/timestamps.js';
 import type { Db } from '../client.js';
 import { isUniqueViolation } from '../errors.js';
-import { listConditions, listOrder, pageWindow, splitPage, type ColumnMap } from '../list-sql.js';
+import { selectListPage, type ColumnMap, type ListTable } from '../list-sql.js';
 import {
   execute,
   idEquals,
@@ -189,37 +189,32 @@ export async function getExperiment(
   return runSteps(db, () => readExperiment(organizationId, id));
 }
 
+const EXPERIMENT_LIST_TABLE: ListTable<ExperimentProperty> = {
+  from: EXPERIMENTS_WITH_TARGETS,
+  // The conditions read the experiments table only: its count needs no join.
+  countFrom: sql`${experiments}`,
+  organizationColumn: experiments.organizationId,
+  primaryKey: experiments.id,
+  columns: EXPERIMENT_COLUMNS,
+  fields: EXPERIMENT_FIELDS,
+  windowColumn: experiments.createdAt,
+  // Ordering by agent uses the control variant's agent; searching matches any variant's.
+  conditions: { agent_id: (f) => usesAgent(Number(f.value)) },
+};
+
 export async function listExperiments(
   db: Db,
   organizationId: number,
   query: ListQuery<ExperimentProperty>,
 ): Promise<{ records: ExperimentRecord[]; totalCount: number; next: ListPosition | null }> {
-  const where = and(
-    eq(experiments.organizationId, organizationId),
-    ...listConditions(query, {
-      columns: EXPERIMENT_COLUMNS,
-      windowColumn: experiments.createdAt,
-      // Ordering by agent uses the control variant's agent; searching matches any variant's.
-      conditions: { agent_id: (f) => usesAgent(Number(f.value)) },
-      dialect: db.kind,
-    }),
-  );
-  const order = listOrder(query, EXPERIMENT_COLUMNS, experiments.id, db.kind);
-  const { after, limitOffset } = pageWindow(query, EXPERIMENT_COLUMNS, experiments.id);
-  const sortKey = EXPERIMENT_COLUMNS[query.order.property];
   return runSteps(db, function* () {
-    const read =
-      query.limit === 0
-        ? []
-        : yield* selectRows<ExperimentRow & { sortKey: unknown }>(
-            sql`SELECT ${selectList({ ...EXPERIMENT_FIELDS, sortKey })} FROM ${EXPERIMENTS_WITH_TARGETS}
-              WHERE ${and(where, after)} ORDER BY ${sql.join(order, sql`, `)} ${limitOffset}`,
-          );
-    const { rows, next } = splitPage(read, query.limit);
-    const [total] = yield* selectRows<{ n: number }>(
-      sql`SELECT count(*) AS "n" FROM ${experiments} WHERE ${where}`,
+    const { rows, totalCount, next } = yield* selectListPage<ExperimentProperty, ExperimentRow>(
+      EXPERIMENT_LIST_TABLE,
+      organizationId,
+      query,
+      db.kind,
     );
-    return { records: yield* withVariants(rows), totalCount: total?.n ?? 0, next };
+    return { records: yield* withVariants(rows), totalCount, next };
   });
 }
 
