@@ -6,25 +6,12 @@
 import { describe, expect, it } from 'vitest';
 import { isPermission, PERMISSIONS } from '../src/domain/permissions.js';
 import spec from '../src/generated/openapi.json' with { type: 'json' };
-
-interface Operation {
-  operationId: string;
-  description?: string;
-  'x-agentline-permission'?: string;
-}
-
-const operations = Object.values(spec.paths as Record<string, Record<string, unknown>>).flatMap(
-  (item) =>
-    Object.values(item).filter(
-      (value): value is Operation =>
-        typeof value === 'object' && value !== null && 'operationId' in value,
-    ),
-);
+import { SPEC_OPERATIONS } from './support/spec-operations.js';
 
 describe('x-agentline-permission', () => {
   it('is on every operation and names a permission a role can hold', () => {
-    expect(operations.length).toBeGreaterThan(0);
-    for (const operation of operations) {
+    expect(SPEC_OPERATIONS.length).toBeGreaterThan(0);
+    for (const operation of SPEC_OPERATIONS) {
       const permission = operation['x-agentline-permission'];
       expect(permission, operation.operationId).toBeDefined();
       expect(isPermission(permission!), `${operation.operationId}: ${permission}`).toBe(true);
@@ -42,7 +29,7 @@ describe('x-agentline-permission', () => {
       );
     }
     const fromExtensions = new Map<string, string[]>();
-    for (const operation of operations) {
+    for (const operation of SPEC_OPERATIONS) {
       const permission = operation['x-agentline-permission']!;
       fromExtensions.set(permission, [
         ...(fromExtensions.get(permission) ?? []),
@@ -56,7 +43,7 @@ describe('x-agentline-permission', () => {
   });
 
   it('agrees with the "Needs `...`" of each operation\'s description', () => {
-    for (const operation of operations) {
+    for (const operation of SPEC_OPERATIONS) {
       const said = [...(operation.description ?? '').matchAll(/Needs\s+`([A-Z_]+)`/g)].map(
         (match) => match[1],
       );
