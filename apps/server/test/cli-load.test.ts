@@ -217,6 +217,28 @@ describe('loading the example file', () => {
     );
   });
 
+  it('refuses to replace an experiment that is no longer a draft, writing nothing', async () => {
+    const setStatus = (status: string) =>
+      withWorkspaceDb((db) =>
+        queryTestDb(
+          db,
+          sql`UPDATE experiments SET status = ${status} WHERE name = 'Concise answers' AND organization_id = 1`,
+        ),
+      );
+    await setStatus('stopped');
+    try {
+      const before = await tableCounts();
+      const result = await workspace.run(['load', RECORDS_EXAMPLE, '--org', 'Acme']);
+      expect(result.code).toBe(1);
+      expect(result.stderr).toContain(
+        'experiments[0].name: experiment "Concise answers" is stopped and only drafts can be replaced; give this one another name',
+      );
+      expect(await tableCounts()).toEqual(before);
+    } finally {
+      await setStatus('draft');
+    }
+  });
+
   it('keeps organizations apart: the same file loads separately into another one', async () => {
     const result = await workspace.run(['load', RECORDS_EXAMPLE, '--org', 'Globex']);
     expect(result.code).toBe(0);
