@@ -83,6 +83,28 @@ describe('@agentline/sdk against the running server', () => {
     expect((invalid as UnprocessableEntityError).detail[0]?.loc).toEqual(['query', 'limit']);
   });
 
+  it('finds the ids an experiment needs through the agents and targets lists', async () => {
+    const client = createClient({ apiKey: key, baseUrl: server.baseUrl });
+    const agents = [];
+    for await (const agent of client.agents.iterate({ limit: 1 })) agents.push(agent);
+    expect(Object.fromEntries(agents.map((agent) => [agent.name, agent.id]))).toEqual({
+      Pinned: fx.agents.pinned,
+      Unpinned: fx.agents.unpinned,
+      'Also pinned': fx.agents.alsoPinned,
+      Flawed: fx.agents.flawed,
+    });
+    const live = await client.channelTargets.list({
+      search_fields: ['is_agent_test'],
+      search_field_values: ['false'],
+      order_by: 'target',
+    });
+    expect(live.items.map((target) => [target.target, target.id])).toEqual([
+      ['main', fx.targets.main],
+      ['orphan', fx.targets.orphan],
+      ['second', fx.targets.second],
+    ]);
+  });
+
   it('drives a whole experiment: create, start, route, results, stop, delete', async () => {
     const client = createClient({ apiKey: key, baseUrl: server.baseUrl });
     const created = await client.experiments.create({
