@@ -6,6 +6,15 @@ function check(condition, message) {
   if (!condition) throw new Error(message);
 }
 
+/** An experiment's variants as a create body takes them. */
+const writableVariants = (experiment) =>
+  experiment.variants.map(({ name, weight, is_control, agent_id }) => ({
+    name,
+    weight,
+    is_control,
+    agent_id,
+  }));
+
 const client = createClient(); // AGENTLINE_API_KEY and AGENTLINE_BASE_URL from the environment
 const events = await client.events.list({ limit: 5 });
 if (events.items.length !== 5) throw new Error(`expected 5 events, got ${events.items.length}`);
@@ -16,12 +25,7 @@ const [draft] = (
 const created = await client.experiments.create({
   name: 'ESM consumer',
   target_id: draft.target_id,
-  variants: draft.variants.map(({ name, weight, is_control, agent_id }) => ({
-    name,
-    weight,
-    is_control,
-    agent_id,
-  })),
+  variants: writableVariants(draft),
 });
 const started = await client.experiments.start(created.id);
 await client.experiments.stop(created.id);
@@ -40,12 +44,7 @@ check(requestId === 'consumer-esm-1', `withResponse gives the request id, got ${
 const copy = {
   name: 'ESM consumer, keyed',
   target_id: draft.target_id,
-  variants: draft.variants.map(({ name, weight, is_control, agent_id }) => ({
-    name,
-    weight,
-    is_control,
-    agent_id,
-  })),
+  variants: writableVariants(draft),
 };
 const idempotencyKey = `esm-consumer-${Date.now()}`;
 const first = await client.experiments.create(copy, { idempotencyKey, maxRetries: 0 });
