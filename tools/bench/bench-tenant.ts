@@ -3,20 +3,18 @@
 // this module rather than borrowing the tests' harness.
 
 import type { Db } from '../../apps/server/src/db/client.js';
-import { createApiKey } from '../../apps/server/src/db/repositories/api-keys.js';
+import { createKeyWithOwnRole } from '../../apps/server/src/db/repositories/api-keys.js';
 import { createOrganization } from '../../apps/server/src/db/repositories/organizations.js';
-import { createRole } from '../../apps/server/src/db/repositories/roles.js';
 import { PERMISSIONS } from '../../apps/server/src/domain/permissions.js';
 
 /** A key holding every permission, in a role of its own, of an existing organization. */
-export async function benchKey(db: Db, organizationId: number): Promise<string> {
-  const role = await createRole(db, {
+export function benchKey(db: Db, organizationId: number): Promise<string> {
+  return createKeyWithOwnRole(db, {
     organizationId,
-    name: `bench admin ${Date.now()}`,
-    permissions: [...PERMISSIONS],
+    roleName: `bench admin ${Date.now()}`,
+    keyName: 'bench',
+    permissions: PERMISSIONS,
   });
-  const { fullKey } = await createApiKey(db, { organizationId, roleId: role.id, name: 'bench' });
-  return fullKey;
 }
 
 /** A new organization and an admin key of it. */

@@ -3,9 +3,8 @@
 
 import { createApp, type App } from '../../src/app.js';
 import type { Db } from '../../src/db/client.js';
-import { createApiKey } from '../../src/db/repositories/api-keys.js';
+import { createKeyWithOwnRole } from '../../src/db/repositories/api-keys.js';
 import { createOrganization } from '../../src/db/repositories/organizations.js';
-import { createRole } from '../../src/db/repositories/roles.js';
 import { PERMISSIONS, type Permission } from '../../src/domain/permissions.js';
 import { specValidator } from './contract.js';
 import { createTestDb } from './test-database.js';
@@ -83,15 +82,10 @@ export async function createKey(
   permissions: readonly Permission[],
 ): Promise<string> {
   roleCounter += 1;
-  const role = await createRole(db, {
+  return createKeyWithOwnRole(db, {
     organizationId,
-    name: `role-${roleCounter}`,
-    permissions: [...permissions],
+    roleName: `role-${roleCounter}`,
+    keyName: `key-${roleCounter}`,
+    permissions,
   });
-  const { fullKey } = await createApiKey(db, {
-    organizationId,
-    roleId: role.id,
-    name: `key-${roleCounter}`,
-  });
-  return fullKey;
 }

@@ -1,12 +1,11 @@
 import { platformRecordsSchema } from '../../db/platform-records-format.js';
-import { createApiKey } from '../../db/repositories/api-keys.js';
+import { createKeyWithOwnRole } from '../../db/repositories/api-keys.js';
 import {
   createOrganization,
   findOrganization,
   type Organization,
 } from '../../db/repositories/organizations.js';
 import { loadPlatformRecords } from '../../db/repositories/platform-records.js';
-import { createRole } from '../../db/repositories/roles.js';
 import { PERMISSIONS } from '../../domain/permissions.js';
 import { UsageError } from '../cli-error.js';
 import type { Command } from '../command.js';
@@ -53,15 +52,11 @@ export const demoCommand: Command = {
     const organization = await createDemoOrganization(context);
     context.note(`created organization "${organization.name}" (id ${organization.id})`);
 
-    const role = await createRole(db, {
+    const fullKey = await createKeyWithOwnRole(db, {
       organizationId: organization.id,
-      name: 'admin',
+      roleName: 'admin',
+      keyName: 'demo admin',
       permissions: PERMISSIONS,
-    });
-    const { fullKey } = await createApiKey(db, {
-      organizationId: organization.id,
-      roleId: role.id,
-      name: 'demo admin',
     });
 
     const { summary, ids } = await loadPlatformRecords(

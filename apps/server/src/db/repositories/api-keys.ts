@@ -9,6 +9,7 @@ import {
 import type { Permission } from '../../domain/permissions.js';
 import type { Db, PostgresDb, SqliteDb } from '../client.js';
 import { perDatabase } from '../prepared.js';
+import { createRole } from './roles.js';
 import { apiKeys, roles } from '../schema.js';
 import { apiKeys as pgApiKeys, roles as pgRoles } from '../schema-postgres.js';
 
@@ -41,6 +42,32 @@ export async function createApiKey(
       ? db.orm.insert(apiKeys).values(values).returning(apiKeyColumns).all()
       : await db.orm.insert(pgApiKeys).values(values).returning(pgApiKeyColumns);
   return { apiKey: apiKey!, fullKey: formatApiKey(parts) };
+}
+
+/**
+ * A key in a new role of its own that holds exactly `permissions`: the demo's admin key, and the
+ * keys tests and benchmarks make. Returns the full key text.
+ */
+export async function createKeyWithOwnRole(
+  db: Db,
+  key: {
+    organizationId: number;
+    roleName: string;
+    keyName: string;
+    permissions: readonly Permission[];
+  },
+): Promise<string> {
+  const role = await createRole(db, {
+    organizationId: key.organizationId,
+    name: key.roleName,
+    permissions: [...key.permissions],
+  });
+  const { fullKey } = await createApiKey(db, {
+    organizationId: key.organizationId,
+    roleId: role.id,
+    name: key.keyName,
+  });
+  return fullKey;
 }
 
 export async function listApiKeys(
