@@ -9,7 +9,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { createDb, migrateDb } from '../../apps/server/src/db/client.js';
-import { loadPlatformRecords } from '../../apps/server/src/db/repositories/platform-records.js';
+import {
+  loadedIds,
+  loadPlatformRecords,
+} from '../../apps/server/src/db/repositories/platform-records.js';
 import { platformRecordsSchema } from '../../apps/server/src/db/platform-records-format.js';
 import { benchTenant } from './bench-tenant.js';
 import { startServerProcess } from '../../apps/server/test/support/server-process.js';
@@ -32,7 +35,7 @@ const db = createDb(database.url);
 await migrateDb(db);
 // An organization with an admin role and key, as the server tests make them.
 const { organizationId, key: fullKey } = await benchTenant(db, 'Bench');
-const { ids } = await loadPlatformRecords(
+const { records } = await loadPlatformRecords(
   db,
   organizationId,
   platformRecordsSchema.parse({
@@ -50,12 +53,8 @@ const { ids } = await loadPlatformRecords(
     channels: [{ name: 'web', kind: 'web_chat', targets: [{ target: 'main', agent: 'a' }] }],
   }),
 );
-const targetQuery = 'SELECT id FROM channel_targets WHERE organization_id = $1';
-const [target] =
-  db.kind === 'sqlite'
-    ? [db.sqlite.prepare(targetQuery.replace('$1', '?')).get(organizationId) as { id: number }]
-    : (await db.pool.query<{ id: number }>(targetQuery, [organizationId])).rows;
-const targetId = target!.id;
+const agentIds = loadedIds(records, 'agents');
+const [targetId] = Object.values(loadedIds(records, 'channel_targets'));
 await db.close();
 
 const server = await startServerProcess({ DATABASE_URL: database.url }, { keepOutput: false });
@@ -68,8 +67,8 @@ try {
       name: 'bench',
       target_id: targetId,
       variants: [
-        { name: 'a', weight: 50, is_control: true, agent_id: ids.agents!.a },
-        { name: 'b', weight: 50, agent_id: ids.agents!.b },
+        { name: 'a', weight: 50, is_control: true, agent_id: agentIds.a! },
+        { name: 'b', weight: 50, agent_id: agentIds.b! },
       ],
     }),
   }).then((r) => r.json() as Promise<{ id: number }>);

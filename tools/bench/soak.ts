@@ -12,9 +12,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { createDb, migrateDb } from '../../apps/server/src/db/client.js';
-import { loadPlatformRecords } from '../../apps/server/src/db/repositories/platform-records.js';
+import {
+  loadedIds,
+  loadPlatformRecords,
+} from '../../apps/server/src/db/repositories/platform-records.js';
 import { platformRecordsSchema } from '../../apps/server/src/db/platform-records-format.js';
-import { channelTargets } from '../../apps/server/src/db/schema.js';
 import { benchTenant } from './bench-tenant.js';
 import { startServerProcess } from '../../apps/server/test/support/server-process.js';
 
@@ -40,7 +42,7 @@ await migrateDb(db);
 // An organization with an admin role and key, as the server tests make them.
 const { organizationId, key: fullKey } = await benchTenant(db, 'Soak');
 const llm = { model: 'gpt-4o', provider: 'openai', version: null };
-const { ids } = await loadPlatformRecords(
+const { records } = await loadPlatformRecords(
   db,
   organizationId,
   platformRecordsSchema.parse({
@@ -62,14 +64,9 @@ const { ids } = await loadPlatformRecords(
     ],
   }),
 );
-// The database holds this one organization, so all targets are its own.
-const targetIds = db.orm
-  .select({ id: channelTargets.id })
-  .from(channelTargets)
-  .all()
-  .map((t) => t.id);
+const targetIds = Object.values(loadedIds(records, 'channel_targets'));
 await db.close();
-const agentIds = Object.values(ids.agents!);
+const agentIds = Object.values(loadedIds(records, 'agents'));
 
 const server = await startServerProcess({ DATABASE_URL: databaseUrl }, { keepOutput: false });
 const headers = { 'Service-API-Key': fullKey, 'Content-Type': 'application/json' };

@@ -273,6 +273,7 @@ describe('usage', () => {
       'key revoke',
       'key list',
       'load',
+      'list',
       'events import',
       'demo',
     ]) {

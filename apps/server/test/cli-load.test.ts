@@ -54,6 +54,13 @@ function query(text: string): Promise<unknown[]> {
   return withWorkspaceDb((db) => rowsOf(db, text));
 }
 
+async function channelIdsByName(): Promise<Record<string, number>> {
+  const rows = (await query(
+    'SELECT name, id FROM channels WHERE organization_id = 1 ORDER BY id',
+  )) as Array<{ name: string; id: number }>;
+  return Object.fromEntries(rows.map((row) => [row.name, row.id]));
+}
+
 function tableCounts(): Promise<Record<string, number>> {
   return withWorkspaceDb(async (db) => {
     const counts: Record<string, number> = {};
@@ -63,6 +70,82 @@ function tableCounts(): Promise<Record<string, number>> {
     }
     return counts;
   });
+}
+
+interface LoadedRecordRow {
+  section: string;
+  key: string;
+  id: number | null;
+}
+
+// What a load of the example file into Acme (organization 1) names, as the database has it: each
+// section's rows in the order the file lists them, keyed as the load output keys them.
+const LOADED_RECORD_QUERIES: ReadonlyArray<[section: string, query: string]> = [
+  ['services', 'SELECT name AS key, id FROM services WHERE organization_id = 1 ORDER BY id'],
+  ['tools', 'SELECT name AS key, id FROM tools WHERE organization_id = 1 ORDER BY id'],
+  ['prompts', 'SELECT name AS key, id FROM prompts WHERE organization_id = 1 ORDER BY id'],
+  ['agents', 'SELECT name AS key, id FROM agents WHERE organization_id = 1 ORDER BY id'],
+  ['channels', 'SELECT name AS key, id FROM channels WHERE organization_id = 1 ORDER BY id'],
+  [
+    'channel_targets',
+    `SELECT c.name || ' ' || t.target_mode || ' ' || t.target AS key, t.id FROM channel_targets t
+     JOIN channels c ON c.id = t.channel_id WHERE t.organization_id = 1 ORDER BY t.id`,
+  ],
+  [
+    'telephony_numbers',
+    `SELECT c.name || ' ' || n.phone_number AS key, n.id FROM telephony_numbers n
+     JOIN channels c ON c.id = n.channel_id WHERE n.organization_id = 1 ORDER BY n.id`,
+  ],
+  [
+    'messaging_services',
+    'SELECT sid AS key, id FROM messaging_services WHERE organization_id = 1 ORDER BY id',
+  ],
+  [
+    // The table has no id column: a number is known by its service and itself.
+    'messaging_service_numbers',
+    `SELECT s.sid || ' ' || n.phone_number AS key, NULL AS id FROM messaging_service_numbers n
+     JOIN messaging_services s ON s.id = n.messaging_service_id
+     WHERE n.organization_id = 1 ORDER BY s.id, n.phone_number`,
+  ],
+  ['a2p_brands', 'SELECT sid AS key, id FROM a2p_brands WHERE organization_id = 1 ORDER BY id'],
+  [
+    'a2p_campaigns',
+    'SELECT sid AS key, id FROM a2p_campaigns WHERE organization_id = 1 ORDER BY id',
+  ],
+  ['experiments', 'SELECT name AS key, id FROM experiments WHERE organization_id = 1 ORDER BY id'],
+];
+
+function exampleRecordsInDb(): Promise<LoadedRecordRow[]> {
+  return withWorkspaceDb(async (db) => {
+    const records: LoadedRecordRow[] = [];
+    for (const [section, text] of LOADED_RECORD_QUERIES) {
+      for (const row of await rowsOf(db, text)) {
+        records.push({ section, key: row.key as string, id: row.id as number | null });
+      }
+    }
+    return records;
+  });
+}
+
+/** A table's lines split into cells: cells hold single spaces, columns are two or more apart. */
+function cellsOf(lines: string[]): string[][] {
+  return lines.map((line) => line.split(/\s{2,}/));
+}
+
+/** The table `agentline load` prints, then its summary line. */
+function loadOutput(stdout: string): { rows: string[][]; summary: string } {
+  const lines = stdout.trimEnd().split('\n');
+  expect(lines[0]).toMatch(/^SECTION\s+KEY\s+ID\s+ACTION$/);
+  return { rows: cellsOf(lines.slice(1, -1)), summary: lines.at(-1)! };
+}
+
+function asTableRows(records: LoadedRecordRow[], action: string): string[][] {
+  return records.map(({ section, key, id }) => [
+    section,
+    key,
+    id === null ? '-' : String(id),
+    action,
+  ]);
 }
 
 function writeRecords(name: string, content: unknown): string {
@@ -80,14 +163,16 @@ beforeAll(async () => {
 afterAll(() => workspace.remove());
 
 describe('loading the example file', () => {
-  it('writes every record and says what it did', async () => {
+  it('writes every record and lists each with its id, then the counts', async () => {
     const result = await workspace.run(['load', RECORDS_EXAMPLE, '--org', 'Acme']);
     expect(result.stderr).toBe(
-      'the ids experiments need: agentline agents list --org 1; agentline targets list --org 1\n',
+      'to list the ids again: agentline list agents|channels|targets --org 1\n',
     );
     expect(result.code).toBe(0);
-    expect(result.stdout).toContain('into organization "Acme" (id 1)');
-    expect(result.stdout).toContain('prompts 3 new');
+    const { rows, summary } = loadOutput(result.stdout);
+    expect(summary).toContain('into organization "Acme" (id 1)');
+    expect(summary).toContain('prompts 3 new');
+    expect(summary).toContain('channel targets 5 new; telephony numbers 4 new');
     expect(await tableCounts()).toEqual({
       services: 2,
       tools: 3,
@@ -104,30 +189,132 @@ describe('loading the example file', () => {
       experiments: 1,
       experiment_variants: 2,
     });
+    const inDb = await exampleRecordsInDb();
+    expect(inDb).toHaveLength(33);
+    expect(rows).toEqual(asTableRows(inDb, 'created'));
+    expect(rows.map(([, key]) => key)).toContain('Customer line test agent-test');
   });
 
-  it('lists the agents and targets it wrote, with the ids an experiment needs', async () => {
-    const agents = await workspace.run(['agents', 'list', '--org', 'Acme']);
+  it('lists the agents, channels and targets it wrote, with the ids an experiment needs', async () => {
+    const agents = await workspace.run(['list', 'agents', '--org', 'Acme']);
     expect(agents.code).toBe(0);
     const agentLines = agents.stdout.trimEnd().split('\n');
     expect(agentLines[0]).toMatch(/^ID\s+NAME\s+PROMPT ID\s+PINNED VERSION$/);
     const dbAgents = (await query(
       'SELECT id, name FROM agents WHERE organization_id = 1 ORDER BY id',
-    )) as Array<{
-      id: number;
-      name: string;
-    }>;
-    expect(agentLines.slice(1).map((line) => line.split(/\s{2,}/).slice(0, 2))).toEqual(
+    )) as Array<{ id: number; name: string }>;
+    expect(cellsOf(agentLines.slice(1)).map((cells) => cells.slice(0, 2))).toEqual(
       dbAgents.map((agent) => [String(agent.id), agent.name]),
     );
-    const targets = await workspace.run(['targets', 'list', '--org', 'Acme']);
+
+    const targets = await workspace.run(['list', 'targets', '--org', 'Acme']);
     expect(targets.code).toBe(0);
     const targetLines = targets.stdout.trimEnd().split('\n');
     expect(targetLines[0]).toMatch(/^ID\s+CHANNEL\s+TARGET\s+MODE\s+AGENT ID\s+AGENT TEST$/);
-    expect(targetLines).toHaveLength(1 + 5);
-    const empty = await workspace.run(['agents', 'list', '--org', 'Globex']);
+    const dbTargets = (await query(
+      'SELECT id, target FROM channel_targets WHERE organization_id = 1 ORDER BY id',
+    )) as Array<{ id: number; target: string }>;
+    expect(cellsOf(targetLines.slice(1)).map(([id, , target]) => [id, target])).toEqual(
+      dbTargets.map((target) => [String(target.id), target.target]),
+    );
+
+    const channels = await workspace.run(['list', 'channels', '--org', 'Acme']);
+    expect(channels.code).toBe(0);
+    const channelLines = channels.stdout.trimEnd().split('\n');
+    expect(channelLines[0]).toMatch(/^ID\s+NAME\s+KIND\s+PROVIDER\s+TARGETS\s+NUMBERS$/);
+    const channelIds = await channelIdsByName();
+    expect(cellsOf(channelLines.slice(1))).toEqual([
+      [String(channelIds['Customer line']), 'Customer line', 'telephony', 'records', '3', '3'],
+      [String(channelIds['Twilio line']), 'Twilio line', 'telephony', 'twilio', '1', '1'],
+      [String(channelIds['Chat widget']), 'Chat widget', 'web_chat', '-', '1', '0'],
+    ]);
+
+    const empty = await workspace.run(['list', 'agents', '--org', 'Globex']);
     expect(empty).toMatchObject({ code: 0, stdout: '' });
-    expect(empty.stderr).toContain('has no agents yet');
+    expect(empty.stderr).toContain('organization "Globex" has no agents yet');
+    const emptyJson = await workspace.run(['list', 'targets', '--org', 'Globex', '--json']);
+    expect(emptyJson).toMatchObject({ code: 0, stdout: '[]\n' });
+  });
+
+  it('prints each list as one JSON array with --json, in the field names of the API', async () => {
+    const listJson = async (name: string) => {
+      const result = await workspace.run(['list', name, '--org', 'Acme', '--json']);
+      expect(result).toMatchObject({ code: 0, stderr: '' });
+      return JSON.parse(result.stdout) as unknown;
+    };
+    expect(await listJson('agents')).toEqual(
+      await query(`SELECT id, name, prompt_id, pinned_prompt_version
+                   FROM agents WHERE organization_id = 1 ORDER BY id`),
+    );
+    const targets = (await listJson('targets')) as Array<Record<string, unknown>>;
+    expect(
+      targets.map(({ is_agent_test, ...target }) => ({
+        ...target,
+        is_agent_test: Number(is_agent_test),
+      })),
+    ).toEqual(
+      await query(`SELECT t.id, t.channel_id, c.name AS channel_name, t.target, t.target_mode,
+                     t.agent_id, t.is_agent_test
+                   FROM channel_targets t JOIN channels c ON c.id = t.channel_id
+                   WHERE t.organization_id = 1 ORDER BY t.id`),
+    );
+    expect(targets.map((target) => typeof target.is_agent_test)).toEqual(Array(5).fill('boolean'));
+    const channelIds = await channelIdsByName();
+    expect(await listJson('channels')).toEqual([
+      {
+        id: channelIds['Customer line'],
+        name: 'Customer line',
+        kind: 'telephony',
+        provider: 'records',
+        target_count: 3,
+        number_count: 3,
+      },
+      {
+        id: channelIds['Twilio line'],
+        name: 'Twilio line',
+        kind: 'telephony',
+        provider: 'twilio',
+        target_count: 1,
+        number_count: 1,
+      },
+      {
+        id: channelIds['Chat widget'],
+        name: 'Chat widget',
+        kind: 'web_chat',
+        provider: null,
+        target_count: 1,
+        number_count: 0,
+      },
+    ]);
+  });
+
+  it("never shows a channel's provider settings or secret", async () => {
+    for (const format of [[], ['--json']]) {
+      const result = await workspace.run(['list', 'channels', '--org', 'Acme', ...format]);
+      expect(result.code).toBe(0);
+      expect(result.stdout).toContain('Twilio line');
+      for (const secret of [
+        'example-auth-token',
+        'AC00000000000000000000000000000001',
+        '127.0.0.1:9',
+      ]) {
+        expect(result.stdout).not.toContain(secret);
+      }
+      expect(result.stdout).not.toMatch(/provider_?(secret|config)/i);
+    }
+  });
+
+  it('refuses an unknown list with exit code 2, naming the lists there are', async () => {
+    expect(await workspace.run(['list', 'numbers', '--org', 'Acme'])).toEqual({
+      code: 2,
+      stdout: '',
+      stderr:
+        'agentline: unknown list "numbers" — name one of: agents, channels, targets; for example: agentline list agents --org <id|name>\n',
+    });
+    // The commands it replaces are gone.
+    const old = await workspace.run(['agents', 'list', '--org', 'Acme']);
+    expect(old.code).toBe(2);
+    expect(old.stderr).toMatch(/^agentline: unknown command "agents"/);
   });
 
   it('resolves names to the rows just written', async () => {
@@ -189,12 +376,34 @@ describe('loading the example file', () => {
     ).toEqual([{ timestamp: '2026-03-10T14:05:00.000Z' }]);
   });
 
-  it('updates rather than duplicates when the same file is loaded again', async () => {
+  it('updates rather than duplicates when the same file is loaded again, with the same ids', async () => {
     const before = await tableCounts();
     const result = await workspace.run(['load', RECORDS_EXAMPLE, '--org', '1']);
     expect(result.code).toBe(0);
-    expect(result.stdout).toContain('prompts 3 updated');
+    const { rows, summary } = loadOutput(result.stdout);
+    expect(summary).toContain('prompts 3 updated');
+    expect(rows).toEqual(asTableRows(await exampleRecordsInDb(), 'updated'));
     expect(await tableCounts()).toEqual(before);
+  });
+
+  it('prints the organization, the records and the counts as one JSON document with --json', async () => {
+    const result = await workspace.run(['load', RECORDS_EXAMPLE, '--org', 'Acme', '--json']);
+    expect(result).toMatchObject({ code: 0, stderr: '' });
+    const document = JSON.parse(result.stdout) as {
+      organization: unknown;
+      records: Array<LoadedRecordRow & { action: string }>;
+      summary: Record<string, { created: number; updated: number }>;
+    };
+    expect(document.organization).toEqual({ id: 1, name: 'Acme' });
+    expect(document.records).toEqual(
+      (await exampleRecordsInDb()).map((record) => ({ ...record, action: 'updated' })),
+    );
+    expect(document.summary.channel_targets).toEqual({ created: 0, updated: 5 });
+    expect(document.summary.messaging_service_numbers).toEqual({ created: 0, updated: 2 });
+    for (const [section, counts] of Object.entries(document.summary)) {
+      const listed = document.records.filter((record) => record.section === section);
+      expect(counts, section).toEqual({ created: 0, updated: listed.length });
+    }
   });
 
   it("refuses to move a loaded experiment to another target, with the API's rule", async () => {

@@ -5,7 +5,7 @@ import { NotFoundError, UnprocessableEntityError, createClient } from '@agentlin
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { platformRecordsSchema } from '../src/db/platform-records-format.js';
-import { loadPlatformRecords } from '../src/db/repositories/platform-records.js';
+import { loadedIds, loadPlatformRecords } from '../src/db/repositories/platform-records.js';
 import { channels, telephonyNumbers } from '../src/db/schema.js';
 import { PERMISSIONS } from '../src/domain/permissions.js';
 import {
@@ -63,14 +63,14 @@ beforeAll(async () => {
     acme.organizationId,
     records('acme', [APPROVED_LINE, UNREGISTERED_LINE, SHARED_NUMBER], [APPROVED_LINE]),
   );
-  Object.assign(acmeIds, acmeLoad.ids['channels']);
+  Object.assign(acmeIds, loadedIds(acmeLoad.records, 'channels'));
   // Globex holds the same number as acme, on an approved path of its own.
   const globexLoad = await loadPlatformRecords(
     api.db,
     globex.organizationId,
     records('globex', [SHARED_NUMBER], [SHARED_NUMBER]),
   );
-  globexLineId = globexLoad.ids['channels']!['Phone line']!;
+  globexLineId = loadedIds(globexLoad.records, 'channels')['Phone line']!;
 });
 
 afterAll(() => api.close());

@@ -5,7 +5,7 @@
 
 import type { z } from 'zod';
 import type { platformRecordsSchema } from '../db/platform-records-format.js';
-import type { LoadedIds } from '../db/repositories/platform-records.js';
+import { loadedIds, type LoadedRecord } from '../db/repositories/platform-records.js';
 import type { EventEntry } from './event-import.js';
 
 type RecordsInput = z.input<typeof platformRecordsSchema>;
@@ -325,8 +325,17 @@ const THIRTY_DAYS_MS = 30 * 24 * 60 * 60 * 1000;
  * `count` events in sessions of 4 to 12 events, spread over the 30 days before `now`, pointing
  * at the loaded demo records by their ids.
  */
-export function* demoEvents(count: number, now: Date, ids: LoadedIds): Generator<EventEntry> {
-  const idOf = (section: string, name: string) => ids[section]?.[name] ?? null;
+export function* demoEvents(
+  count: number,
+  now: Date,
+  loaded: readonly LoadedRecord[],
+): Generator<EventEntry> {
+  const ids = {
+    agents: loadedIds(loaded, 'agents'),
+    prompts: loadedIds(loaded, 'prompts'),
+    tools: loadedIds(loaded, 'tools'),
+  };
+  const idOf = (section: keyof typeof ids, name: string) => ids[section][name] ?? null;
   const random = seededRandom(20260317);
   const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
   const hex = (length: number) =>

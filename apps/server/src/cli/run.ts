@@ -7,7 +7,7 @@ import { driverMessage } from '../db/errors.js';
 import { CliError, UsageError } from './cli-error.js';
 import type { Command, OptionValues } from './command.js';
 import { demoCommand } from './commands/demo.js';
-import { agentsListCommand, targetsListCommand } from './commands/directory.js';
+import { listCommand } from './commands/directory.js';
 import { eventsImportCommand } from './commands/events-import.js';
 import { keyCreateCommand, keyListCommand, keyRevokeCommand } from './commands/key.js';
 import { loadCommand } from './commands/load.js';
@@ -26,8 +26,7 @@ const COMMANDS: readonly Command[] = [
   keyRevokeCommand,
   keyListCommand,
   loadCommand,
-  agentsListCommand,
-  targetsListCommand,
+  listCommand,
   eventsImportCommand,
   demoCommand,
 ];

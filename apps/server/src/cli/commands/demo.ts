@@ -5,7 +5,7 @@ import {
   findOrganization,
   type Organization,
 } from '../../db/repositories/organizations.js';
-import { loadPlatformRecords } from '../../db/repositories/platform-records.js';
+import { loadPlatformRecords, summarizeLoad } from '../../db/repositories/platform-records.js';
 import { PERMISSIONS } from '../../domain/permissions.js';
 import { UsageError } from '../cli-error.js';
 import type { Command } from '../command.js';
@@ -59,16 +59,16 @@ export const demoCommand: Command = {
       permissions: PERMISSIONS,
     });
 
-    const { summary, ids } = await loadPlatformRecords(
+    const { records } = await loadPlatformRecords(
       db,
       organization.id,
       platformRecordsSchema.parse(DEMO_RECORDS),
     );
-    context.note(`loaded records: ${describeLoadSummary(summary)}`);
+    context.note(`loaded records: ${describeLoadSummary(summarizeLoad(records))}`);
 
     const counts = await importEventStream(context, organization.id, {
       name: 'demo events',
-      entries: demoEvents(eventCount, new Date(), ids),
+      entries: demoEvents(eventCount, new Date(), records),
       size: eventCount,
     });
     context.note(describeImport(counts));

@@ -5,15 +5,19 @@ import {
   type PlatformRecords,
 } from '../../db/platform-records-format.js';
 import {
-  LOAD_SUMMARY_SECTIONS,
+  LOAD_SECTIONS,
   loadPlatformRecords,
   PlatformRecordsError,
+  summarizeLoad,
+  type LoadedRecord,
   type LoadSummary,
 } from '../../db/repositories/platform-records.js';
 import { CliError } from '../cli-error.js';
 import { stringOption, type Command } from '../command.js';
 import { describeIssues, type InputIssue } from '../input-issues.js';
 import { locateJsonSyntaxError } from '../json-syntax.js';
+import { formatTable } from '../table.js';
+import { LIST_NAMES } from './directory.js';
 
 const FORMAT_HINT = 'the format is apps/server/schemas/platform-records.schema.json';
 const MOST_PROBLEMS_SHOWN = 50;
@@ -60,7 +64,7 @@ function readRecordsFile(file: string, path: string): PlatformRecords {
 }
 
 export function describeLoadSummary(summary: LoadSummary): string {
-  const parts = LOAD_SUMMARY_SECTIONS.flatMap((section) => {
+  const parts = LOAD_SECTIONS.flatMap((section) => {
     const { created, updated } = summary[section];
     if (created + updated === 0) return [];
     const counts = [created > 0 ? `${created} new` : '', updated > 0 ? `${updated} updated` : '']
@@ -71,35 +75,60 @@ export function describeLoadSummary(summary: LoadSummary): string {
   return parts.length > 0 ? parts.join('; ') : 'the file lists no records';
 }
 
+function loadedTable(records: readonly LoadedRecord[]): string[] {
+  return formatTable([
+    ['SECTION', 'KEY', 'ID', 'ACTION'],
+    ...records.map(({ section, key, id, action }) => [
+      section,
+      key,
+      id === null ? '-' : String(id),
+      action,
+    ]),
+  ]);
+}
+
 export const loadCommand: Command = {
   words: ['load'],
   positionals: ['<file.json>'],
   summary:
     'Load platform records (services, tools, prompts, agents, channels, provider records, draft experiments) into an organization, all or nothing.',
-  optionHelp: [['--org <id|name>', 'the organization the records belong to']],
+  optionHelp: [
+    ['--org <id|name>', 'the organization the records belong to'],
+    ['--json', 'print one JSON document (organization, records, summary) instead of a table'],
+  ],
   details: [
     `Records refer to each other by name (provider records by sid), never by database id; ${FORMAT_HINT},`,
     'with an example in apps/server/test/fixtures/records.example.json. Loading the file again updates the',
-    'records it names. Example:',
+    'records it names. Prints the id of every record the file named (channel targets and numbers',
+    'included) and whether it was created or updated, then the counts. Example:',
     '  agentline load records.json --org "Acme Support"',
   ].join('\n'),
-  options: { org: { type: 'string' } },
+  options: { org: { type: 'string' }, json: { type: 'boolean' } },
   requiredOptions: ['org'],
   async run(context, values, [file]) {
     const records = readRecordsFile(file!, context.resolvePath(file!));
     const organization = await context.organization(stringOption(values, 'org'));
-    let summary: LoadSummary;
+    let loaded: LoadedRecord[];
     try {
-      ({ summary } = await loadPlatformRecords(await context.db(), organization.id, records));
+      loaded = (await loadPlatformRecords(await context.db(), organization.id, records)).records;
     } catch (error) {
       if (error instanceof PlatformRecordsError) throw notLoaded(file!, error.problems);
       throw error;
     }
+    const summary = summarizeLoad(loaded);
+    if (values.json) {
+      const { id, name } = organization;
+      context.out(
+        JSON.stringify({ organization: { id, name }, records: loaded, summary }, null, 2),
+      );
+      return;
+    }
+    if (loaded.length > 0) for (const line of loadedTable(loaded)) context.out(line);
     context.out(
       `loaded ${file} into organization "${organization.name}" (id ${organization.id}): ${describeLoadSummary(summary)}`,
     );
     context.note(
-      `the ids experiments need: agentline agents list --org ${organization.id}; agentline targets list --org ${organization.id}`,
+      `to list the ids again: agentline list ${LIST_NAMES.join('|')} --org ${organization.id}`,
     );
   },
 };

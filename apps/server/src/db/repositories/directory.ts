@@ -1,6 +1,7 @@
 // The read-only lists of what experiments and session routing refer to: the organization's
 // agents and channel targets, plain tables read by the shared list reader (selectListPage) on
-// either database.
+// either database; and its channels, which only the operator CLI lists (the API has no channels
+// list), so they are read whole, without the list query's paging and search.
 
 import { sql } from 'drizzle-orm';
 import type { AgentProperty } from '../../domain/agents.js';
@@ -8,8 +9,15 @@ import type { ChannelTargetProperty } from '../../domain/channel-targets.js';
 import type { ListPosition, ListQuery } from '../../domain/list-query.js';
 import type { Db } from '../client.js';
 import { selectListPage, type ListTable } from '../list-sql.js';
-import { runSteps } from '../portable-sql.js';
-import { agents, channels, channelTargets } from '../schema.js';
+import { runSteps, selectList, selectRows } from '../portable-sql.js';
+import {
+  agents,
+  channels,
+  channelTargets,
+  telephonyNumbers,
+  type ChannelKind,
+  type TelephonyProvider,
+} from '../schema.js';
 
 export interface AgentRecord {
   id: number;
@@ -26,6 +34,16 @@ export interface ChannelTargetRecord {
   targetMode: string;
   agentId: number | null;
   isAgentTest: boolean;
+}
+
+/** A channel without its provider settings: provider_config and provider_secret are secrets. */
+export interface ChannelRecord {
+  id: number;
+  name: string;
+  kind: ChannelKind;
+  provider: TelephonyProvider | null;
+  targetCount: number;
+  numberCount: number;
 }
 
 export interface ListedPage<R> {
@@ -107,4 +125,24 @@ export async function listChannelTargets(
     totalCount,
     next,
   };
+}
+
+/** Every channel of the organization, by id, with how many targets and numbers each has. */
+export async function listChannels(db: Db, organizationId: number): Promise<ChannelRecord[]> {
+  return runSteps(db, () =>
+    selectRows<ChannelRecord>(
+      sql`SELECT ${selectList({
+        id: channels.id,
+        name: channels.name,
+        kind: channels.kind,
+        provider: channels.provider,
+        targetCount: sql`(SELECT count(*) FROM ${channelTargets}
+          WHERE ${channelTargets.channelId} = ${channels.id})`,
+        numberCount: sql`(SELECT count(*) FROM ${telephonyNumbers}
+          WHERE ${telephonyNumbers.channelId} = ${channels.id})`,
+      })}
+      FROM ${channels} WHERE ${channels.organizationId} = ${organizationId}
+      ORDER BY ${channels.id}`,
+    ),
+  );
 }

@@ -61,7 +61,8 @@ export class PlatformRecordsError extends Error {
   }
 }
 
-export const LOAD_SUMMARY_SECTIONS = [
+/** The kinds of record a load writes, in the order the loaded records are listed. */
+export const LOAD_SECTIONS = [
   'services',
   'tools',
   'prompts',
@@ -76,17 +77,57 @@ export const LOAD_SUMMARY_SECTIONS = [
   'experiments',
 ] as const;
 
-export type LoadSummary = Record<
-  (typeof LOAD_SUMMARY_SECTIONS)[number],
-  { created: number; updated: number }
->;
+export type LoadSection = (typeof LOAD_SECTIONS)[number];
 
-/** Database ids of the records the file named, by section and name (sid for provider records). */
+/** A record the file named, as the load left it. */
+export interface LoadedRecord {
+  section: LoadSection;
+  /**
+   * What the file names it by: its name, or sid for provider records; `<channel> <target_mode>
+   * <target>` for a channel target, `<channel> <number>` and `<messaging service sid> <number>`
+   * for numbers.
+   */
+  key: string;
+  /** Its database id; null for a messaging service's number, which has none (its key is its identity). */
+  id: number | null;
+  /** Matched records are updated in place, even when nothing about them changed. */
+  action: 'created' | 'updated';
+}
+
+export type LoadSummary = Record<LoadSection, Record<LoadedRecord['action'], number>>;
+
+/** Database ids of loaded records by section and key (see loadedIds). */
 export type LoadedIds = Record<string, Record<string, number>>;
 
 export interface LoadResult {
-  summary: LoadSummary;
+  /** Grouped by section in LOAD_SECTIONS order, in the file's order within a section. */
+  records: LoadedRecord[];
+  /**
+   * The same ids by section and key, for the callers outside the CLI that still read them this
+   * way (benchmarks and API tests); new code uses loadedIds.
+   */
   ids: LoadedIds;
+}
+
+/** How many records of each section were created and updated. */
+export function summarizeLoad(records: readonly LoadedRecord[]): LoadSummary {
+  const summary = Object.fromEntries(
+    LOAD_SECTIONS.map((section) => [section, { created: 0, updated: 0 }]),
+  ) as LoadSummary;
+  for (const { section, action } of records) summary[section][action] += 1;
+  return summary;
+}
+
+/** The ids of one section's loaded records, by key. */
+export function loadedIds(
+  records: readonly LoadedRecord[],
+  section: LoadSection,
+): Record<string, number> {
+  return Object.fromEntries(
+    records.flatMap((record) =>
+      record.section === section && record.id !== null ? [[record.key, record.id]] : [],
+    ),
+  );
 }
 
 const LOADED_BY = 'agentline load';
@@ -121,15 +162,15 @@ interface Kind {
   label: string;
   /** How the key reads in messages: `named "x"`, `with sid "x"`. */
   keyWords: string;
-  /** Where the file lists this kind, for "add it under ..." hints and the summary. */
-  section: keyof LoadSummary;
+  /** Where the file lists this kind, for "add it under ..." hints and the loaded records. */
+  section: LoadSection;
 }
 
 function kind(
   table: OrganizationTable,
   keyColumn: SQLiteColumn,
   label: string,
-  section: keyof LoadSummary,
+  section: LoadSection,
 ): Kind {
   return {
     table,
@@ -155,12 +196,6 @@ const A2P_BRAND = kind(a2pBrands, a2pBrands.sid, 'A2P brand', 'a2p_brands');
 const A2P_CAMPAIGN = kind(a2pCampaigns, a2pCampaigns.sid, 'A2P campaign', 'a2p_campaigns');
 const EXPERIMENT = kind(experiments, experiments.name, 'experiment', 'experiments');
 
-function emptySummary(): LoadSummary {
-  return Object.fromEntries(
-    LOAD_SUMMARY_SECTIONS.map((section) => [section, { created: 0, updated: 0 }]),
-  ) as LoadSummary;
-}
-
 /**
  * JSON as text, as SQLite stores it and PostgreSQL reads it into json (better-sqlite3 cannot bind
  * an object).
@@ -175,8 +210,7 @@ function isoOrDefault(value: string | undefined, fallback: string): string {
 
 class RecordsLoader {
   readonly problems: RecordProblem[] = [];
-  readonly summary = emptySummary();
-  readonly ids: LoadedIds = {};
+  private readonly loaded: LoadedRecord[] = [];
 
   constructor(
     private readonly organizationId: number,
@@ -189,7 +223,13 @@ class RecordsLoader {
     yield* this.update(organizations, this.organizationId, {
       recordsVersion: sql`${organizations.recordsVersion} + 1`,
     });
-    return { summary: this.summary, ids: this.ids };
+    const loaded = [...this.loaded].sort(
+      (a, b) => LOAD_SECTIONS.indexOf(a.section) - LOAD_SECTIONS.indexOf(b.section),
+    );
+    const ids = Object.fromEntries(
+      LOAD_SECTIONS.map((section) => [section, loadedIds(loaded, section)]),
+    );
+    return { records: loaded, ids };
   }
 
   private *load(records: PlatformRecords): Steps<void> {
@@ -326,25 +366,23 @@ class RecordsLoader {
     path: JsonPath,
   ): Steps<number | null> {
     const ids = yield* this.idsOf(kind, key);
-    const section = this.summary[kind.section];
     if (ids.length > 1) {
       return this.problem(
         path,
         `${ids.length} ${kind.label} records of this organization already have "${key}"; rename this one`,
       );
     }
-    let id = ids[0];
-    if (id !== undefined) {
-      yield* this.update(kind.table, id, values);
-      section.updated += 1;
-    } else {
-      id = yield* this.insertReturningId(kind.table, {
-        ...values,
-        organizationId: this.organizationId,
-      });
-      section.created += 1;
+    const [existingId] = ids;
+    if (existingId !== undefined) {
+      yield* this.update(kind.table, existingId, values);
+      this.loaded.push({ section: kind.section, key, id: existingId, action: 'updated' });
+      return existingId;
     }
-    (this.ids[kind.section] ??= {})[key] = id;
+    const id = yield* this.insertReturningId(kind.table, {
+      ...values,
+      organizationId: this.organizationId,
+    });
+    this.loaded.push({ section: kind.section, key, id, action: 'created' });
     return id;
   }
 
@@ -427,14 +465,22 @@ class RecordsLoader {
     if (channelId === null) return;
 
     for (const phoneNumber of channel.numbers) {
-      const inserted = yield* selectRows(
-        sql`INSERT INTO ${telephonyNumbers}
-            ${insertValues(telephonyNumbers, [
-              { organizationId: this.organizationId, channelId, phoneNumber },
-            ])}
-            ON CONFLICT DO NOTHING RETURNING ${telephonyNumbers.id}`,
+      const [existing] = yield* selectRows<{ id: number }>(
+        sql`SELECT ${telephonyNumbers.id} AS id FROM ${telephonyNumbers}
+            WHERE ${telephonyNumbers.channelId} = ${channelId}
+              AND ${telephonyNumbers.phoneNumber} = ${phoneNumber}`,
       );
-      this.summary.telephony_numbers[inserted.length > 0 ? 'created' : 'updated'] += 1;
+      const key = `${channel.name} ${phoneNumber}`;
+      if (existing) {
+        this.loaded.push({ section: 'telephony_numbers', key, id: existing.id, action: 'updated' });
+        continue;
+      }
+      const id = yield* this.insertReturningId(telephonyNumbers, {
+        organizationId: this.organizationId,
+        channelId,
+        phoneNumber,
+      });
+      this.loaded.push({ section: 'telephony_numbers', key, id, action: 'created' });
     }
 
     for (const [index, target] of channel.targets.entries()) {
@@ -447,20 +493,21 @@ class RecordsLoader {
         ]),
         isAgentTest: target.is_agent_test,
       };
+      const key = `${channel.name} ${target.target_mode} ${target.target}`;
       const [existingId] = yield* this.findTargetIds(channelId, target.target, target.target_mode);
       if (existingId !== undefined) {
         yield* this.update(channelTargets, existingId, values);
-        this.summary.channel_targets.updated += 1;
-      } else {
-        yield* this.insert(channelTargets, {
-          ...values,
-          organizationId: this.organizationId,
-          channelId,
-          target: target.target,
-          targetMode: target.target_mode,
-        });
-        this.summary.channel_targets.created += 1;
+        this.loaded.push({ section: 'channel_targets', key, id: existingId, action: 'updated' });
+        continue;
       }
+      const id = yield* this.insertReturningId(channelTargets, {
+        ...values,
+        organizationId: this.organizationId,
+        channelId,
+        target: target.target,
+        targetMode: target.target_mode,
+      });
+      this.loaded.push({ section: 'channel_targets', key, id, action: 'created' });
     }
   }
 
@@ -519,9 +566,12 @@ class RecordsLoader {
           organizationId: this.organizationId,
           phoneNumber,
         });
-        this.summary.messaging_service_numbers[
-          previous.has(`${id} ${phoneNumber}`) ? 'updated' : 'created'
-        ] += 1;
+        this.loaded.push({
+          section: 'messaging_service_numbers',
+          key: `${service.sid} ${phoneNumber}`,
+          id: null,
+          action: previous.has(`${id} ${phoneNumber}`) ? 'updated' : 'created',
+        });
       }
     }
   }

@@ -1,36 +1,16 @@
 import type { RouteHandler } from '@hono/zod-openapi';
-import {
-  listAgents,
-  listChannelTargets,
-  type AgentRecord,
-  type ChannelTargetRecord,
-} from '../../db/repositories/directory.js';
+import { listAgents, listChannelTargets } from '../../db/repositories/directory.js';
 import { AGENT_LIST } from '../../domain/agents.js';
 import { CHANNEL_TARGET_LIST } from '../../domain/channel-targets.js';
 import { listPage, parseListQuery, projectItem } from '../../domain/list-query.js';
 import type { AppEnv } from '../../http/app-env.js';
 import type * as routes from './directory.routes.js';
-
-const toWireAgent = (agent: AgentRecord) => ({
-  id: agent.id,
-  name: agent.name,
-  prompt_id: agent.promptId,
-  pinned_prompt_version: agent.pinnedPromptVersion,
-});
-
-type WireAgent = ReturnType<typeof toWireAgent>;
-
-const toWireChannelTarget = (target: ChannelTargetRecord) => ({
-  id: target.id,
-  channel_id: target.channelId,
-  channel_name: target.channelName,
-  target: target.target,
-  target_mode: target.targetMode,
-  agent_id: target.agentId,
-  is_agent_test: target.isAgentTest,
-});
-
-type WireChannelTarget = ReturnType<typeof toWireChannelTarget>;
+import {
+  toWireAgent,
+  toWireChannelTarget,
+  type WireAgent,
+  type WireChannelTarget,
+} from './directory.wire.js';
 
 export const agentsList: RouteHandler<typeof routes.agentsList, AppEnv> = async (c) => {
   const { organizationId } = c.get('auth');
