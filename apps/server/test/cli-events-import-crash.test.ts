@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createDb, type Db } from '../src/db/client.js';
+import { execute, runStepsInReadTransaction, selectRows } from '../src/db/portable-sql.js';
 import { createWorkspace, type TempWorkspace } from './fixtures/cli-harness.js';
 import { checkDescriptionIndex, queryTestDb } from './support/test-database.js';
 
@@ -90,14 +91,15 @@ async function expectDescriptionIndexMatches(): Promise<void> {
       checkDescriptionIndex(db);
       return;
     }
-    const searched = await db.orm.transaction(async (tx) => {
+    const searched = await runStepsInReadTransaction(db, function* () {
       // Only a bitmap scan is left, and only the trigram index can serve this condition.
-      await tx.execute(sql`SET LOCAL enable_seqscan = off`);
-      await tx.execute(sql`SET LOCAL enable_indexscan = off`);
+      yield* execute(sql`SET LOCAL enable_seqscan = off`);
+      yield* execute(sql`SET LOCAL enable_indexscan = off`);
       const search = sql`SELECT count(*) AS n FROM events WHERE description ILIKE '%looked up order%'`;
-      const plan = await tx.execute(sql`EXPLAIN ${search}`);
-      expect(JSON.stringify(plan.rows)).toContain('events_description_trgm_idx');
-      return (await tx.execute<{ n: number }>(search)).rows[0]!.n;
+      const plan = yield* selectRows(sql`EXPLAIN ${search}`);
+      expect(JSON.stringify(plan)).toContain('events_description_trgm_idx');
+      const [found] = yield* selectRows<{ n: number }>(search);
+      return found!.n;
     });
     const [described] = await queryTestDb<{ n: number }>(
       db,

@@ -7,16 +7,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sql, type SQL } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  createDb,
-  describeDatabaseUrl,
-  migrateDb,
-  withPostgresTransaction,
-  withTransaction,
-  type Db,
-} from '../src/db/client.js';
+import { createDb, describeDatabaseUrl, migrateDb, type Db } from '../src/db/client.js';
 import { isForeignKeyViolation, isUniqueViolation } from '../src/db/errors.js';
-import { execute, runStepsInTransaction } from '../src/db/portable-sql.js';
+import {
+  execute,
+  prepared,
+  runSteps,
+  runStepsInTransaction,
+  selectRows,
+} from '../src/db/portable-sql.js';
 import { createOrganization, findOrganization } from '../src/db/repositories/organizations.js';
 import { organizations } from '../src/db/schema.js';
 import {
@@ -105,12 +104,6 @@ describe.runIf(onSqlite)('createDb and migrateDb on SQLite', () => {
     await other.close();
     expect(await migrationsApplied(file)).toBe(journalLength('sqlite'));
   });
-
-  it('refuses asynchronous work in a transaction, which would let other statements in', async () => {
-    if (db.kind !== 'sqlite') throw new Error('expected SQLite');
-    // @ts-expect-error: the type already forbids returning a promise
-    await expect(withTransaction(db, async () => 1)).rejects.toThrow(/must be synchronous/);
-  });
 });
 
 describe.runIf(onPostgres)('createDb and migrateDb on PostgreSQL', () => {
@@ -137,8 +130,6 @@ describe.runIf(onPostgres)('createDb and migrateDb on PostgreSQL', () => {
   });
 
   it('runs a transaction again when PostgreSQL aborts it for a concurrent one', async () => {
-    if (db.kind !== 'postgres') throw new Error('expected PostgreSQL');
-    const pg = db;
     const name = 'Counter';
     await queryTestDb(
       db,
@@ -148,12 +139,12 @@ describe.runIf(onPostgres)('createDb and migrateDb on PostgreSQL', () => {
     // fail with 40001 and are retried, so no increment is lost.
     await Promise.all(
       Array.from({ length: 10 }, () =>
-        withPostgresTransaction(pg, async (tx) => {
-          const { rows } = await tx.execute<{ v: number }>(
+        runStepsInTransaction(db, function* () {
+          const [row] = yield* selectRows<{ v: number }>(
             sql`SELECT records_version AS v FROM organizations WHERE name = ${name}`,
           );
-          await tx.execute(
-            sql`UPDATE organizations SET records_version = ${rows[0]!.v + 1} WHERE name = ${name}`,
+          yield* execute(
+            sql`UPDATE organizations SET records_version = ${row!.v + 1} WHERE name = ${name}`,
           );
         }),
       ),
@@ -166,8 +157,10 @@ describe.runIf(onPostgres)('createDb and migrateDb on PostgreSQL', () => {
   });
 });
 
-it('finds an organization by id, or by a name of digits beyond any id', async () => {
+it('finds an organization by id, by name, or by a name of digits beyond any id', async () => {
   expect((await findOrganization(db, String(acme)))?.name).toBe('Acme');
+  expect((await findOrganization(db, 'Acme'))?.id).toBe(acme);
+  expect(await findOrganization(db, 'Nobody')).toBeNull();
   const digits = await createOrganization(db, '99999999999');
   expect(await findOrganization(db, '99999999999')).toEqual(digits);
   expect(await findOrganization(db, '424242')).toBeNull();
@@ -298,5 +291,26 @@ describe('transactions', () => {
       sql`SELECT name FROM organizations WHERE name IN ('Initech', 'Umbrella') ORDER BY id`,
     );
     expect(names).toEqual([{ name: 'Initech' }]);
+  });
+});
+
+describe('prepared statements', () => {
+  const named = prepared<{ name: string }>(
+    'agentline_test_organization_by_name',
+    sql`SELECT name FROM organizations WHERE name = ${sql.placeholder('name')}`,
+  );
+
+  it('run with each call’s values, many times, also concurrently and inside transactions', async () => {
+    await queryTestDb(db, sql`INSERT INTO organizations (name) VALUES ('Hooli'), ('Pied Piper')`);
+    const found = await Promise.all(
+      ['Hooli', 'Pied Piper', 'Nobody', 'Hooli'].map((name) => runSteps(db, () => named({ name }))),
+    );
+    expect(found).toEqual([[{ name: 'Hooli' }], [{ name: 'Pied Piper' }], [], [{ name: 'Hooli' }]]);
+    const inTransaction = await runStepsInTransaction(db, function* () {
+      const [first] = yield* named({ name: 'Hooli' });
+      const [second] = yield* named({ name: 'Pied Piper' });
+      return [first?.name, second?.name];
+    });
+    expect(inTransaction).toEqual(['Hooli', 'Pied Piper']);
   });
 });

@@ -5,18 +5,20 @@
 import assert from 'node:assert';
 import { rmSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { and, count, eq, sql } from 'drizzle-orm';
+import { and, eq, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDb, migrateDb, type Db } from '../src/db/client.js';
 import { listConditions, listOrder } from '../src/db/list-sql.js';
 import { insertEventBatch, type EventToImport } from '../src/db/repositories/event-import.js';
 import { createOrganization } from '../src/db/repositories/organizations.js';
+import { eventColumns, listEvents } from '../src/db/repositories/events.js';
 import {
-  EVENT_COLUMNS,
-  listEvents,
-  POSTGRES_EVENT_COLUMNS,
-} from '../src/db/repositories/events.js';
-import * as pgSchema from '../src/db/schema-postgres.js';
+  execute,
+  parsedJson,
+  runStepsInReadTransaction,
+  selectList,
+  selectRows,
+} from '../src/db/portable-sql.js';
 import { events } from '../src/db/schema.js';
 import { EVENT_LIST, type EventProperty } from '../src/domain/events.js';
 import {
@@ -34,27 +36,20 @@ import {
   queryTestDb,
 } from './support/test-database.js';
 
-/** The id and each wire property of a listed event, and the table's key of its column. */
-const LISTED_KEYS = {
-  id: 'id',
-  timestamp: 'timestamp',
-  session_id: 'sessionId',
-  conversation_id: 'conversationId',
-  source: 'source',
-  source_id: 'sourceId',
-  category: 'category',
-  type: 'type',
-  user_id: 'userId',
-  description: 'description',
-  attributes: 'attributes',
-} as const;
-
-/** The columns of a listed event, under their wire names, from either backend's table. */
-function listedColumns<T extends typeof events | typeof pgSchema.events>(table: T) {
-  return Object.fromEntries(
-    Object.entries(LISTED_KEYS).map(([name, key]) => [name, table[key]]),
-  ) as { [K in keyof typeof LISTED_KEYS]: T[(typeof LISTED_KEYS)[K]] };
-}
+/** The id and each wire property of a listed event, from its column. */
+const LISTED_COLUMNS = selectList({
+  id: events.id,
+  timestamp: events.timestamp,
+  session_id: events.sessionId,
+  conversation_id: events.conversationId,
+  source: events.source,
+  source_id: events.sourceId,
+  category: events.category,
+  type: events.type,
+  user_id: events.userId,
+  description: events.description,
+  attributes: events.attributes,
+});
 
 /**
  * The list as one plain query: LIKE scans, a full count, OFFSET from the start. On PostgreSQL
@@ -62,36 +57,29 @@ function listedColumns<T extends typeof events | typeof pgSchema.events>(table: 
  * against.
  */
 async function plainList(db: Db, organizationId: number, query: ListQuery<EventProperty>) {
-  const columns = db.kind === 'sqlite' ? EVENT_COLUMNS : POSTGRES_EVENT_COLUMNS;
+  const columns = eventColumns(db);
+  const { spelling } = db;
   const where = and(
     eq(events.organizationId, organizationId),
-    ...listConditions(query, { columns, windowColumn: events.timestamp, dialect: db.kind }),
+    ...listConditions(query, { columns, windowColumn: events.timestamp, spelling }),
   );
-  const order = listOrder(query, columns, events.id, db.kind);
-  if (db.kind === 'sqlite') {
-    const rows = db.orm
-      .select(listedColumns(events))
-      .from(events)
-      .where(where)
-      .orderBy(...order)
-      .limit(query.limit)
-      .offset(query.offset)
-      .all();
-    const [total] = db.orm.select({ n: count() }).from(events).where(where).all();
-    return { rows, totalCount: total!.n };
-  }
-  return db.orm.transaction(async (tx) => {
-    await tx.execute(sql`SET LOCAL enable_indexscan = off`);
-    await tx.execute(sql`SET LOCAL enable_bitmapscan = off`);
-    const rows = await tx
-      .select(listedColumns(pgSchema.events))
-      .from(pgSchema.events)
-      .where(where)
-      .orderBy(...order)
-      .limit(query.limit)
-      .offset(query.offset);
-    const [total] = await tx.select({ n: count() }).from(pgSchema.events).where(where);
-    return { rows, totalCount: total!.n };
+  const order = listOrder(query, columns, events.id, spelling);
+  return runStepsInReadTransaction(db, function* () {
+    if (db.kind === 'postgres') {
+      yield* execute(sql`SET LOCAL enable_indexscan = off`);
+      yield* execute(sql`SET LOCAL enable_bitmapscan = off`);
+    }
+    const rows = yield* selectRows<{ attributes: unknown }>(
+      sql`SELECT ${LISTED_COLUMNS} FROM ${events} WHERE ${where}
+          ORDER BY ${order} LIMIT ${query.limit} OFFSET ${query.offset}`,
+    );
+    const [total] = yield* selectRows<{ n: number }>(
+      sql`SELECT count(*) AS "n" FROM ${events} WHERE ${where}`,
+    );
+    return {
+      rows: rows.map((row) => ({ ...row, attributes: parsedJson(row.attributes) })),
+      totalCount: total!.n,
+    };
   });
 }
 
@@ -403,9 +391,9 @@ describe.runIf(onPostgres)('the trigram index on PostgreSQL', () => {
     await queryTestDb(db, sql`VACUUM (ANALYZE) events`);
     const needle = query(search([['description', 'NEEDLE']]));
     const conditions = listConditions(needle, {
-      columns: POSTGRES_EVENT_COLUMNS,
+      columns: eventColumns(db),
       windowColumn: events.timestamp,
-      dialect: 'postgres',
+      spelling: db.spelling,
     });
     const plan = await queryTestDb<{ 'QUERY PLAN': string }>(
       db,

@@ -1,31 +1,25 @@
 // Opens the database named by a DATABASE_URL: SQLite (a file path or `:memory:`, the embedded
 // default) or PostgreSQL (`postgres://...`, for several server processes on one database).
-// Repositories branch on `kind`, so handlers call the same functions whichever it is.
+// Repositories run their queries through portable-sql.ts, so handlers call the same functions
+// whichever it is.
 
 import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type BetterSqlite3 from 'better-sqlite3';
-import { drizzle as drizzleSqlite, type BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
+import { drizzle as drizzleSqlite } from 'drizzle-orm/better-sqlite3';
 import { migrate as migrateSqlite } from 'drizzle-orm/better-sqlite3/migrator';
-import { drizzle as drizzlePostgres, type NodePgDatabase } from 'drizzle-orm/node-postgres';
+import { drizzle as drizzlePostgres } from 'drizzle-orm/node-postgres';
 import { migrate as migratePostgres } from 'drizzle-orm/node-postgres/migrator';
 import pg from 'pg';
-import { isConcurrencyConflict } from './errors.js';
+import { POSTGRES_SPELLING, SQLITE_SPELLING, type Spelling } from './spelling.js';
 import { startSqliteReaders, type SqliteReaders } from './read-pool.js';
 import { Database } from './sqlite-driver.js';
-import * as postgresSchema from './schema-postgres.js';
-import * as schema from './schema.js';
-
-export type SqliteOrm = BetterSQLite3Database<typeof schema>;
-export type SqliteTransaction = Parameters<Parameters<SqliteOrm['transaction']>[0]>[0];
-export type PostgresOrm = NodePgDatabase<typeof postgresSchema>;
-export type PostgresTransaction = Parameters<Parameters<PostgresOrm['transaction']>[0]>[0];
 
 export interface SqliteDb {
   kind: 'sqlite';
-  orm: SqliteOrm;
-  /** The raw better-sqlite3 handle, for statements and transactions used directly on hot paths (event import, events list, group commit). */
+  /** How queries spell what the two databases spell differently (spelling.ts). */
+  spelling: Spelling;
   sqlite: BetterSqlite3.Database;
   /** Threads that run the long reads off the event loop, when the server asked for them. */
   readers?: SqliteReaders;
@@ -34,7 +28,7 @@ export interface SqliteDb {
 
 export interface PostgresDb {
   kind: 'postgres';
-  orm: PostgresOrm;
+  spelling: Spelling;
   pool: pg.Pool;
   close(): Promise<void>;
 }
@@ -69,20 +63,27 @@ export interface DbOptions {
 }
 
 export function createDb(databaseUrl: string, options: DbOptions = {}): Db {
-  if (isPostgresUrl(databaseUrl)) {
-    const pool = new pg.Pool({
-      connectionString: databaseUrl,
-      // Several server processes share one PostgreSQL server: each keeps its pool small.
-      max: options.poolSize ?? 10,
-      // Names the connections in pg_stat_activity, for the operator.
-      application_name: 'agentline',
-    });
-    // An idle connection the server drops (a restart) must not crash the process: the pool
-    // replaces it, and the next query reports the outage as a 503.
-    pool.on('error', () => {});
-    const orm = drizzlePostgres({ client: pool, schema: postgresSchema });
-    return { kind: 'postgres', orm, pool, close: () => pool.end() };
-  }
+  return isPostgresUrl(databaseUrl)
+    ? openPostgres(databaseUrl, options)
+    : openSqlite(databaseUrl, options);
+}
+
+function openPostgres(databaseUrl: string, options: DbOptions): PostgresDb {
+  const pool = new pg.Pool({
+    connectionString: databaseUrl,
+    // Several server processes share one PostgreSQL server: each keeps its pool small.
+    max: options.poolSize ?? 10,
+    // Names the connections in pg_stat_activity, for the operator.
+    application_name: 'agentline',
+  });
+  // An idle connection the server drops (a restart) must not crash the process: the pool
+  // replaces it, and the next query reports the outage as a 503.
+  pool.on('error', () => {});
+  return { kind: 'postgres', spelling: POSTGRES_SPELLING, pool, close: () => pool.end() };
+}
+
+/** A SQLite database file (created if missing) or `:memory:`. */
+export function openSqlite(databaseUrl: string, options: DbOptions = {}): SqliteDb {
   if (databaseUrl !== ':memory:') mkdirSync(dirname(resolve(databaseUrl)), { recursive: true });
   const sqlite = new Database(databaseUrl);
   sqlite.pragma('journal_mode = WAL');
@@ -94,7 +95,6 @@ export function createDb(databaseUrl: string, options: DbOptions = {}): Db {
   // 64 MB instead of 2 MB: the events table has seven indexes, and bulk imports slow down
   // sharply once their pages no longer fit. Memory is taken only as pages are used.
   sqlite.pragma('cache_size = -65536');
-  const orm = drizzleSqlite({ client: sqlite, schema });
   // An in-memory database exists in this connection only: nothing another thread could read.
   const readers =
     options.readerThreads && databaseUrl !== ':memory:'
@@ -102,7 +102,7 @@ export function createDb(databaseUrl: string, options: DbOptions = {}): Db {
       : undefined;
   return {
     kind: 'sqlite',
-    orm,
+    spelling: SQLITE_SPELLING,
     sqlite,
     ...(readers ? { readers } : {}),
     close: async () => {
@@ -125,7 +125,9 @@ const MIGRATION_LOCK_KEY = 0x6167_6c6d; // "aglm"
 /** Applies the committed migrations that have not run yet; running it again is a no-op. */
 export async function migrateDb(db: Db): Promise<void> {
   if (db.kind === 'sqlite') {
-    migrateSqlite(db.orm, { migrationsFolder: MIGRATIONS_FOLDERS.sqlite });
+    migrateSqlite(drizzleSqlite({ client: db.sqlite }), {
+      migrationsFolder: MIGRATIONS_FOLDERS.sqlite,
+    });
     return;
   }
   // Several processes may start at once on one database: they take turns, and the later ones
@@ -133,56 +135,11 @@ export async function migrateDb(db: Db): Promise<void> {
   const lock = await db.pool.connect();
   try {
     await lock.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_KEY]);
-    await migratePostgres(db.orm, { migrationsFolder: MIGRATIONS_FOLDERS.postgres });
+    await migratePostgres(drizzlePostgres({ client: db.pool }), {
+      migrationsFolder: MIGRATIONS_FOLDERS.postgres,
+    });
   } finally {
     await lock.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK_KEY]).catch(() => {});
     lock.release();
-  }
-}
-
-/**
- * Runs `work` in one SQLite write transaction (BEGIN IMMEDIATE: takes the write lock up front, so
- * two processes never deadlock upgrading a read lock) and commits, or rolls back if it throws.
- *
- * `work` must be synchronous: use drizzle's `.run()`, `.all()`, `.get()` on `tx`. The process
- * has one connection, so a transaction that awaited would let other requests' statements run
- * inside it. Keep this inside repository functions, which stay async outwardly.
- */
-export async function withTransaction<T>(
-  db: SqliteDb,
-  work: (tx: SqliteTransaction) => T extends PromiseLike<unknown> ? never : T,
-): Promise<T> {
-  return db.orm.transaction(
-    (tx) => {
-      const result = work(tx);
-      if (result instanceof Promise) {
-        throw new TypeError('withTransaction: on SQLite the work must be synchronous');
-      }
-      return result;
-    },
-    { behavior: 'immediate' },
-  );
-}
-
-const MAX_TRANSACTION_ATTEMPTS = 10;
-
-/**
- * Runs `work` in one PostgreSQL transaction at SERIALIZABLE isolation: it behaves as if no other
- * transaction ran at the same time, as SQLite's single writer does, so the repositories' read,
- * check, write sequences hold across processes without row locks of their own. A transaction the
- * server aborts for a conflict with a concurrent one (40001, 40P01) is run again from the start.
- */
-export async function withPostgresTransaction<T>(
-  db: PostgresDb,
-  work: (tx: PostgresTransaction) => Promise<T>,
-): Promise<T> {
-  for (let attempt = 1; ; attempt += 1) {
-    try {
-      return await db.orm.transaction(work, { isolationLevel: 'serializable' });
-    } catch (error) {
-      if (attempt >= MAX_TRANSACTION_ATTEMPTS || !isConcurrencyConflict(error)) throw error;
-      // A little jitter so the transactions that collided do not collide again.
-      await new Promise((resolve) => setTimeout(resolve, Math.random() * 5 * attempt));
-    }
   }
 }

@@ -1,31 +1,14 @@
 // Turns a parsed list query (domain/list-query.ts) into SQL conditions and an ORDER BY, for any
 // table: a repository maps each property to a column or SQL expression and gets the rest here.
-// Both backends get the same results: the functions take the `dialect` they render for (always
-// given: a forgotten one would render SQLite's case-sensitive LIKE on PostgreSQL), and on
-// PostgreSQL a repository maps a JSON column to its text (`::text`).
+// Both backends get the same results: the functions take the database's spelling (spelling.ts),
+// and a repository maps a JSON column to its text (`spelling.jsonText`).
 
-import { and, asc, Column, desc, eq, is, or, sql, type SQL, type SQLWrapper } from 'drizzle-orm';
+import { and, Column, eq, is, or, sql, type SQL, type SQLWrapper } from 'drizzle-orm';
 import type { ListPosition, ListQuery, SearchFilter } from '../domain/list-query.js';
-import type { Db } from './client.js';
+import type { Spelling } from './spelling.js';
 import { idEquals, selectList, selectRows, valueSql, type Steps } from './portable-sql.js';
 
 export type ColumnMap<P extends string> = Record<P, SQLWrapper>;
-
-export type Dialect = Db['kind'];
-
-// Escapes LIKE's wildcards so a searched "%" or "_" is matched literally.
-function containsPattern(value: string): string {
-  return `%${value.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-}
-
-/**
- * Case-insensitive substring match. SQLite's LIKE folds ASCII case only; so does PostgreSQL's
- * ILIKE on the "C"-collated columns, and its pg_trgm indexes serve it.
- */
-export function contains(column: SQLWrapper, value: string, dialect: Dialect): SQL {
-  const operator = sql.raw(dialect === 'postgres' ? 'ILIKE' : 'LIKE');
-  return sql`${column} ${operator} ${containsPattern(value)} ESCAPE '\\'`;
-}
 
 /** The largest code point: every text starting with the prefix sorts below prefix + this. */
 const AFTER_PREFIX = '\u{10FFFF}';
@@ -33,19 +16,19 @@ const AFTER_PREFIX = '\u{10FFFF}';
 function filterCondition<P extends string>(
   filter: SearchFilter<P>,
   columns: ColumnMap<P>,
-  dialect: Dialect,
+  spelling: Spelling,
   either?: readonly [SQLWrapper, SQLWrapper],
 ): SQL | undefined {
   const column = columns[filter.property];
   switch (filter.kind) {
     case 'text':
     case 'json':
-      return contains(column, String(filter.value), dialect);
+      return spelling.contains(column, String(filter.value));
     case 'text_either': {
       const [first, second] = either ?? [column, column];
       return or(
-        contains(first, String(filter.value), dialect),
-        contains(second, String(filter.value), dialect),
+        spelling.contains(first, String(filter.value)),
+        spelling.contains(second, String(filter.value)),
       );
     }
     case 'datetime':
@@ -73,20 +56,19 @@ export interface ListSqlOptions<P extends string> {
    * undefined falls back to searching the column.
    */
   conditions?: Partial<Record<P, (filter: SearchFilter<P>) => SQL | undefined>>;
-  /** The backend the SQL is for: the same search renders differently on each. */
-  dialect: Dialect;
+  /** The database's spelling: the same search renders differently on each. */
+  spelling: Spelling;
 }
 
 export function listConditions<P extends string>(
   query: ListQuery<P>,
   options: ListSqlOptions<P>,
 ): SQL[] {
-  const { dialect } = options;
   const conditions: SQL[] = [];
   for (const filter of query.filters) {
     const condition =
       options.conditions?.[filter.property]?.(filter) ??
-      filterCondition(filter, options.columns, dialect, options.either);
+      filterCondition(filter, options.columns, options.spelling, options.either);
     if (condition) conditions.push(condition);
   }
   const { windowColumn } = options;
@@ -98,24 +80,17 @@ export function listConditions<P extends string>(
 }
 
 /**
- * ORDER BY the chosen property, then the primary key in the same direction so pages are stable.
- * NULL sorts first ascending and last descending, as SQLite has it. PostgreSQL's default is the
- * opposite, so there it is spelled out, except for a NOT NULL column: its planner does not know
- * that the clause changes nothing there, and would sort rather than walk an index in default order.
+ * ORDER BY the chosen property, then the primary key in the same direction so pages are stable,
+ * with NULL first ascending and last descending on both backends (spelling.orderTerm).
  */
 export function listOrder<P extends string>(
   query: Pick<ListQuery<P>, 'order'>,
   columns: ColumnMap<P>,
   primaryKey: SQLWrapper,
-  dialect: Dialect,
-): SQL[] {
-  const direction = query.order.direction === 'asc' ? asc : desc;
-  const column = columns[query.order.property];
-  if (dialect === 'sqlite' || (is(column, Column) && column.notNull)) {
-    return [direction(column), direction(primaryKey)];
-  }
-  const nulls = sql.raw(query.order.direction === 'asc' ? 'NULLS FIRST' : 'NULLS LAST');
-  return [sql`${direction(column)} ${nulls}`, direction(primaryKey)];
+  spelling: Spelling,
+): SQL {
+  const { direction, property } = query.order;
+  return sql`${spelling.orderTerm(columns[property], direction)}, ${spelling.orderTerm(primaryKey, direction)}`;
 }
 
 /**
@@ -176,7 +151,7 @@ export function splitPage<R extends { id: number; sortKey: unknown }>(read: R[],
 }
 
 /** What a list reads one organization's page of, for selectListPage. */
-export interface ListTable<P extends string> extends Omit<ListSqlOptions<P>, 'dialect'> {
+export interface ListTable<P extends string> extends Omit<ListSqlOptions<P>, 'spelling'> {
   /** FROM clause: the table, with what it joins for the record's fields. */
   from: SQL;
   /** FROM clause of the count, when the conditions need less than `from` (default `from`). */
@@ -195,7 +170,7 @@ export function* selectListPage<P extends string, R extends { id: number }>(
   table: ListTable<P>,
   organizationId: number,
   query: ListQuery<P>,
-  dialect: Dialect,
+  spelling: Spelling,
 ): Steps<{
   rows: Array<Omit<R & { sortKey: unknown }, 'sortKey'>>;
   totalCount: number;
@@ -204,9 +179,9 @@ export function* selectListPage<P extends string, R extends { id: number }>(
   const { from, countFrom = from, organizationColumn, primaryKey, fields, ...options } = table;
   const where = and(
     eq(organizationColumn, organizationId),
-    ...listConditions(query, { ...options, dialect }),
+    ...listConditions(query, { ...options, spelling }),
   );
-  const order = listOrder(query, table.columns, primaryKey, dialect);
+  const order = listOrder(query, table.columns, primaryKey, spelling);
   const { after, limitOffset } = pageWindow(query, table.columns, primaryKey);
   const sortKey = table.columns[query.order.property];
   const read =
@@ -214,7 +189,7 @@ export function* selectListPage<P extends string, R extends { id: number }>(
       ? []
       : yield* selectRows<R & { sortKey: unknown }>(
           sql`SELECT ${selectList({ ...fields, sortKey })} FROM ${from}
-            WHERE ${and(where, after)} ORDER BY ${sql.join(order, sql`, `)} ${limitOffset}`,
+            WHERE ${and(where, after)} ORDER BY ${order} ${limitOffset}`,
         );
   const { rows, next } = splitPage(read, query.limit);
   const [total] = yield* selectRows<{ n: number }>(

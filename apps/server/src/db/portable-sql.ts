@@ -1,85 +1,194 @@
-// Queries written once for both backends. Drizzle `sql` templates that reference the SQLite
-// schema's tables and columns render in either dialect; the helpers below cover what the two
-// spell differently (booleans, ids beyond PostgreSQL's integer, INSERT and UPDATE column lists).
+// The one way repositories reach either database. Queries are drizzle `sql` templates that
+// reference the SQLite schema module's tables and columns; drizzle's dialect classes render them
+// for SQLite or PostgreSQL, and the helpers below cover what the two spell differently (booleans,
+// ids beyond PostgreSQL's integer, INSERT and UPDATE column lists). Statements run on the drivers'
+// public APIs: better-sqlite3's prepared statements, cached per database by their text, and
+// node-postgres's `query`, with a name for the hot paths' statements (see `prepared`).
 //
 // A repository's read, check, write sequence is a generator that yields those queries and gets
-// their rows back. On SQLite it is driven synchronously, as withTransaction's work must be (the
-// process has one connection); on PostgreSQL each query is awaited inside
-// withPostgresTransaction, which may run the whole sequence again after a conflict, so it is
-// passed as a function that starts it.
+// their rows back (`Steps`). On SQLite it is driven synchronously, as a transaction there must be
+// (the process has one connection: an await inside it would let other requests' statements in);
+// on PostgreSQL each query is awaited on one pooled connection, inside a transaction that may run
+// the whole sequence again after a conflict, so it is passed as a function that starts it.
 
 import {
   getTableColumns,
+  is,
+  Placeholder,
   sql,
-  type Placeholder,
   type SQL,
   type SQLWrapper,
   type Table,
 } from 'drizzle-orm';
-import {
-  withPostgresTransaction,
-  withTransaction,
-  type Db,
-  type PostgresOrm,
-  type PostgresTransaction,
-  type SqliteOrm,
-  type SqliteTransaction,
-} from './client.js';
+import { PgDialect } from 'drizzle-orm/pg-core';
+import { SQLiteSyncDialect } from 'drizzle-orm/sqlite-core';
+import type { Statement } from 'better-sqlite3';
+import type pg from 'pg';
+import type { Db, PostgresDb, SqliteDb } from './client.js';
+import { isConcurrencyConflict } from './errors.js';
+import { perDatabase, remember } from './caches.js';
 
 export type Row = Record<string, unknown>;
 
-interface Query {
+/** A statement rendered once per backend and run many times with new values (see `prepared`). */
+interface PreparedStatement {
+  /** Unique in the process: PostgreSQL prepares it under this name on each connection. */
+  name: string;
   sql: SQL;
-  /** False for a write without RETURNING, which better-sqlite3 runs rather than reads. */
-  returnsRows: boolean;
+  rendered: { sqlite?: RenderedSql; postgres?: RenderedSql };
 }
+
+interface RenderedSql {
+  sql: string;
+  params: unknown[];
+}
+
+type Query = { sql: SQL } | { statement: PreparedStatement; values: Record<string, unknown> };
 
 export type Steps<T> = Generator<Query, T, Row[]>;
 
 /** A SELECT, or a write with RETURNING: its rows, typed as the caller's aliases promise. */
 export function* selectRows<R>(query: SQL): Generator<Query, R[], Row[]> {
-  return (yield { sql: query, returnsRows: true }) as R[];
+  return (yield { sql: query }) as R[];
 }
 
 /** A write without RETURNING. */
 export function* execute(query: SQL): Generator<Query, void, Row[]> {
-  yield { sql: query, returnsRows: false };
+  yield { sql: query };
 }
 
-function driveOnSqlite<T>(runner: SqliteOrm | SqliteTransaction, steps: Steps<T>): T {
+/**
+ * A statement for a hot path, with its values as `sql.placeholder(key)`. Building and rendering a
+ * query costs more than running it there, so it is rendered once per backend; SQLite prepares it
+ * once per database, and each PostgreSQL connection parses and plans it once, as the named
+ * prepared statement `name`. The name must be unique in the process.
+ */
+export function prepared<R>(
+  name: string,
+  query: SQL,
+): (values: Record<string, unknown>) => Generator<Query, R[], Row[]> {
+  const statement: PreparedStatement = { name, sql: query, rendered: {} };
+  return function* (values): Generator<Query, R[], Row[]> {
+    return (yield { statement, values }) as R[];
+  };
+}
+
+const DIALECTS = { sqlite: new SQLiteSyncDialect(), postgres: new PgDialect() };
+
+function render(query: Query, kind: Db['kind']): RenderedSql & { name?: string } {
+  if ('sql' in query) return DIALECTS[kind].sqlToQuery(query.sql);
+  const { statement, values } = query;
+  const rendered = (statement.rendered[kind] ??= DIALECTS[kind].sqlToQuery(statement.sql));
+  return {
+    name: statement.name,
+    sql: rendered.sql,
+    params: rendered.params.map((param) => (is(param, Placeholder) ? values[param.name] : param)),
+  };
+}
+
+/** Statements kept prepared per SQLite database; past this many, the one used longest ago goes. */
+const MAX_SQLITE_STATEMENTS = 10_000;
+
+const sqliteStatements = perDatabase((_db: SqliteDb) => new Map<string, Statement>());
+
+// Every query shape is one SQL text with its values bound, so it is prepared once.
+function sqliteStatement(db: SqliteDb, text: string): Statement {
+  const cache = sqliteStatements(db);
+  const statement = cache.get(text) ?? db.sqlite.prepare(text);
+  remember(cache, text, statement, MAX_SQLITE_STATEMENTS);
+  return statement;
+}
+
+/**
+ * Runs `steps` to the end on SQLite's one connection, synchronously: inside a transaction of the
+ * caller's (a group commit), or with each statement committing on its own.
+ */
+export function runStepsOnSqlite<T>(db: SqliteDb, steps: Steps<T>): T {
   let next = steps.next();
   while (!next.done) {
-    const query = next.value;
-    if (query.returnsRows) next = steps.next(runner.all<Row>(query.sql));
-    else {
-      runner.run(query.sql);
-      next = steps.next([]);
-    }
+    const { sql: text, params } = render(next.value, 'sqlite');
+    const statement = sqliteStatement(db, text);
+    let rows: Row[] = [];
+    if (statement.reader) rows = statement.all(...params) as Row[];
+    else statement.run(...params);
+    next = steps.next(rows);
   }
   return next.value;
 }
 
-/** Runs `steps` on PostgreSQL, awaiting each query on `runner` (a pool or a transaction). */
-export async function driveOnPostgres<T>(
-  runner: PostgresOrm | PostgresTransaction,
-  steps: Steps<T>,
-): Promise<T> {
+async function runStepsOnPostgres<T>(runner: pg.Pool | pg.PoolClient, steps: Steps<T>): Promise<T> {
   let next = steps.next();
-  while (!next.done) next = steps.next((await runner.execute<Row>(next.value.sql)).rows);
+  while (!next.done) {
+    const { name, sql: text, params: values } = render(next.value, 'postgres');
+    const result = await runner.query<Row>(name ? { name, text, values } : { text, values });
+    next = steps.next(result.rows);
+  }
   return next.value;
+}
+
+// Built once per database: better-sqlite3 builds a transaction's wrapper functions on each call of
+// transaction(), which cost a short request more than beginning and committing it.
+const sqliteTransaction = perDatabase((db: SqliteDb) =>
+  db.sqlite.transaction((steps: Steps<unknown>) => runStepsOnSqlite(db, steps)),
+);
+
+const MAX_TRANSACTION_ATTEMPTS = 10;
+
+/**
+ * Runs steps on one PostgreSQL connection between `begin` and COMMIT. A transaction the server
+ * aborts for a conflict with a concurrent one (40001, 40P01) runs again from the start.
+ */
+async function inPostgresTransaction<T>(
+  db: PostgresDb,
+  begin: string,
+  start: () => Steps<T>,
+): Promise<T> {
+  for (let attempt = 1; ; attempt += 1) {
+    const client = await db.pool.connect();
+    let broken: Error | undefined;
+    try {
+      await client.query(begin);
+      const result = await runStepsOnPostgres(client, start());
+      await client.query('COMMIT');
+      return result;
+    } catch (error) {
+      // A connection that cannot even roll back is not handed to the next request.
+      await client.query('ROLLBACK').catch((rollbackError: Error) => (broken = rollbackError));
+      if (attempt >= MAX_TRANSACTION_ATTEMPTS || !isConcurrencyConflict(error)) throw error;
+    } finally {
+      client.release(broken);
+    }
+    // A little jitter so the transactions that collided do not collide again.
+    await new Promise((resolve) => setTimeout(resolve, Math.random() * 5 * attempt));
+  }
 }
 
 /** Runs a sequence outside a transaction (each statement commits on its own). */
 export async function runSteps<T>(db: Db, start: () => Steps<T>): Promise<T> {
-  return db.kind === 'sqlite' ? driveOnSqlite(db.orm, start()) : driveOnPostgres(db.orm, start());
+  return db.kind === 'sqlite'
+    ? runStepsOnSqlite(db, start())
+    : runStepsOnPostgres(db.pool, start());
 }
 
-/** Runs a sequence in one write transaction (SQLite's BEGIN IMMEDIATE, PostgreSQL's SERIALIZABLE). */
+/**
+ * Runs a sequence in one write transaction: SQLite's BEGIN IMMEDIATE (takes the write lock up
+ * front, so two processes never deadlock upgrading a read lock); PostgreSQL's SERIALIZABLE (it
+ * behaves as if no other transaction ran at the same time, as SQLite's single writer does, so the
+ * repositories' read, check, write sequences hold across processes without row locks of their own).
+ */
 export async function runStepsInTransaction<T>(db: Db, start: () => Steps<T>): Promise<T> {
-  if (db.kind === 'postgres')
-    return withPostgresTransaction(db, (tx) => driveOnPostgres(tx, start()));
-  // withTransaction refuses work typed as a promise; T is never one here, as the steps are sync.
-  return withTransaction<unknown>(db, (tx) => driveOnSqlite(tx, start())) as Promise<T>;
+  if (db.kind === 'postgres') {
+    return inPostgresTransaction(db, 'BEGIN ISOLATION LEVEL SERIALIZABLE', start);
+  }
+  return sqliteTransaction(db).immediate(start()) as T;
+}
+
+/** Runs a sequence of reads that must see one snapshot (a page and its count). */
+export async function runStepsInReadTransaction<T>(db: Db, start: () => Steps<T>): Promise<T> {
+  if (db.kind === 'postgres') {
+    return inPostgresTransaction(db, 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY', start);
+  }
+  return sqliteTransaction(db).deferred(start()) as T;
 }
 
 /**
@@ -107,6 +216,20 @@ export function selectList(fields: Record<string, SQLWrapper>): SQL {
     Object.entries(fields).map(([alias, field]) => sql`${field} AS ${sql.identifier(alias)}`),
     sql`, `,
   );
+}
+
+/**
+ * Every column of `table` but `except`, each named by its TypeScript key, as the table's
+ * `$inferSelect` type has them (JSON columns arrive as text on SQLite: see parsedJson).
+ */
+export function columnsOf<T extends Table>(
+  table: T,
+  except: ReadonlyArray<keyof T['$inferSelect']> = [],
+): SQL {
+  const columns = Object.entries(getTableColumns(table)).filter(
+    ([key]) => !except.includes(key as keyof T['$inferSelect']),
+  );
+  return selectList(Object.fromEntries(columns));
 }
 
 // A boolean as SQL both backends read: SQLite stores 0 and 1 and reads TRUE and FALSE as those,

@@ -2,13 +2,13 @@
 
 import { parentPort, workerData } from 'node:worker_threads';
 import type { EventsPageJob } from './read-pool.js';
-import { createDb } from './client.js';
+import { openSqlite } from './client.js';
 import { listEvents } from './repositories/events.js';
 
-const db = createDb((workerData as { databaseUrl: string }).databaseUrl);
+const db = openSqlite((workerData as { databaseUrl: string }).databaseUrl);
 // The main connection's 64 MB page cache serves writes and imports; a reader's pages are also in
 // the operating system's cache, so each thread keeps a smaller one.
-if (db.kind === 'sqlite') db.sqlite.pragma('cache_size = -16384');
+db.sqlite.pragma('cache_size = -16384');
 
 async function answer({ id, organizationId, query }: EventsPageJob & { id: number }) {
   try {

@@ -10,10 +10,9 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sql, type SQL } from 'drizzle-orm';
-import { SQLiteSyncDialect } from 'drizzle-orm/sqlite-core';
 import pg from 'pg';
 import { createDb, migrateDb, type Db, type SqliteDb } from '../../src/db/client.js';
-import { insertValues } from '../../src/db/portable-sql.js';
+import { insertValues, runSteps, selectRows } from '../../src/db/portable-sql.js';
 import { events } from '../../src/db/schema.js';
 
 export const TEST_BACKEND: Db['kind'] =
@@ -105,23 +104,13 @@ export async function createTestDb(): Promise<Db> {
 export const onPostgres = TEST_BACKEND === 'postgres';
 export const onSqlite = TEST_BACKEND === 'sqlite';
 
-const sqliteDialect = new SQLiteSyncDialect();
-
 /**
  * Runs raw SQL on either backend and returns its rows, for tests that arrange or inspect the
  * database directly. Write it in the SQL both dialects share (table and column references from
  * the SQLite schema render as quoted identifiers on both; use TRUE/FALSE for booleans).
  */
 export async function queryTestDb<T = Record<string, unknown>>(db: Db, query: SQL): Promise<T[]> {
-  if (db.kind === 'sqlite') {
-    const { sql: text, params } = sqliteDialect.sqlToQuery(query);
-    const statement = db.sqlite.prepare(text);
-    if (statement.reader) return statement.all(...params) as T[];
-    statement.run(...params);
-    return [];
-  }
-  const result = await db.orm.execute(query);
-  return result.rows as T[];
+  return runSteps(db, () => selectRows<T>(query));
 }
 
 /**

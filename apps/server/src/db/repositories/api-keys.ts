@@ -1,4 +1,4 @@
-import { and, asc, eq, getTableColumns, isNull, lt, or, sql } from 'drizzle-orm';
+import { sql } from 'drizzle-orm';
 import {
   apiKeySecretMatches,
   formatApiKey,
@@ -7,22 +7,26 @@ import {
   parseApiKey,
 } from '../../domain/api-keys.js';
 import type { Permission } from '../../domain/permissions.js';
-import type { Db, PostgresDb, SqliteDb } from '../client.js';
-import { perDatabase } from '../prepared.js';
+import type { Db } from '../client.js';
+import {
+  columnsOf,
+  execute,
+  insertValues,
+  parsedJson,
+  prepared,
+  runSteps,
+  runStepsInTransaction,
+  selectRows,
+  setValues,
+} from '../portable-sql.js';
 import { createRole } from './roles.js';
 import { apiKeys, roles } from '../schema.js';
-import { apiKeys as pgApiKeys, roles as pgRoles } from '../schema-postgres.js';
 
 /** An API key row without its secret hash: safe to print or return. */
 export type ApiKey = Omit<typeof apiKeys.$inferSelect, 'secretHash'>;
 
 /** Every column but the secret hash, which is read only to check a presented key. */
-function withoutSecretHash<C extends { secretHash: unknown }>({ secretHash, ...columns }: C) {
-  return columns;
-}
-
-const apiKeyColumns = withoutSecretHash(getTableColumns(apiKeys));
-const pgApiKeyColumns = withoutSecretHash(getTableColumns(pgApiKeys));
+const API_KEY = columnsOf(apiKeys, ['secretHash']);
 
 export interface NewApiKey {
   organizationId: number;
@@ -37,10 +41,11 @@ export async function createApiKey(
 ): Promise<{ apiKey: ApiKey; fullKey: string }> {
   const parts = generateApiKey();
   const values = { ...newKey, keyId: parts.keyId, secretHash: hashApiKeySecret(parts.secret) };
-  const [apiKey] =
-    db.kind === 'sqlite'
-      ? db.orm.insert(apiKeys).values(values).returning(apiKeyColumns).all()
-      : await db.orm.insert(pgApiKeys).values(values).returning(pgApiKeyColumns);
+  const [apiKey] = await runSteps(db, () =>
+    selectRows<ApiKey>(
+      sql`INSERT INTO ${apiKeys} ${insertValues(apiKeys, [values])} RETURNING ${API_KEY}`,
+    ),
+  );
   return { apiKey: apiKey!, fullKey: formatApiKey(parts) };
 }
 
@@ -74,21 +79,14 @@ export async function listApiKeys(
   db: Db,
   organizationId: number,
 ): Promise<Array<ApiKey & { roleName: string }>> {
-  if (db.kind === 'sqlite') {
-    return db.orm
-      .select({ ...apiKeyColumns, roleName: roles.name })
-      .from(apiKeys)
-      .innerJoin(roles, eq(roles.id, apiKeys.roleId))
-      .where(eq(apiKeys.organizationId, organizationId))
-      .orderBy(asc(apiKeys.id))
-      .all();
-  }
-  return db.orm
-    .select({ ...pgApiKeyColumns, roleName: pgRoles.name })
-    .from(pgApiKeys)
-    .innerJoin(pgRoles, eq(pgRoles.id, pgApiKeys.roleId))
-    .where(eq(pgApiKeys.organizationId, organizationId))
-    .orderBy(asc(pgApiKeys.id));
+  return runSteps(db, () =>
+    selectRows<ApiKey & { roleName: string }>(
+      sql`SELECT ${API_KEY}, ${roles.name} AS "roleName" FROM ${apiKeys}
+          JOIN ${roles} ON ${roles.id} = ${apiKeys.roleId}
+          WHERE ${apiKeys.organizationId} = ${organizationId}
+          ORDER BY ${apiKeys.id}`,
+    ),
+  );
 }
 
 /** Revokes the key; a key revoked before keeps its first revocation time. Null if unknown. */
@@ -97,24 +95,17 @@ export async function revokeApiKey(
   keyId: string,
 ): Promise<{ apiKey: ApiKey; alreadyRevoked: boolean } | null> {
   const revokedAt = new Date().toISOString();
-  if (db.kind === 'sqlite') {
-    const { changes } = db.orm
-      .update(apiKeys)
-      .set({ revokedAt })
-      .where(and(eq(apiKeys.keyId, keyId), isNull(apiKeys.revokedAt)))
-      .run();
-    const apiKey = db.orm.select(apiKeyColumns).from(apiKeys).where(eq(apiKeys.keyId, keyId)).get();
-    return apiKey ? { apiKey, alreadyRevoked: changes === 0 } : null;
-  }
-  const { rowCount } = await db.orm
-    .update(pgApiKeys)
-    .set({ revokedAt })
-    .where(and(eq(pgApiKeys.keyId, keyId), isNull(pgApiKeys.revokedAt)));
-  const [apiKey] = await db.orm
-    .select(pgApiKeyColumns)
-    .from(pgApiKeys)
-    .where(eq(pgApiKeys.keyId, keyId));
-  return apiKey ? { apiKey, alreadyRevoked: rowCount === 0 } : null;
+  return runStepsInTransaction(db, function* () {
+    const revoked = yield* selectRows(
+      sql`UPDATE ${apiKeys} SET ${setValues(apiKeys, { revokedAt })}
+          WHERE ${apiKeys.keyId} = ${keyId} AND ${apiKeys.revokedAt} IS NULL
+          RETURNING ${apiKeys.id}`,
+    );
+    const [apiKey] = yield* selectRows<ApiKey>(
+      sql`SELECT ${API_KEY} FROM ${apiKeys} WHERE ${apiKeys.keyId} = ${keyId}`,
+    );
+    return apiKey ? { apiKey, alreadyRevoked: revoked.length === 0 } : null;
+  });
 }
 
 export interface ApiKeyForAuth {
@@ -123,34 +114,20 @@ export interface ApiKeyForAuth {
   organizationId: number;
 }
 
-const activeKeyById = perDatabase((db: SqliteDb) =>
-  db.orm
-    .select({ key: apiKeys, permissions: roles.permissions })
-    .from(apiKeys)
-    .innerJoin(roles, eq(roles.id, apiKeys.roleId))
-    .where(and(eq(apiKeys.keyId, sql.placeholder('keyId')), isNull(apiKeys.revokedAt)))
-    .prepare(),
-);
-
-// Every request runs this: named, so each connection parses and plans it once.
-const activeKeyByIdOnPostgres = perDatabase((db: PostgresDb) =>
-  db.orm
-    .select({ key: pgApiKeys, permissions: pgRoles.permissions })
-    .from(pgApiKeys)
-    .innerJoin(pgRoles, eq(pgRoles.id, pgApiKeys.roleId))
-    .where(and(eq(pgApiKeys.keyId, sql.placeholder('keyId')), isNull(pgApiKeys.revokedAt)))
-    .prepare('agentline_active_key_by_id'),
+// Every request runs this.
+const activeKeyById = prepared<ApiKeyForAuth['key'] & { permissions: Permission[] | string }>(
+  'agentline_active_key_by_id',
+  sql`SELECT ${columnsOf(apiKeys)}, ${roles.permissions} AS "permissions" FROM ${apiKeys}
+      JOIN ${roles} ON ${roles.id} = ${apiKeys.roleId}
+      WHERE ${apiKeys.keyId} = ${sql.placeholder('keyId')} AND ${apiKeys.revokedAt} IS NULL`,
 );
 
 /** The active (not revoked) key with this key id, with its role's permissions; else null. */
 export async function findApiKeyForAuth(db: Db, keyId: string): Promise<ApiKeyForAuth | null> {
-  const row =
-    db.kind === 'sqlite'
-      ? activeKeyById(db).get({ keyId })
-      : (await activeKeyByIdOnPostgres(db).execute({ keyId }))[0];
-  return row
-    ? { key: row.key, permissions: row.permissions, organizationId: row.key.organizationId }
-    : null;
+  const [row] = await runSteps(db, () => activeKeyById({ keyId }));
+  if (!row) return null;
+  const { permissions, ...key } = row;
+  return { key, permissions: parsedJson(permissions), organizationId: key.organizationId };
 }
 
 export interface ApiKeyPrincipal {
@@ -204,26 +181,11 @@ export function apiKeyUseIsStale(lastUsedAt: string | null, now = new Date()): b
 export async function recordApiKeyUse(db: Db, apiKeyId: number, now = new Date()): Promise<void> {
   const staleBefore = new Date(now.getTime() - LAST_USED_RESOLUTION_MS).toISOString();
   const lastUsedAt = now.toISOString();
-  if (db.kind === 'sqlite') {
-    db.orm
-      .update(apiKeys)
-      .set({ lastUsedAt })
-      .where(
-        and(
-          eq(apiKeys.id, apiKeyId),
-          or(isNull(apiKeys.lastUsedAt), lt(apiKeys.lastUsedAt, staleBefore)),
-        ),
-      )
-      .run();
-    return;
-  }
-  await db.orm
-    .update(pgApiKeys)
-    .set({ lastUsedAt })
-    .where(
-      and(
-        eq(pgApiKeys.id, apiKeyId),
-        or(isNull(pgApiKeys.lastUsedAt), lt(pgApiKeys.lastUsedAt, staleBefore)),
-      ),
-    );
+  await runSteps(db, () =>
+    execute(
+      sql`UPDATE ${apiKeys} SET ${setValues(apiKeys, { lastUsedAt })}
+          WHERE ${apiKeys.id} = ${apiKeyId}
+            AND (${apiKeys.lastUsedAt} IS NULL OR ${apiKeys.lastUsedAt} < ${staleBefore})`,
+    ),
+  );
 }

@@ -77,7 +77,7 @@ export async function listAgents(
   query: ListQuery<AgentProperty>,
 ): Promise<ListedPage<AgentRecord>> {
   const { rows, totalCount, next } = await runSteps(db, () =>
-    selectListPage<AgentProperty, AgentRecord>(AGENTS, organizationId, query, db.kind),
+    selectListPage<AgentProperty, AgentRecord>(AGENTS, organizationId, query, db.spelling),
   );
   return { records: rows, totalCount, next };
 }
@@ -116,7 +116,7 @@ export async function listChannelTargets(
       CHANNEL_TARGETS,
       organizationId,
       query,
-      db.kind,
+      db.spelling,
     ),
   );
   // 0 or 1 on SQLite, a boolean on PostgreSQL.

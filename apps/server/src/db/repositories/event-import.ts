@@ -5,7 +5,8 @@ import { sql } from 'drizzle-orm';
 import type { Statement } from 'better-sqlite3';
 import { EVENT_PROPERTIES } from '../../domain/events.js';
 import type { Db, PostgresDb, SqliteDb } from '../client.js';
-import { perDatabase } from '../prepared.js';
+import { perDatabase } from '../caches.js';
+import { runSteps, selectRows } from '../portable-sql.js';
 
 /** One event ready for the events table: timestamp normalised, attributes as JSON text. */
 export interface EventToImport {
@@ -113,10 +114,10 @@ const POSTGRES_ARRAY_TYPES: Record<(typeof IMPORTED_COLUMNS)[number], string> = 
 
 /**
  * One statement for the whole batch, whatever its size: each column's values travel as one array
- * and unnest turns them back into rows, in order. Measured at 5,000-event batches, it matched or
- * beat COPY into a temporary table followed by INSERT ... SELECT (which needs another driver
- * package) and 5,000-row INSERT ... VALUES, and beat 100-row ones by a third: the indexes'
- * upkeep, the trigram index's above all, costs far more than getting the rows to the server.
+ * and unnest turns them back into rows, in order. It matched or beat COPY into a temporary table
+ * followed by INSERT ... SELECT (which needs another driver package) and multi-row INSERT ...
+ * VALUES (docs/benchmarks.md, "Figures behind the code"): the indexes' upkeep, the trigram
+ * index's above all, costs far more than getting the rows to the server.
  */
 async function insertEventsOnPostgres(
   db: PostgresDb,
@@ -131,22 +132,25 @@ async function insertEventsOnPostgres(
     for (let row = 0; row < batch.length; row += 1) values[row] = parameters[row * width + c];
     return sql`${sql.param(values)}::${sql.raw(POSTGRES_ARRAY_TYPES[column])}`;
   });
-  return db.orm.transaction(async (tx) => {
-    const result = await tx.execute(
-      sql`${sql.raw(INSERT_INTO_EVENTS)} SELECT * FROM unnest(${sql.join(arrays, sql`, `)})
-          ${sql.raw(UNLESS_IMPORTED)}`,
-    );
-    return result.rowCount ?? 0;
-  });
+  // One statement, so all or nothing by itself; the count comes back as one row.
+  const [inserted] = await runSteps(db, () =>
+    selectRows<{ n: number }>(
+      sql`WITH inserted AS (${sql.raw(INSERT_INTO_EVENTS)}
+            SELECT * FROM unnest(${sql.join(arrays, sql`, `)}) ${sql.raw(UNLESS_IMPORTED)}
+            RETURNING 1)
+          SELECT count(*) AS n FROM inserted`,
+    ),
+  );
+  return inserted!.n;
 }
 
 /**
  * Sets up a connection that is about to import (the CLI's own, not the server's): on SQLite the
  * write-ahead log is copied back into the database every 200 MB instead of every 4 MB (each batch
- * rewrites the same index pages, and copying them back after every batch cost a fifth of the
- * import's time), and the page cache is 16 MB instead of 64 (index pages come from the
- * operating system's file cache as fast, and the import's memory stays far from 300 MB).
- * Measured on 2,000,000 events: 24,400 -> 29,700 events/s, peak memory 300 -> 250 MB.
+ * rewrites the same index pages, and copying them back after every batch was a large share of the
+ * import's time), and the page cache is 16 MB instead of 64 (index pages come from the operating
+ * system's file cache as fast, and the import's memory stays lower). docs/benchmarks.md
+ * ("Figures behind the code") has the measurements.
  */
 export function prepareImportConnection(db: Db): void {
   if (db.kind !== 'sqlite') return;

@@ -21,17 +21,13 @@
 // - SQLite is told which index serves a condition (unary plus, NOT INDEXED); PostgreSQL's planner
 //   weighs its indexes from statistics, so it gets the plain conditions.
 // Count and page are read in one transaction (REPEATABLE READ on PostgreSQL), so they describe
-// the same snapshot. The listing is written once, as steps (portable-sql.ts): SQLite runs them
-// synchronously inside its transaction with statements prepared once, PostgreSQL awaits each.
+// the same snapshot. The listing is written once, as steps (portable-sql.ts).
 
 import { and, eq, sql, type SQL } from 'drizzle-orm';
-import { SQLiteSyncDialect } from 'drizzle-orm/sqlite-core';
-import type { Statement } from 'better-sqlite3';
 import { EVENT_PROPERTIES, type EventProperty } from '../../domain/events.js';
 import type { ListPosition, ListQuery, SearchFilter } from '../../domain/list-query.js';
-import type { Db, SqliteDb } from '../client.js';
+import type { Db } from '../client.js';
 import {
-  contains,
   listConditions,
   listOrder,
   pageOf,
@@ -39,8 +35,8 @@ import {
   splitPage,
   type ColumnMap,
 } from '../list-sql.js';
-import { driveOnPostgres, selectRows, type Row, type Steps } from '../portable-sql.js';
-import { perDatabase } from '../prepared.js';
+import { runStepsInReadTransaction, selectRows, type Steps } from '../portable-sql.js';
+import { perDatabase, remember } from '../caches.js';
 import { events } from '../schema.js';
 import type { components } from '../../generated/openapi-types.js';
 import type { JsonText } from '../../domain/json-text.js';
@@ -64,7 +60,8 @@ export interface EventsPage {
   next: ListPosition | null;
 }
 
-export const EVENT_COLUMNS: ColumnMap<EventProperty> = {
+/** The column (or expression) each property is searched and ordered by. */
+export const eventColumns = perDatabase(({ spelling }: Db): ColumnMap<EventProperty> => ({
   timestamp: events.timestamp,
   session_id: events.sessionId,
   conversation_id: events.conversationId,
@@ -74,14 +71,8 @@ export const EVENT_COLUMNS: ColumnMap<EventProperty> = {
   type: events.type,
   user_id: events.userId,
   description: events.description,
-  attributes: events.attributes,
-};
-
-/** On PostgreSQL, attributes are searched and ordered by their JSON text, as on SQLite. */
-export const POSTGRES_EVENT_COLUMNS: ColumnMap<EventProperty> = {
-  ...EVENT_COLUMNS,
-  attributes: sql`(${events.attributes}::text COLLATE "C")`,
-};
+  attributes: spelling.jsonText(events.attributes),
+}));
 
 /** More distinct values than this and resolving a substring to them stops paying off. */
 const MAX_RESOLVED_VALUES = 256;
@@ -89,41 +80,8 @@ const MAX_RESOLVED_VALUES = 256;
 const MAX_COUNT_DELTA = 100_000;
 /** Matches at least this share of the organization's events are found by walking the order. */
 const WALK_ORDER_SHARE = 0.01;
-/** Per process and database: list shapes (prepared statements) and filters (counts). */
+/** Per process and database: the filters whose counts and resolved values are kept. */
 const MAX_CACHED_ENTRIES = 10_000;
-
-/** Map order as recency: once full, the entry used longest ago goes first. */
-function remember<K, V>(cache: Map<K, V>, key: K, value: V): void {
-  cache.delete(key);
-  if (cache.size >= MAX_CACHED_ENTRIES) cache.delete(cache.keys().next().value!);
-  cache.set(key, value);
-}
-
-const sqliteDialect = new SQLiteSyncDialect();
-
-// Every list shape is one SQL text with its values bound, so its statement is prepared once.
-const statements = perDatabase((_db: SqliteDb) => new Map<string, Statement>());
-
-function readOnSqlite<T>(db: SqliteDb, steps: Steps<T>): T {
-  const cache = statements(db);
-  let step = steps.next();
-  while (!step.done) {
-    const { sql: text, params } = sqliteDialect.sqlToQuery(step.value.sql);
-    let statement = cache.get(text);
-    if (!statement) {
-      statement = db.sqlite.prepare(text);
-      remember(cache, text, statement);
-    }
-    step = steps.next(statement.all(...params) as Row[]);
-  }
-  return step.value;
-}
-
-// Built once per database: better-sqlite3 builds a transaction's wrapper functions on each call
-// of transaction(), which cost a request more than beginning and committing it.
-const readTransaction = perDatabase((db: SqliteDb) =>
-  db.sqlite.transaction((steps: Steps<EventsPage>) => readOnSqlite(db, steps)),
-);
 
 interface CachedCount {
   throughId: number;
@@ -152,16 +110,15 @@ function* matchingValues(
                    FROM d WHERE d.v IS NOT NULL`;
   const first = sql`SELECT min(${sql.identifier(column)}) FROM events
                     WHERE organization_id = ${organizationId}`;
-  const hit = sql`${contains(sql`v`, value, db.kind)} AS hit`;
-  const limit = MAX_RESOLVED_VALUES + 2;
-  // PostgreSQL refuses LIMIT inside a recursive query, and evaluates one only as far as the
-  // outer query reads it.
+  const hit = sql`${db.spelling.contains(sql`v`, value)} AS hit`;
   const distinct = yield* selectRows<{ v: string; hit: 0 | 1 | boolean }>(
-    db.kind === 'sqlite'
-      ? sql`WITH RECURSIVE d(v) AS (${first} UNION ALL ${step} LIMIT ${limit})
-            SELECT v, ${hit} FROM d WHERE v IS NOT NULL`
-      : sql`WITH RECURSIVE d(v) AS (${first} UNION ALL ${step})
-            SELECT v, ${hit} FROM d WHERE v IS NOT NULL LIMIT ${limit}`,
+    db.spelling.limitedRecursion(
+      sql`d(v)`,
+      first,
+      step,
+      sql`SELECT v, ${hit} FROM d WHERE v IS NOT NULL`,
+      MAX_RESOLVED_VALUES + 2,
+    ),
   );
   if (distinct.length > MAX_RESOLVED_VALUES) return null;
   return distinct.filter((row) => row.hit === 1 || row.hit === true).map((row) => row.v);
@@ -205,7 +162,7 @@ function* resolveValues(
         cached?.throughId === throughId
           ? cached.values
           : yield* matchingValues(db, organizationId, filter.property, String(filter.value));
-      remember(cache, key, { throughId, values });
+      remember(cache, key, { throughId, values }, MAX_CACHED_ENTRIES);
       resolved.set(filter, values);
     }
   }
@@ -237,9 +194,9 @@ function eventConditions(
   return and(
     organization,
     ...listConditions(query, {
-      columns: db.kind === 'sqlite' ? EVENT_COLUMNS : POSTGRES_EVENT_COLUMNS,
+      columns: eventColumns(db),
       windowColumn: events.timestamp,
-      dialect: db.kind,
+      spelling: db.spelling,
       conditions: {
         category: lowCardinality('category'),
         type: lowCardinality('type'),
@@ -249,7 +206,7 @@ function eventConditions(
           const phrase = `"${value.replaceAll('"', '""')}"`;
           return sql`${events.id} IN (SELECT rowid FROM events_description_fts
                      WHERE events_description_fts MATCH ${phrase})
-                     AND ${contains(events.description, value, 'sqlite')}`;
+                     AND ${db.spelling.contains(events.description, value)}`;
         },
       },
     }),
@@ -314,7 +271,7 @@ function* countMatching(
     );
     count = total!.n;
   }
-  remember(cache, key, { throughId, count });
+  remember(cache, key, { throughId, count }, MAX_CACHED_ENTRIES);
   return count;
 }
 
@@ -323,16 +280,16 @@ function* countMatching(
  * keeps SQLite's planner off that index, which it would otherwise prefer to avoid a sort even when
  * another index finds the few matches at once.
  */
-function orderBy(order: ListQuery<EventProperty>['order'], access: Access): SQL {
+function orderBy(db: Db, order: ListQuery<EventProperty>['order'], access: Access): SQL {
   const direction = sql.raw(order.direction);
-  const column = EVENT_COLUMNS[order.property];
+  const column = eventColumns(db)[order.property];
   switch (access) {
     case 'walk':
       return sql`${column} ${direction}, ${events.id} ${direction}`;
     case 'seek':
       return sql`+${column} ${direction}, +${events.id} ${direction}`;
     case 'plan':
-      return sql.join(listOrder({ order }, POSTGRES_EVENT_COLUMNS, events.id, 'postgres'), sql`, `);
+      return listOrder({ order }, eventColumns(db), events.id, db.spelling);
   }
 }
 
@@ -342,18 +299,16 @@ function orderBy(order: ListQuery<EventProperty>['order'], access: Access): SQL 
  * properties are the projected ones in the wire order; attributes are embedded as JSON (stored
  * as JSON text on SQLite, a json column on PostgreSQL), not quoted as a string.
  */
-function itemJson(kind: Db['kind'], projection: ReadonlySet<string> | null): SQL {
+function itemJson({ spelling }: Db, projection: ReadonlySet<string> | null): SQL {
   const properties = projection
     ? EVENT_PROPERTIES.filter((property) => projection.has(property))
     : EVENT_PROPERTIES;
-  const pairs = properties.map((property) => {
-    const column = `"${property}"`;
-    return `'${property}', ${kind === 'sqlite' && property === 'attributes' ? `json(${column})` : column}`;
-  });
-  return sql.raw(
-    kind === 'sqlite'
-      ? `json_object(${pairs.join(', ')})`
-      : `json_build_object(${pairs.join(', ')})::text`,
+  return spelling.jsonObject(
+    properties.map((property) => ({
+      name: property,
+      value: sql.identifier(property),
+      isJson: property === 'attributes',
+    })),
   );
 }
 
@@ -383,8 +338,8 @@ function* readPage(
   totalCount: number,
   access: Access,
 ): Steps<{ rows: ListedEvent[]; next: ListPosition | null }> {
-  const columns = db.kind === 'sqlite' ? EVENT_COLUMNS : POSTGRES_EVENT_COLUMNS;
-  const select = sql`SELECT "id", ${itemJson(db.kind, query.projection)} AS "json",
+  const columns = eventColumns(db);
+  const select = sql`SELECT "id", ${itemJson(db, query.projection)} AS "json",
     ${columns[query.order.property]} AS "sortKey" FROM events`;
   const conditions = eventConditions(db, organizationId, query, resolved, access);
   if (query.after) {
@@ -392,7 +347,7 @@ function* readPage(
     const { after, limitOffset } = pageWindow(query, columns, events.id);
     const read = yield* selectRows<ListedEvent & { sortKey: unknown }>(
       sql`${select} WHERE ${conditions} AND ${after}
-          ORDER BY ${orderBy(query.order, access)} ${limitOffset}`,
+          ORDER BY ${orderBy(db, query.order, access)} ${limitOffset}`,
     );
     return splitPage(read, query.limit);
   }
@@ -406,7 +361,7 @@ function* readPage(
   const skip = reverse ? totalCount - end : query.offset;
   const read = yield* selectRows<ListedEvent & { sortKey: unknown }>(
     sql`${select} WHERE ${conditions}
-        ORDER BY ${orderBy(order, access)}
+        ORDER BY ${orderBy(db, order, access)}
         LIMIT ${end - query.offset} OFFSET ${skip}`,
   );
   if (reverse) read.reverse();
@@ -440,12 +395,6 @@ export async function listEvents(
   organizationId: number,
   query: ListQuery<EventProperty>,
 ): Promise<EventsPage> {
-  if (db.kind === 'sqlite') {
-    if (db.readers) return db.readers.listEvents({ organizationId, query });
-    return readTransaction(db).deferred(listing(db, organizationId, query));
-  }
-  return db.orm.transaction((tx) => driveOnPostgres(tx, listing(db, organizationId, query)), {
-    isolationLevel: 'repeatable read',
-    accessMode: 'read only',
-  });
+  if (db.kind === 'sqlite' && db.readers) return db.readers.listEvents({ organizationId, query });
+  return runStepsInReadTransaction(db, () => listing(db, organizationId, query));
 }

@@ -212,7 +212,7 @@ export async function listExperiments(
       EXPERIMENT_LIST_TABLE,
       organizationId,
       query,
-      db.kind,
+      db.spelling,
     );
     return { records: yield* withVariants(rows), totalCount, next };
   });

@@ -4,11 +4,11 @@
 // the lease has run out. Rows older than the retention are expired and swept away.
 
 import { sql, type Placeholder, type SQL } from 'drizzle-orm';
-import type { Db, PostgresTransaction, SqliteDb } from '../client.js';
-import { preparedOnPostgres, preparedOnSqlite } from '../prepared.js';
+import type { Db } from '../client.js';
 import {
   execute,
   insertValues,
+  prepared,
   runSteps,
   runStepsInTransaction,
   selectList,
@@ -47,20 +47,11 @@ const STORED_KEY_COLUMNS = selectList({
   createdAt: idempotencyKeys.createdAt,
 });
 
-function* storedKey(apiKeyId: string, key: string): Steps<StoredKey | undefined> {
-  const [stored] = yield* selectRows<StoredKey>(
-    sql`SELECT ${STORED_KEY_COLUMNS} FROM ${idempotencyKeys} WHERE ${keyOf(apiKeyId, key)}`,
-  );
-  return stored;
-}
-
-// Every keyed POST looks its key up: prepared once, as the other hot paths are.
-const STORED_KEY_BY_PLACEHOLDERS = sql`SELECT ${STORED_KEY_COLUMNS} FROM ${idempotencyKeys}
-  WHERE ${keyOf(sql.placeholder('apiKeyId'), sql.placeholder('key'))}`;
-const storedKeyOnSqlite = preparedOnSqlite<StoredKey>(STORED_KEY_BY_PLACEHOLDERS);
-const storedKeyOnPostgres = preparedOnPostgres<StoredKey>(
+// Every keyed POST looks its key up.
+const storedKey = prepared<StoredKey>(
   'agentline_idempotency_key',
-  STORED_KEY_BY_PLACEHOLDERS,
+  sql`SELECT ${STORED_KEY_COLUMNS} FROM ${idempotencyKeys}
+      WHERE ${keyOf(sql.placeholder('apiKeyId'), sql.placeholder('key'))}`,
 );
 
 /** What a stored row means for a request with `requestHash` now; null when it holds no more. */
@@ -94,7 +85,7 @@ export async function claimIdempotencyKey(
   now = new Date(),
 ): Promise<IdempotencyClaim> {
   return runStepsInTransaction(db, function* (): Steps<IdempotencyClaim> {
-    const stored = yield* storedKey(apiKeyId, key);
+    const [stored] = yield* storedKey({ apiKeyId, key });
     const held = standing(stored, requestHash, times, now);
     if (held) return held;
     if (stored) yield* execute(sql`DELETE FROM ${idempotencyKeys} WHERE ${keyOf(apiKeyId, key)}`);
@@ -115,11 +106,7 @@ export async function idempotencyKeyStanding(
   requestHash: string,
   times: IdempotencyTimes,
 ): Promise<Exclude<IdempotencyClaim, { kind: 'claimed' }> | null> {
-  const values = { apiKeyId, key };
-  const [stored] =
-    db.kind === 'sqlite'
-      ? storedKeyOnSqlite(db, values)
-      : await storedKeyOnPostgres(db.orm, values);
+  const [stored] = await runSteps(db, () => storedKey({ apiKeyId, key }));
   return standing(stored, requestHash, times, new Date());
 }
 
@@ -234,18 +221,19 @@ const PREPARED_STORE = storeAnswerSql(
   ) as Record<AnswerValue | 'expiredBefore' | 'leaseBefore', Placeholder>,
   false,
 );
-const storeOnSqlite = preparedOnSqlite<{ key: string }>(PREPARED_STORE);
+const storeAnswer = prepared<{ key: string }>('agentline_idempotency_store', PREPARED_STORE);
 
 /**
- * Stores the answer of `write` inside the open write transaction of `db` that does its work;
- * false when another request holds the key.
+ * Stores the answer of `write` inside the open write transaction that does its work; false when
+ * another request holds the key.
  */
-export function storeAnswerOnSqlite(db: SqliteDb, write: IdempotentWrite, body: string): boolean {
-  return storeOnSqlite(db, answerValues(write, 200, body, new Date())).length > 0;
+export function* storeAnswerWithWrite(write: IdempotentWrite, body: string): Steps<boolean> {
+  const stored = yield* storeAnswer(answerValues(write, 200, body, new Date()));
+  return stored.length > 0;
 }
 
 // Every routed session of a PostgreSQL batch stores its answer in this one statement.
-const storeManyOnPostgres = preparedOnPostgres<{ apiKeyId: string; key: string }>(
+const storeMany = prepared<{ apiKeyId: string; key: string }>(
   'agentline_idempotency_store_many',
   sql`INSERT INTO ${idempotencyKeys} (api_key_id, key, request_hash, status, body, created_at)
     SELECT * FROM unnest(CAST(${sql.placeholder('apiKeyIds')} AS text[]),
@@ -256,17 +244,17 @@ const storeManyOnPostgres = preparedOnPostgres<{ apiKeyId: string; key: string }
 );
 
 /**
- * Stores the answers of several writes, of different keys, inside `tx` (the PostgreSQL routing
- * batch); says for each whether it stored. The writes share one server's times.
+ * Stores the answers of several writes, of different keys, inside the open transaction (the
+ * PostgreSQL routing batch: unnest is PostgreSQL's); says for each whether it stored. The writes
+ * share one server's times.
  */
-export async function storeAnswersOnPostgres(
-  tx: PostgresTransaction,
+export function* storeAnswersWithWrites(
   answers: ReadonlyArray<{ write: IdempotentWrite; body: string }>,
-): Promise<boolean[]> {
+): Steps<boolean[]> {
   if (answers.length === 0) return [];
   const now = new Date();
   const { expiredBefore, leaseBefore } = answerValues(answers[0]!.write, 200, '', now);
-  const stored = await storeManyOnPostgres(tx, {
+  const stored = yield* storeMany({
     apiKeyIds: answers.map(({ write }) => write.apiKeyId),
     keys: answers.map(({ write }) => write.key),
     requestHashes: answers.map(({ write }) => write.requestHash),

@@ -1,68 +1,64 @@
-import { asc, eq, sql, type SQL } from 'drizzle-orm';
-import type { Db, PostgresDb, SqliteDb } from '../client.js';
-import { idEquals } from '../portable-sql.js';
-import { perDatabase } from '../prepared.js';
+import { sql, type SQL } from 'drizzle-orm';
+import type { Db } from '../client.js';
+import {
+  columnsOf,
+  idEquals,
+  prepared,
+  runSteps,
+  selectRows,
+  type Steps,
+} from '../portable-sql.js';
 import { organizations } from '../schema.js';
-import { organizations as pgOrganizations } from '../schema-postgres.js';
 
 export type Organization = typeof organizations.$inferSelect;
 
+const ORGANIZATION = columnsOf(organizations);
+
 /** Throws a unique violation (see `isUniqueViolation`) when the name is taken. */
 export async function createOrganization(db: Db, name: string): Promise<Organization> {
-  if (db.kind === 'sqlite') return db.orm.insert(organizations).values({ name }).returning().get();
-  const [created] = await db.orm.insert(pgOrganizations).values({ name }).returning();
+  const [created] = await runSteps(db, () =>
+    selectRows<Organization>(
+      sql`INSERT INTO ${organizations} (${sql.identifier(organizations.name.name)})
+          VALUES (${name}) RETURNING ${ORGANIZATION}`,
+    ),
+  );
   return created!;
 }
 
-async function organizationWhere(
-  db: Db,
-  condition: (table: typeof organizations | typeof pgOrganizations) => SQL,
-): Promise<Organization | null> {
-  const rows =
-    db.kind === 'sqlite'
-      ? db.orm.select().from(organizations).where(condition(organizations)).all()
-      : await db.orm.select().from(pgOrganizations).where(condition(pgOrganizations));
-  return rows[0] ?? null;
+function* organizationWhere(condition: SQL): Steps<Organization | null> {
+  const [found] = yield* selectRows<Organization>(
+    sql`SELECT ${ORGANIZATION} FROM ${organizations} WHERE ${condition}`,
+  );
+  return found ?? null;
 }
 
 /** `reference` is an id (digits) or a name; an id wins when an organization is named like one. */
 export async function findOrganization(db: Db, reference: string): Promise<Organization | null> {
-  if (/^\d+$/.test(reference)) {
+  return runSteps(db, function* () {
     // As bigint: a long run of digits is then a name to look up, not an error on PostgreSQL.
-    const byId = await organizationWhere(db, (t) => idEquals(t.id, Number(reference)));
-    if (byId) return byId;
-  }
-  return organizationWhere(db, (t) => eq(t.name, reference));
+    const byId = /^\d+$/.test(reference)
+      ? yield* organizationWhere(idEquals(organizations.id, Number(reference)))
+      : null;
+    return byId ?? (yield* organizationWhere(sql`${organizations.name} = ${reference}`));
+  });
 }
 
 export async function listOrganizations(db: Db): Promise<Organization[]> {
-  if (db.kind === 'sqlite') {
-    return db.orm.select().from(organizations).orderBy(asc(organizations.id)).all();
-  }
-  return db.orm.select().from(pgOrganizations).orderBy(asc(pgOrganizations.id));
+  return runSteps(db, () =>
+    selectRows<Organization>(
+      sql`SELECT ${ORGANIZATION} FROM ${organizations} ORDER BY ${organizations.id}`,
+    ),
+  );
 }
 
-const recordsVersionById = perDatabase((db: SqliteDb) =>
-  db.orm
-    .select({ version: organizations.recordsVersion })
-    .from(organizations)
-    .where(eq(organizations.id, sql.placeholder('organizationId')))
-    .prepare(),
-);
-
-const recordsVersionByIdOnPostgres = perDatabase((db: PostgresDb) =>
-  db.orm
-    .select({ version: pgOrganizations.recordsVersion })
-    .from(pgOrganizations)
-    .where(eq(pgOrganizations.id, sql.placeholder('organizationId')))
-    .prepare('agentline_records_version_by_id'),
+const recordsVersionById = prepared<{ version: number }>(
+  'agentline_records_version_by_id',
+  sql`SELECT ${organizations.recordsVersion} AS "version" FROM ${organizations}
+      WHERE ${organizations.id} = ${sql.placeholder('organizationId')}`,
 );
 
 /** How many times the organization's platform records were loaded: a cache key for answers. */
 export async function recordsVersion(db: Db, organizationId: number): Promise<number> {
-  if (db.kind === 'sqlite') {
-    return recordsVersionById(db).get({ organizationId })?.version ?? 0;
-  }
-  const [row] = await recordsVersionByIdOnPostgres(db).execute({ organizationId });
+  const [row] = await runSteps(db, () => recordsVersionById({ organizationId }));
   return row?.version ?? 0;
 }

@@ -2,25 +2,18 @@
 // and `agentline demo`. A page costs the same number of queries whatever its size: the page and
 // its count, then (when the items show tools) four more for the whole page at once: which tools
 // its prompts link, those tools, the prompts linking them and the agents using those prompts.
-// The page and its count are the same SQL on both backends, apart from a few expressions; the
+// The page and its count are the same SQL on both backends (spelling.ts spells what differs); the
 // four tool queries are each backend's own, as their plans are.
 
 import { and, eq, getTableColumns, sql, type SQL } from 'drizzle-orm';
 import type { ListPosition, ListQuery, SearchFilter } from '../../domain/list-query.js';
 import type { PromptProperty } from '../../domain/prompts.js';
-import type { Db, SqliteDb } from '../client.js';
-import {
-  contains,
-  listConditions,
-  listOrder,
-  pageWindow,
-  splitPage,
-  type ColumnMap,
-  type Dialect,
-} from '../list-sql.js';
+import type { Db } from '../client.js';
+import { perDatabase } from '../caches.js';
+import { listConditions, listOrder, pageWindow, splitPage, type ColumnMap } from '../list-sql.js';
 import { idIn, parsedJson, runSteps, selectList, selectRows } from '../portable-sql.js';
-import { perDatabase } from '../prepared.js';
 import { agents, prompts, promptTools, tools, type LlmConfig } from '../schema.js';
+import type { Spelling } from '../spelling.js';
 
 export interface IdName {
   id: number;
@@ -62,107 +55,97 @@ const AGENT_COUNT = sql<number>`(SELECT count(*) FROM ${agents}
   WHERE ${agents.promptId} = ${prompts.id}
     AND ${agents.organizationId} = ${prompts.organizationId})`;
 
-// SQLite's group_concat is PostgreSQL's string_agg; the "C" collation of tools.name carries over
-// to the joined names there, so they sort by code point on both.
-function toolNames(aggregate: 'group_concat' | 'string_agg'): SQL<string> {
+/**
+ * The prompt's tool names joined with commas, in tool id order: what `tools` is searched and
+ * ordered by. The "C" collation of tools.name carries over to the joined names on PostgreSQL, so
+ * they sort by code point on both.
+ */
+function toolNames(spelling: Spelling): SQL<string> {
   return sql<string>`coalesce((
-  SELECT ${sql.raw(aggregate)}(${tools.name}, ',' ORDER BY ${tools.id})
+  SELECT ${spelling.joined(tools.name, ',', tools.id)}
   FROM ${promptTools} JOIN ${tools} ON ${tools.id} = ${promptTools.toolId}
   WHERE ${promptTools.promptId} = ${prompts.id}
     AND ${tools.organizationId} = ${prompts.organizationId}), '')`;
 }
 
-const TOOL_NAMES = { sqlite: toolNames('group_concat'), postgres: toolNames('string_agg') };
-
-// The JSON text llm_config is searched and ordered by: both backends keep the text JSON.stringify
-// wrote when the prompt was loaded (PostgreSQL's json type stores it verbatim); as text it takes
-// the "C" collation, so it orders as on SQLite.
-const LLM_CONFIG_TEXT = {
-  sqlite: prompts.llmConfig,
-  postgres: sql`(${prompts.llmConfig}::text COLLATE "C")`,
-};
-
-function promptColumns(dialect: Dialect): ColumnMap<PromptProperty> {
-  return {
-    id: prompts.id,
-    name: prompts.name,
-    name_exact: prompts.name,
-    description: prompts.description,
-    name_description: prompts.name,
-    context: prompts.context,
-    tools: TOOL_NAMES[dialect],
-    llm_config: LLM_CONFIG_TEXT[dialect],
-    last_updated: prompts.lastUpdated,
-    last_updated_by: prompts.lastUpdatedBy,
-    agent_count: AGENT_COUNT,
-    session_end_enabled: prompts.sessionEndEnabled,
-  };
-}
-
-const PROMPT_COLUMNS = { sqlite: promptColumns('sqlite'), postgres: promptColumns('postgres') };
+// llm_config is searched and ordered by the JSON text JSON.stringify wrote when the prompt was
+// loaded.
+const promptColumns = perDatabase(({ spelling }: Db): ColumnMap<PromptProperty> => ({
+  id: prompts.id,
+  name: prompts.name,
+  name_exact: prompts.name,
+  description: prompts.description,
+  name_description: prompts.name,
+  context: prompts.context,
+  tools: toolNames(spelling),
+  llm_config: spelling.jsonText(prompts.llmConfig),
+  last_updated: prompts.lastUpdated,
+  last_updated_by: prompts.lastUpdatedBy,
+  agent_count: AGENT_COUNT,
+  session_end_enabled: prompts.sessionEndEnabled,
+}));
 
 type ToolLink = { promptId: number; toolId: number };
 type ToolUser = IdName & { toolId: number };
 
-// On SQLite, the tools of a set of prompts are fetched with statements prepared once per
-// database, each driven by a JSON list of ids. SQLite keeps tables joined with CROSS JOIN in the written order, so these
-// start from those few ids and reach the rest by index, instead of walking the organization's
-// rows to find them (which the planner may choose, not knowing how few ids there are). NOT
-// INDEXED leaves a prompt only its primary key: an index on the organization would otherwise
-// look covering enough to be walked once per link.
-const sqliteToolStatements = perDatabase((db: SqliteDb) => ({
-  toolLinks: db.sqlite.prepare<[string], ToolLink>(
-    `SELECT pt.prompt_id AS promptId, pt.tool_id AS toolId
-     FROM json_each(?) AS listed CROSS JOIN prompt_tools AS pt ON pt.prompt_id = listed.value
-     ORDER BY pt.prompt_id, pt.tool_id`,
-  ),
-  tools: db.sqlite.prepare<[string, number], StoredTool>(
-    `SELECT t.id, t.name, t.service_id AS serviceId, s.name AS serviceName,
-       t.version_number AS versionNumber, t.definition, t.last_updated AS lastUpdated,
-       t.last_updated_by AS lastUpdatedBy, t.last_updated_comments AS lastUpdatedComments
-     FROM json_each(?) AS wanted CROSS JOIN tools AS t ON t.id = wanted.value
-     LEFT JOIN services AS s ON s.id = t.service_id AND s.organization_id = t.organization_id
-     WHERE t.organization_id = ?`,
-  ),
-  linkingPrompts: db.sqlite.prepare<[string, number], ToolUser>(
-    `SELECT pt.tool_id AS toolId, p.id, p.name
-     FROM json_each(?) AS wanted CROSS JOIN prompt_tools AS pt ON pt.tool_id = wanted.value
-     CROSS JOIN prompts AS p NOT INDEXED ON p.id = pt.prompt_id
-     WHERE p.organization_id = ?
-     ORDER BY pt.tool_id, p.id`,
-  ),
-  usingAgents: db.sqlite.prepare<[string, number], ToolUser>(
-    `SELECT pt.tool_id AS toolId, a.id, a.name
-     FROM json_each(?) AS wanted CROSS JOIN prompt_tools AS pt ON pt.tool_id = wanted.value
-     CROSS JOIN agents AS a ON a.prompt_id = pt.prompt_id
-     WHERE a.organization_id = ?
-     ORDER BY pt.tool_id, a.id`,
-  ),
-}));
-
-// PostgreSQL plans these for the actual ids (one array parameter each), so they need no hints.
+// The reads of a page's tools, given the ids they start from. SQLite gets the ids as one JSON
+// list (one statement text whatever their number, so it stays prepared) and keeps tables joined
+// with CROSS JOIN in the written order: these start from those few ids and reach the rest by
+// index, instead of walking the organization's rows to find them (which its planner may choose,
+// not knowing how few ids there are). NOT INDEXED leaves a prompt only its primary key: an index
+// on the organization would otherwise look covering enough to be walked once per link. PostgreSQL
+// gets one array parameter and plans for the actual ids, so it needs no hints; neither backend
+// accepts the other's spelling of these, hence two sets (docs/architecture.md).
 const TOOL_FIELDS = sql`t.id, t.name, t.service_id AS "serviceId", s.name AS "serviceName",
   t.version_number AS "versionNumber", t.definition, t.last_updated AS "lastUpdated",
   t.last_updated_by AS "lastUpdatedBy", t.last_updated_comments AS "lastUpdatedComments"`;
 
-const postgresToolQueries = {
-  toolLinks: (promptIds: number[]) =>
-    sql`SELECT prompt_id AS "promptId", tool_id AS "toolId" FROM prompt_tools
-      WHERE prompt_id = ANY(${sql.param(promptIds)}) ORDER BY prompt_id, tool_id`,
-  tools: (toolIds: number[], organizationId: number) =>
-    sql`SELECT ${TOOL_FIELDS} FROM tools AS t
-      LEFT JOIN services AS s ON s.id = t.service_id AND s.organization_id = t.organization_id
-      WHERE t.id = ANY(${sql.param(toolIds)}) AND t.organization_id = ${organizationId}`,
-  linkingPrompts: (toolIds: number[], organizationId: number) =>
-    sql`SELECT pt.tool_id AS "toolId", p.id, p.name
-      FROM prompt_tools AS pt JOIN prompts AS p ON p.id = pt.prompt_id
-      WHERE pt.tool_id = ANY(${sql.param(toolIds)}) AND p.organization_id = ${organizationId}
-      ORDER BY pt.tool_id, p.id`,
-  usingAgents: (toolIds: number[], organizationId: number) =>
-    sql`SELECT pt.tool_id AS "toolId", a.id, a.name
-      FROM prompt_tools AS pt JOIN agents AS a ON a.prompt_id = pt.prompt_id
-      WHERE pt.tool_id = ANY(${sql.param(toolIds)}) AND a.organization_id = ${organizationId}
-      ORDER BY pt.tool_id, a.id`,
+const TOOL_QUERIES = {
+  sqlite: {
+    toolLinks: (promptIds: number[]) =>
+      sql`SELECT pt.prompt_id AS "promptId", pt.tool_id AS "toolId"
+        FROM json_each(${JSON.stringify(promptIds)}) AS listed
+        CROSS JOIN prompt_tools AS pt ON pt.prompt_id = listed.value
+        ORDER BY pt.prompt_id, pt.tool_id`,
+    tools: (toolIds: number[], organizationId: number) =>
+      sql`SELECT ${TOOL_FIELDS}
+        FROM json_each(${JSON.stringify(toolIds)}) AS wanted CROSS JOIN tools AS t ON t.id = wanted.value
+        LEFT JOIN services AS s ON s.id = t.service_id AND s.organization_id = t.organization_id
+        WHERE t.organization_id = ${organizationId}`,
+    linkingPrompts: (toolIds: number[], organizationId: number) =>
+      sql`SELECT pt.tool_id AS "toolId", p.id, p.name
+        FROM json_each(${JSON.stringify(toolIds)}) AS wanted
+        CROSS JOIN prompt_tools AS pt ON pt.tool_id = wanted.value
+        CROSS JOIN prompts AS p NOT INDEXED ON p.id = pt.prompt_id
+        WHERE p.organization_id = ${organizationId}
+        ORDER BY pt.tool_id, p.id`,
+    usingAgents: (toolIds: number[], organizationId: number) =>
+      sql`SELECT pt.tool_id AS "toolId", a.id, a.name
+        FROM json_each(${JSON.stringify(toolIds)}) AS wanted
+        CROSS JOIN prompt_tools AS pt ON pt.tool_id = wanted.value
+        CROSS JOIN agents AS a ON a.prompt_id = pt.prompt_id
+        WHERE a.organization_id = ${organizationId}
+        ORDER BY pt.tool_id, a.id`,
+  },
+  postgres: {
+    toolLinks: (promptIds: number[]) =>
+      sql`SELECT prompt_id AS "promptId", tool_id AS "toolId" FROM prompt_tools
+        WHERE prompt_id = ANY(${sql.param(promptIds)}) ORDER BY prompt_id, tool_id`,
+    tools: (toolIds: number[], organizationId: number) =>
+      sql`SELECT ${TOOL_FIELDS} FROM tools AS t
+        LEFT JOIN services AS s ON s.id = t.service_id AND s.organization_id = t.organization_id
+        WHERE t.id = ANY(${sql.param(toolIds)}) AND t.organization_id = ${organizationId}`,
+    linkingPrompts: (toolIds: number[], organizationId: number) =>
+      sql`SELECT pt.tool_id AS "toolId", p.id, p.name
+        FROM prompt_tools AS pt JOIN prompts AS p ON p.id = pt.prompt_id
+        WHERE pt.tool_id = ANY(${sql.param(toolIds)}) AND p.organization_id = ${organizationId}
+        ORDER BY pt.tool_id, p.id`,
+    usingAgents: (toolIds: number[], organizationId: number) =>
+      sql`SELECT pt.tool_id AS "toolId", a.id, a.name
+        FROM prompt_tools AS pt JOIN agents AS a ON a.prompt_id = pt.prompt_id
+        WHERE pt.tool_id = ANY(${sql.param(toolIds)}) AND a.organization_id = ${organizationId}
+        ORDER BY pt.tool_id, a.id`,
+  },
 };
 
 type StoredTool = Omit<ToolRow, 'definition' | 'linkedPrompts' | 'usingAgents'> & {
@@ -171,9 +154,7 @@ type StoredTool = Omit<ToolRow, 'definition' | 'linkedPrompts' | 'usingAgents'> 
 };
 
 async function readToolLinks(db: Db, promptIds: number[]): Promise<ToolLink[]> {
-  if (db.kind === 'sqlite')
-    return sqliteToolStatements(db).toolLinks.all(JSON.stringify(promptIds));
-  return (await db.orm.execute<ToolLink>(postgresToolQueries.toolLinks(promptIds))).rows;
+  return runSteps(db, () => selectRows<ToolLink>(TOOL_QUERIES[db.kind].toolLinks(promptIds)));
 }
 
 interface ToolReadRows {
@@ -189,12 +170,8 @@ async function readForTools<K extends keyof ToolReadRows>(
   toolIds: number[],
   organizationId: number,
 ): Promise<Array<ToolReadRows[K]>> {
-  if (db.kind === 'sqlite') {
-    const statement = sqliteToolStatements(db)[read];
-    return statement.all(JSON.stringify(toolIds), organizationId) as Array<ToolReadRows[K]>;
-  }
-  const query = postgresToolQueries[read](toolIds, organizationId);
-  return (await db.orm.execute(query)).rows as Array<ToolReadRows[K]>;
+  const query = TOOL_QUERIES[db.kind][read](toolIds, organizationId);
+  return runSteps(db, () => selectRows<ToolReadRows[K]>(query));
 }
 
 /** Groups rows by a key, keeping their order. */
@@ -220,26 +197,24 @@ const idName = ({ id, name }: IdName): IdName => ({ id, name });
  * within one tool name, so the prompts linking a tool whose name contains it are the same
  * prompts, found from the organization's tools by index.
  */
-function promptsWithToolNamed(organizationId: number, dialect: Dialect) {
+function promptsWithToolNamed(organizationId: number, spelling: Spelling) {
   return (filter: SearchFilter<PromptProperty>): SQL | undefined => {
     const value = String(filter.value);
     if (value.includes(',')) return undefined;
     return sql`${prompts.id} IN (SELECT ${promptTools.promptId} FROM ${promptTools}
       JOIN ${tools} ON ${tools.id} = ${promptTools.toolId}
-      WHERE ${tools.organizationId} = ${organizationId} AND ${contains(tools.name, value, dialect)})`;
+      WHERE ${tools.organizationId} = ${organizationId} AND ${spelling.contains(tools.name, value)})`;
   };
 }
 
 /** A prompt row with what its item computes in SQL. */
-function promptRow(dialect: Dialect): SQL {
-  return selectList({
+const promptRow = perDatabase((db: Db) =>
+  selectList({
     ...getTableColumns(prompts),
     agentCount: AGENT_COUNT,
-    toolNames: TOOL_NAMES[dialect],
-  });
-}
-
-const PROMPT_ROW = { sqlite: promptRow('sqlite'), postgres: promptRow('postgres') };
+    toolNames: promptColumns(db).tools,
+  }),
+);
 
 type StoredPrompt = Omit<PromptRow, 'toolIds'>;
 
@@ -271,15 +246,15 @@ export async function listPrompts(
   const where = and(
     eq(prompts.organizationId, organizationId),
     ...listConditions(query, {
-      columns: PROMPT_COLUMNS[db.kind],
+      columns: promptColumns(db),
       windowColumn: prompts.lastUpdated,
       either: [prompts.name, prompts.description],
-      conditions: { tools: promptsWithToolNamed(organizationId, db.kind) },
-      dialect: db.kind,
+      conditions: { tools: promptsWithToolNamed(organizationId, db.spelling) },
+      spelling: db.spelling,
     }),
   );
-  const columns = PROMPT_COLUMNS[db.kind];
-  const order = sql.join(listOrder(query, columns, prompts.id, db.kind), sql`, `);
+  const columns = promptColumns(db);
+  const order = listOrder(query, columns, prompts.id, db.spelling);
   const { after, limitOffset } = pageWindow(query, columns, prompts.id);
   // The page is chosen first and only its rows get the computed columns: the database would
   // otherwise compute them for every row it sorts.
@@ -288,7 +263,7 @@ export async function listPrompts(
       ? []
       : await selectPrompts<{ sortKey: unknown }>(
           db,
-          sql`SELECT ${PROMPT_ROW[db.kind]}, ${columns[query.order.property]} AS "sortKey"
+          sql`SELECT ${promptRow(db)}, ${columns[query.order.property]} AS "sortKey"
             FROM ${prompts}
             WHERE ${prompts.id} IN (SELECT ${prompts.id} FROM ${prompts} WHERE ${and(where, after)}
               ORDER BY ${order} ${limitOffset})
@@ -319,7 +294,7 @@ export async function findPrompts(
 ): Promise<PromptsWithTools> {
   const rows = await selectPrompts(
     db,
-    sql`SELECT ${PROMPT_ROW[db.kind]} FROM ${prompts}
+    sql`SELECT ${promptRow(db)} FROM ${prompts}
       WHERE ${prompts.organizationId} = ${organizationId} AND ${idIn(prompts.id, ids)}
       ORDER BY ${prompts.id}`,
   );

@@ -1,8 +1,8 @@
-import { and, eq } from 'drizzle-orm';
+import { sql } from 'drizzle-orm';
 import type { Permission } from '../../domain/permissions.js';
 import type { Db } from '../client.js';
+import { columnsOf, insertValues, parsedJson, runSteps, selectRows } from '../portable-sql.js';
 import { roles } from '../schema.js';
-import { roles as pgRoles } from '../schema-postgres.js';
 
 export type Role = typeof roles.$inferSelect;
 
@@ -12,12 +12,20 @@ export interface NewRole {
   permissions: readonly Permission[];
 }
 
+const ROLE = columnsOf(roles);
+
+function fromRow(row: Role): Role {
+  return { ...row, permissions: parsedJson(row.permissions) };
+}
+
 /** Throws a unique violation (see `isUniqueViolation`) when the organization has the name already. */
 export async function createRole(db: Db, role: NewRole): Promise<Role> {
-  const values = { ...role, permissions: [...role.permissions] };
-  if (db.kind === 'sqlite') return db.orm.insert(roles).values(values).returning().get();
-  const [created] = await db.orm.insert(pgRoles).values(values).returning();
-  return created!;
+  // JSON as text: SQLite stores it so, PostgreSQL reads it into json.
+  const values = { ...role, permissions: JSON.stringify(role.permissions) };
+  const [created] = await runSteps(db, () =>
+    selectRows<Role>(sql`INSERT INTO ${roles} ${insertValues(roles, [values])} RETURNING ${ROLE}`),
+  );
+  return fromRow(created!);
 }
 
 export async function findRoleByName(
@@ -25,16 +33,11 @@ export async function findRoleByName(
   organizationId: number,
   name: string,
 ): Promise<Role | null> {
-  const rows =
-    db.kind === 'sqlite'
-      ? db.orm
-          .select()
-          .from(roles)
-          .where(and(eq(roles.organizationId, organizationId), eq(roles.name, name)))
-          .all()
-      : await db.orm
-          .select()
-          .from(pgRoles)
-          .where(and(eq(pgRoles.organizationId, organizationId), eq(pgRoles.name, name)));
-  return rows[0] ?? null;
+  const [found] = await runSteps(db, () =>
+    selectRows<Role>(
+      sql`SELECT ${ROLE} FROM ${roles}
+          WHERE ${roles.organizationId} = ${organizationId} AND ${roles.name} = ${name}`,
+    ),
+  );
+  return found ? fromRow(found) : null;
 }

@@ -6,19 +6,25 @@
 // writers), on PostgreSQL SERIALIZABLE.
 
 import { randomUUID } from 'node:crypto';
-import { and, asc, eq, sql, type Placeholder } from 'drizzle-orm';
+import { sql, type Placeholder } from 'drizzle-orm';
 import { RecordNotFoundError, StateConflictError } from '../../domain/errors.js';
 import { nowIso } from '../../domain/timestamps.js';
 import { pickVariant } from '../../domain/variant-picking.js';
-import { withPostgresTransaction, type Db, type PostgresDb, type SqliteDb } from '../client.js';
-import { selectList } from '../portable-sql.js';
-import { perDatabase, preparedOnPostgres } from '../prepared.js';
+import type { Db, PostgresDb, SqliteDb } from '../client.js';
+import {
+  insertValues,
+  prepared,
+  runStepsInTransaction,
+  runStepsOnSqlite,
+  selectList,
+  type Steps,
+} from '../portable-sql.js';
 import { channelTargets, events, experiments, experimentVariants, sessions } from '../schema.js';
 import { batchedWrite, gatherWrites, type Outcome } from '../write-batcher.js';
 import {
   IdempotencyKeyTakenError,
-  storeAnswerOnSqlite,
-  storeAnswersOnPostgres,
+  storeAnswersWithWrites,
+  storeAnswerWithWrite,
   type IdempotentWrite,
 } from './idempotency.js';
 
@@ -85,41 +91,37 @@ function placeholders<K extends string>(keys: readonly K[]): Record<K, Placehold
   return values as Record<K, Placeholder>;
 }
 
-// Prepared once per database: routing is the hottest write path of the service.
-const routingStatements = perDatabase((db: SqliteDb) => ({
-  targetWithRunningExperiment: db.orm
-    .select({
-      agentId: channelTargets.agentId,
-      runningExperimentId: experiments.id,
-    })
-    .from(channelTargets)
-    .leftJoin(
-      experiments,
-      and(eq(experiments.targetId, channelTargets.id), eq(experiments.status, 'running')),
-    )
-    .where(
-      and(
-        eq(channelTargets.organizationId, sql.placeholder('organizationId')),
-        eq(channelTargets.id, sql.placeholder('targetId')),
-      ),
-    )
-    .prepare(),
-  variantsInOrder: db.orm
-    .select({
-      id: experimentVariants.id,
-      weight: experimentVariants.weight,
-      agentId: experimentVariants.agentId,
-    })
-    .from(experimentVariants)
-    .where(eq(experimentVariants.experimentId, sql.placeholder('experimentId')))
-    .orderBy(asc(experimentVariants.position))
-    .prepare(),
-  insertSession: db.orm.insert(sessions).values(placeholders(SESSION_KEYS)).prepare(),
-  insertEvent: db.orm
-    .insert(events)
-    .values({ ...SESSION_STARTED, ...placeholders(EVENT_KEYS) })
-    .prepare(),
-}));
+// Prepared once: routing is the hottest write path of the service.
+const targetWithRunningExperiment = prepared<RoutingTarget>(
+  'agentline_routing_target',
+  sql`SELECT ${selectList({ agentId: channelTargets.agentId, runningExperimentId: experiments.id })}
+      FROM ${channelTargets}
+      LEFT JOIN ${experiments}
+        ON ${experiments.targetId} = ${channelTargets.id} AND ${experiments.status} = 'running'
+      WHERE ${channelTargets.organizationId} = ${sql.placeholder('organizationId')}
+        AND ${channelTargets.id} = ${sql.placeholder('targetId')}`,
+);
+
+const variantsInOrder = prepared<RoutingVariant>(
+  'agentline_routing_variants',
+  sql`SELECT ${selectList({
+    id: experimentVariants.id,
+    weight: experimentVariants.weight,
+    agentId: experimentVariants.agentId,
+  })} FROM ${experimentVariants}
+      WHERE ${experimentVariants.experimentId} = ${sql.placeholder('experimentId')}
+      ORDER BY ${experimentVariants.position}`,
+);
+
+const insertSession = prepared(
+  'agentline_routing_insert_session',
+  sql`INSERT INTO ${sessions} ${insertValues(sessions, [placeholders(SESSION_KEYS)])}`,
+);
+
+const insertEvent = prepared(
+  'agentline_routing_insert_event',
+  sql`INSERT INTO ${events} ${insertValues(events, [{ ...SESSION_STARTED, ...placeholders(EVENT_KEYS) }])}`,
+);
 
 function requireTarget(targetId: number, target: RoutingTarget | undefined): RoutingTarget {
   if (!target) {
@@ -187,35 +189,40 @@ function sessionStartedEvent(
       session.experimentId === null
         ? `Session routed to the target's own agent ${session.agentId}`
         : `Session routed to agent ${session.agentId} by experiment ${session.experimentId}`,
-    attributes: {
+    // JSON as text, as SQLite stores it and PostgreSQL reads it into json.
+    attributes: JSON.stringify({
       target_id: session.targetId,
       agent_id: session.agentId,
       experiment_id: session.experimentId,
       variant_id: session.variantId,
-    },
+    }),
   };
 }
 
-function routeOnSqlite(
-  db: SqliteDb,
-  { organizationId, targetId, request, random, answer }: RouteRequest,
-): Promise<RoutedSessionRecord> {
-  const statements = routingStatements(db);
-  return batchedWrite(db, () => {
-    const target = requireTarget(
-      targetId,
-      statements.targetWithRunningExperiment.get({ organizationId, targetId }),
-    );
-    const experimentId = target.runningExperimentId;
-    const variants = experimentId === null ? [] : statements.variantsInOrder.all({ experimentId });
-    const session = newSession(targetId, target, variants, request.userId, random);
-    if (answer && !storeAnswerOnSqlite(db, answer.write, answer.render(session)))
-      throw new IdempotencyKeyTakenError();
-    statements.insertSession.run(sessionValues(organizationId, session, request));
-    statements.insertEvent.run(sessionStartedEvent(organizationId, session, request));
-    if (answer) answer.write.stored = true;
-    return session;
-  });
+/** One session, inside the group commit's transaction (SQLite). */
+function* routeOne({
+  organizationId,
+  targetId,
+  request,
+  random,
+  answer,
+}: RouteRequest): Steps<RoutedSessionRecord> {
+  const [found] = yield* targetWithRunningExperiment({ organizationId, targetId });
+  const target = requireTarget(targetId, found);
+  const experimentId = target.runningExperimentId;
+  const variants = experimentId === null ? [] : yield* variantsInOrder({ experimentId });
+  const session = newSession(targetId, target, variants, request.userId, random);
+  if (answer && !(yield* storeAnswerWithWrite(answer.write, answer.render(session)))) {
+    throw new IdempotencyKeyTakenError();
+  }
+  yield* insertSession(sessionValues(organizationId, session, request));
+  yield* insertEvent(sessionStartedEvent(organizationId, session, request));
+  if (answer) answer.write.stored = true;
+  return session;
+}
+
+function routeOnSqlite(db: SqliteDb, route: RouteRequest): Promise<RoutedSessionRecord> {
+  return batchedWrite(db, () => runStepsOnSqlite(db, routeOne(route)));
 }
 
 // On PostgreSQL the gathered sessions are routed in one transaction of set-based statements,
@@ -225,7 +232,7 @@ function routeOnSqlite(
 // organization's event writers take turns (migration 0003's trigger); docs/benchmarks.md has the
 // figures.
 const postgresRouting = {
-  targetsWithRunningExperimentVariants: preparedOnPostgres<{
+  targetsWithRunningExperimentVariants: prepared<{
     organizationId: number;
     targetId: number;
     agentId: number | null;
@@ -254,7 +261,7 @@ const postgresRouting = {
       ORDER BY ${channelTargets.id}, ${experimentVariants.position}`,
   ),
   // One array per column (sessionColumns), a row per session.
-  insertSessionsAndEvents: preparedOnPostgres(
+  insertSessionsAndEvents: prepared(
     'agentline_routing_insert',
     sql`WITH routed AS (
         SELECT * FROM unnest(
@@ -312,72 +319,74 @@ function sessionColumns(
   return columns;
 }
 
-async function routeInOneTransaction(
+/** The gathered sessions, in one transaction (PostgreSQL). */
+function* routeBatch(routes: RouteRequest[]): Steps<Array<Outcome<RoutedSessionRecord>>> {
+  const rows = yield* postgresRouting.targetsWithRunningExperimentVariants({
+    organizationIds: routes.map((route) => route.organizationId),
+    targetIds: routes.map((route) => route.targetId),
+  });
+  const rowsOfTarget = new Map<string, typeof rows>();
+  for (const row of rows) {
+    const key = `${row.organizationId}:${row.targetId}`;
+    rowsOfTarget.set(key, [...(rowsOfTarget.get(key) ?? []), row]);
+  }
+  let routed: Array<{ route: RouteRequest; session: RoutedSessionRecord }> = [];
+  const outcomes = routes.map((route): Outcome<RoutedSessionRecord> => {
+    const { organizationId, targetId, request, random } = route;
+    const ofTarget = rowsOfTarget.get(`${organizationId}:${targetId}`) ?? [];
+    try {
+      const target = requireTarget(targetId, ofTarget[0]);
+      const variants = ofTarget.flatMap((row) =>
+        row.variantId === null
+          ? []
+          : [{ id: row.variantId, weight: row.variantWeight!, agentId: row.variantAgentId! }],
+      );
+      const session = newSession(targetId, target, variants, request.userId, random);
+      routed.push({ route, session });
+      return { ok: true, value: session };
+    } catch (error) {
+      return { ok: false, error };
+    }
+  });
+  // Keyed sessions store their answers first, in one statement: one whose key a twin took
+  // (earlier, or in this batch) is not routed.
+  const keyed = new Map<string, { route: RouteRequest; session: RoutedSessionRecord }>();
+  const taken = new Set<RouteRequest>();
+  for (const entry of routed) {
+    const write = entry.route.answer?.write;
+    if (!write) continue;
+    const id = `${write.apiKeyId}\n${write.key}`;
+    if (keyed.has(id)) taken.add(entry.route);
+    else keyed.set(id, entry);
+  }
+  const stored = yield* storeAnswersWithWrites(
+    [...keyed.values()].map(({ route, session }) => ({
+      write: route.answer!.write,
+      body: route.answer!.render(session),
+    })),
+  );
+  [...keyed.values()].forEach(({ route }, index) => {
+    if (!stored[index]) taken.add(route);
+  });
+  for (const route of taken) {
+    outcomes[routes.indexOf(route)] = { ok: false, error: new IdempotencyKeyTakenError() };
+  }
+  routed = routed.filter(({ route }) => !taken.has(route));
+  if (routed.length > 0) {
+    // In organization order, so batches take the organizations' write turns (migration 0003's
+    // trigger) in one order and never wait on each other in a cycle.
+    routed.sort((a, b) => a.route.organizationId - b.route.organizationId);
+    yield* postgresRouting.insertSessionsAndEvents(sessionColumns(routed));
+  }
+  for (const { route } of routed) if (route.answer) route.answer.write.stored = true;
+  return outcomes;
+}
+
+function routeInOneTransaction(
   db: PostgresDb,
   routes: RouteRequest[],
 ): Promise<Array<Outcome<RoutedSessionRecord>>> {
-  return withPostgresTransaction(db, async (tx) => {
-    const rows = await postgresRouting.targetsWithRunningExperimentVariants(tx, {
-      organizationIds: routes.map((route) => route.organizationId),
-      targetIds: routes.map((route) => route.targetId),
-    });
-    const rowsOfTarget = new Map<string, typeof rows>();
-    for (const row of rows) {
-      const key = `${row.organizationId}:${row.targetId}`;
-      rowsOfTarget.set(key, [...(rowsOfTarget.get(key) ?? []), row]);
-    }
-    let routed: Array<{ route: RouteRequest; session: RoutedSessionRecord }> = [];
-    const outcomes = routes.map((route): Outcome<RoutedSessionRecord> => {
-      const { organizationId, targetId, request, random } = route;
-      const ofTarget = rowsOfTarget.get(`${organizationId}:${targetId}`) ?? [];
-      try {
-        const target = requireTarget(targetId, ofTarget[0]);
-        const variants = ofTarget.flatMap((row) =>
-          row.variantId === null
-            ? []
-            : [{ id: row.variantId, weight: row.variantWeight!, agentId: row.variantAgentId! }],
-        );
-        const session = newSession(targetId, target, variants, request.userId, random);
-        routed.push({ route, session });
-        return { ok: true, value: session };
-      } catch (error) {
-        return { ok: false, error };
-      }
-    });
-    // Keyed sessions store their answers first, in one statement: one whose key a twin took
-    // (earlier, or in this batch) is not routed.
-    const keyed = new Map<string, { route: RouteRequest; session: RoutedSessionRecord }>();
-    const taken = new Set<RouteRequest>();
-    for (const entry of routed) {
-      const write = entry.route.answer?.write;
-      if (!write) continue;
-      const id = `${write.apiKeyId}\n${write.key}`;
-      if (keyed.has(id)) taken.add(entry.route);
-      else keyed.set(id, entry);
-    }
-    const stored = await storeAnswersOnPostgres(
-      tx,
-      [...keyed.values()].map(({ route, session }) => ({
-        write: route.answer!.write,
-        body: route.answer!.render(session),
-      })),
-    );
-    [...keyed.values()].forEach(({ route }, index) => {
-      if (!stored[index]) taken.add(route);
-    });
-    for (const route of taken) {
-      outcomes[routes.indexOf(route)] = { ok: false, error: new IdempotencyKeyTakenError() };
-    }
-    routed = routed.filter(({ route }) => !taken.has(route));
-    if (routed.length > 0) {
-      // In organization order, so batches take the organizations' write turns (migration 0003's
-      // trigger) in one order and never wait on each other in a cycle.
-      routed.sort((a, b) => a.route.organizationId - b.route.organizationId);
-      await postgresRouting.insertSessionsAndEvents(tx, sessionColumns(routed));
-    }
-    for (const { route } of routed) if (route.answer) route.answer.write.stored = true;
-    return outcomes;
-  });
+  return runStepsInTransaction(db, () => routeBatch(routes));
 }
 
 const routeOnPostgres = gatherWrites(

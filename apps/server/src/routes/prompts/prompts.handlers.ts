@@ -3,7 +3,7 @@ import { listPage, parseListQuery, projectItem, type ListQuery } from '../../dom
 import { PROMPT_LIST, projectionShowsTools, type PromptProperty } from '../../domain/prompts.js';
 import type { Db } from '../../db/client.js';
 import { recordsVersion } from '../../db/repositories/organizations.js';
-import { perDatabase } from '../../db/prepared.js';
+import { perDatabase } from '../../db/caches.js';
 import { listPrompts } from '../../db/repositories/prompts.js';
 import { VersionedJsonCache } from '../../http/versioned-cache.js';
 import type { AppEnv } from '../../http/app-env.js';
