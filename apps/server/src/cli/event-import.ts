@@ -16,9 +16,9 @@ import { describeIssues } from './input-issues.js';
 import { locateJsonSyntaxError } from './json-syntax.js';
 
 /**
- * Events per transaction. Larger batches cost fewer rewrites of the same index pages: on
- * 2,000,000 events 20,000 imported 12% faster than 5,000; each batch holds SQLite's write lock
- * for about half a second, which a server writing at the same time waits out (busy_timeout).
+ * Events per transaction. Larger batches cost fewer rewrites of the same index pages, but each
+ * holds SQLite's write lock longer, which a server writing at the same time waits out
+ * (busy_timeout). docs/benchmarks.md ("Figures behind the code") has the measurements.
  */
 export const DEFAULT_EVENT_BATCH_SIZE = 20_000;
 
