@@ -41,20 +41,6 @@ export default tseslint.config(
     },
   },
   {
-    // The server's tests read JSON answers through a harness that types bodies as `any`; the
-    // contract validator checks every answer against the spec instead. (A harness typed from the
-    // generated types would let these rules back in.)
-    files: ['apps/server/test/**/*.ts'],
-    rules: {
-      '@typescript-eslint/no-explicit-any': 'off',
-      '@typescript-eslint/no-unsafe-member-access': 'off',
-      '@typescript-eslint/no-unsafe-assignment': 'off',
-      '@typescript-eslint/no-unsafe-call': 'off',
-      '@typescript-eslint/no-unsafe-return': 'off',
-      '@typescript-eslint/no-unsafe-argument': 'off',
-    },
-  },
-  {
     // Configuration files and plain JavaScript are in no tsconfig project.
     files: ['**/*.config.ts', '**/*.js', '**/*.mjs', '**/*.cjs'],
     ...tseslint.configs.disableTypeChecked,

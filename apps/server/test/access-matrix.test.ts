@@ -13,6 +13,7 @@ import {
   createKey,
   createTenant,
   createTestApi,
+  type Schemas,
   type Tenant,
   type TestApi,
 } from './support/harness.js';
@@ -62,7 +63,7 @@ beforeAll(async () => {
       description: 'Acme secret description',
     },
   ]);
-  const created = await api.request('POST', '/api/v1/experiments/', {
+  const created = await api.request<Schemas['Experiment']>('POST', '/api/v1/experiments/', {
     key: acme.key,
     body: experimentBody(fx.targets.main, [fx.agents.pinned, fx.agents.alsoPinned], {
       name: 'Acme secret description',
@@ -176,8 +177,9 @@ const OPERATIONS: Operation[] = [
   },
 ];
 
-const send = (operation: Operation, key?: string) =>
-  api.request(operation.method, operation.path(), { key, body: operation.body?.() });
+/** `T` is the body expected, as for `TestApi.request`. */
+const send = <T>(operation: Operation, key?: string) =>
+  api.request<T>(operation.method, operation.path(), { key, body: operation.body?.() });
 
 function expectNoAcmeData(body: unknown) {
   const text = JSON.stringify(body);
@@ -206,7 +208,7 @@ describe.each(OPERATIONS)('$name', (operation) => {
     const revoked = await createKey(api.db, acme.organizationId, PERMISSIONS);
     await revokeApiKey(api.db, parseApiKey(revoked)!.keyId);
     for (const key of [undefined, 'not-a-key', `${acme.key}x`, revoked]) {
-      const res = await send(operation, key);
+      const res = await send<Schemas['ErrorResponse']>(operation, key);
       expect(res.status, String(key)).toBe(401);
       expect(res.body.code).toBe('UNAUTHENTICATED');
       expect(res.headers.get('www-authenticate')).toBe('ApiKey header="Service-API-Key"');
@@ -220,7 +222,7 @@ describe.each(OPERATIONS)('$name', (operation) => {
       acme.organizationId,
       PERMISSIONS.filter((p) => p !== permissionOf(operation)),
     );
-    const res = await send(operation, key);
+    const res = await send<Schemas['ErrorResponse']>(operation, key);
     expect(res.status).toBe(403);
     expect(res.body).toMatchObject({ code: 'PERMISSION_DENIED' });
     expect(res.body.detail).toContain(permissionOf(operation));

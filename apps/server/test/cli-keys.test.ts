@@ -91,7 +91,8 @@ describe('org, role and key', () => {
     expect(
       roles.map(({ name, permissions }) => ({
         name,
-        permissions: typeof permissions === 'string' ? JSON.parse(permissions) : permissions,
+        permissions:
+          typeof permissions === 'string' ? (JSON.parse(permissions) as unknown) : permissions,
       })),
     ).toEqual([
       { name: 'reader', permissions: ['EVENTS_READ', 'PROMPTS_READ'] },

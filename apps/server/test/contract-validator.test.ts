@@ -7,7 +7,7 @@ import {
   specValidator,
 } from './support/contract.js';
 
-const fixture = parse(
+const fixture: unknown = parse(
   readFileSync(new URL('../../../tools/test/fixtures/mini-openapi.yaml', import.meta.url), 'utf8'),
 );
 const validator = createSpecValidator(fixture);

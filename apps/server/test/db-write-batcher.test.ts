@@ -68,7 +68,9 @@ describe('batchedWrite', () => {
       'rejected',
       'fulfilled',
     ]);
-    expect((results[1] as PromiseRejectedResult).reason.message).toBe('no such target');
+    expect((results[1] as PromiseRejectedResult).reason).toMatchObject({
+      message: 'no such target',
+    });
     expect(texts()).toEqual(['a', 'c']);
   });
 

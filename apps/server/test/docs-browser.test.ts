@@ -31,7 +31,7 @@ const CHROMIUM_ARGS = [
 const SCALAR_KEY_PLACEHOLDER = 'QUxMIFlPVVIgQkFTRSBBUkUgQkVMT05HIFRPIFVT';
 
 const summaries = Object.values(spec.paths).flatMap((operations) =>
-  Object.values(operations).flatMap((operation) =>
+  Object.values<unknown>(operations).flatMap((operation) =>
     typeof operation === 'object' && operation !== null && 'summary' in operation
       ? [String(operation.summary)]
       : [],

@@ -11,7 +11,7 @@ import { createDb, migrateDb, type Db } from '../src/db/client.js';
 import { listConditions, listOrder } from '../src/db/list-sql.js';
 import { insertEventBatch, type EventToImport } from '../src/db/repositories/event-import.js';
 import { createOrganization } from '../src/db/repositories/organizations.js';
-import { eventColumns, listEvents } from '../src/db/repositories/events.js';
+import { eventColumns, listEvents, type ListedEvent } from '../src/db/repositories/events.js';
 import {
   execute,
   parsedJson,
@@ -208,12 +208,17 @@ const SHAPES: Array<[string, Partial<ListParameters<EventProperty>>]> = [
   ['filtered and ordered', { ...search([['category', 'tool']]), order_by: 'user_id' }],
 ];
 
+/** A listed event as the plain query reads it: its id and its wire properties. */
+function parsedItem({ id, json }: ListedEvent): Record<string, unknown> {
+  return { id, ...(JSON.parse(json) as Record<string, unknown>) };
+}
+
 async function expectSame(organizationId: number, params: Partial<ListParameters<EventProperty>>) {
   const q = query(params, organizationId);
   const fast = await listEvents(db, organizationId, q);
   const plain = await plainList(db, organizationId, q);
   expect(fast.totalCount).toBe(plain.totalCount);
-  expect(fast.rows.map(({ id, json }) => ({ id, ...JSON.parse(json) }))).toEqual(plain.rows);
+  expect(fast.rows.map(parsedItem)).toEqual(plain.rows);
   return plain.totalCount;
 }
 
@@ -226,7 +231,7 @@ describe('every shape walked with cursors returns the plain list', () => {
         // With a cursor, page is ignored.
         const q = query({ ...params, limit: 7, page: cursor ? 3 : 0, cursor }, organizationId);
         const page = await listEvents(db, organizationId, q);
-        walked.push(...page.rows.map(({ id, json }) => ({ id, ...JSON.parse(json) })));
+        walked.push(...page.rows.map(parsedItem));
         if (!page.next) break;
         cursor = encodeCursor(q, page.next);
       }

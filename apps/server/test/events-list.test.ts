@@ -7,6 +7,7 @@ import {
   createKey,
   createTenant,
   createTestApi,
+  type Schemas,
   type Tenant,
   type TestApi,
 } from './support/harness.js';
@@ -114,8 +115,9 @@ beforeAll(async () => {
 
 afterAll(() => api.close());
 
-async function list(query: string, key = acme.key) {
-  return api.request('GET', `/api/v1/events/${query}`, { key });
+/** `T` is the body expected: the page, or the error envelope of a refusal. */
+async function list<T = Schemas['EventListResponse']>(query: string, key = acme.key) {
+  return api.request<T>('GET', `/api/v1/events/${query}`, { key });
 }
 
 const timestamps = (body: { items: Array<{ timestamp: string }> }) =>
@@ -152,27 +154,24 @@ describe('default page', () => {
   it('breaks timestamp ties by insertion order in the same direction', async () => {
     const res = await list('');
     // The two events at 10:00:05 come newest-inserted first when descending...
-    expect(res.body.items[3].type).toBe('completion');
-    expect(res.body.items[4].type).toBe('tool-call');
+    expect(res.body.items[3]?.type).toBe('completion');
+    expect(res.body.items[4]?.type).toBe('tool-call');
     const asc = await list('?order_by=timestamp');
     // ...and oldest-inserted first when ascending.
-    expect(asc.body.items.slice(1, 3).map((i: { type: string }) => i.type)).toEqual([
-      'tool-call',
-      'completion',
-    ]);
+    expect(asc.body.items.slice(1, 3).map((i) => i.type)).toEqual(['tool-call', 'completion']);
   });
 });
 
 describe('search', () => {
   it('matches text fields by case-insensitive substring', async () => {
     const res = await list('?search_fields=description&search_field_values=SESSION%20STARTED');
-    expect(res.body.items.map((i: { session_id: string }) => i.session_id)).toEqual(['s-2', 's-1']);
+    expect(res.body.items.map((i) => i.session_id)).toEqual(['s-2', 's-1']);
     expect(res.body.total_count).toBe(2);
   });
 
   it('treats LIKE wildcards in a value as literal characters', async () => {
     const percent = await list('?search_fields=description&search_field_values=50%25');
-    expect(percent.body.items.map((i: { type: string }) => i.type)).toEqual(['tool-call']);
+    expect(percent.body.items.map((i) => i.type)).toEqual(['tool-call']);
     const underscore = await list('?search_fields=type&search_field_values=_');
     expect(underscore.body.total_count).toBe(0);
   });
@@ -183,7 +182,7 @@ describe('search', () => {
     const partial = await list('?search_fields=session_id&search_field_values=s-');
     expect(partial.body.total_count).toBe(0);
     const user = await list('?search_fields=user_id&search_field_values=%2B14155550101');
-    expect(user.body.items.map((i: { session_id: string }) => i.session_id)).toEqual(['s-2']);
+    expect(user.body.items.map((i) => i.session_id)).toEqual(['s-2']);
   });
 
   it('matches date-times by prefix of the ISO text', async () => {
@@ -196,17 +195,14 @@ describe('search', () => {
 
   it('matches object fields by substring of their JSON text', async () => {
     const res = await list('?search_fields=attributes&search_field_values=%22channel%22:%22SMS%22');
-    expect(res.body.items.map((i: { session_id: string }) => i.session_id)).toEqual(['s-2']);
+    expect(res.body.items.map((i) => i.session_id)).toEqual(['s-2']);
   });
 
   it('combines several pairs with AND, pairing by index', async () => {
     const res = await list(
       '?search_fields=category&search_fields=source_id&search_field_values=tool&search_field_values=12',
     );
-    expect(res.body.items.map((i: { type: string }) => i.type)).toEqual([
-      'tool-error',
-      'tool-call',
-    ]);
+    expect(res.body.items.map((i) => i.type)).toEqual(['tool-error', 'tool-call']);
     const none = await list(
       '?search_fields=category&search_fields=type&search_field_values=session&search_field_values=tool',
     );
@@ -219,29 +215,33 @@ describe('search', () => {
   });
 
   it('rejects search pairs of different lengths', async () => {
-    const res = await list('?search_fields=type&search_fields=source&search_field_values=x');
+    const res = await list<Schemas['HTTPValidationError']>(
+      '?search_fields=type&search_fields=source&search_field_values=x',
+    );
     expect(res.status).toBe(422);
     expect(res.body.detail[0]).toMatchObject({
       loc: ['query', 'search_field_values'],
       type: 'value_error',
     });
-    expect(res.body.detail[0].msg).toContain(
+    expect(res.body.detail[0]?.msg).toContain(
       'search_fields has 2 entries but search_field_values has 1',
     );
   });
 
   it('rejects an unknown property name and lists the allowed ones', async () => {
-    const res = await list('?search_fields=colour&search_field_values=red');
+    const res = await list<Schemas['HTTPValidationError']>(
+      '?search_fields=colour&search_field_values=red',
+    );
     expect(res.status).toBe(422);
     expect(res.body.detail[0]).toMatchObject({ loc: ['query', 'search_fields', 0], type: 'enum' });
-    expect(res.body.detail[0].msg).toContain('"session_id"');
+    expect(res.body.detail[0]?.msg).toContain('"session_id"');
   });
 });
 
 describe('order', () => {
   it('orders by any property in either direction, the primary key breaking ties', async () => {
     const asc = await list('?order_by=category&order_by_direction=asc');
-    expect(asc.body.items.map((i: { category: string | null }) => i.category)).toEqual([
+    expect(asc.body.items.map((i) => i.category)).toEqual([
       null,
       'llm',
       'session',
@@ -250,8 +250,8 @@ describe('order', () => {
       'tool',
     ]);
     // Ties (two "session", two "tool") keep insertion order ascending...
-    expect(asc.body.items[2].session_id).toBe('s-1');
-    expect(asc.body.items[3].session_id).toBe('s-2');
+    expect(asc.body.items[2]?.session_id).toBe('s-1');
+    expect(asc.body.items[3]?.session_id).toBe('s-2');
     const desc = await list('?order_by=category&order_by_direction=desc');
     // ...and reverse it descending: the whole list is the exact reverse.
     expect(desc.body.items).toEqual([...asc.body.items].reverse());
@@ -269,14 +269,16 @@ describe('order', () => {
       seen.push(JSON.stringify(res.body.items[0]));
     }
     const whole = await list('?order_by=category');
-    expect(seen).toEqual(whole.body.items.map((i: unknown) => JSON.stringify(i)));
+    expect(seen).toEqual(whole.body.items.map((i) => JSON.stringify(i)));
   });
 
   it('rejects an unknown order_by or direction', async () => {
-    const field = await list('?order_by=colour');
+    const field = await list<Schemas['HTTPValidationError']>('?order_by=colour');
     expect(field.status).toBe(422);
-    expect(field.body.detail[0].loc).toEqual(['query', 'order_by']);
-    const direction = await list('?order_by=type&order_by_direction=up');
+    expect(field.body.detail[0]?.loc).toEqual(['query', 'order_by']);
+    const direction = await list<Schemas['HTTPValidationError']>(
+      '?order_by=type&order_by_direction=up',
+    );
     expect(direction.status).toBe(422);
     expect(direction.body.detail[0]).toMatchObject({
       loc: ['query', 'order_by_direction'],
@@ -334,9 +336,9 @@ describe('fields', () => {
   });
 
   it('rejects an unknown field name', async () => {
-    const res = await list('?fields=colour');
+    const res = await list<Schemas['HTTPValidationError']>('?fields=colour');
     expect(res.status).toBe(422);
-    expect(res.body.detail[0].loc).toEqual(['query', 'fields', 0]);
+    expect(res.body.detail[0]?.loc).toEqual(['query', 'fields', 0]);
   });
 });
 
@@ -361,7 +363,7 @@ describe('time window', () => {
   });
 
   it('rejects a start after the end', async () => {
-    const res = await list(
+    const res = await list<Schemas['HTTPValidationError']>(
       '?start_datetime=2026-06-01T00:00:00Z&end_datetime=2026-05-01T00:00:00Z',
     );
     expect(res.status).toBe(422);
@@ -374,7 +376,7 @@ describe('time window', () => {
   it.each(['yesterday', '2026-05-01', '2026-05-01T10:00:00'])(
     'rejects %s (not a date-time with a zone)',
     async (value) => {
-      const res = await list(`?start_datetime=${value}`);
+      const res = await list<Schemas['HTTPValidationError']>(`?start_datetime=${value}`);
       expect(res.status).toBe(422);
       expect(res.body.detail[0]).toMatchObject({
         loc: ['query', 'start_datetime'],
@@ -411,7 +413,7 @@ describe('paging', () => {
 
   it('accepts limit 1000 and rejects 1001', async () => {
     expect((await list('?limit=1000')).status).toBe(200);
-    const res = await list('?limit=1001');
+    const res = await list<Schemas['HTTPValidationError']>('?limit=1001');
     expect(res.status).toBe(422);
     expect(res.body.detail[0]).toMatchObject({ loc: ['query', 'limit'], type: 'less_than_equal' });
   });
@@ -424,7 +426,7 @@ describe('paging', () => {
     ['?limit=', 'limit', 'int_parsing'],
     ['?page=1e3', 'page', 'int_parsing'],
   ])('rejects %s', async (query, name, type) => {
-    const res = await list(query);
+    const res = await list<Schemas['HTTPValidationError']>(query);
     expect(res.status).toBe(422);
     expect(res.body.detail[0]).toMatchObject({ loc: ['query', name], type });
   });
@@ -440,13 +442,13 @@ describe('tenancy and access', () => {
   it("never shows another organization's events", async () => {
     const own = await list('?limit=1000', globex.key);
     expect(own.body.total_count).toBe(1);
-    expect(own.body.items[0].description).toBe('Globex session started');
+    expect(own.body.items[0]?.description).toBe('Globex session started');
     const acmeSearch = await list('?search_fields=attributes&search_field_values=globex');
     expect(acmeSearch.body).toMatchObject({ items: [], total_count: 0 });
   });
 
   it('answers 401 without a key, with the decided body and challenge', async () => {
-    const res = await api.request('GET', '/api/v1/events/');
+    const res = await api.request<Schemas['ErrorResponse']>('GET', '/api/v1/events/');
     expect(res.status).toBe(401);
     expect(res.body).toMatchObject({
       code: 'UNAUTHENTICATED',
@@ -460,7 +462,7 @@ describe('tenancy and access', () => {
     ['a malformed key', 'Bearer abc'],
     ['an unknown key', 'agl_zzzzzzzzzzzz_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA'],
   ])('answers 401 for %s', async (_, key) => {
-    const res = await list('', key);
+    const res = await list<Schemas['ErrorResponse']>('', key);
     expect(res.status).toBe(401);
     expect(res.body.code).toBe('UNAUTHENTICATED');
   });
@@ -473,7 +475,7 @@ describe('tenancy and access', () => {
 
   it('answers 403 naming EVENTS_READ for a key without it, before looking at the input', async () => {
     const key = await createKey(api.db, acme.organizationId, ['PROMPTS_READ']);
-    const res = await list('?limit=abc', key);
+    const res = await list<Schemas['ErrorResponse']>('?limit=abc', key);
     expect(res.status).toBe(403);
     expect(res.body.code).toBe('PERMISSION_DENIED');
     expect(res.body.detail).toContain('EVENTS_READ');
@@ -490,7 +492,7 @@ describe('tenancy and access', () => {
       headers: { 'X-Request-Id': 'trace-123' },
     });
     expect(safe.headers.get('x-request-id')).toBe('trace-123');
-    const unsafe = await api.request('GET', '/api/v1/events/', {
+    const unsafe = await api.request<Schemas['ErrorResponse']>('GET', '/api/v1/events/', {
       headers: { 'X-Request-Id': 'bad id<script>' },
     });
     expect(unsafe.headers.get('x-request-id')).not.toBe('bad id<script>');

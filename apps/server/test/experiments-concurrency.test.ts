@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../src/app.js';
 import { createDb, migrateDb, type Db } from '../src/db/client.js';
 import { experiments } from '../src/db/schema.js';
-import { createTenant, type Tenant } from './support/harness.js';
+import { createTenant, type Schemas, type Tenant } from './support/harness.js';
 import { startLiveServer, type LiveServer } from './support/live-server.js';
 import {
   experimentBody,
@@ -39,19 +39,23 @@ afterAll(async () => {
   if (onSqlite) rmSync(dirname(databaseUrl), { recursive: true, force: true });
 });
 
-async function post(baseUrl: string, path: string, body?: unknown) {
+/** `T` is the body expected at the status the test asserts. */
+async function post<T = unknown>(baseUrl: string, path: string, body?: unknown) {
   const response = await fetch(`${baseUrl}${path}`, {
     method: 'POST',
     headers: { 'Service-API-Key': acme.key, 'Content-Type': 'application/json' },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
-  return { status: response.status, body: (await response.json()) as any };
+  return { status: response.status, body: (await response.json()) as T };
 }
+
+/** The answer to a start: the started experiment (200) or the refusal (409). */
+type StartOrRefusal = Partial<Schemas['ExperimentStartResponse'] & Schemas['ErrorResponse']>;
 
 async function createDrafts(baseUrl: string, targetId: number, n: number): Promise<number[]> {
   const ids: number[] = [];
   for (let i = 0; i < n; i += 1) {
-    const res = await post(
+    const res = await post<Schemas['Experiment']>(
       baseUrl,
       '/api/v1/experiments/',
       experimentBody(targetId, [fx.agents.pinned, fx.agents.alsoPinned], { name: `draft ${i}` }),
@@ -74,7 +78,9 @@ async function runningOn(targetId: number): Promise<number[]> {
 async function startAllAtOnce(baseUrls: string[], targetId: number): Promise<number> {
   const ids = await createDrafts(baseUrls[0]!, targetId, 20);
   const results = await Promise.all(
-    ids.map((id, i) => post(baseUrls[i % baseUrls.length]!, `/api/v1/experiments/${id}/start`)),
+    ids.map((id, i) =>
+      post<StartOrRefusal>(baseUrls[i % baseUrls.length]!, `/api/v1/experiments/${id}/start`),
+    ),
   );
   const statuses = results.map((r) => r.status);
   const answers = JSON.stringify(results.map((r) => [r.status, r.body.detail]));
@@ -83,7 +89,7 @@ async function startAllAtOnce(baseUrls: string[], targetId: number): Promise<num
     answers,
   ).toHaveLength(1);
   expect(statuses.filter((s) => s === 409)).toHaveLength(results.length - 1);
-  const winner = results.find((r) => r.status === 200)!.body.experiment.id as number;
+  const winner = results.find((r) => r.status === 200)!.body.experiment!.id;
   for (const loser of results.filter((r) => r.status === 409)) {
     expect(loser.body.detail).toContain(`Experiment ${winner} ("`);
   }
@@ -131,17 +137,19 @@ describe('two server processes on one database', () => {
     }));
     const routed = await Promise.all(
       requests.map(({ server, user }) =>
-        post(server.baseUrl, `/api/v1/channels/targets/${fx.targets.second}/sessions`, {
-          user_id: user,
-        }),
+        post<Schemas['RoutedSession']>(
+          server.baseUrl,
+          `/api/v1/channels/targets/${fx.targets.second}/sessions`,
+          { user_id: user },
+        ),
       ),
     );
-    const routedByVariant = new Map<number, number>();
-    const variantsOfUser = new Map<string, Set<number>>();
+    const routedByVariant = new Map<number | null, number>();
+    const variantsOfUser = new Map<string, Set<number | null>>();
     routed.forEach((res, i) => {
       expect(res.status).toBe(200);
       expect(res.body.experiment_id).toBe(draft);
-      const variant = res.body.variant_id as number;
+      const variant = res.body.variant_id;
       routedByVariant.set(variant, (routedByVariant.get(variant) ?? 0) + 1);
       const user = requests[i]!.user;
       variantsOfUser.set(user, (variantsOfUser.get(user) ?? new Set()).add(variant));
@@ -154,10 +162,7 @@ describe('two server processes on one database', () => {
     for (const server of [a, b]) {
       const results = await fetch(`${server.baseUrl}/api/v1/experiments/${draft}/results`, {
         headers: { 'Service-API-Key': acme.key },
-      }).then(
-        (r) =>
-          r.json() as Promise<{ variants: Array<{ variant_id: number; session_count: number }> }>,
-      );
+      }).then((r) => r.json() as Promise<Schemas['ExperimentResults']>);
       for (const variant of results.variants) {
         expect(variant.session_count).toBe(routedByVariant.get(variant.variant_id) ?? 0);
       }

@@ -4,7 +4,8 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { experiments, sessions } from '../src/db/schema.js';
-import type { Tenant, TestApi } from './support/harness.js';
+import type { ApiResponse, Schemas, Tenant, TestApi } from './support/harness.js';
+import { anyNumber, anyString, stringMatching } from './support/matchers.js';
 import {
   createRoutingTestbed,
   experimentBody,
@@ -33,17 +34,18 @@ afterEach(async () => {
   );
 });
 
-const call = (method: string, path: string, body?: unknown, key = acme.key) =>
-  api.request(method, `/api/v1/experiments/${path}`, { key, body });
+/** `T` is the body expected: an experiment, a page of them, or the error of a refusal. */
+const call = <T>(method: string, path: string, body?: unknown, key = acme.key) =>
+  api.request<T>(method, `/api/v1/experiments/${path}`, { key, body });
 
 async function createDraft(overrides: Record<string, unknown> = {}, targetId = fx.targets.second) {
-  const res = await call(
+  const res = await call<Schemas['Experiment']>(
     'POST',
     '',
     experimentBody(targetId, [fx.agents.pinned, fx.agents.alsoPinned], overrides),
   );
   expect(res.status, JSON.stringify(res.body)).toBe(200);
-  return res.body as { id: number; variants: Array<{ id: number }> };
+  return res.body;
 }
 
 async function createRunning(targetId: number) {
@@ -59,26 +61,24 @@ async function createStopped(targetId: number) {
 }
 
 function expectProblem(
-  res: { status: number; body: any },
+  res: ApiResponse<Schemas['HTTPValidationError']>,
   loc: unknown[],
   msgPart: string | RegExp,
   type?: string,
 ) {
   expect(res.status, JSON.stringify(res.body)).toBe(422);
-  const problem = res.body.detail.find(
-    (d: { loc: unknown[] }) => JSON.stringify(d.loc) === JSON.stringify(loc),
-  );
+  const problem = res.body.detail.find((d) => JSON.stringify(d.loc) === JSON.stringify(loc));
   expect(
     problem,
     `no problem at ${JSON.stringify(loc)} in ${JSON.stringify(res.body)}`,
   ).toBeDefined();
-  expect(problem.msg).toMatch(msgPart);
-  if (type) expect(problem.type).toBe(type);
+  expect(problem?.msg).toMatch(msgPart);
+  if (type) expect(problem?.type).toBe(type);
 }
 
 describe('create', () => {
   it('creates a draft with the whole record', async () => {
-    const res = await call(
+    const res = await call<Schemas['Experiment']>(
       'POST',
       '',
       experimentBody(fx.targets.main, [fx.agents.pinned, fx.agents.unpinned]),
@@ -92,7 +92,7 @@ describe('create', () => {
       status: 'draft',
       started_at: null,
       stopped_at: null,
-      last_updated_by: expect.stringMatching(/^key-/),
+      last_updated_by: stringMatching(/^key-/),
       target: {
         id: fx.targets.main,
         target: 'main',
@@ -102,7 +102,7 @@ describe('create', () => {
     });
     expect(e.variants).toEqual([
       {
-        id: expect.any(Number),
+        id: anyNumber(),
         name: 'control',
         weight: 70,
         is_control: true,
@@ -110,7 +110,7 @@ describe('create', () => {
         agent_name: 'Pinned',
       },
       {
-        id: expect.any(Number),
+        id: anyNumber(),
         name: 'candidate',
         weight: 30,
         is_control: false,
@@ -119,7 +119,7 @@ describe('create', () => {
       },
     ]);
     expect(e.created_at).toBe(e.updated_at);
-    const got = await call('GET', String(e.id));
+    const got = await call<Schemas['Experiment']>('GET', String(e.id));
     expect(got.body).toEqual(e);
   });
 
@@ -234,12 +234,13 @@ describe('create', () => {
   });
 
   it('rejects a body that is not JSON (422), and one sent as another content type (415)', async () => {
-    const broken = await api.request('POST', '/api/v1/experiments/', {
-      key: acme.key,
-      body: '{"name": ',
-    });
+    const broken = await api.request<Schemas['HTTPValidationError']>(
+      'POST',
+      '/api/v1/experiments/',
+      { key: acme.key, body: '{"name": ' },
+    );
     expectProblem(broken, ['body'], /not valid JSON/, 'json_invalid');
-    const form = await api.request('POST', '/api/v1/experiments/', {
+    const form = await api.request<Schemas['ErrorResponse']>('POST', '/api/v1/experiments/', {
       key: acme.key,
       body: 'name=x',
       headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
@@ -247,22 +248,25 @@ describe('create', () => {
     expect(form.status).toBe(415);
     expect(form.body).toMatchObject({
       code: 'UNSUPPORTED_MEDIA_TYPE',
-      detail: expect.stringMatching(/application\/x-www-form-urlencoded.*application\/json/),
+      detail: stringMatching(/application\/x-www-form-urlencoded.*application\/json/),
     });
   });
 
   it('writes nothing when a rule fails', async () => {
-    const before = (await call('GET', '?limit=0')).body.total_count;
+    const before = (await call<Schemas['ExperimentListResponse']>('GET', '?limit=0')).body
+      .total_count;
     const body = experimentBody(fx.targets.main, [fx.agents.pinned, fx.agents.pinned]);
     expect((await call('POST', '', body)).status).toBe(422);
-    expect((await call('GET', '?limit=0')).body.total_count).toBe(before);
+    expect(
+      (await call<Schemas['ExperimentListResponse']>('GET', '?limit=0')).body.total_count,
+    ).toBe(before);
   });
 });
 
 describe('update', () => {
   it('replaces name, description and the whole variant set of a draft, keeping the target', async () => {
     const draft = await createDraft();
-    const res = await call('PUT', String(draft.id), {
+    const res = await call<Schemas['Experiment']>('PUT', String(draft.id), {
       name: 'Renamed',
       description: null,
       variants: [
@@ -278,8 +282,8 @@ describe('update', () => {
       status: 'draft',
       target_id: fx.targets.second,
     });
-    expect(res.body.variants.map((v: { name: string }) => v.name)).toEqual(['a', 'b', 'c']);
-    expect(res.body.variants.map((v: { id: number }) => v.id)).not.toContain(draft.variants[0]!.id);
+    expect(res.body.variants.map((v) => v.name)).toEqual(['a', 'b', 'c']);
+    expect(res.body.variants.map((v) => v.id)).not.toContain(draft.variants[0]!.id);
     expect(res.body.updated_at >= res.body.created_at).toBe(true);
   });
 
@@ -317,7 +321,7 @@ describe('update', () => {
     ['stopped', createStopped],
   ])('refuses a %s experiment with 409', async (state, make) => {
     const experiment = await make(fx.targets.second);
-    const res = await call(
+    const res = await call<Schemas['ErrorResponse']>(
       'PUT',
       String(experiment.id),
       experimentBody(fx.targets.second, [fx.agents.pinned, fx.agents.alsoPinned]),
@@ -331,23 +335,21 @@ describe('update', () => {
 
 describe('start, stop and the one-running-per-target rule', () => {
   it('starts a draft, with warnings that do not block', async () => {
-    const res = await call(
+    const res = await call<Schemas['Experiment']>(
       'POST',
       '',
       experimentBody(fx.targets.main, [fx.agents.unpinned, fx.agents.flawed]),
     );
-    const started = await call('POST', `${res.body.id}/start`);
+    const started = await call<Schemas['ExperimentStartResponse']>('POST', `${res.body.id}/start`);
     expect(started.status).toBe(200);
     expect(started.body.experiment).toMatchObject({
       status: 'running',
-      started_at: expect.any(String),
+      started_at: anyString(),
       stopped_at: null,
     });
     expect(started.body.warnings).toEqual([
-      expect.stringMatching(
-        /^Variant "control": agent "Unpinned" \(\d+\) does not pin a prompt version/,
-      ),
-      expect.stringMatching(
+      stringMatching(/^Variant "control": agent "Unpinned" \(\d+\) does not pin a prompt version/),
+      stringMatching(
         /^Variant "candidate": the prompt of agent "Flawed" \(\d+\) has error-level validation issues \(context-empty\)/,
       ),
     ]);
@@ -356,17 +358,17 @@ describe('start, stop and the one-running-per-target rule', () => {
 
   it('gives no warnings when every agent pins a version of a sound prompt', async () => {
     const running = await createRunning(fx.targets.second);
-    const again = await call('GET', String(running.id));
+    const again = await call<Schemas['Experiment']>('GET', String(running.id));
     expect(again.body.status).toBe('running');
-    const stopped = await call('POST', `${running.id}/stop`);
+    const stopped = await call<Schemas['Experiment']>('POST', `${running.id}/stop`);
     expect(stopped.status).toBe(200);
-    expect(stopped.body).toMatchObject({ status: 'stopped', stopped_at: expect.any(String) });
+    expect(stopped.body).toMatchObject({ status: 'stopped', stopped_at: anyString() });
   });
 
   it('refuses a second running experiment on the same target and names the first', async () => {
     const first = await createRunning(fx.targets.second);
     const second = await createDraft({ name: 'Second' });
-    const res = await call('POST', `${second.id}/start`);
+    const res = await call<Schemas['ErrorResponse']>('POST', `${second.id}/start`);
     expect(res.status).toBe(409);
     expect(res.body.detail).toContain(
       `Experiment ${first.id} ("Shorter answers") is already running on channel target ${fx.targets.second}`,
@@ -386,7 +388,7 @@ describe('start, stop and the one-running-per-target rule', () => {
     ['stopped', createStopped, /cannot be restarted/],
   ])('refuses to start a %s experiment', async (_, make, message) => {
     const experiment = await make(fx.targets.second);
-    const res = await call('POST', `${experiment.id}/start`);
+    const res = await call<Schemas['ErrorResponse']>('POST', `${experiment.id}/start`);
     expect(res.status).toBe(409);
     expect(res.body.detail).toMatch(message);
     await call('POST', `${experiment.id}/stop`);
@@ -397,7 +399,7 @@ describe('start, stop and the one-running-per-target rule', () => {
     ['stopped', () => createStopped(fx.targets.second)],
   ])('refuses to stop a %s experiment', async (state, make) => {
     const experiment = await make();
-    const res = await call('POST', `${experiment.id}/stop`);
+    const res = await call<Schemas['ErrorResponse']>('POST', `${experiment.id}/stop`);
     expect(res.status).toBe(409);
     expect(res.body.detail).toContain(`is ${state}; only a running experiment can be stopped`);
   });
@@ -406,7 +408,7 @@ describe('start, stop and the one-running-per-target rule', () => {
 describe('delete', () => {
   it('deletes a draft', async () => {
     const draft = await createDraft();
-    const res = await call('DELETE', String(draft.id));
+    const res = await call<Schemas['ExperimentDeleteResponse']>('DELETE', String(draft.id));
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ id: draft.id, deleted: true });
     expect((await call('GET', String(draft.id))).status).toBe(404);
@@ -414,7 +416,7 @@ describe('delete', () => {
 
   it('refuses a running experiment until it is stopped', async () => {
     const running = await createRunning(fx.targets.second);
-    const res = await call('DELETE', String(running.id));
+    const res = await call<Schemas['ErrorResponse']>('DELETE', String(running.id));
     expect(res.status).toBe(409);
     expect(res.body.detail).toContain('stop it');
     await call('POST', `${running.id}/stop`);
@@ -446,7 +448,7 @@ describe('delete', () => {
 describe('results', () => {
   it('are zeros in draft, in variant order', async () => {
     const draft = await createDraft();
-    const res = await call('GET', `${draft.id}/results`);
+    const res = await call<Schemas['ExperimentResults']>('GET', `${draft.id}/results`);
     expect(res.status).toBe(200);
     expect(res.body).toEqual({
       experiment_id: draft.id,
@@ -470,7 +472,7 @@ describe('unknown and foreign ids', () => {
   ])(
     "%s %s answers 404 for an unknown id and for another organization's",
     async (method, suffix) => {
-      const foreign = await api.request('POST', '/api/v1/experiments/', {
+      const foreign = await api.request<Schemas['Experiment']>('POST', '/api/v1/experiments/', {
         key: globex.key,
         body: experimentBody(globexFx.targets.second, [
           globexFx.agents.pinned,
@@ -483,7 +485,7 @@ describe('unknown and foreign ids', () => {
           : undefined;
       // 2^31 is past PostgreSQL's integer columns: it names nothing there either.
       for (const id of [999_999, 2 ** 31, foreign.body.id]) {
-        const res = await call(method, `${id}${suffix}`, body);
+        const res = await call<Schemas['ErrorResponse']>(method, `${id}${suffix}`, body);
         expect(res.status).toBe(404);
         expect(res.body.code).toBe('NOT_FOUND');
         expect(JSON.stringify(res.body)).not.toContain('Globex');
@@ -493,54 +495,63 @@ describe('unknown and foreign ids', () => {
 
   it("finds nothing for ids past PostgreSQL's integer columns in bodies and filters", async () => {
     const beyond = 2 ** 31;
-    const created = await call(
+    const created = await call<Schemas['HTTPValidationError']>(
       'POST',
       '',
       experimentBody(beyond, [fx.agents.pinned, fx.agents.alsoPinned]),
     );
     expect(created.status).toBe(422);
-    expect(created.body.detail[0].loc).toEqual(['body', 'target_id']);
-    const badAgent = await call(
+    expect(created.body.detail[0]?.loc).toEqual(['body', 'target_id']);
+    const badAgent = await call<Schemas['HTTPValidationError']>(
       'POST',
       '',
       experimentBody(fx.targets.second, [fx.agents.pinned, beyond]),
     );
     expect(badAgent.status).toBe(422);
-    expect(badAgent.body.detail[0].loc).toEqual(['body', 'variants', 1, 'agent_id']);
+    expect(badAgent.body.detail[0]?.loc).toEqual(['body', 'variants', 1, 'agent_id']);
     for (const property of ['id', 'target_id', 'agent_id']) {
-      const list = await call('GET', `?search_fields=${property}&search_field_values=${beyond}`);
+      const list = await call<Schemas['ExperimentListResponse']>(
+        'GET',
+        `?search_fields=${property}&search_field_values=${beyond}`,
+      );
       expect(list.status).toBe(200);
       expect(list.body.total_count).toBe(0);
     }
   });
 
   it.each(['abc', '0', '1.5'])('rejects the id %s with 422', async (id) => {
-    const res = await call('GET', id);
+    const res = await call<Schemas['HTTPValidationError']>('GET', id);
     expect(res.status).toBe(422);
-    expect(res.body.detail[0].loc).toEqual(['path', 'experiment_id']);
+    expect(res.body.detail[0]?.loc).toEqual(['path', 'experiment_id']);
   });
 });
 
 describe('list', () => {
   it('searches, orders, projects and stays inside the organization', async () => {
     const named = await createDraft({ name: 'Needle in the haystack' });
-    const byName = await call('GET', '?search_fields=name&search_field_values=NEEDLE');
-    expect(byName.body.items.map((e: { id: number }) => e.id)).toEqual([named.id]);
-    const exact = await call(
+    const byName = await call<Schemas['ExperimentListResponse']>(
+      'GET',
+      '?search_fields=name&search_field_values=NEEDLE',
+    );
+    expect(byName.body.items.map((e) => e.id)).toEqual([named.id]);
+    const exact = await call<Schemas['ExperimentListResponse']>(
       'GET',
       '?search_fields=name_exact&search_field_values=needle%20in%20the%20haystack',
     );
     expect(exact.body.total_count).toBe(0);
 
-    const byAgent = await call(
+    const byAgent = await call<Schemas['ExperimentListResponse']>(
       'GET',
       `?search_fields=agent_id&search_field_values=${fx.agents.flawed}&limit=1000`,
     );
     expect(byAgent.body.total_count).toBeGreaterThan(0);
     for (const e of byAgent.body.items) {
-      expect(e.variants.map((v: { agent_id: number }) => v.agent_id)).toContain(fx.agents.flawed);
+      expect(e.variants?.map((v) => v.agent_id)).toContain(fx.agents.flawed);
     }
-    const badAgent = await call('GET', '?search_fields=agent_id&search_field_values=seven');
+    const badAgent = await call<Schemas['HTTPValidationError']>(
+      'GET',
+      '?search_fields=agent_id&search_field_values=seven',
+    );
     expectProblem(
       badAgent,
       ['query', 'search_field_values', 0],
@@ -548,28 +559,32 @@ describe('list', () => {
       'int_parsing',
     );
 
-    const drafts = await call(
+    const drafts = await call<Schemas['ExperimentListResponse']>(
       'GET',
       '?search_fields=status&search_field_values=draft&order_by=id&order_by_direction=desc&limit=1000',
     );
-    const ids = drafts.body.items.map((e: { id: number }) => e.id);
-    expect(ids).toEqual([...ids].sort((a: number, b: number) => b - a));
-    expect(drafts.body.items.every((e: { status: string }) => e.status === 'draft')).toBe(true);
+    const ids = drafts.body.items.map((e) => e.id);
+    expect(ids).toEqual([...ids].sort((a, b) => b - a));
+    expect(drafts.body.items.every((e) => e.status === 'draft')).toBe(true);
 
-    const projected = await call('GET', '?fields=name&fields=agent_id&limit=1');
-    expect(Object.keys(projected.body.items[0]).sort()).toEqual(['id', 'name', 'variants']);
+    const projected = await call<Schemas['ExperimentListResponse']>(
+      'GET',
+      '?fields=name&fields=agent_id&limit=1',
+    );
+    expect(Object.keys(projected.body.items[0]!).sort()).toEqual(['id', 'name', 'variants']);
 
-    const window = await call(
+    const window = await call<Schemas['ExperimentListResponse']>(
       'GET',
       '?start_datetime=2000-01-01T00:00:00Z&end_datetime=2000-01-02T00:00:00Z',
     );
     expect(window.body.total_count).toBe(0);
 
-    const globexList = await call('GET', '?limit=1000', undefined, globex.key);
-    expect(
-      globexList.body.items.every(
-        (e: { target_id: number }) => e.target_id === globexFx.targets.second,
-      ),
-    ).toBe(true);
+    const globexList = await call<Schemas['ExperimentListResponse']>(
+      'GET',
+      '?limit=1000',
+      undefined,
+      globex.key,
+    );
+    expect(globexList.body.items.every((e) => e.target_id === globexFx.targets.second)).toBe(true);
   });
 });

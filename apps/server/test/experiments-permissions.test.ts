@@ -3,7 +3,13 @@
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PERMISSIONS, type Permission } from '../src/domain/permissions.js';
-import { createKey, type ApiResponse, type Tenant, type TestApi } from './support/harness.js';
+import {
+  createKey,
+  type ApiResponse,
+  type Schemas,
+  type Tenant,
+  type TestApi,
+} from './support/harness.js';
 import {
   experimentBody,
   createRoutingTestbed,
@@ -23,8 +29,11 @@ afterAll(() => api.close());
 interface Operation {
   name: string;
   permission: Permission;
-  /** Sends the request; `id` is a fresh draft experiment made with the admin key. */
-  send: (key: string, id: number) => Promise<ApiResponse>;
+  /**
+   * Sends the request; `id` is a fresh draft experiment made with the admin key. `T` is the body
+   * expected, as for `TestApi.request`.
+   */
+  send: <T>(key: string, id: number) => Promise<ApiResponse<T>>;
 }
 
 const body = () => experimentBody(fx.targets.main, [fx.agents.pinned, fx.agents.alsoPinned]);
@@ -77,20 +86,22 @@ const OPERATIONS: Operation[] = [
 ];
 
 async function freshDraft(): Promise<number> {
-  const res = await api.request('POST', '/api/v1/experiments/', { key: acme.key, body: body() });
+  const res = await api.request<Schemas['Experiment']>('POST', '/api/v1/experiments/', {
+    key: acme.key,
+    body: body(),
+  });
   return res.body.id;
 }
 
-describe.each(OPERATIONS)('$name', ({ permission, send }) => {
+describe.each(OPERATIONS)('$name', ({ name, permission, send }) => {
   it(`works with only ${permission}`, async () => {
     const key = await createKey(api.db, acme.organizationId, [permission]);
-    const res = await send(key, await freshDraft());
+    const id = await freshDraft();
+    const res = await send(key, id);
     expect(res.status, JSON.stringify(res.body)).toBe(200);
     // A started draft stays running; stop it so the target is free for the next case.
-    if (res.body?.experiment?.status === 'running') {
-      await api.request('POST', `/api/v1/experiments/${res.body.experiment.id}/stop`, {
-        key: acme.key,
-      });
+    if (name === 'start') {
+      await api.request('POST', `/api/v1/experiments/${id}/stop`, { key: acme.key });
     }
   });
 
@@ -100,7 +111,7 @@ describe.each(OPERATIONS)('$name', ({ permission, send }) => {
       acme.organizationId,
       PERMISSIONS.filter((p) => p !== permission),
     );
-    const res = await send(key, await freshDraft());
+    const res = await send<Schemas['ErrorResponse']>(key, await freshDraft());
     expect(res.status).toBe(403);
     expect(res.body).toMatchObject({ code: 'PERMISSION_DENIED' });
     expect(res.body.detail).toContain(permission);

@@ -6,7 +6,7 @@ import { routeSession } from '../src/db/repositories/sessions.js';
 import { events, sessions } from '../src/db/schema.js';
 import { RecordNotFoundError, StateConflictError } from '../src/domain/errors.js';
 import { pickVariant, stickyBucket } from '../src/domain/variant-picking.js';
-import { createKey, type Tenant, type TestApi } from './support/harness.js';
+import { createKey, type Schemas, type Tenant, type TestApi } from './support/harness.js';
 import {
   createRoutingTestbed,
   experimentBody,
@@ -25,11 +25,12 @@ beforeAll(async () => {
 
 afterAll(() => api.close());
 
-const route = (targetId: number, body?: unknown, key = acme.key) =>
-  api.request('POST', `/api/v1/channels/targets/${targetId}/sessions`, { key, body });
+/** `T` is the body expected: the routed session, or the error of a refusal. */
+const route = <T = Schemas['RoutedSession']>(targetId: number, body?: unknown, key = acme.key) =>
+  api.request<T>('POST', `/api/v1/channels/targets/${targetId}/sessions`, { key, body });
 
 async function runningExperiment(targetId: number, agentIds: [number, number]) {
-  const created = await api.request('POST', '/api/v1/experiments/', {
+  const created = await api.request<Schemas['Experiment']>('POST', '/api/v1/experiments/', {
     key: acme.key,
     body: experimentBody(targetId, agentIds),
   });
@@ -38,7 +39,7 @@ async function runningExperiment(targetId: number, agentIds: [number, number]) {
     (await api.request('POST', `/api/v1/experiments/${created.body.id}/start`, { key: acme.key }))
       .status,
   ).toBe(200);
-  return created.body as { id: number; variants: Array<{ id: number; agent_id: number }> };
+  return created.body;
 }
 
 const stop = (id: number) =>
@@ -86,7 +87,7 @@ describe('routing without an experiment', () => {
           AND ${events.sessionId} = ${res.body.session_id}`,
     );
     // SQLite returns the JSON column as its text, PostgreSQL as a parsed jsonb value.
-    const attributes =
+    const attributes: unknown =
       typeof event!.attributes === 'string' ? JSON.parse(event!.attributes) : event!.attributes;
     expect({ ...event, attributes }).toMatchObject({
       timestamp: res.body.created_at,
@@ -112,7 +113,7 @@ describe('routing without an experiment', () => {
   });
 
   it('answers 409 for a target with no agent and no experiment', async () => {
-    const res = await route(fx.targets.orphan, {});
+    const res = await route<Schemas['ErrorResponse']>(fx.targets.orphan, {});
     expect(res.status).toBe(409);
     expect(res.body.detail).toContain('no agent of its own and no running experiment');
   });
@@ -125,20 +126,23 @@ describe('routing without an experiment', () => {
   });
 
   it('validates the body and the path', async () => {
-    const long = await route(fx.targets.main, { user_id: 'x'.repeat(257) });
-    expect(long.status).toBe(422);
-    expect(long.body.detail[0].loc).toEqual(['body', 'user_id']);
-    const badPath = await api.request('POST', '/api/v1/channels/targets/abc/sessions', {
-      key: acme.key,
-      body: {},
+    const long = await route<Schemas['HTTPValidationError']>(fx.targets.main, {
+      user_id: 'x'.repeat(257),
     });
+    expect(long.status).toBe(422);
+    expect(long.body.detail[0]?.loc).toEqual(['body', 'user_id']);
+    const badPath = await api.request<Schemas['HTTPValidationError']>(
+      'POST',
+      '/api/v1/channels/targets/abc/sessions',
+      { key: acme.key, body: {} },
+    );
     expect(badPath.status).toBe(422);
-    expect(badPath.body.detail[0].loc).toEqual(['path', 'target_id']);
+    expect(badPath.body.detail[0]?.loc).toEqual(['path', 'target_id']);
   });
 
   it('needs SESSIONS_WRITE', async () => {
     const key = await createKey(api.db, acme.organizationId, ['CHANNELS_WRITE', 'CHANNELS_READ']);
-    const res = await route(fx.targets.main, {}, key);
+    const res = await route<Schemas['ErrorResponse']>(fx.targets.main, {}, key);
     expect(res.status).toBe(403);
     expect(res.body.detail).toContain('SESSIONS_WRITE');
   });
@@ -192,11 +196,8 @@ describe('routing with a running 70/30 experiment', () => {
       fx.agents.pinned,
       fx.agents.alsoPinned,
     ]);
-    const [control, candidate] = experiment.variants as [
-      { id: number; agent_id: number },
-      { id: number; agent_id: number },
-    ];
-    const routed = new Map<number, number>();
+    const [control, candidate] = experiment.variants as [Schemas['Variant'], Schemas['Variant']];
+    const routed = new Map<number | null, number>();
     const total = 20_000;
     // In waves of concurrent requests, as live traffic arrives (each wave is committed together).
     // About 20 s on SQLite and 50 s on PostgreSQL on a busy two-core machine.
@@ -210,7 +211,7 @@ describe('routing with a running 70/30 experiment', () => {
       for (const res of answers) {
         expect(res.status).toBe(200);
         expect(res.body.experiment_id).toBe(experiment.id);
-        const variant = res.body.variant_id as number;
+        const variant = res.body.variant_id;
         expect(res.body.agent_id).toBe(
           variant === control.id ? control.agent_id : candidate.agent_id,
         );
@@ -224,9 +225,11 @@ describe('routing with a running 70/30 experiment', () => {
     expect(controlCount).toBeLessThanOrEqual(14_213);
     expect(controlCount + (routed.get(candidate.id) ?? 0)).toBe(total);
 
-    const results = await api.request('GET', `/api/v1/experiments/${experiment.id}/results`, {
-      key: acme.key,
-    });
+    const results = await api.request<Schemas['ExperimentResults']>(
+      'GET',
+      `/api/v1/experiments/${experiment.id}/results`,
+      { key: acme.key },
+    );
     expect(results.body.variants).toEqual([
       { variant_id: control.id, name: 'control', session_count: controlCount },
       { variant_id: candidate.id, name: 'candidate', session_count: routed.get(candidate.id) },
@@ -240,7 +243,7 @@ describe('routing with a running 70/30 experiment', () => {
       fx.agents.alsoPinned,
     ]);
     for (const user of ['alice', 'bob', '+14155550100']) {
-      const picks = new Set<number>();
+      const picks = new Set<number | null>();
       for (let i = 0; i < 25; i += 1)
         picks.add((await route(fx.targets.second, { user_id: user })).body.variant_id);
       expect(picks.size).toBe(1);
@@ -253,7 +256,7 @@ describe('routing with a running 70/30 experiment', () => {
       fx.agents.pinned,
       fx.agents.alsoPinned,
     ]);
-    const picks = new Set<number>();
+    const picks = new Set<number | null>();
     for (let i = 0; i < 200; i += 1)
       picks.add((await route(fx.targets.second, {})).body.variant_id);
     // P(200 anonymous sessions all land on one side) < 1e-30.
@@ -281,15 +284,12 @@ describe('routing with a running 70/30 experiment', () => {
         agent_id: fx.agents.pinned,
       });
     }
-    const results = await api.request('GET', `/api/v1/experiments/${experiment.id}/results`, {
-      key: acme.key,
-    });
+    const results = await api.request<Schemas['ExperimentResults']>(
+      'GET',
+      `/api/v1/experiments/${experiment.id}/results`,
+      { key: acme.key },
+    );
     expect(results.body.status).toBe('stopped');
-    expect(
-      results.body.variants.reduce(
-        (sum: number, v: { session_count: number }) => sum + v.session_count,
-        0,
-      ),
-    ).toBe(during);
+    expect(results.body.variants.reduce((sum, v) => sum + v.session_count, 0)).toBe(during);
   });
 });

@@ -5,7 +5,7 @@
 import { sql } from 'drizzle-orm';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { createDb, migrateDb } from '../src/db/client.js';
-import { createTenant, type Tenant } from './support/harness.js';
+import { createTenant, type Schemas, type Tenant } from './support/harness.js';
 import {
   experimentBody,
   loadRoutingFixture,
@@ -34,7 +34,7 @@ async function startRunningExperiment(baseUrl: string) {
     method: 'POST',
     headers: headers(),
     body: JSON.stringify(experimentBody(fx.targets.main, [fx.agents.pinned, fx.agents.alsoPinned])),
-  }).then((r) => r.json() as Promise<{ id: number }>);
+  }).then((r) => r.json() as Promise<Schemas['Experiment']>);
   const started = await fetch(`${baseUrl}/api/v1/experiments/${created.id}/start`, {
     method: 'POST',
     headers: headers(),
@@ -58,7 +58,7 @@ async function routeConcurrently(
         headers: headers(),
         body: JSON.stringify({ user_id: `caller-${i}` }),
       }).then(async (r) => {
-        const answer = { status: r.status, body: (await r.json()) as { session_id: string } };
+        const answer = { status: r.status, body: (await r.json()) as Schemas['RoutedSession'] };
         if (answer.status === 200) acknowledgedSoFar.count += 1;
         return answer;
       }),
@@ -136,7 +136,9 @@ describe('faults during session routing', () => {
           headers: headers(),
         },
       );
-      expect(((await res.json()) as { total_count: number }).total_count).toBe(after.startedEvents);
+      expect(((await res.json()) as Schemas['EventListResponse']).total_count).toBe(
+        after.startedEvents,
+      );
     } finally {
       await restarted.stop();
     }

@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../src/app.js';
 import type { Db } from '../src/db/client.js';
-import { createTenant, type Tenant } from './support/harness.js';
+import { createTenant, type Schemas, type Tenant } from './support/harness.js';
 import { sendRaw, startLiveServer, type LiveServer } from './support/live-server.js';
 import { createTestDb } from './support/test-database.js';
 
@@ -24,10 +24,13 @@ afterAll(async () => {
   await db.close();
 });
 
-/** Sends a POST with a key and a JSON Content-Type, optionally without Content-Length (chunked). */
-function post(path: string, chunks: string[], { chunked = false } = {}) {
+/**
+ * Sends a POST with a key and a JSON Content-Type, optionally without Content-Length (chunked).
+ * `T` is the body expected, as for `TestApi.request` (harness.ts).
+ */
+function post<T>(path: string, chunks: string[], { chunked = false } = {}) {
   const total = chunks.reduce((n, c) => n + Buffer.byteLength(c), 0);
-  return sendRaw(server.baseUrl, {
+  return sendRaw<T>(server.baseUrl, {
     path,
     chunks,
     headers: {
@@ -42,7 +45,7 @@ const big = JSON.stringify({ name: 'x'.repeat(LIMIT), target_id: 1, variants: []
 
 describe('request bodies', () => {
   it('answers 413 for a body whose declared length is over the limit', async () => {
-    const res = await post('/api/v1/experiments/', [big]);
+    const res = await post<Schemas['ErrorResponse']>('/api/v1/experiments/', [big]);
     expect(res.status).toBe(413);
     expect(res.body).toMatchObject({
       code: 'PAYLOAD_TOO_LARGE',
@@ -60,16 +63,18 @@ describe('request bodies', () => {
 
   it('reads a streamed body under the limit', async () => {
     const body = JSON.stringify({ name: 'x', target_id: 1, variants: [] });
-    const res = await post('/api/v1/experiments/', [body.slice(0, 10), body.slice(10)], {
-      chunked: true,
-    });
+    const res = await post<Schemas['HTTPValidationError']>(
+      '/api/v1/experiments/',
+      [body.slice(0, 10), body.slice(10)],
+      { chunked: true },
+    );
     // Read and validated: the variants rule answers, not the transport.
     expect(res.status).toBe(422);
-    expect(res.body.detail[0].loc).toEqual(['body', 'variants']);
+    expect(res.body.detail[0]?.loc).toEqual(['body', 'variants']);
   });
 
   it('answers 422 json_invalid for a body that is not JSON', async () => {
-    const res = await post('/api/v1/experiments/', ['{"name": ']);
+    const res = await post<Schemas['HTTPValidationError']>('/api/v1/experiments/', ['{"name": ']);
     expect(res.status).toBe(422);
     expect(res.body.detail).toEqual([
       { loc: ['body'], msg: 'The request body is not valid JSON.', type: 'json_invalid' },

@@ -5,7 +5,7 @@
 import { sql } from 'drizzle-orm';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createDb } from '../src/db/client.js';
-import { createTestApi, type Tenant, type TestApi } from './support/harness.js';
+import { createTestApi, type Schemas, type Tenant, type TestApi } from './support/harness.js';
 import {
   experimentBody,
   createRoutingTestbed,
@@ -25,8 +25,8 @@ beforeEach(async () => {
 
 afterEach(() => api.close());
 
-const create = () =>
-  api.request('POST', '/api/v1/experiments/', {
+const create = <T = Schemas['ErrorResponse']>() =>
+  api.request<T>('POST', '/api/v1/experiments/', {
     key: acme.key,
     body: experimentBody(fx.targets.main, [fx.agents.pinned, fx.agents.alsoPinned]),
   });
@@ -61,7 +61,11 @@ describe.runIf(onSqlite)('a SQLite database that cannot take writes', () => {
     expect(res.status).toBe(503);
     expect(res.body.detail).toContain('the database disk is full');
     // Every experiment that was answered 200 is whole: it has both of its variants.
-    const list = await api.request('GET', '/api/v1/experiments/?limit=1000', { key: acme.key });
+    const list = await api.request<Schemas['ExperimentListResponse']>(
+      'GET',
+      '/api/v1/experiments/?limit=1000',
+      { key: acme.key },
+    );
     for (const experiment of list.body.items) expect(experiment.variants).toHaveLength(2);
   });
 });
@@ -90,7 +94,11 @@ describe.runIf(onPostgres)('a PostgreSQL database that cannot take writes or be 
       createDb('postgres://agentline:agentline@127.0.0.1:1/agentline'),
     );
     try {
-      const res = await unreachable.request('GET', '/api/v1/experiments/', { key: acme.key });
+      const res = await unreachable.request<Schemas['ErrorResponse']>(
+        'GET',
+        '/api/v1/experiments/',
+        { key: acme.key },
+      );
       expect(res.status).toBe(503);
       expect(res.body.code).toBe('SERVICE_UNAVAILABLE');
       expect(res.body.detail).toContain('cannot be reached');

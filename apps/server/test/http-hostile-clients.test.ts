@@ -15,7 +15,8 @@ import { createApp } from '../src/app.js';
 import { authenticateApiKey } from '../src/db/repositories/api-keys.js';
 import { Metrics } from '../src/http/metrics.js';
 import { MAX_JSON_DEPTH } from '../src/http/request-body.js';
-import type { Tenant, TestApi } from './support/harness.js';
+import type { Schemas, Tenant, TestApi } from './support/harness.js';
+import { anyString, stringContaining } from './support/matchers.js';
 import { sendRaw, startLiveServer, type LiveServer } from './support/live-server.js';
 import { startServerProcess, type ServerProcess } from './support/server-process.js';
 import { freshDatabaseUrl } from './support/test-database.js';
@@ -38,7 +39,7 @@ beforeAll(async () => {
   ({ api, acme, fx } = await createRoutingTestbed());
   const logger = pino(
     { level: 'info' },
-    { write: (line: string) => logLines.push(JSON.parse(line)) },
+    { write: (line: string) => logLines.push(JSON.parse(line) as Record<string, unknown>) },
   );
   server = await startLiveServer(createApp({ db: api.db, logger, metrics }));
 });
@@ -50,9 +51,9 @@ afterAll(async () => {
 
 const sessionsPath = () => `/api/v1/channels/targets/${fx.targets.main}/sessions`;
 
-/** A JSON POST with the tenant's key and an exact Content-Length. */
-function postJson(path: string, body: string, headers: Record<string, string> = {}) {
-  return sendRaw(server.baseUrl, {
+/** A JSON POST with the tenant's key and an exact Content-Length; `T` is the body expected. */
+function postJson<T>(path: string, body: string, headers: Record<string, string> = {}) {
+  return sendRaw<T>(server.baseUrl, {
     path,
     chunks: [body],
     headers: {
@@ -64,8 +65,10 @@ function postJson(path: string, body: string, headers: Record<string, string> = 
   });
 }
 
-async function sessionCount(): Promise<number> {
-  const res = await api.request('GET', '/api/v1/events/?limit=0', { key: acme.key });
+async function sessionCount() {
+  const res = await api.request<Schemas['EventListResponse']>('GET', '/api/v1/events/?limit=0', {
+    key: acme.key,
+  });
   return res.body.total_count;
 }
 
@@ -123,21 +126,24 @@ describe('2. deep nesting', () => {
     `{"a":${'['.repeat(levels)}${inner}${']'.repeat(levels)}}`;
 
   it('is a 422 at the level where the limit is crossed, not a 500', async () => {
-    const res = await postJson('/api/v1/experiments/', deep(8000));
+    const res = await postJson<Schemas['HTTPValidationError']>('/api/v1/experiments/', deep(8000));
     expect(res.status).toBe(422);
     expect(res.body.detail).toEqual([
       {
         loc: ['body', 'a', ...Array<number>(MAX_JSON_DEPTH - 1).fill(0)],
-        msg: expect.stringContaining(`deeper than ${MAX_JSON_DEPTH} levels`),
+        msg: stringContaining(`deeper than ${MAX_JSON_DEPTH} levels`),
         type: 'value_error',
       },
     ]);
   });
 
   it('up to the limit is read as usual (here: the route validates the body)', async () => {
-    const res = await postJson('/api/v1/experiments/', deep(MAX_JSON_DEPTH - 2, '1'));
+    const res = await postJson<Schemas['HTTPValidationError']>(
+      '/api/v1/experiments/',
+      deep(MAX_JSON_DEPTH - 2, '1'),
+    );
     expect(res.status).toBe(422);
-    expect(res.body.detail[0].msg).not.toContain('deeper than');
+    expect(res.body.detail[0]?.msg).not.toContain('deeper than');
   });
 
   it('without a key is a 401: nothing of the body is looked at', async () => {
@@ -165,7 +171,7 @@ describe('3. failed authentications per client address', () => {
   afterAll(() => limited.close());
 
   const attempt = (key: string, forwardedFor: string, chunks: string[] = []) =>
-    sendRaw(limited.baseUrl, {
+    sendRaw<Schemas['ErrorResponse']>(limited.baseUrl, {
       method: chunks.length ? 'POST' : 'GET',
       path: chunks.length ? sessionsPath() : '/api/v1/events/?limit=0',
       chunks,
@@ -225,18 +231,18 @@ describe('4 and 5. media types of bodies', () => {
     ],
   ])('%s is a 415 and stores nothing', async (_, headers: Record<string, string>) => {
     const before = await sessionCount();
-    const res = await sendRaw(server.baseUrl, {
+    const res = await sendRaw<Schemas['ErrorResponse']>(server.baseUrl, {
       path: sessionsPath(),
       chunks: [session],
       headers: { 'Service-API-Key': acme.key, ...headers },
     });
     expect(res.status).toBe(415);
-    expect(res.body).toMatchObject({ code: 'UNSUPPORTED_MEDIA_TYPE', detail: expect.any(String) });
+    expect(res.body).toMatchObject({ code: 'UNSUPPORTED_MEDIA_TYPE', detail: anyString() });
     expect(await sessionCount()).toBe(before);
   });
 
   it('a gzip body is a 415, not a misleading json_invalid', async () => {
-    const res = await sendRaw(server.baseUrl, {
+    const res = await sendRaw<Schemas['ErrorResponse']>(server.baseUrl, {
       path: sessionsPath(),
       chunks: [gzipSync(session)],
       headers: {
@@ -262,17 +268,17 @@ describe('4 and 5. media types of bodies', () => {
   });
 
   it('JSON with charset=utf-8 and identity encoding is routed with its user_id', async () => {
-    const res = await postJson(sessionsPath(), session, {
+    const res = await postJson<Schemas['RoutedSession']>(sessionsPath(), session, {
       'Content-Type': 'application/json; charset=UTF-8',
       'Content-Encoding': 'identity',
     });
     expect(res.status).toBe(200);
-    const events = await api.request(
+    const events = await api.request<Schemas['EventListResponse']>(
       'GET',
       `/api/v1/events/?search_fields=session_id&search_field_values=${res.body.session_id}`,
       { key: acme.key },
     );
-    expect(events.body.items[0].user_id).toBe('+14155550123');
+    expect(events.body.items[0]?.user_id).toBe('+14155550123');
   });
 
   it('a session may still be routed with no body and no Content-Type (its body is optional)', async () => {
@@ -284,7 +290,7 @@ describe('4 and 5. media types of bodies', () => {
   });
 
   it('operations without a body ignore the Content-Type', async () => {
-    const draft = await api.request('POST', '/api/v1/experiments/', {
+    const draft = await api.request<Schemas['Experiment']>('POST', '/api/v1/experiments/', {
       key: acme.key,
       body: experimentBody(fx.targets.second, [fx.agents.pinned, fx.agents.alsoPinned]),
     });
@@ -323,28 +329,29 @@ describe('8. lone surrogates', () => {
     const body = JSON.stringify(
       experimentBody(fx.targets.main, [fx.agents.pinned, fx.agents.alsoPinned]),
     ).replace('"name":"', '"name":"\\ud800');
-    const res = await postJson('/api/v1/experiments/', body);
+    const res = await postJson<Schemas['HTTPValidationError']>('/api/v1/experiments/', body);
     expect(res.status).toBe(422);
     expect(res.body.detail).toEqual([
       {
         loc: ['body', 'name'],
-        msg: expect.stringContaining('lone surrogate'),
+        msg: stringContaining('lone surrogate'),
         type: 'value_error',
       },
     ]);
-    const list = await api.request(
+    const list = await api.request<Schemas['ExperimentListResponse']>(
       'GET',
       '/api/v1/experiments/?search_fields=name&search_field_values=Shorter',
-      {
-        key: acme.key,
-      },
+      { key: acme.key },
     );
-    expect(list.body.items.filter((e: { name: string }) => e.name.includes('\ufffd'))).toEqual([]);
+    expect(list.body.items.filter((e) => e.name!.includes('\ufffd'))).toEqual([]);
   });
 
   it('in a routed session user_id (a low surrogate alone) is a 422, and no session is stored', async () => {
     const before = await sessionCount();
-    const res = await postJson(sessionsPath(), '{"user_id": "caller\\udc00"}');
+    const res = await postJson<Schemas['HTTPValidationError']>(
+      sessionsPath(),
+      '{"user_id": "caller\\udc00"}',
+    );
     expect(res.status).toBe(422);
     expect(res.body.detail[0]).toMatchObject({ loc: ['body', 'user_id'], type: 'value_error' });
     expect(await sessionCount()).toBe(before);
@@ -358,23 +365,31 @@ describe('8. lone surrogates', () => {
 
 describe('9. messages that name the offending value', () => {
   it('?fields=bogus names "bogus" and the field', async () => {
-    const res = await api.request('GET', '/api/v1/events/?fields=bogus', { key: acme.key });
+    const res = await api.request<Schemas['HTTPValidationError']>(
+      'GET',
+      '/api/v1/events/?fields=bogus',
+      { key: acme.key },
+    );
     expect(res.status).toBe(422);
-    expect(res.body.detail[0].loc).toEqual(['query', 'fields', 0]);
-    expect(res.body.detail[0].msg).toMatch(
+    expect(res.body.detail[0]?.loc).toEqual(['query', 'fields', 0]);
+    expect(res.body.detail[0]?.msg).toMatch(
       /^"bogus" is not allowed in fields\[0\]; it must be one of: /,
     );
   });
 
   it('?fields= (empty) means every field, as the spec says', async () => {
     await api.request('POST', sessionsPath(), { key: acme.key, body: { user_id: 'empty-fields' } });
-    const res = await api.request('GET', '/api/v1/events/?fields=&limit=1', { key: acme.key });
+    const res = await api.request<Schemas['EventListResponse']>(
+      'GET',
+      '/api/v1/events/?fields=&limit=1',
+      { key: acme.key },
+    );
     expect(res.status).toBe(200);
-    expect(Object.keys(res.body.items[0]).length).toBeGreaterThan(5);
+    expect(Object.keys(res.body.items[0]!).length).toBeGreaterThan(5);
   });
 
   it('an empty Idempotency-Key is too short, not too long', async () => {
-    const res = await api.request('POST', sessionsPath(), {
+    const res = await api.request<Schemas['HTTPValidationError']>('POST', sessionsPath(), {
       key: acme.key,
       body: {},
       headers: { 'Idempotency-Key': '' },

@@ -9,7 +9,7 @@ import {
   sweepExpiredIdempotencyKeys,
 } from '../src/db/repositories/idempotency.js';
 import { experiments, sessions } from '../src/db/schema.js';
-import { type Tenant, type TestApi } from './support/harness.js';
+import { type Schemas, type Tenant, type TestApi } from './support/harness.js';
 import {
   experimentBody,
   createRoutingTestbed,
@@ -27,8 +27,9 @@ beforeAll(async () => {
 
 afterAll(() => api.close());
 
-const post = (path: string, body: unknown, key: string) =>
-  api.request('POST', path, { key: acme.key, body, headers: { 'Idempotency-Key': key } });
+/** `T` is the body expected, as for `TestApi.request`. */
+const post = <T>(path: string, body: unknown, key: string) =>
+  api.request<T>('POST', path, { key: acme.key, body, headers: { 'Idempotency-Key': key } });
 
 async function sessionCount(): Promise<number> {
   const [row] = await queryTestDb<{ n: number }>(
@@ -41,7 +42,7 @@ async function sessionCount(): Promise<number> {
 describe('Idempotency-Key', () => {
   it('replays the first routed session to a retry and stores it once', async () => {
     const before = await sessionCount();
-    const first = await post(
+    const first = await post<Schemas['RoutedSession']>(
       `/api/v1/channels/targets/${fx.targets.main}/sessions`,
       { user_id: 'u' },
       'route-1',
@@ -57,7 +58,7 @@ describe('Idempotency-Key', () => {
     expect(retry.headers.get('idempotent-replayed')).toBe('true');
     expect(await sessionCount()).toBe(before + 1);
     // A new key is a new request.
-    const other = await post(
+    const other = await post<Schemas['RoutedSession']>(
       `/api/v1/channels/targets/${fx.targets.main}/sessions`,
       { user_id: 'u' },
       'route-2',
@@ -69,7 +70,7 @@ describe('Idempotency-Key', () => {
     const body = experimentBody(fx.targets.second, [fx.agents.pinned, fx.agents.alsoPinned]);
     const answers = [];
     for (let i = 0; i < 3; i += 1)
-      answers.push(await post('/api/v1/experiments/', body, 'create-1'));
+      answers.push(await post<Schemas['Experiment']>('/api/v1/experiments/', body, 'create-1'));
     expect(new Set(answers.map((a) => a.body.id)).size).toBe(1);
     const stored = await queryTestDb(
       api.db,
@@ -89,7 +90,7 @@ describe('Idempotency-Key', () => {
 
   it('answers 422 when the key is reused for a different request', async () => {
     await post(`/api/v1/channels/targets/${fx.targets.main}/sessions`, { user_id: 'a' }, 'reuse-1');
-    const res = await post(
+    const res = await post<Schemas['HTTPValidationError']>(
       `/api/v1/channels/targets/${fx.targets.main}/sessions`,
       { user_id: 'b' },
       'reuse-1',
@@ -109,7 +110,7 @@ describe('Idempotency-Key', () => {
     const { createHash } = await import('node:crypto');
     const hash = createHash('sha256').update(`POST ${path}\n${body}`).digest('hex');
     expect(await claimIdempotencyKey(api.db, keyId, 'flight-1', hash)).toEqual({ kind: 'claimed' });
-    const res = await post(path, { user_id: 'slow' }, 'flight-1');
+    const res = await post<Schemas['ErrorResponse']>(path, { user_id: 'slow' }, 'flight-1');
     expect(res.status).toBe(409);
     expect(res.body.detail).toContain('still running');
   });

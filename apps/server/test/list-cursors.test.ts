@@ -6,7 +6,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import spec from '../src/generated/openapi.json' with { type: 'json' };
 import { ACME_RECORDS, loadRecords } from './fixtures/prompts-records.js';
-import type { Tenant, TestApi } from './support/harness.js';
+import type { Schemas, Tenant, TestApi } from './support/harness.js';
+import { stringMatching } from './support/matchers.js';
 import {
   createRoutingTestbed,
   experimentBody,
@@ -21,6 +22,10 @@ let fx: RoutingFixture;
 
 const propertiesOf = (schema: 'EventProperties' | 'PromptProperties' | 'ExperimentProperties') =>
   (spec.components.schemas[schema] as { enum: string[] }).enum;
+
+/** A page of any of the lists walked here. */
+type ListPage =
+  Schemas['EventListResponse'] | Schemas['PromptListResponse'] | Schemas['ExperimentListResponse'];
 
 const LISTS = [
   { path: '/api/v1/events/', properties: propertiesOf('EventProperties') },
@@ -53,7 +58,7 @@ beforeAll(async () => {
   ] as const;
   for (let i = 0; i < 7; i += 1) {
     const target = [fx.targets.main, fx.targets.second, fx.targets.orphan][i % 3]!;
-    const created = await api.request('POST', '/api/v1/experiments/', {
+    const created = await api.request<Schemas['Experiment']>('POST', '/api/v1/experiments/', {
       key: acme.key,
       body: {
         ...experimentBody(target, [...agentPairs[i % 3]!]),
@@ -73,14 +78,15 @@ beforeAll(async () => {
 
 afterAll(() => api.close());
 
-async function get(url: string, key = acme.key) {
-  return api.request('GET', url, { key });
+/** `T` is the body expected: a page of the list, or the errors of a 422. */
+async function get<T = ListPage>(url: string, key = acme.key) {
+  return api.request<T>('GET', url, { key });
 }
 
 /** Every item of the query, following next_cursor `limit` at a time. */
 async function walk(path: string, query: string, limit: number) {
   const items: Array<Record<string, unknown>> = [];
-  let cursor: string | null = null;
+  let cursor: string | null | undefined = null;
   for (let pages = 0; pages < 1000; pages += 1) {
     const after: string = cursor ? `&cursor=${encodeURIComponent(cursor)}` : '';
     const res = await get(`${path}?${query}&limit=${limit}${after}`);
@@ -115,24 +121,26 @@ describe.each(LISTS)('$path walked with cursors', ({ path, properties }) => {
 
 describe('a cursor page', () => {
   it('keeps total_count, ignores page and may change limit and fields', async () => {
-    const first = await get('/api/v1/events/?limit=4');
-    const cursor = encodeURIComponent(first.body.next_cursor);
-    const next = await get(`/api/v1/events/?limit=6&page=9&fields=type&cursor=${cursor}`);
+    const first = await get<Schemas['EventListResponse']>('/api/v1/events/?limit=4');
+    const cursor = encodeURIComponent(first.body.next_cursor!);
+    const next = await get<Schemas['EventListResponse']>(
+      `/api/v1/events/?limit=6&page=9&fields=type&cursor=${cursor}`,
+    );
     expect(next.status).toBe(200);
     expect(next.body.total_count).toBe(first.body.total_count);
     expect(next.body.items).toHaveLength(6);
-    expect(Object.keys(next.body.items[0]).sort()).toEqual(['timestamp', 'type']);
-    const whole = await get('/api/v1/events/?limit=10&fields=type');
+    expect(Object.keys(next.body.items[0]!).sort()).toEqual(['timestamp', 'type']);
+    const whole = await get<Schemas['EventListResponse']>('/api/v1/events/?limit=10&fields=type');
     expect(next.body.items).toEqual(whole.body.items.slice(4, 10));
   });
 
   it('of the last page has next_cursor null, and limit 0 gives none', async () => {
-    const all = await get('/api/v1/experiments/?limit=1000');
+    const all = await get<Schemas['ExperimentListResponse']>('/api/v1/experiments/?limit=1000');
     expect(all.body.next_cursor).toBeNull();
     expect((await get('/api/v1/experiments/?limit=0')).body.next_cursor).toBeNull();
     const offsetPage = await get(`/api/v1/experiments/?limit=2&page=1`);
     const cursorAfter = await get(
-      `/api/v1/experiments/?limit=2&cursor=${encodeURIComponent(offsetPage.body.next_cursor)}`,
+      `/api/v1/experiments/?limit=2&cursor=${encodeURIComponent(offsetPage.body.next_cursor!)}`,
     );
     // An offset page's cursor continues right after it.
     expect(cursorAfter.body.items).toEqual(all.body.items.slice(4, 6));
@@ -145,15 +153,17 @@ describe('records added during a walk', () => {
     ['oldest first (new events come at the end)', 'order_by=timestamp&order_by_direction=asc'],
     ['by session (new events land in the middle)', 'order_by=session_id'],
   ])('cause no duplicates and no skips: %s', async (_, query) => {
-    const before = await get(`/api/v1/events/?${query}&limit=1000`);
+    const before = await get<Schemas['EventListResponse']>(`/api/v1/events/?${query}&limit=1000`);
     // Events have no id on the wire: the whole item stands for itself.
     const keyOf = (item: unknown) => JSON.stringify(item);
     const seen: string[] = [];
-    let cursor: string | null = null;
+    let cursor: string | null | undefined = null;
     let routed = 0;
     do {
       const after: string = cursor ? `&cursor=${encodeURIComponent(cursor)}` : '';
-      const res = await get(`/api/v1/events/?${query}&limit=3${after}`);
+      const res = await get<Schemas['EventListResponse']>(
+        `/api/v1/events/?${query}&limit=3${after}`,
+      );
       seen.push(...res.body.items.map(keyOf));
       cursor = res.body.next_cursor;
       // A session routed between pages logs a new event.
@@ -165,10 +175,10 @@ describe('records added during a walk', () => {
       expect(session.status).toBe(200);
       routed += 1;
     } while (cursor !== null);
-    const after = await get(`/api/v1/events/?${query}&limit=1000`);
+    const after = await get<Schemas['EventListResponse']>(`/api/v1/events/?${query}&limit=1000`);
     // What the walk saw is the final list less some of the events added during it, in order.
-    const beforeKeys: string[] = before.body.items.map(keyOf);
-    const afterKeys: string[] = after.body.items.map(keyOf);
+    const beforeKeys = before.body.items.map(keyOf);
+    const afterKeys = after.body.items.map(keyOf);
     expect(seen.length).toBeGreaterThanOrEqual(beforeKeys.length);
     expect(seen.length).toBeLessThanOrEqual(beforeKeys.length + routed);
     expect(isSubsequence(seen, afterKeys)).toBe(true);
@@ -187,14 +197,14 @@ describe('a cursor that does not fit', () => {
   let cursor: string;
 
   beforeAll(async () => {
-    cursor = (await get('/api/v1/events/?limit=2&order_by=user_id')).body.next_cursor;
+    cursor = (await get('/api/v1/events/?limit=2&order_by=user_id')).body.next_cursor!;
   });
 
   const expectCursorProblem = async (url: string, message: RegExp, key = acme.key) => {
-    const res = await get(url, key);
+    const res = await get<Schemas['HTTPValidationError']>(url, key);
     expect(res.status).toBe(422);
     expect(res.body.detail).toEqual([
-      { loc: ['query', 'cursor'], msg: expect.stringMatching(message), type: 'value_error' },
+      { loc: ['query', 'cursor'], msg: stringMatching(message), type: 'value_error' },
     ]);
   };
 

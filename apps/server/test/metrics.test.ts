@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp, type App } from '../src/app.js';
 import type { Db } from '../src/db/client.js';
 import { Metrics } from '../src/http/metrics.js';
-import { createTenant, type Tenant } from './support/harness.js';
+import { createTenant, type Schemas, type Tenant } from './support/harness.js';
 import { experimentBody, loadRoutingFixture } from './support/routing-fixture.js';
 import { createTestDb } from './support/test-database.js';
 
@@ -79,7 +79,7 @@ describe('/metrics', () => {
       '/api/v1/experiments/',
       experimentBody(fixture.targets.main, [fixture.agents.pinned, fixture.agents.unpinned]),
     );
-    const experiment = (await created.json()) as { id: number; variants: Array<{ id: number }> };
+    const experiment = (await created.json()) as Schemas['Experiment'];
     expect((await apiCall('POST', `/api/v1/experiments/${experiment.id}/start`)).status).toBe(200);
     for (let session = 0; session < 5; session += 1) {
       const routed = await apiCall(

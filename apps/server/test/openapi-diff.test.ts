@@ -3,20 +3,55 @@ import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { diffOpenApiDocuments } from './support/openapi-diff.js';
 
-type Document = Record<string, any>;
+type JsonObject = { [key: string]: unknown };
 
-const fixture: Document = parse(
-  readFileSync(new URL('../../../tools/test/fixtures/mini-openapi.yaml', import.meta.url), 'utf8'),
+// The cases edit a copy of the fixture as plain JSON. They reach what they edit through these,
+// which check each step of the way instead of assuming it, so a case cannot pass by editing
+// nothing.
+
+/** The member at `path` (keys and list indexes) below `node`. */
+function memberAt(node: unknown, path: ReadonlyArray<string | number>): unknown {
+  return path.reduce<unknown>((parent, key) => {
+    if (typeof parent !== 'object' || parent === null) {
+      throw new Error(`the document has nothing at ${path.join(' > ')}`);
+    }
+    return (parent as Record<string | number, unknown>)[key];
+  }, node);
+}
+
+/** The object at `path` below `node`. */
+function objectAt(node: unknown, ...path: Array<string | number>): JsonObject {
+  const member = memberAt(node, path);
+  if (typeof member !== 'object' || member === null || Array.isArray(member)) {
+    throw new Error(`the document has no object at ${path.join(' > ')}`);
+  }
+  return member as JsonObject;
+}
+
+/** The list at `path` below `node`. */
+function listAt(node: unknown, ...path: Array<string | number>): unknown[] {
+  const member = memberAt(node, path);
+  if (!Array.isArray(member)) throw new Error(`the document has no list at ${path.join(' > ')}`);
+  return member;
+}
+
+const fixture = objectAt(
+  parse(
+    readFileSync(
+      new URL('../../../tools/test/fixtures/mini-openapi.yaml', import.meta.url),
+      'utf8',
+    ),
+  ),
 );
 
-function changed(edit: (document: Document) => void): Document {
+function changed(edit: (document: JsonObject) => void): JsonObject {
   const copy = structuredClone(fixture);
   edit(copy);
   return copy;
 }
 
-const list = (document: Document) => document.paths['/api/v1/widgets/'].get;
-const create = (document: Document) => document.paths['/api/v1/widgets/'].post;
+const list = (document: JsonObject) => objectAt(document, 'paths', '/api/v1/widgets/', 'get');
+const create = (document: JsonObject) => objectAt(document, 'paths', '/api/v1/widgets/', 'post');
 
 describe('diffOpenApiDocuments: equivalent documents', () => {
   it('finds nothing between a document and itself', () => {
@@ -25,27 +60,29 @@ describe('diffOpenApiDocuments: equivalent documents', () => {
 
   it('treats the spellings of one schema as the same schema', () => {
     const server = changed((document) => {
-      const widget = document.components.schemas.Widget;
-      widget.required.reverse();
-      widget.properties.owner_email = {
+      const widget = objectAt(document, 'components', 'schemas', 'Widget');
+      listAt(widget, 'required').reverse();
+      const properties = objectAt(widget, 'properties');
+      properties.owner_email = {
         anyOf: [{ type: 'string', format: 'email' }, { type: 'null' }],
       };
-      widget.properties.legacy_code = { type: 'string', nullable: true };
-      widget.properties.parent = {
+      properties.legacy_code = { type: 'string', nullable: true };
+      properties.parent = {
         oneOf: [{ type: 'null' }, { $ref: '#/components/schemas/WidgetSummary' }],
       };
-      widget.properties.status = { type: 'string', enum: ['active'] };
-      widget.properties.grade = { type: ['string', 'null'], enum: [null, 'b', 'a'] };
-      widget.properties.metadata = { type: 'object', properties: {}, additionalProperties: {} };
-      widget.properties.kind = {
+      properties.status = { type: 'string', enum: ['active'] };
+      properties.grade = { type: ['string', 'null'], enum: [null, 'b', 'a'] };
+      properties.metadata = { type: 'object', properties: {}, additionalProperties: {} };
+      properties.kind = {
         allOf: [{ $ref: '#/components/schemas/WidgetKind' }, { description: 'The kind.' }],
       };
-      widget.properties.currency_pattern = undefined;
-      delete widget.properties.currency_pattern;
-      document.components.schemas.WidgetKind.enum.reverse();
-      document.components.schemas.Money.properties.currency.pattern = '^[A-Z]{3}$';
+      properties.currency_pattern = undefined;
+      delete properties.currency_pattern;
+      listAt(document, 'components', 'schemas', 'WidgetKind', 'enum').reverse();
+      objectAt(document, 'components', 'schemas', 'Money', 'properties', 'currency').pattern =
+        '^[A-Z]{3}$';
       // Inline instead of $ref, annotations changed, parameter default moved off the schema.
-      list(document).parameters[0] = {
+      listAt(list(document), 'parameters')[0] = {
         name: 'limit',
         in: 'query',
         description: 'Another description.',
@@ -54,7 +91,9 @@ describe('diffOpenApiDocuments: equivalent documents', () => {
       };
       list(document).summary = 'Something else';
       list(document).tags = ['widgets'];
-      document.paths['/healthz'] = { get: { responses: { '200': { description: 'ok' } } } };
+      objectAt(document, 'paths')['/healthz'] = {
+        get: { responses: { '200': { description: 'ok' } } },
+      };
     });
     expect(diffOpenApiDocuments(fixture, server)).toEqual([]);
   });
@@ -62,10 +101,10 @@ describe('diffOpenApiDocuments: equivalent documents', () => {
   it('compares the effective security, whether set on the document or on the operation', () => {
     const server = changed((document) => {
       delete document.security;
-      for (const pathItem of Object.values<Document>(document.paths)) {
-        for (const operation of Object.values<Document>(pathItem)) {
+      for (const pathItem of Object.values(objectAt(document, 'paths'))) {
+        for (const operation of Object.values(objectAt(pathItem))) {
           if (Array.isArray(operation)) continue;
-          operation.security ??= [{ ApiKey: [] }];
+          objectAt(operation).security ??= [{ ApiKey: [] }];
         }
       }
     });
@@ -74,20 +113,20 @@ describe('diffOpenApiDocuments: equivalent documents', () => {
 });
 
 describe('diffOpenApiDocuments: one line per difference', () => {
-  const cases: Array<[string, (document: Document) => void, string]> = [
+  const cases: Array<[string, (document: JsonObject) => void, string]> = [
     [
       'a missing path',
-      (document) => delete document.paths['/api/v1/widgets/{widget_id}'],
+      (document) => delete objectAt(document, 'paths')['/api/v1/widgets/{widget_id}'],
       'path /api/v1/widgets/{widget_id} is in the spec but not in the server',
     ],
     [
       'an extra API path',
-      (document) => (document.paths['/api/v1/gadgets/'] = { get: { responses: {} } }),
+      (document) => (objectAt(document, 'paths')['/api/v1/gadgets/'] = { get: { responses: {} } }),
       'path /api/v1/gadgets/ is in the server but not in the spec',
     ],
     [
       'a missing method',
-      (document) => delete document.paths['/api/v1/widgets/{widget_id}'].delete,
+      (document) => delete objectAt(document, 'paths', '/api/v1/widgets/{widget_id}').delete,
       'DELETE /api/v1/widgets/{widget_id} is in the spec but not in the server',
     ],
     [
@@ -107,33 +146,38 @@ describe('diffOpenApiDocuments: one line per difference', () => {
     ],
     [
       'a missing parameter',
-      (document) => list(document).parameters.splice(1, 1),
+      (document) => listAt(list(document), 'parameters').splice(1, 1),
       'GET /api/v1/widgets/: parameter query offset is in the spec but not in the server',
     ],
     [
       'an extra parameter',
       (document) =>
-        list(document).parameters.push({ name: 'extra', in: 'query', schema: { type: 'string' } }),
+        listAt(list(document), 'parameters').push({
+          name: 'extra',
+          in: 'query',
+          schema: { type: 'string' },
+        }),
       'GET /api/v1/widgets/: parameter query extra is in the server but not in the spec',
     ],
     [
       'whether a parameter is required',
-      (document) => (list(document).parameters[2].required = true),
+      (document) => (objectAt(list(document), 'parameters', 2).required = true),
       'GET /api/v1/widgets/ parameter query ratio: required: spec false, server true',
     ],
     [
       'explode',
-      (document) => delete list(document).parameters[6].explode,
+      (document) => delete objectAt(list(document), 'parameters', 6).explode,
       'GET /api/v1/widgets/ parameter query labels: explode: spec false, server true',
     ],
     [
       'a parameter schema',
-      (document) => (document.components.parameters.Limit.schema.maximum = 1000),
+      (document) =>
+        (objectAt(document, 'components', 'parameters', 'Limit', 'schema').maximum = 1000),
       'GET /api/v1/widgets/ parameter query limit schema: $.maximum: spec 100, server 1000',
     ],
     [
       'a parameter default',
-      (document) => delete list(document).parameters[3].schema.default,
+      (document) => delete objectAt(list(document), 'parameters', 3, 'schema').default,
       'GET /api/v1/widgets/ parameter query include_archived schema: $.default: spec false, server absent',
     ],
     [
@@ -143,13 +187,20 @@ describe('diffOpenApiDocuments: one line per difference', () => {
     ],
     [
       'whether the request body is required',
-      (document) => (document.components.requestBodies.WidgetCreate.required = false),
+      (document) =>
+        (objectAt(document, 'components', 'requestBodies', 'WidgetCreate').required = false),
       'POST /api/v1/widgets/: request body required: spec true, server false',
     ],
     [
       'a request body content type',
       (document) => {
-        const content = document.components.requestBodies.WidgetCreate.content;
+        const content = objectAt(
+          document,
+          'components',
+          'requestBodies',
+          'WidgetCreate',
+          'content',
+        );
         content['application/merge-patch+json'] = content['application/json'];
         delete content['application/json'];
       },
@@ -157,59 +208,68 @@ describe('diffOpenApiDocuments: one line per difference', () => {
     ],
     [
       'a request body schema',
-      (document) => document.components.schemas.WidgetCreate.required.pop(),
+      (document) => listAt(document, 'components', 'schemas', 'WidgetCreate', 'required').pop(),
       'POST /api/v1/widgets/ request body application/json: $.required: spec ["kind","name","price"], server ["kind","name"]',
     ],
     [
       'a missing response',
-      (document) => delete create(document).responses['409'],
+      (document) => delete objectAt(create(document), 'responses')['409'],
       'POST /api/v1/widgets/: response 409 is in the spec but not in the server',
     ],
     [
       'an extra response',
-      (document) => (create(document).responses['500'] = { description: 'oops' }),
+      (document) => (objectAt(create(document), 'responses')['500'] = { description: 'oops' }),
       'POST /api/v1/widgets/: response 500 is in the server but not in the spec',
     ],
     [
       'a response content type',
       (document) =>
-        delete document.paths['/api/v1/widgets/{widget_id}'].get.responses['200'].content,
+        delete objectAt(document, 'paths', '/api/v1/widgets/{widget_id}', 'get', 'responses', '200')
+          .content,
       'GET /api/v1/widgets/{widget_id} response 200: content application/json is in the spec but not in the server',
     ],
     [
       'a type deep inside a response schema',
       (document) =>
-        (document.components.schemas.Widget.properties.created_at = { type: 'integer' }),
+        (objectAt(document, 'components', 'schemas', 'Widget', 'properties').created_at = {
+          type: 'integer',
+        }),
       'GET /api/v1/widgets/ response 200 application/json: $.properties.items.items.properties.created_at.type: spec "string", server "integer"',
     ],
     [
       'nullability',
-      (document) => (document.components.schemas.Widget.properties.owner_email.type = 'string'),
+      (document) =>
+        (objectAt(document, 'components', 'schemas', 'Widget', 'properties', 'owner_email').type =
+          'string'),
       'GET /api/v1/widgets/ response 200 application/json: $.properties.items.items.properties.owner_email.type: spec ["null","string"], server "string"',
     ],
     [
       'a property only one side has',
-      (document) => delete document.components.schemas.Widget.properties.serial,
+      (document) =>
+        delete objectAt(document, 'components', 'schemas', 'Widget', 'properties').serial,
       'GET /api/v1/widgets/ response 200 application/json: $.properties.items.items.properties.serial: spec {"type":"string","format":"uuid"}, server absent',
     ],
     [
       'an enum',
-      (document) => document.components.schemas.WidgetKind.enum.pop(),
+      (document) => listAt(document, 'components', 'schemas', 'WidgetKind', 'enum').pop(),
       'GET /api/v1/widgets/ parameter query kinds schema: $.items.enum: spec ["cog/wheel","gear","sprocket"], server ["gear","sprocket"]',
     ],
     [
       'a missing response header',
-      (document) => delete document.components.responses.Conflict.headers['Retry-After'],
+      (document) =>
+        delete objectAt(document, 'components', 'responses', 'Conflict', 'headers')['Retry-After'],
       'POST /api/v1/widgets/ response 409: header Retry-After is in the spec but not in the server',
     ],
     [
       'a response header schema',
-      (document) => (document.components.headers.RetryAfter.schema.type = 'string'),
+      (document) =>
+        (objectAt(document, 'components', 'headers', 'RetryAfter', 'schema').type = 'string'),
       'POST /api/v1/widgets/ response 409 header Retry-After: $.type: spec "integer", server "string"',
     ],
     [
       'a security scheme',
-      (document) => (document.components.securitySchemes.ApiKey.name = 'Authorization'),
+      (document) =>
+        (objectAt(document, 'components', 'securitySchemes', 'ApiKey').name = 'Authorization'),
       'security scheme ApiKey: spec {"type":"apiKey","in":"header","name":"X-Api-Key"}, server {"type":"apiKey","in":"header","name":"Authorization"}',
     ],
   ];

@@ -12,6 +12,7 @@ import {
   createKey,
   createTenant,
   createTestApi,
+  type Schemas,
   type Tenant,
   type TestApi,
 } from './support/harness.js';
@@ -31,8 +32,9 @@ beforeAll(async () => {
 
 afterAll(() => api.close());
 
-async function list(query: string, key: string) {
-  return api.request('GET', `/api/v1/prompts/${query}`, { key });
+/** `T` is the body expected: the page, or the error envelope of a refusal. */
+async function list<T = Schemas['PromptListResponse']>(query: string, key: string) {
+  return api.request<T>('GET', `/api/v1/prompts/${query}`, { key });
 }
 
 async function idOf(
@@ -81,18 +83,18 @@ describe('tenancy', () => {
 
     it("counts, links and names only the organization's own records", async () => {
       const [orderStatus] = (await list('?limit=1', acme.key)).body.items;
-      expect(orderStatus.agent_count).toBe(2);
-      const lookup = orderStatus.tools_full[0];
-      expect(lookup.name).toBe('lookup_order');
-      expect(lookup.prompts_info.map((p: { name: string }) => p.name)).toEqual([
+      expect(orderStatus?.agent_count).toBe(2);
+      const lookup = orderStatus?.tools_full?.[0];
+      expect(lookup?.name).toBe('lookup_order');
+      expect(lookup?.prompts_info.map((p) => p.name)).toEqual([
         'Order status',
         'Order status (concise)',
       ]);
-      expect(lookup.agents_info.map((a: { name: string }) => a.name)).not.toContain(
+      expect(lookup?.agents_info.map((a) => a.name)).not.toContain(
         'Globex agent on an Acme prompt',
       );
       const agentSearch = await list('?search_fields=agent_count&search_field_values=3', acme.key);
-      expect(agentSearch.body.items.map((p: { name: string }) => p.name)).toEqual(['Complaints']);
+      expect(agentSearch.body.items.map((p) => p.name)).toEqual(['Complaints']);
 
       for (const [value, key] of [
         ['globex_lookup', acme.key],
@@ -104,9 +106,7 @@ describe('tenancy', () => {
 
       const [globexPrompt] = (await list('', globex.key)).body.items;
       expect(globexPrompt).toMatchObject({ tools: 'globex_lookup', agent_count: 1 });
-      expect(globexPrompt.tools_full.map((t: { name: string }) => t.name)).toEqual([
-        'globex_lookup',
-      ]);
+      expect(globexPrompt?.tools_full?.map((t) => t.name)).toEqual(['globex_lookup']);
     });
   });
 });
@@ -131,7 +131,7 @@ describe('error issues for other areas', () => {
 
 describe('access', () => {
   it('answers 401 without a key, with the decided body and challenge', async () => {
-    const res = await api.request('GET', '/api/v1/prompts/');
+    const res = await api.request<Schemas['ErrorResponse']>('GET', '/api/v1/prompts/');
     expect(res.status).toBe(401);
     expect(res.body).toMatchObject({
       code: 'UNAUTHENTICATED',
@@ -141,14 +141,17 @@ describe('access', () => {
   });
 
   it('answers 401 for an unknown key', async () => {
-    const res = await list('', 'agl_zzzzzzzzzzzz_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA');
+    const res = await list<Schemas['ErrorResponse']>(
+      '',
+      'agl_zzzzzzzzzzzz_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA',
+    );
     expect(res.status).toBe(401);
     expect(res.body.code).toBe('UNAUTHENTICATED');
   });
 
   it('answers 403 naming PROMPTS_READ for a key without it, before looking at the input', async () => {
     const key = await createKey(api.db, acme.organizationId, ['EVENTS_READ', 'CHANNELS_READ']);
-    const res = await list('?limit=abc', key);
+    const res = await list<Schemas['ErrorResponse']>('?limit=abc', key);
     expect(res.status).toBe(403);
     expect(res.body.code).toBe('PERMISSION_DENIED');
     expect(res.body.detail).toContain('PROMPTS_READ');

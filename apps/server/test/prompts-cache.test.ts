@@ -4,7 +4,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { platformRecordsSchema } from '../src/db/platform-records-format.js';
 import { loadPlatformRecords } from '../src/db/repositories/platform-records.js';
-import { createTenant, createTestApi, type Tenant, type TestApi } from './support/harness.js';
+import {
+  createTenant,
+  createTestApi,
+  type Schemas,
+  type Tenant,
+  type TestApi,
+} from './support/harness.js';
 
 let api: TestApi;
 let acme: Tenant;
@@ -31,7 +37,7 @@ beforeAll(async () => {
 afterAll(() => api.close());
 
 const list = (query = '', key = acme.key) =>
-  api.request('GET', `/api/v1/prompts/${query}`, { key });
+  api.request<Schemas['PromptListResponse']>('GET', `/api/v1/prompts/${query}`, { key });
 
 describe('prompt page cache', () => {
   it('answers a repeated query with the same page', async () => {
@@ -49,12 +55,7 @@ describe('prompt page cache', () => {
       { name: 'Closer' },
     ]);
     const after = await list();
-    expect(
-      after.body.items.map((p: { name: string; description: string | null }) => [
-        p.name,
-        p.description,
-      ]),
-    ).toEqual([
+    expect(after.body.items.map((p) => [p.name, p.description])).toEqual([
       ['Greeter', 'second'],
       ['Closer', null],
     ]);
@@ -63,9 +64,9 @@ describe('prompt page cache', () => {
   it('keeps pages of different queries, projections and organizations apart', async () => {
     const named = await list('?fields=name');
     const described = await list('?fields=description');
-    expect(Object.keys(named.body.items[0]).sort()).toEqual(['id', 'name']);
-    expect(Object.keys(described.body.items[0]).sort()).toEqual(['description', 'id']);
+    expect(Object.keys(named.body.items[0]!).sort()).toEqual(['id', 'name']);
+    expect(Object.keys(described.body.items[0]!).sort()).toEqual(['description', 'id']);
     const other = await list('?fields=name', globex.key);
-    expect(other.body.items.map((p: { name: string }) => p.name)).toEqual(['Globex prompt']);
+    expect(other.body.items.map((p) => p.name)).toEqual(['Globex prompt']);
   });
 });

@@ -5,7 +5,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PromptProperty } from '../src/domain/prompts.js';
 import { ACME_RECORDS, GLOBEX_RECORDS, loadRecords } from './fixtures/prompts-records.js';
-import { createTenant, createTestApi, type Tenant, type TestApi } from './support/harness.js';
+import {
+  createTenant,
+  createTestApi,
+  type Schemas,
+  type Tenant,
+  type TestApi,
+} from './support/harness.js';
+import { anyString } from './support/matchers.js';
 
 let api: TestApi;
 let acme: Tenant;
@@ -20,16 +27,24 @@ beforeAll(async () => {
 
 afterAll(() => api.close());
 
-type Item = Record<string, any> & { id: number };
+/** A prompt listed without `fields`: every property is there. */
+type Item = Required<Schemas['Prompt']>;
 
-async function list(query: string) {
-  return api.request('GET', `/api/v1/prompts/${query}`, { key: acme.key });
+/** A page of prompts listed without `fields`. */
+type ItemPage = Omit<Schemas['PromptListResponse'], 'items'> & { items: Item[] };
+
+/**
+ * `T` is the body expected: by default a page of whole prompts; `Schemas['PromptListResponse']`
+ * for a page narrowed by `fields`, or the errors of a 422.
+ */
+async function list<T = ItemPage>(query: string) {
+  return api.request<T>('GET', `/api/v1/prompts/${query}`, { key: acme.key });
 }
 
 async function idsOf(query: string): Promise<number[]> {
   const res = await list(query);
   expect(res.status).toBe(200);
-  return res.body.items.map((item: Item) => item.id);
+  return res.body.items.map((item) => item.id);
 }
 
 function search(field: string, value: string): string {
@@ -123,14 +138,14 @@ const issue = (id: string, severity: string, path: string, value: string | null)
   severity,
   path,
   value,
-  message: expect.any(String),
+  message: anyString(),
 });
 
 describe('items', () => {
   it("lists the organization's prompts by id with the envelope", async () => {
     const res = await list('');
     expect(res.body).toMatchObject({ page: 0, page_size: 25, total_count: 5, total_pages: 1 });
-    expect(res.body.items.map((item: Item) => item.id)).toEqual([1, 2, 3, 4, 5]);
+    expect(res.body.items.map((item) => item.id)).toEqual([1, 2, 3, 4, 5]);
   });
 
   it('carries every field of a prompt, its tools in full and its session end tool', async () => {
@@ -200,7 +215,7 @@ describe('items', () => {
       issue('context-empty', 'error', '$.context', ''),
       issue('tool-has-errors', 'error', '$.tools_full[0]', 'open_ticket'),
     ]);
-    expect(complaints!.tools_full[0].validation_issues).toEqual([
+    expect(complaints!.tools_full[0]?.validation_issues).toEqual([
       issue('endpoint-url-invalid', 'error', '$.definition.endpoint.url', 'tickets/new'),
       issue(
         'required-parameter-undefined',
@@ -219,7 +234,7 @@ describe('items', () => {
       issue('tool-has-errors', 'error', '$.tools_full[0]', 'transfer_to_human'),
     ]);
     const [transfer, survey] = transfers!.tools_full;
-    expect(transfer.validation_issues).toEqual([
+    expect(transfer?.validation_issues).toEqual([
       issue('service-missing', 'error', '$.service_id', null),
       issue('endpoint-method-invalid', 'error', '$.definition.endpoint.method', 'POST'),
       issue('function-name-mismatch', 'warning', '$.definition.tool.function.name', 'transfer'),
@@ -231,15 +246,15 @@ describe('items', () => {
       ),
     ]);
     expect(transfer).toMatchObject({ service_id: null, service_name: null, agents_info: [] });
-    expect(survey.validation_issues).toEqual([
+    expect(survey?.validation_issues).toEqual([
       issue('function-name-mismatch', 'warning', '$.definition.tool.function.name', 'survey'),
     ]);
-    expect(transfers!.session_end_tool.validation_issues).toEqual([]);
+    expect(transfers!.session_end_tool?.validation_issues).toEqual([]);
   });
 
   it('fills in the parts a stored definition lacks, so every tool has the whole shape', async () => {
     const [complaints] = (await list(search('id', '3'))).body.items;
-    expect(complaints!.tools_full[0].definition).toEqual({
+    expect(complaints!.tools_full[0]?.definition).toEqual({
       type: 'endpoint',
       endpoint: { argument_location: 'body', method: 'post', url: 'tickets/new' },
       static_parameters: [],
@@ -293,7 +308,7 @@ describe('search', () => {
     ['agent_count', '9007199254740991', []],
   ])('%s matches "%s"', async (field, value, expected) => {
     const res = await list(search(field, value));
-    expect(res.body.items.map((item: Item) => item.id)).toEqual(expected);
+    expect(res.body.items.map((item) => item.id)).toEqual(expected);
     expect(res.body.total_count).toBe(expected.length);
   });
 
@@ -315,7 +330,7 @@ describe('search', () => {
     ['id', '1.5', 'int_parsing'],
     ['session_end_enabled', 'yes', 'bool_parsing'],
   ])('rejects %s=%s', async (field, value, type) => {
-    const res = await list(search(field, value));
+    const res = await list<Schemas['HTTPValidationError']>(search(field, value));
     expect(res.status).toBe(422);
     expect(res.body).toMatchObject({
       detail: [{ loc: ['query', 'search_field_values', 0], type }],
@@ -323,7 +338,7 @@ describe('search', () => {
   });
 
   it('rejects an unknown property and lists the allowed ones', async () => {
-    const res = await list(search('tools_full', 'x'));
+    const res = await list<Schemas['HTTPValidationError']>(search('tools_full', 'x'));
     expect(res.status).toBe(422);
     expect(res.body).toMatchObject({ detail: [{ loc: ['query', 'search_fields', 0] }] });
     expect(JSON.stringify(res.body)).toContain('name_description');
@@ -357,7 +372,7 @@ describe('order', () => {
   it.each(Object.keys(SORT_KEYS) as PromptProperty[])(
     'orders by %s both ways, the id breaking ties',
     async (property) => {
-      const all: Item[] = (await list('')).body.items;
+      const all = (await list('')).body.items;
       const key = SORT_KEYS[property];
       const expected = [...all]
         .sort((a, b) => compare(key(a), key(b)) || a.id - b.id)
@@ -389,7 +404,9 @@ describe('order', () => {
 
 describe('fields', () => {
   it('keeps only the listed properties, and always the id', async () => {
-    const res = await list('?fields=name&fields=agent_count&limit=2');
+    const res = await list<Schemas['PromptListResponse']>(
+      '?fields=name&fields=agent_count&limit=2',
+    );
     expect(res.body.items).toEqual([
       { id: 1, name: 'Order status', agent_count: 2 },
       { id: 2, name: 'Order status (concise)', agent_count: 1 },
@@ -397,16 +414,20 @@ describe('fields', () => {
   });
 
   it('reads name_exact as name and name_description as name and description', async () => {
-    expect((await list('?fields=name_exact&limit=1')).body.items).toEqual([
-      { id: 1, name: 'Order status' },
-    ]);
-    expect((await list('?fields=name_description&limit=1')).body.items).toEqual([
+    expect(
+      (await list<Schemas['PromptListResponse']>('?fields=name_exact&limit=1')).body.items,
+    ).toEqual([{ id: 1, name: 'Order status' }]);
+    expect(
+      (await list<Schemas['PromptListResponse']>('?fields=name_description&limit=1')).body.items,
+    ).toEqual([
       { id: 1, name: 'Order status', description: 'Tells customers where their order is.' },
     ]);
   });
 
   it('brings nested objects whole: llm_config, and the full tools with tools', async () => {
-    const res = await list('?fields=llm_config&fields=tools&limit=1');
+    const res = await list<Schemas['PromptListResponse']>(
+      '?fields=llm_config&fields=tools&limit=1',
+    );
     expect(res.body.items).toEqual([
       {
         id: 1,
@@ -418,16 +439,16 @@ describe('fields', () => {
   });
 
   it('brings the session end tool with session_end_enabled', async () => {
-    const res = await list('?fields=session_end_enabled&limit=1');
+    const res = await list<Schemas['PromptListResponse']>('?fields=session_end_enabled&limit=1');
     expect(res.body.items).toEqual([
       { id: 1, session_end_enabled: true, session_end_tool_id: 3, session_end_tool: HANG_UP },
     ]);
   });
 
   it('rejects an unknown field name', async () => {
-    const res = await list('?fields=validation_issues');
+    const res = await list<Schemas['HTTPValidationError']>('?fields=validation_issues');
     expect(res.status).toBe(422);
-    expect(res.body.detail[0].loc).toEqual(['query', 'fields', 0]);
+    expect(res.body.detail[0]?.loc).toEqual(['query', 'fields', 0]);
   });
 });
 
@@ -444,11 +465,11 @@ describe('time window on last_updated', () => {
   });
 
   it('rejects a start after the end', async () => {
-    const res = await list(
+    const res = await list<Schemas['HTTPValidationError']>(
       '?start_datetime=2026-06-01T00:00:00Z&end_datetime=2026-05-01T00:00:00Z',
     );
     expect(res.status).toBe(422);
-    expect(res.body.detail[0].loc).toEqual(['query', 'start_datetime']);
+    expect(res.body.detail[0]?.loc).toEqual(['query', 'start_datetime']);
   });
 });
 
@@ -456,7 +477,7 @@ describe('paging', () => {
   it('pages with limit and page and reports the totals', async () => {
     const res = await list('?limit=2&page=1');
     expect(res.body).toMatchObject({ page: 1, page_size: 2, total_count: 5, total_pages: 3 });
-    expect(res.body.items.map((item: Item) => item.id)).toEqual([3, 4]);
+    expect(res.body.items.map((item) => item.id)).toEqual([3, 4]);
   });
 
   it('answers a page past the end with no items, and limit 0 with counts only', async () => {

@@ -17,7 +17,8 @@ import {
 } from '../src/domain/prompt-validation.js';
 import { completeToolDefinition } from '../src/domain/prompts.js';
 import { loadRecords } from './fixtures/prompts-records.js';
-import { createTenant, createTestApi } from './support/harness.js';
+import { createTenant, createTestApi, type Schemas } from './support/harness.js';
+import { anyString, stringContaining } from './support/matchers.js';
 
 function cleanDefinition() {
   return {
@@ -45,7 +46,7 @@ type Definition = ReturnType<typeof cleanDefinition>;
 
 /** A clean tool with one change made to a copy of its definition. */
 function toolWith(
-  change: (definition: Definition & Record<string, any>) => void = () => {},
+  change: (definition: Definition) => void = () => {},
   fields: Partial<ToolToCheck> = {},
 ): ToolToCheck {
   const definition = cleanDefinition();
@@ -186,7 +187,7 @@ describe('tool rules', () => {
           severity: 'warning',
           path: '$.definition.tool.function.name',
           value: name ?? null,
-          message: expect.stringContaining('"lookup_order"'),
+          message: stringContaining('"lookup_order"'),
         },
       ]);
     });
@@ -298,7 +299,7 @@ describe('prompt rules', () => {
           severity: 'error',
           path: '$.session_end_tool',
           value: null,
-          message: expect.stringContaining('disable session end'),
+          message: stringContaining('disable session end'),
         },
       ]);
     });
@@ -318,7 +319,7 @@ describe('prompt rules', () => {
           severity: 'error',
           path: '$.session_end_tool',
           value: 'hang_up',
-          message: expect.stringContaining('"hang_up"'),
+          message: stringContaining('"hang_up"'),
         },
       ]);
     });
@@ -341,7 +342,7 @@ describe('prompt rules', () => {
           severity: 'error',
           path: '$.context',
           value: context,
-          message: expect.any(String),
+          message: anyString(),
         },
       ]);
     });
@@ -451,10 +452,10 @@ describe('the demo records', () => {
     const demo = await createTenant(api.db, 'Demo');
     await loadRecords(api.db, demo.organizationId, DEMO_RECORDS);
     const res = await api
-      .request('GET', '/api/v1/prompts/', { key: demo.key })
+      .request<Schemas['PromptListResponse']>('GET', '/api/v1/prompts/', { key: demo.key })
       .finally(() => api.close());
-    type Listed = { validation_issues: ValidationIssue[] };
-    const items = res.body.items as Array<Listed & { tools_full: Listed[] }>;
+    // Listed without `fields`, every prompt carries every property.
+    const items = res.body.items as Array<Required<Schemas['Prompt']>>;
     const seen = new Set(
       items.flatMap((item) =>
         [item, ...item.tools_full].flatMap((carrier) =>

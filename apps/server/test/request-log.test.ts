@@ -20,7 +20,7 @@ afterAll(() => api.close());
 async function accessLogLine(headers: Record<string, string>): Promise<Record<string, unknown>> {
   const lines: string[] = [];
   const sink = new Writable({
-    write(chunk, _encoding, done) {
+    write(chunk: Buffer, _encoding, done) {
       lines.push(chunk.toString());
       done();
     },

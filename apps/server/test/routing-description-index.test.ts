@@ -4,7 +4,7 @@
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { routeSession } from '../src/db/repositories/sessions.js';
-import type { Tenant, TestApi } from './support/harness.js';
+import type { Schemas, Tenant, TestApi } from './support/harness.js';
 import { createRoutingTestbed, type RoutingFixture } from './support/routing-fixture.js';
 import { checkDescriptionIndex, insertTestEvents, onSqlite } from './support/test-database.js';
 
@@ -21,8 +21,8 @@ afterAll(() => api.close());
 const route = (targetId: number, userId: string) =>
   routeSession(api.db, acme.organizationId, targetId, { userId, conversationId: null });
 
-async function searchCount(term: string): Promise<number> {
-  const res = await api.request(
+async function searchCount(term: string) {
+  const res = await api.request<Schemas['EventListResponse']>(
     'GET',
     `/api/v1/events/?limit=0&search_fields=description&search_field_values=${encodeURIComponent(term)}`,
     { key: acme.key },

@@ -29,7 +29,7 @@ afterAll(() => api.close());
 describe('logs', () => {
   it('never contain a key secret, whatever the request', async () => {
     const sink = new Writable({
-      write(chunk, _encoding, done) {
+      write(chunk: Buffer, _encoding, done) {
         lines.push(chunk.toString());
         done();
       },

@@ -12,6 +12,7 @@ import {
   createKey,
   createTenant,
   createTestApi,
+  type Schemas,
   type Tenant,
   type TestApi,
 } from './support/harness.js';
@@ -113,9 +114,13 @@ describe('answers', () => {
 
 describe('permission', () => {
   it('needs an API key (401)', async () => {
-    const response = await api.request('POST', checkUrl(acmeIds['Phone line']!), {
-      body: { phone: APPROVED_LINE },
-    });
+    const response = await api.request<Schemas['ErrorResponse']>(
+      'POST',
+      checkUrl(acmeIds['Phone line']!),
+      {
+        body: { phone: APPROVED_LINE },
+      },
+    );
     expect(response.status).toBe(401);
     expect(response.body.code).toBe('UNAUTHENTICATED');
   });
@@ -127,7 +132,11 @@ describe('permission', () => {
       PERMISSIONS.filter((permission) => permission !== 'CHANNELS_READ'),
     );
     for (const body of [{ phone: APPROVED_LINE }, { phone: 'not a number' }]) {
-      const response = await api.request('POST', checkUrl(acmeIds['Phone line']!), { key, body });
+      const response = await api.request<Schemas['ErrorResponse']>(
+        'POST',
+        checkUrl(acmeIds['Phone line']!),
+        { key, body },
+      );
       expect(response.status).toBe(403);
       expect(response.body.code).toBe('PERMISSION_DENIED');
       expect(response.body.detail).toContain('CHANNELS_READ');
@@ -146,13 +155,13 @@ describe('permission', () => {
 
 describe('tenancy and 404s', () => {
   async function notFoundDetail(channelId: number | string, phone = APPROVED_LINE) {
-    const response = await api.request('POST', checkUrl(channelId), {
+    const response = await api.request<Schemas['ErrorResponse']>('POST', checkUrl(channelId), {
       key: acme.key,
       body: { phone },
     });
     expect(response.status).toBe(404);
     expect(response.body.code).toBe('NOT_FOUND');
-    return response.body.detail as string;
+    return response.body.detail;
   }
 
   it("another organization's channel answers exactly like one that does not exist", async () => {
@@ -200,10 +209,14 @@ describe('validation (422)', () => {
     ['only a country code', '+1'],
     ['an empty string', ''],
   ])('phone with %s', async (_, phone) => {
-    const response = await api.request('POST', checkUrl(acmeIds['Phone line']!), {
-      key: acme.key,
-      body: { phone },
-    });
+    const response = await api.request<Schemas['HTTPValidationError']>(
+      'POST',
+      checkUrl(acmeIds['Phone line']!),
+      {
+        key: acme.key,
+        body: { phone },
+      },
+    );
     expect(response.status).toBe(422);
     expect(response.body.detail).toEqual([
       expect.objectContaining({ loc: ['body', 'phone'], type: 'string_pattern_mismatch' }),
@@ -215,10 +228,14 @@ describe('validation (422)', () => {
     ['a number', { phone: 14155550100 }, 'string_type'],
     ['null', { phone: null }, 'string_type'],
   ])('phone %s', async (_, body, type) => {
-    const response = await api.request('POST', checkUrl(acmeIds['Phone line']!), {
-      key: acme.key,
-      body,
-    });
+    const response = await api.request<Schemas['HTTPValidationError']>(
+      'POST',
+      checkUrl(acmeIds['Phone line']!),
+      {
+        key: acme.key,
+        body,
+      },
+    );
     expect(response.status).toBe(422);
     expect(response.body.detail).toEqual([
       expect.objectContaining({ loc: ['body', 'phone'], type }),
@@ -226,12 +243,16 @@ describe('validation (422)', () => {
   });
 
   it('a body that is not JSON', async () => {
-    const response = await api.request('POST', checkUrl(acmeIds['Phone line']!), {
-      key: acme.key,
-      body: '{"phone": ',
-    });
+    const response = await api.request<Schemas['HTTPValidationError']>(
+      'POST',
+      checkUrl(acmeIds['Phone line']!),
+      {
+        key: acme.key,
+        body: '{"phone": ',
+      },
+    );
     expect(response.status).toBe(422);
-    expect(response.body.detail[0].type).toBe('json_invalid');
+    expect(response.body.detail[0]?.type).toBe('json_invalid');
   });
 
   it.each([
@@ -239,10 +260,14 @@ describe('validation (422)', () => {
     ['1.5', 'int_parsing'],
     ['0', 'greater_than_equal'],
   ])('channel_id %s', async (channelId, type) => {
-    const response = await api.request('POST', checkUrl(channelId), {
-      key: acme.key,
-      body: { phone: APPROVED_LINE },
-    });
+    const response = await api.request<Schemas['HTTPValidationError']>(
+      'POST',
+      checkUrl(channelId),
+      {
+        key: acme.key,
+        body: { phone: APPROVED_LINE },
+      },
+    );
     expect(response.status).toBe(422);
     expect(response.body.detail).toEqual([
       expect.objectContaining({ loc: ['path', 'channel_id'], type }),

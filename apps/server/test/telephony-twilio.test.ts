@@ -18,7 +18,7 @@ import {
   type FakeTwilio,
   type FakeTwilioData,
 } from './support/fake-twilio.js';
-import { createTenant, type Tenant } from './support/harness.js';
+import { createTenant, type Schemas, type Tenant } from './support/harness.js';
 import { createTestDb, queryTestDb } from './support/test-database.js';
 
 const ACCOUNT_SID = twilioSid('AC', 0x7e57);
@@ -78,7 +78,8 @@ function twilioChannel(name: string, baseUrl: string, authToken = AUTH_TOKEN) {
   });
 }
 
-async function check(channel: string, phone = PHONE) {
+/** Checks `phone` on `channel`; `T` is the body expected, as for `TestApi.request`. */
+async function check<T>(channel: string, phone = PHONE) {
   const url = `/api/v1/channels/telephony/${channelIds[channel]}/numbers/verify-a2p-compliance`;
   const started = performance.now();
   const response = await app.request(url, {
@@ -90,7 +91,7 @@ async function check(channel: string, phone = PHONE) {
   await expectResponseMatchesSpec('POST', url, response);
   const text = await response.text();
   responseTexts.push(text);
-  return { status: response.status, body: JSON.parse(text), elapsedMs };
+  return { status: response.status, body: JSON.parse(text) as T, elapsedMs };
 }
 
 beforeAll(async () => {
@@ -182,7 +183,7 @@ describe('pagination', () => {
   });
 
   it('answers 404 for a number of the channel that the Twilio account does not hold', async () => {
-    const { status, body } = await check('live', '+14155559999');
+    const { status, body } = await check<Schemas['ErrorResponse']>('live', '+14155559999');
     expect(status).toBe(404);
     expect(body.code).toBe('NOT_FOUND');
     expect(body.detail).toContain('holds no incoming number +14155559999');
@@ -192,7 +193,7 @@ describe('pagination', () => {
 describe('provider failures are 502s, never false', () => {
   it('a provider slower than the timeout is a 502 within the timeout', async () => {
     twilio.behaviour.delayMs = 5000;
-    const { status, body, elapsedMs } = await check('live');
+    const { status, body, elapsedMs } = await check<Schemas['ErrorResponse']>('live');
     expect(status).toBe(502);
     expect(body.code).toBe('PROVIDER_UNAVAILABLE');
     expect(body.detail).toContain(`the provider did not answer within ${TIMEOUT_MS} ms`);
@@ -200,7 +201,7 @@ describe('provider failures are 502s, never false', () => {
   });
 
   it('refused credentials are a 502 that says so', async () => {
-    const { status, body } = await check('wrong token');
+    const { status, body } = await check<Schemas['ErrorResponse']>('wrong token');
     expect(status).toBe(502);
     expect(body.detail).toContain("the provider refused the channel's credentials (HTTP 401)");
   });
@@ -217,20 +218,20 @@ describe('provider failures are 502s, never false', () => {
     ['rate limiting', { status: 429 }, 'the provider is limiting the rate of requests (HTTP 429)'],
   ])('%s from the provider is a 502 that names it', async (_, failure, problem) => {
     twilio.behaviour.failure = failure;
-    const { status, body } = await check('live');
+    const { status, body } = await check<Schemas['ErrorResponse']>('live');
     expect(status).toBe(502);
     expect(body.code).toBe('PROVIDER_UNAVAILABLE');
     expect(body.detail).toContain(problem);
   });
 
   it('a provider that cannot be reached is a 502', async () => {
-    const { status, body } = await check('unreachable');
+    const { status, body } = await check<Schemas['ErrorResponse']>('unreachable');
     expect(status).toBe(502);
     expect(body.detail).toContain('the provider could not be reached');
   });
 
   it('a twilio channel without an auth token is a 502 that tells the operator', async () => {
-    const { status, body } = await check('no token');
+    const { status, body } = await check<Schemas['ErrorResponse']>('no token');
     expect(status).toBe(502);
     expect(body.detail).toContain('no twilio auth token');
     expect(twilio.requests).toEqual([]);

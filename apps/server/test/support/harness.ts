@@ -6,13 +6,32 @@ import type { Db } from '../../src/db/client.js';
 import { createKeyWithOwnRole } from '../../src/db/repositories/api-keys.js';
 import { createOrganization } from '../../src/db/repositories/organizations.js';
 import { PERMISSIONS, type Permission } from '../../src/domain/permissions.js';
+import type { components } from '../../src/generated/openapi-types.js';
 import { specValidator } from './contract.js';
 import { createTestDb } from './test-database.js';
 
-export interface ApiResponse<T = any> {
+/**
+ * The spec's schemas by name, generated from it: a test names the body it expects, as in
+ * `api.request<Schemas['EventListResponse']>(...)` or, for an error, `Schemas['ErrorResponse']`
+ * (`Schemas['HTTPValidationError']` for a 422).
+ */
+export type Schemas = components['schemas'];
+
+export interface ApiResponse<T = unknown> {
   status: number;
   headers: Headers;
   body: T;
+}
+
+/**
+ * Whether the answer is a 422, whose body every operation of the spec declares as
+ * `HTTPValidationError` (and `request` has checked it is one): narrows an answer read as
+ * `unknown`, such as a fuzzed request's, to its validation errors.
+ */
+export function isValidationFailure(
+  response: ApiResponse,
+): response is ApiResponse<Schemas['HTTPValidationError']> {
+  return response.status === 422;
 }
 
 export interface RequestOptions {
@@ -24,8 +43,16 @@ export interface RequestOptions {
 export interface TestApi {
   db: Db;
   app: App;
-  /** Sends a request to the app in-process and fails unless the response matches the spec. */
-  request<T = any>(method: string, url: string, options?: RequestOptions): Promise<ApiResponse<T>>;
+  /**
+   * Sends a request to the app in-process and fails unless the response matches the spec.
+   * `T` is the body the test expects at the status it asserts; the spec check is what holds the
+   * body to a schema, so `T` stays `unknown` where a test reads no body or any status will do.
+   */
+  request<T = unknown>(
+    method: string,
+    url: string,
+    options?: RequestOptions,
+  ): Promise<ApiResponse<T>>;
   close(): Promise<void>;
 }
 
@@ -36,16 +63,21 @@ export async function createTestApi(db?: Db): Promise<TestApi> {
   return {
     db,
     app,
-    async request(method, url, { key, body, headers = {} } = {}) {
-      const init: RequestInit = { method, headers: { ...headers } };
-      if (key) (init.headers as Record<string, string>)['Service-API-Key'] = key;
+    async request<T>(
+      method: string,
+      url: string,
+      { key, body, headers = {} }: RequestOptions = {},
+    ) {
+      const requestHeaders: Record<string, string> = { ...headers };
+      const init: RequestInit = { method, headers: requestHeaders };
+      if (key) requestHeaders['Service-API-Key'] = key;
       if (body !== undefined) {
-        (init.headers as Record<string, string>)['Content-Type'] ??= 'application/json';
+        requestHeaders['Content-Type'] ??= 'application/json';
         init.body = typeof body === 'string' ? body : JSON.stringify(body);
       }
       const response = await app.request(url, init);
       const text = await response.text();
-      const parsed = text ? JSON.parse(text) : undefined;
+      const parsed: unknown = text ? JSON.parse(text) : undefined;
       specValidator.validateResponse({
         method,
         url,
@@ -53,7 +85,8 @@ export async function createTestApi(db?: Db): Promise<TestApi> {
         headers: response.headers,
         body: parsed,
       });
-      return { status: response.status, headers: response.headers, body: parsed };
+      // The body has just matched the spec's schema for its status; `T` names the one expected.
+      return { status: response.status, headers: response.headers, body: parsed as T };
     },
     close: () => db.close(),
   };

@@ -28,10 +28,10 @@ export async function startLiveServer(app: App): Promise<LiveServer> {
   };
 }
 
-export interface RawResponse {
+export interface RawResponse<T = unknown> {
   status: number;
   headers: Record<string, string>;
-  body: any;
+  body: T;
 }
 
 export interface RawRequest {
@@ -46,18 +46,19 @@ export interface RawRequest {
 /**
  * Sends a request through node:http exactly as given, the way a careless or hostile client
  * would (fetch would add a Content-Type of its own), and checks the answer against the spec.
+ * `T` is the body expected, as for `TestApi.request` (harness.ts).
  */
-export function sendRaw(
+export function sendRaw<T = unknown>(
   baseUrl: string,
   { method = 'POST', path, headers = {}, chunks = [] }: RawRequest,
-): Promise<RawResponse> {
+): Promise<RawResponse<T>> {
   return new Promise((resolve, reject) => {
     const req = httpRequest(`${baseUrl}${path}`, { method, headers });
     req.on('response', (res) => {
       let text = '';
       res.on('data', (d: Buffer) => (text += d.toString()));
       res.on('end', () => {
-        const body = text ? JSON.parse(text) : undefined;
+        const body: unknown = text ? JSON.parse(text) : undefined;
         const responseHeaders = res.headers as Record<string, string>;
         specValidator.validateResponse({
           method,
@@ -66,7 +67,7 @@ export function sendRaw(
           headers: responseHeaders,
           body,
         });
-        resolve({ status: res.statusCode!, headers: responseHeaders, body });
+        resolve({ status: res.statusCode!, headers: responseHeaders, body: body as T });
       });
     });
     // The server may answer (413, 401, 429) and close before the whole body is sent.

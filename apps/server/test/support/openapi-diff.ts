@@ -337,7 +337,7 @@ function canonicalSecurity(security: unknown): string {
   return JSON.stringify(
     [...new Set(requirements.map((requirement) => JSON.stringify(requirement)))]
       .sort()
-      .map((text) => JSON.parse(text)),
+      .map((text): unknown => JSON.parse(text)),
   );
 }
 
@@ -427,7 +427,7 @@ function normaliseTypeAndEnum(schema: JsonObject): JsonObject {
       : Array.isArray(result['type'])
         ? result['type'].map(String)
         : undefined;
-  if (Array.isArray(result['enum'])) {
+  if (isList(result['enum'])) {
     let values = result['enum'];
     if (types) {
       // The enum and the type must both accept a value: null survives only if both allow it.
@@ -462,14 +462,14 @@ function withNull(schema: JsonObject): JsonObject {
     ...schema,
     type: [...new Set([...types.map(String), 'null'])].sort(),
   };
-  if (Array.isArray(schema['enum']) && !schema['enum'].includes(null))
+  if (isList(schema['enum']) && !schema['enum'].includes(null))
     result['enum'] = [...schema['enum'], null];
   return result;
 }
 
 /** An allOf whose members (after canonicalisation) leave one non-empty schema is that schema. */
 function foldAllOf(schema: JsonObject): JsonObject {
-  if (!Array.isArray(schema['allOf'])) return schema;
+  if (!isList(schema['allOf'])) return schema;
   const members = schema['allOf'].filter((member) => !isEmptySchema(member));
   const { allOf: _allOf, ...rest } = schema;
   if (members.length === 0) return rest;
@@ -485,7 +485,7 @@ function foldAllOf(schema: JsonObject): JsonObject {
  * type; a single-member union is its member. Other unions keep their members, sorted.
  */
 function foldUnion(schema: JsonObject, keyword: 'anyOf' | 'oneOf'): JsonObject {
-  if (!Array.isArray(schema[keyword])) return schema;
+  if (!isList(schema[keyword])) return schema;
   const members = schema[keyword];
   const { [keyword]: _members, ...rest } = schema;
   const isNull = (member: unknown) => isObject(member) && deepEqual(member, { type: ['null'] });
@@ -627,4 +627,9 @@ function asObject(value: unknown): JsonObject {
 
 function asList(value: unknown): unknown[] {
   return Array.isArray(value) ? value : [];
+}
+
+/** `Array.isArray`, narrowing to `unknown[]` where it narrows to `any[]`. */
+function isList(value: unknown): value is unknown[] {
+  return Array.isArray(value);
 }
