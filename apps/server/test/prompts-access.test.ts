@@ -6,7 +6,8 @@ import { sql } from 'drizzle-orm';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { agents, prompts, promptTools, tools } from '../src/db/schema.js';
-import { promptErrorIssueIds } from '../src/routes/prompts/prompt-issues.js';
+import { findPrompts } from '../src/db/repositories/prompts.js';
+import { promptErrorIssueIds } from '../src/domain/prompt-validation.js';
 import { ACME_RECORDS, GLOBEX_RECORDS, loadRecords } from './fixtures/prompts-records.js';
 import {
   createKey,
@@ -118,14 +119,19 @@ describe('error issues for other areas', () => {
         idOf(prompts, name),
       ),
     );
-    const issues = await promptErrorIssueIds(api.db, acme.organizationId, [...ids, 9999]);
+    // Another organization's prompt and an unknown id are left out.
+    const errorIssueIds = async (promptIds: number[]) => {
+      const { rows, tools } = await findPrompts(api.db, acme.organizationId, promptIds);
+      return promptErrorIssueIds(rows, tools);
+    };
+    const issues = await errorIssueIds([...ids, 9999]);
     expect([...issues]).toEqual([
       [ids[0], []],
       [ids[1], ['session-end-tool-missing', 'context-empty', 'tool-has-errors']],
       [ids[2], ['session-end-tool-not-linked', 'tool-has-errors']],
       [ids[3], ['context-empty']],
     ]);
-    expect(await promptErrorIssueIds(api.db, acme.organizationId, [])).toEqual(new Map());
+    expect(await errorIssueIds([])).toEqual(new Map());
   });
 });
 

@@ -268,6 +268,78 @@ export function promptValidationIssues(prompt: PromptToCheck): ValidationIssue[]
   return runRules(PROMPT_RULES, prompt);
 }
 
+// ---- stored prompts and tools ----------------------------------------------------------------
+
+/** What the rules read of a stored tool. */
+export interface StoredTool {
+  id: number;
+  name: string;
+  serviceId: number | null;
+  /** Null when the tool has no service or its service does not exist. */
+  serviceName: string | null;
+  definition: unknown;
+}
+
+/** What the rules read of a stored prompt. */
+export interface StoredPrompt {
+  id: number;
+  context: string | null;
+  sessionEndEnabled: boolean;
+  sessionEndToolId: number | null;
+  /** The linked tools' ids, in `tools_full` order. */
+  toolIds: readonly number[];
+}
+
+export function storedToolIssues(tool: StoredTool): ValidationIssue[] {
+  return toolValidationIssues({
+    name: tool.name,
+    serviceId: tool.serviceId,
+    serviceExists: tool.serviceName !== null,
+    definition: tool.definition,
+  });
+}
+
+/**
+ * A prompt's issues; `toolOf(id)` gives a tool of the organization with its own issues, or
+ * undefined when no such tool exists.
+ */
+export function storedPromptIssues(
+  prompt: StoredPrompt,
+  toolOf: (id: number) => CheckedTool | undefined,
+): ValidationIssue[] {
+  return promptValidationIssues({
+    context: prompt.context,
+    sessionEndEnabled: prompt.sessionEndEnabled,
+    sessionEndTool:
+      prompt.sessionEndToolId === null ? null : (toolOf(prompt.sessionEndToolId) ?? null),
+    tools: prompt.toolIds.flatMap((id) => toolOf(id) ?? []),
+  });
+}
+
+/**
+ * For each prompt, the ids of the rules it breaks with severity error, once each in rule order,
+ * as the prompts list reports them (experiment start warnings name such prompts,
+ * api-decisions.md section 6). `tools` holds every tool the prompts link or name.
+ */
+export function promptErrorIssueIds(
+  prompts: readonly StoredPrompt[],
+  tools: ReadonlyMap<number, StoredTool>,
+): Map<number, string[]> {
+  const checked = new Map(
+    [...tools.values()].map((tool) => [
+      tool.id,
+      { id: tool.id, name: tool.name, issues: storedToolIssues(tool) },
+    ]),
+  );
+  return new Map(
+    prompts.map((prompt) => {
+      const issues = storedPromptIssues(prompt, (id) => checked.get(id));
+      const errors = issues.filter((issue) => issue.severity === 'error');
+      return [prompt.id, [...new Set(errors.map((issue) => issue.id))]];
+    }),
+  );
+}
+
 /** Every rule, in the order its issues are listed: for the spec check and documentation. */
 export const VALIDATION_RULES = {
   prompt: PROMPT_RULES.map(({ id, severity }) => ({ id, severity })),

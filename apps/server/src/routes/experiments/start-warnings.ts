@@ -2,8 +2,9 @@
 
 import type { Db } from '../../db/client.js';
 import { variantAgents } from '../../db/repositories/experiments.js';
+import { findPrompts } from '../../db/repositories/prompts.js';
 import { startWarnings } from '../../domain/experiments.js';
-import { promptErrorIssueIds } from '../prompts/prompt-issues.js';
+import { promptErrorIssueIds } from '../../domain/prompt-validation.js';
 
 export async function experimentStartWarnings(
   db: Db,
@@ -11,11 +12,12 @@ export async function experimentStartWarnings(
   experimentId: number,
 ): Promise<string[]> {
   const variants = await variantAgents(db, experimentId);
-  const errorIssues = await promptErrorIssueIds(
+  const { rows, tools } = await findPrompts(
     db,
     organizationId,
     variants.flatMap((v) => (v.promptId === null ? [] : [v.promptId])),
   );
+  const errorIssues = promptErrorIssueIds(rows, tools);
   return startWarnings(
     variants.map((v) => ({
       ...v,

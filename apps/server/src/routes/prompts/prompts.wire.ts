@@ -1,7 +1,7 @@
-// The one place prompt and tool rows become wire objects, validation issues included, so the
-// prompts list and anything else that reports on prompts show the same thing.
+// The one place prompt and tool rows become wire objects; their validation issues come from the
+// domain (prompt-validation.ts), which experiment start warnings read as well.
 
-import { promptValidationIssues, toolValidationIssues } from '../../domain/prompt-validation.js';
+import { storedPromptIssues, storedToolIssues } from '../../domain/prompt-validation.js';
 import { completeToolDefinition } from '../../domain/prompts.js';
 import type { PromptRow, ToolRow } from '../../db/repositories/prompts.js';
 import type { components } from '../../generated/openapi-types.js';
@@ -21,12 +21,7 @@ function toWireTool(row: ToolRow): WireTool {
     last_updated_comments: row.lastUpdatedComments,
     prompts_info: row.linkedPrompts,
     agents_info: row.usingAgents,
-    validation_issues: toolValidationIssues({
-      name: row.name,
-      serviceId: row.serviceId,
-      serviceExists: row.serviceName !== null,
-      definition: row.definition,
-    }),
+    validation_issues: storedToolIssues(row),
     definition: completeToolDefinition(row.definition),
   };
 }
@@ -54,15 +49,9 @@ export function toWirePrompt(row: PromptRow, tools: ReadonlyMap<number, WireTool
     edit_comments: row.editComments,
     last_updated: row.lastUpdated,
     last_updated_by: row.lastUpdatedBy,
-    validation_issues: promptValidationIssues({
-      context: row.context,
-      sessionEndEnabled: row.sessionEndEnabled,
-      sessionEndTool,
-      tools: toolsFull.map((tool) => ({
-        id: tool.id,
-        name: tool.name,
-        issues: tool.validation_issues,
-      })),
+    validation_issues: storedPromptIssues(row, (id) => {
+      const tool = tools.get(id);
+      return tool && { id: tool.id, name: tool.name, issues: tool.validation_issues };
     }),
   };
 }
