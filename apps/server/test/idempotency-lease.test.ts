@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../src/app.js';
 import { createDb, migrateDb, type Db } from '../src/db/client.js';
 import { platformRecordsSchema } from '../src/db/platform-records-format.js';
-import { loadPlatformRecords } from '../src/db/repositories/platform-records.js';
+import { loadedIds, loadPlatformRecords } from '../src/db/repositories/platform-records.js';
 import { claimIdempotencyKey } from '../src/db/repositories/idempotency.js';
 import { experiments, idempotencyKeys, sessions } from '../src/db/schema.js';
 import { startIdempotencySweeper } from '../src/http/idempotency.js';
@@ -65,7 +65,7 @@ describe('a request killed between its claim and its answer', () => {
     const db = createDb(databaseUrl);
     await migrateDb(db);
     acme = await createTenant(db, 'Acme');
-    const { ids } = await loadPlatformRecords(
+    const { records } = await loadPlatformRecords(
       db,
       acme.organizationId,
       platformRecordsSchema.parse({
@@ -80,7 +80,7 @@ describe('a request killed between its claim and its answer', () => {
         ],
       }),
     );
-    channelId = ids['channels']!['Twilio line']!;
+    channelId = loadedIds(records, 'channels')['Twilio line']!;
     await db.close();
   }, 60_000);
 

@@ -5,7 +5,7 @@
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { platformRecordsSchema } from '../src/db/platform-records-format.js';
-import { loadPlatformRecords } from '../src/db/repositories/platform-records.js';
+import { loadedIds, loadPlatformRecords } from '../src/db/repositories/platform-records.js';
 import { isA2pApproved, type MessagingPath } from '../src/domain/a2p.js';
 import {
   startFakeTwilio,
@@ -250,9 +250,14 @@ describe('the A2P check against both providers', () => {
       data: fakeTwilioData(),
       maxPageSize: 3,
     });
-    const { ids } = await loadPlatformRecords(api.db, acme.organizationId, platformRecords(twilio));
-    channelIds['records'] = ids['channels']!['Records line']!;
-    channelIds['twilio'] = ids['channels']!['Twilio line']!;
+    const { records } = await loadPlatformRecords(
+      api.db,
+      acme.organizationId,
+      platformRecords(twilio),
+    );
+    const channels = loadedIds(records, 'channels');
+    channelIds['records'] = channels['Records line']!;
+    channelIds['twilio'] = channels['Twilio line']!;
   });
 
   afterAll(async () => {

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createApp, type App } from '../src/app.js';
 import type { Db } from '../src/db/client.js';
 import { platformRecordsSchema } from '../src/db/platform-records-format.js';
-import { loadPlatformRecords } from '../src/db/repositories/platform-records.js';
+import { loadedIds, loadPlatformRecords } from '../src/db/repositories/platform-records.js';
 import { channels } from '../src/db/schema.js';
 import { expectResponseMatchesSpec } from './support/contract.js';
 import {
@@ -113,7 +113,7 @@ beforeAll(async () => {
   const unreachableUrl = closed.baseUrl;
   await closed.close();
 
-  const { ids } = await loadPlatformRecords(
+  const { records } = await loadPlatformRecords(
     db,
     acme.organizationId,
     platformRecordsSchema.parse({
@@ -125,7 +125,7 @@ beforeAll(async () => {
       ],
     }),
   );
-  for (const [name, id] of Object.entries(ids['channels']!)) channelIds[name] = id;
+  Object.assign(channelIds, loadedIds(records, 'channels'));
   await queryTestDb(
     db,
     sql`UPDATE ${channels} SET provider_secret = NULL WHERE id = ${channelIds['no token']!}`,

@@ -96,17 +96,9 @@ export interface LoadedRecord {
 
 export type LoadSummary = Record<LoadSection, Record<LoadedRecord['action'], number>>;
 
-/** Database ids of loaded records by section and key (see loadedIds). */
-export type LoadedIds = Record<string, Record<string, number>>;
-
 export interface LoadResult {
   /** Grouped by section in LOAD_SECTIONS order, in the file's order within a section. */
   records: LoadedRecord[];
-  /**
-   * The same ids by section and key, for the callers outside the CLI that still read them this
-   * way (benchmarks and API tests); new code uses loadedIds.
-   */
-  ids: LoadedIds;
 }
 
 /** How many records of each section were created and updated. */
@@ -226,10 +218,7 @@ class RecordsLoader {
     const loaded = [...this.loaded].sort(
       (a, b) => LOAD_SECTIONS.indexOf(a.section) - LOAD_SECTIONS.indexOf(b.section),
     );
-    const ids = Object.fromEntries(
-      LOAD_SECTIONS.map((section) => [section, loadedIds(loaded, section)]),
-    );
-    return { records: loaded, ids };
+    return { records: loaded };
   }
 
   private *load(records: PlatformRecords): Steps<void> {
