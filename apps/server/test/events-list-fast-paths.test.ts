@@ -36,20 +36,10 @@ import {
   queryTestDb,
 } from './support/test-database.js';
 
-/** The id and each wire property of a listed event, from its column. */
-const LISTED_COLUMNS = selectList({
-  id: events.id,
-  timestamp: events.timestamp,
-  session_id: events.sessionId,
-  conversation_id: events.conversationId,
-  source: events.source,
-  source_id: events.sourceId,
-  category: events.category,
-  type: events.type,
-  user_id: events.userId,
-  description: events.description,
-  attributes: events.attributes,
-});
+/** The id and each wire property of a listed event, from its column (attributes as stored). */
+function listedColumns(db: Db) {
+  return selectList({ id: events.id, ...eventColumns(db), attributes: events.attributes });
+}
 
 /**
  * The list as one plain query: LIKE scans, a full count, OFFSET from the start. On PostgreSQL
@@ -70,7 +60,7 @@ async function plainList(db: Db, organizationId: number, query: ListQuery<EventP
       yield* execute(sql`SET LOCAL enable_bitmapscan = off`);
     }
     const rows = yield* selectRows<{ attributes: unknown }>(
-      sql`SELECT ${LISTED_COLUMNS} FROM ${events} WHERE ${where}
+      sql`SELECT ${listedColumns(db)} FROM ${events} WHERE ${where}
           ORDER BY ${order} LIMIT ${query.limit} OFFSET ${query.offset}`,
     );
     const [total] = yield* selectRows<{ n: number }>(
