@@ -20,6 +20,10 @@ export interface SqliteDb {
   kind: 'sqlite';
   /** How queries spell what the two databases spell differently (spelling.ts). */
   spelling: Spelling;
+  /**
+   * The one connection: portable-sql.ts runs queries on it; the group commit and the event
+   * import also open transactions on it directly.
+   */
   sqlite: BetterSqlite3.Database;
   /** Threads that run the long reads off the event loop, when the server asked for them. */
   readers?: SqliteReaders;
