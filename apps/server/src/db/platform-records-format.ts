@@ -8,6 +8,8 @@
 
 import { z } from 'zod';
 import { variantSetProblems } from '../domain/experiments.js';
+import { everyValueOf } from '../domain/spec-enums.js';
+import type { components } from '../generated/openapi-types.js';
 import { CHANNEL_KINDS, TELEPHONY_PROVIDERS } from './schema.js';
 
 const REFERENCE_HELP =
@@ -92,7 +94,12 @@ const tool = z.strictObject({
   last_updated_comments: optionalText,
 });
 
-export const LLM_PROVIDERS = ['openai', 'azure_openai', 'anthropic', 'google'] as const;
+export const LLM_PROVIDERS = everyValueOf<components['schemas']['LlmConfig']['provider']>()([
+  'openai',
+  'azure_openai',
+  'anthropic',
+  'google',
+]);
 
 const prompt = z.strictObject({
   name,

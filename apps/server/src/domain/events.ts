@@ -1,8 +1,13 @@
 // How the events list searches and orders (api-decisions.md sections 2 and 3).
 
+import type { components } from '../generated/openapi-types.js';
 import type { ListResource } from './list-query.js';
+import { everyValueOf } from './spec-enums.js';
 
-export const EVENT_PROPERTIES = [
+export type EventProperty = components['schemas']['EventProperties'];
+
+/** Every event property, in the order an item lists them. */
+export const EVENT_PROPERTIES = everyValueOf<EventProperty>()([
   'timestamp',
   'session_id',
   'conversation_id',
@@ -13,9 +18,7 @@ export const EVENT_PROPERTIES = [
   'user_id',
   'description',
   'attributes',
-] as const;
-
-export type EventProperty = (typeof EVENT_PROPERTIES)[number];
+]);
 
 export const EVENT_LIST: ListResource<EventProperty> = {
   name: 'events',
