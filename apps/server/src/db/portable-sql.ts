@@ -86,8 +86,13 @@ function render(query: Query, kind: Db['kind']): RenderedSql & { name?: string }
   };
 }
 
-/** Statements kept prepared per SQLite database; past this many, the one used longest ago goes. */
-const MAX_SQLITE_STATEMENTS = 10_000;
+/**
+ * Statements kept prepared per SQLite database; past this many, the one used longest ago goes.
+ * Each holds memory, and clients choose list shapes (filters, orders, fields) freely: the bound
+ * keeps what many distinct shapes can take small (docs/benchmarks.md, "Figures behind the code"),
+ * while the shapes in use stay prepared.
+ */
+const MAX_SQLITE_STATEMENTS = 1_000;
 
 const sqliteStatements = perDatabase((_db: SqliteDb) => new Map<string, Statement>());
 
