@@ -9,6 +9,7 @@ import { z } from 'zod';
 import type { Db } from '../db/client.js';
 import { driverMessage } from '../db/errors.js';
 import { formatJsonPath } from '../db/platform-records-format.js';
+import { jsonText } from '../db/portable-sql.js';
 import { insertEventBatch, type EventToImport } from '../db/repositories/event-import.js';
 import { EVENT_PROPERTIES, type EventProperty } from '../domain/events.js';
 import { normalizeDateTime } from '../domain/timestamps.js';
@@ -134,7 +135,7 @@ export function eventFromEntry({ lineNumber, value }: EventEntry): EventToImport
     throw new EventLineError(lineNumber, `${where}${issue?.message ?? 'not an event object'}`);
   }
   const line = parsed.data;
-  const attributes = line.attributes ? JSON.stringify(line.attributes) : null;
+  const attributes = jsonText(line.attributes ?? null);
   const withNul = fieldWithNul(line, attributes);
   if (withNul !== undefined) {
     throw new EventLineError(

@@ -281,6 +281,16 @@ export function setValues<T extends Table>(table: T, values: Values<T>): SQL {
   );
 }
 
+/**
+ * A value for a JSON column, as text: SQLite stores JSON so and PostgreSQL reads it into json
+ * (better-sqlite3 cannot bind an object).
+ */
+export function jsonText(value: object): string;
+export function jsonText(value: object | null): string | null;
+export function jsonText(value: object | null): string | null {
+  return value === null ? null : JSON.stringify(value);
+}
+
 /** A JSON column's value as SQLite returns it (text) or PostgreSQL does (already parsed). */
 export function parsedJson<T>(value: T | string): T {
   return typeof value === 'string' ? (JSON.parse(value) as T) : value;

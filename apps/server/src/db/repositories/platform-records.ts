@@ -23,6 +23,7 @@ import {
   execute,
   idEquals,
   insertValues,
+  jsonText,
   runStepsInTransaction,
   selectList,
   selectRows,
@@ -187,14 +188,6 @@ const MESSAGING_SERVICE = kind(
 const A2P_BRAND = kind(a2pBrands, a2pBrands.sid, 'A2P brand', 'a2p_brands');
 const A2P_CAMPAIGN = kind(a2pCampaigns, a2pCampaigns.sid, 'A2P campaign', 'a2p_campaigns');
 const EXPERIMENT = kind(experiments, experiments.name, 'experiment', 'experiments');
-
-/**
- * JSON as text, as SQLite stores it and PostgreSQL reads it into json (better-sqlite3 cannot bind
- * an object).
- */
-function jsonText(value: object | null): string | null {
-  return value === null ? null : JSON.stringify(value);
-}
 
 function isoOrDefault(value: string | undefined, fallback: string): string {
   return value === undefined ? fallback : new Date(value).toISOString();

@@ -1,7 +1,14 @@
 import { sql } from 'drizzle-orm';
 import type { Permission } from '../../domain/permissions.js';
 import type { Db } from '../client.js';
-import { columnsOf, insertValues, parsedJson, runSteps, selectRows } from '../portable-sql.js';
+import {
+  columnsOf,
+  insertValues,
+  jsonText,
+  parsedJson,
+  runSteps,
+  selectRows,
+} from '../portable-sql.js';
 import { roles } from '../schema.js';
 
 export type Role = typeof roles.$inferSelect;
@@ -20,8 +27,7 @@ function fromRow(row: Role): Role {
 
 /** Throws a unique violation (see `isUniqueViolation`) when the organization has the name already. */
 export async function createRole(db: Db, role: NewRole): Promise<Role> {
-  // JSON as text: SQLite stores it so, PostgreSQL reads it into json.
-  const values = { ...role, permissions: JSON.stringify(role.permissions) };
+  const values = { ...role, permissions: jsonText(role.permissions) };
   const [created] = await runSteps(db, () =>
     selectRows<Role>(sql`INSERT INTO ${roles} ${insertValues(roles, [values])} RETURNING ${ROLE}`),
   );

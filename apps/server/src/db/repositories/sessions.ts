@@ -13,6 +13,7 @@ import { pickVariant } from '../../domain/variant-picking.js';
 import type { Db, PostgresDb, SqliteDb } from '../client.js';
 import {
   insertValues,
+  jsonText,
   prepared,
   runStepsInTransaction,
   runStepsOnSqlite,
@@ -189,8 +190,7 @@ function sessionStartedEvent(
       session.experimentId === null
         ? `Session routed to the target's own agent ${session.agentId}`
         : `Session routed to agent ${session.agentId} by experiment ${session.experimentId}`,
-    // JSON as text, as SQLite stores it and PostgreSQL reads it into json.
-    attributes: JSON.stringify({
+    attributes: jsonText({
       target_id: session.targetId,
       agent_id: session.agentId,
       experiment_id: session.experimentId,
