@@ -3,6 +3,7 @@ import type { Db } from '../client.js';
 import {
   columnsOf,
   idEquals,
+  insertValues,
   prepared,
   runSteps,
   selectRows,
@@ -18,8 +19,8 @@ const ORGANIZATION = columnsOf(organizations);
 export async function createOrganization(db: Db, name: string): Promise<Organization> {
   const [created] = await runSteps(db, () =>
     selectRows<Organization>(
-      sql`INSERT INTO ${organizations} (${sql.identifier(organizations.name.name)})
-          VALUES (${name}) RETURNING ${ORGANIZATION}`,
+      sql`INSERT INTO ${organizations} ${insertValues(organizations, [{ name }])}
+          RETURNING ${ORGANIZATION}`,
     ),
   );
   return created!;
