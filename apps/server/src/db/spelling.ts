@@ -47,11 +47,17 @@ function containsPattern(value: string): string {
   return `%${value.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 }
 
+/**
+ * A string literal written into the SQL, for the code's own constants (JSON keys, separators):
+ * as a bound parameter PostgreSQL could not always infer its type in these functions.
+ */
+function literal(text: string): SQL {
+  return sql.raw(`'${text.replaceAll("'", "''")}'`);
+}
+
 function fieldList(fields: readonly JsonField[], value: (field: JsonField) => SQL): SQL {
   return sql.join(
-    fields.map(
-      (field) => sql`${sql.raw(`'${field.name.replaceAll("'", "''")}'`)}, ${value(field)}`,
-    ),
+    fields.map((field) => sql`${literal(field.name)}, ${value(field)}`),
     sql`, `,
   );
 }
@@ -64,7 +70,7 @@ export const SQLITE_SPELLING: Spelling = {
   contains: (column, value) => sql`${column} LIKE ${containsPattern(value)} ESCAPE '\\'`,
   jsonText: (column) => sql`${column}`,
   joined: (values, separator, order) =>
-    sql`group_concat(${values}, ${sql.raw(`'${separator}'`)} ORDER BY ${order})`,
+    sql`group_concat(${values}, ${literal(separator)} ORDER BY ${order})`,
   orderTerm: (column, order) => sql`${column} ${direction(order)}`,
   // SQLite keeps JSON as text: json() marks it as JSON for json_object.
   jsonObject: (fields) =>
@@ -77,7 +83,7 @@ export const POSTGRES_SPELLING: Spelling = {
   contains: (column, value) => sql`${column} ILIKE ${containsPattern(value)} ESCAPE '\\'`,
   jsonText: (column) => sql`(${column}::text COLLATE "C")`,
   joined: (values, separator, order) =>
-    sql`string_agg(${values}, ${sql.raw(`'${separator}'`)} ORDER BY ${order})`,
+    sql`string_agg(${values}, ${literal(separator)} ORDER BY ${order})`,
   orderTerm: (column, order) => {
     if (is(column, Column) && column.notNull) return sql`${column} ${direction(order)}`;
     return sql`${column} ${direction(order)} ${sql.raw(order === 'asc' ? 'NULLS FIRST' : 'NULLS LAST')}`;
