@@ -9,7 +9,7 @@ import { pingDb } from './db/health.js';
 import spec from './generated/openapi.json' with { type: 'json' };
 import { registerSpecComponents } from './generated/routes.js';
 import type { AppEnv } from './http/app-env.js';
-import { authenticate } from './http/auth.js';
+import { authenticate, authorize } from './http/auth.js';
 import {
   ApiError,
   errorResponse,
@@ -95,6 +95,8 @@ export function createApp({
   if (failures) app.use('/api/v1/*', failures.guard);
   app.use('/api/v1/*', authenticate(failures?.recordFailure));
   if (rateLimitPerMinute > 0) app.use('/api/v1/*', rateLimit(rateLimitPerMinute));
+  // Then may they do this: a key that may not costs no body read, parse or idempotency row.
+  app.use('/api/v1/*', authorize);
   app.use('/api/v1/*', requestBody(bodyLimitBytes));
   app.use('/api/v1/*', idempotency(idempotencyTimes));
   registerSpecComponents(app);

@@ -2,13 +2,14 @@
 // and before any input validation, so a caller without access learns nothing about the input.
 
 import type { Context, MiddlewareHandler } from 'hono';
+import { matchedRoutes } from 'hono/route';
 import {
   apiKeyUseIsStale,
   authenticateApiKey,
   recordApiKeyUse,
 } from '../db/repositories/api-keys.js';
 import { parseApiKey } from '../domain/api-keys.js';
-import type { Permission } from '../domain/permissions.js';
+import { routes } from '../generated/routes.js';
 import type { AppEnv } from './app-env.js';
 import { ApiError } from './errors.js';
 
@@ -67,21 +68,25 @@ async function authenticateRequest(c: Context<AppEnv>): Promise<void> {
   });
 }
 
-/** An operation of the spec, as generated: its id and the permission it needs. */
-export interface PermissionedRoute {
-  operationId: string;
-  'x-agentline-permission': Permission;
-}
+/** Each operation of the spec, as generated, by its method and Hono route path. */
+const OPERATIONS = new Map(
+  Object.values(routes).map((route) => [
+    `${route.method.toUpperCase()} ${route.path.replace(/\{([^}]+)\}/g, ':$1')}`,
+    route,
+  ]),
+);
 
 /**
- * Route middleware: the key's role must hold the permission the spec names for the operation
- * (`x-agentline-permission`), the one place that rule is written.
+ * Runs after authentication and before anything reads the body: names the operation the request
+ * matched (for logs and metrics) and requires the permission the spec gives it in
+ * `x-agentline-permission`, the one place that rule is written. A path that matches no operation
+ * passes on to the 404.
  */
-export function requirePermission({
-  operationId,
-  'x-agentline-permission': permission,
-}: PermissionedRoute): MiddlewareHandler<AppEnv> {
-  return async (c, next) => {
+export const authorize: MiddlewareHandler<AppEnv> = async (c, next) => {
+  const matched = matchedRoutes(c).at(-1);
+  const operation = matched && OPERATIONS.get(`${matched.method} ${matched.path}`);
+  if (operation) {
+    const { operationId, 'x-agentline-permission': permission } = operation;
     c.set('operationId', operationId);
     if (!c.get('auth').permissions.has(permission)) {
       throw new ApiError(
@@ -90,6 +95,6 @@ export function requirePermission({
         `This API key's role lacks the ${permission} permission, which ${operationId} needs; ask an operator to add it to the role or use another key.`,
       );
     }
-    await next();
-  };
-}
+  }
+  await next();
+};

@@ -1,10 +1,4 @@
-// The prompts contract: the route comes from the spec (generated), plus the permission it needs.
+// The prompts contract: the route comes from the spec (generated); its permission is enforced for
+// every operation by http/auth.ts `authorize`.
 
-import { createRoute } from '@hono/zod-openapi';
-import { promptsListRoute } from '../../generated/routes.js';
-import { requirePermission } from '../../http/auth.js';
-
-export const promptsList = createRoute({
-  ...promptsListRoute,
-  middleware: [requirePermission(promptsListRoute)],
-});
+export { promptsListRoute as promptsList } from '../../generated/routes.js';

@@ -1,12 +1,12 @@
-// The session-routing contract: the route from the spec (generated) and its permission. Its
-// Idempotency-Key answer is stored in the routing commit (http/idempotency.ts).
+// The session-routing contract: the route from the spec (generated), marked as storing its
+// Idempotency-Key answer in the routing commit (http/idempotency.ts). Its permission is enforced
+// for every operation by http/auth.ts `authorize`.
 
 import { createRoute } from '@hono/zod-openapi';
 import { sessionsRouteRoute } from '../../generated/routes.js';
-import { requirePermission } from '../../http/auth.js';
 import { storesAnswerWithWork } from '../../http/idempotency.js';
 
 export const sessionsRoute = createRoute({
   ...sessionsRouteRoute,
-  middleware: [requirePermission(sessionsRouteRoute), storesAnswerWithWork],
+  middleware: [storesAnswerWithWork],
 });

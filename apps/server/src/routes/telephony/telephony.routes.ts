@@ -1,10 +1,4 @@
-// The telephony contract: the route comes from the spec (generated), plus the permission it needs.
+// The telephony contract: the route comes from the spec (generated); its permission is enforced
+// for every operation by http/auth.ts `authorize`.
 
-import { createRoute } from '@hono/zod-openapi';
-import { channelsTelephonyNumbersVerifyA2pComplianceRoute } from '../../generated/routes.js';
-import { requirePermission } from '../../http/auth.js';
-
-export const channelsTelephonyNumbersVerifyA2pCompliance = createRoute({
-  ...channelsTelephonyNumbersVerifyA2pComplianceRoute,
-  middleware: [requirePermission(channelsTelephonyNumbersVerifyA2pComplianceRoute)],
-});
+export { channelsTelephonyNumbersVerifyA2pComplianceRoute as channelsTelephonyNumbersVerifyA2pCompliance } from '../../generated/routes.js';
