@@ -15,7 +15,7 @@ import {
   errorResponse,
   handleError,
   problemsOfZodError,
-  validationResponse,
+  RequestValidationError,
 } from './http/errors.js';
 import { Metrics, metricsEndpoint } from './http/metrics.js';
 import { idempotency } from './http/idempotency.js';
@@ -62,12 +62,13 @@ export function createApp({
   metricsToken,
 }: AppOptions): App {
   const app = new OpenAPIHono<AppEnv>({
-    defaultHook: (result, c) => {
+    defaultHook: (result) => {
       if (!result.success) {
         // @hono/zod-validator passes the validated input as `data` on failures too; its type
-        // leaves it out.
+        // leaves it out. Thrown, so that onError answers and the idempotency middleware can tell
+        // a request refused before its handler ran.
         const input = (result as { data?: unknown }).data;
-        return validationResponse(c, problemsOfZodError(result.error, result.target, input));
+        throw new RequestValidationError(problemsOfZodError(result.error, result.target, input));
       }
     },
   });

@@ -303,3 +303,49 @@ describe.each(BODY_OPERATIONS)('$method $path with hostile bodies', (operation) 
     );
   }, 120_000);
 });
+
+const POST_OPERATIONS = OPERATIONS.filter((operation) => operation.method === 'POST');
+
+describe('Idempotency-Keys reused across every POST operation', () => {
+  it('never replays one request’s answer to another, and never answers 5xx', async () => {
+    const draft = await api.request<Schemas['Experiment']>('POST', '/api/v1/experiments/', {
+      key: acme.key,
+      body: experimentBody(fx.targets.second, [fx.agents.pinned, fx.agents.alsoPinned]),
+    });
+    // Every answer given afresh, by key: a replay must repeat one of these, to the same request.
+    const answered = new Map<string, Array<{ request: string; body: string }>>();
+    const request = fc
+      .constantFrom(...POST_OPERATIONS)
+      .chain((operation) =>
+        fc.tuple(
+          fc.constant(operation),
+          pathFor(operation, { experiment: draft.body.id }),
+          operation.hasBody ? bodyFor(operation) : fc.constant(undefined),
+        ),
+      );
+    await fc.assert(
+      fc.asyncProperty(
+        fc.constantFrom('shared-1', 'shared-2', 'shared-3'),
+        request,
+        async (idempotencyKey, [operation, path, body]) => {
+          const res = await api.request(operation.method, path, {
+            key: acme.key,
+            body,
+            headers: { 'Idempotency-Key': idempotencyKey },
+          });
+          const what = `${operation.method} ${path} ${JSON.stringify(body)}`;
+          expect(res.status, what).toBeLessThan(500);
+          const sent = `${operation.method} ${path}\n${JSON.stringify(body)}`;
+          const answer = JSON.stringify(res.body);
+          const earlier = answered.get(idempotencyKey) ?? [];
+          if (res.headers.get('idempotent-replayed') === 'true') {
+            expect(earlier, what).toContainEqual({ request: sent, body: answer });
+          } else {
+            answered.set(idempotencyKey, [...earlier, { request: sent, body: answer }]);
+          }
+        },
+      ),
+      { numRuns: RUNS_PER_OPERATION },
+    );
+  }, 120_000);
+});

@@ -8,8 +8,9 @@ import {
   storeIdempotentAnswer,
   sweepExpiredIdempotencyKeys,
 } from '../src/db/repositories/idempotency.js';
-import { experiments, sessions } from '../src/db/schema.js';
-import { type Schemas, type Tenant, type TestApi } from './support/harness.js';
+import { parseApiKey } from '../src/domain/api-keys.js';
+import { experiments, idempotencyKeys, sessions } from '../src/db/schema.js';
+import { createKey, type Schemas, type Tenant, type TestApi } from './support/harness.js';
 import {
   experimentBody,
   createRoutingTestbed,
@@ -159,7 +160,7 @@ describe('Idempotency-Key', () => {
     const write = { apiKeyId: 'key-r', key: 'r', requestHash: 'h', times, stored: false };
     expect(
       await storeIdempotentAnswer(api.db, { ...write, claimed: true }, 200, '{"ok":true}', at(1)),
-    ).toEqual({ status: 200, body: '{"ok":true}', replayed: false });
+    ).toBeNull();
     expect(await claimIdempotencyKey(api.db, 'key-r', 'r', 'h', times, at(9))).toEqual({
       kind: 'replay',
       status: 200,
@@ -199,5 +200,92 @@ describe('Idempotency-Key', () => {
       body: {},
     });
     expect(await sessionCount()).toBe(before + 2);
+  });
+});
+
+async function storedKeysOf(apiKey: string): Promise<number> {
+  const [row] = await queryTestDb<{ n: number }>(
+    api.db,
+    sql`SELECT count(*) AS n FROM ${idempotencyKeys} WHERE ${idempotencyKeys.apiKeyId} = ${parseApiKey(apiKey)!.keyId}`,
+  );
+  return Number(row!.n);
+}
+
+function expectKeyReusedRefusal(res: { status: number; body: unknown }) {
+  expect(res.status).toBe(422);
+  expect((res.body as Schemas['HTTPValidationError']).detail[0]).toMatchObject({
+    loc: ['header', 'Idempotency-Key'],
+    type: 'value_error',
+  });
+}
+
+describe('Idempotency-Key across operations and refusals', () => {
+  const routePath = (targetId: number) => `/api/v1/channels/targets/${targetId}/sessions`;
+
+  it('never replays a routed session to the same key on another target', async () => {
+    const first = await post(routePath(fx.targets.main), { user_id: 'x' }, 'cross-target');
+    expect(first.status).toBe(200);
+    const other = await post(routePath(424242), { user_id: 'x' }, 'cross-target');
+    expectKeyReusedRefusal(other);
+    expect(other.headers.get('idempotent-replayed')).toBeNull();
+  });
+
+  it('refuses a key used for an experiment write on session routing, routing nothing', async () => {
+    const body = experimentBody(fx.targets.second, [fx.agents.pinned, fx.agents.alsoPinned], {
+      name: 'Cross-operation key',
+    });
+    expect((await post('/api/v1/experiments/', body, 'cross-op')).status).toBe(200);
+    const before = await sessionCount();
+    expectKeyReusedRefusal(await post(routePath(fx.targets.main), { user_id: 'y' }, 'cross-op'));
+    expect(await sessionCount()).toBe(before);
+  });
+
+  it('refuses a key used for session routing on an experiment write', async () => {
+    expect((await post(routePath(fx.targets.main), {}, 'cross-op-2')).status).toBe(200);
+    const body = experimentBody(fx.targets.second, [fx.agents.pinned, fx.agents.alsoPinned]);
+    expectKeyReusedRefusal(await post('/api/v1/experiments/', body, 'cross-op-2'));
+  });
+
+  it('checks the permission before the body, and stores no 401 or 403', async () => {
+    const parked = await createKey(api.db, acme.organizationId, []);
+    const reader = await createKey(api.db, acme.organizationId, ['CHANNELS_READ']);
+    for (const [key, i] of [parked, reader].flatMap((k) => [0, 1].map((n) => [k, n] as const))) {
+      const res = await api.request<Schemas['ErrorResponse']>('POST', '/api/v1/experiments/', {
+        key,
+        body: '{bad',
+        headers: { 'Idempotency-Key': `refused-${i}` },
+      });
+      expect(res.status).toBe(403);
+      expect(res.body.code).toBe('PERMISSION_DENIED');
+    }
+    const unknown = await api.request('POST', routePath(fx.targets.main), {
+      key: 'agl_nosuchkey_secret',
+      body: {},
+      headers: { 'Idempotency-Key': 'refused-401' },
+    });
+    expect(unknown.status).toBe(401);
+    expect(await storedKeysOf(parked)).toBe(0);
+    expect(await storedKeysOf(reader)).toBe(0);
+  });
+
+  it('stores nothing for a request refused by validation, so the corrected retry runs', async () => {
+    const body = experimentBody(fx.targets.second, [fx.agents.pinned, fx.agents.alsoPinned], {
+      name: 'Corrected after a 422',
+    });
+    const invalid = await post('/api/v1/experiments/', { ...body, name: '' }, 'fix-then-retry');
+    expect(invalid.status).toBe(422);
+    const corrected = await post<Schemas['Experiment']>(
+      '/api/v1/experiments/',
+      body,
+      'fix-then-retry',
+    );
+    expect(corrected.status).toBe(200);
+    expect(corrected.body.name).toBe('Corrected after a 422');
+
+    const badRouting = await post(routePath(fx.targets.main), { user_id: 7 }, 'fix-route');
+    expect(badRouting.status).toBe(422);
+    expect((await post(routePath(fx.targets.main), { user_id: '7' }, 'fix-route')).status).toBe(
+      200,
+    );
   });
 });

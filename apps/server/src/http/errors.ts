@@ -204,7 +204,7 @@ export function problemsOfZodError(
   return error.issues.map((issue) => problemOfIssue(issue, LOCATION_OF_TARGET[target], input));
 }
 
-export function validationResponse(c: Context<AppEnv>, problems: InputProblem[]) {
+function validationResponse(c: Context<AppEnv>, problems: InputProblem[]) {
   return c.json({ detail: problems }, 422);
 }
 

@@ -1,7 +1,10 @@
-// Idempotency-Key on POST (the IETF draft's rules, as Stripe applies them): the first answer to
-// a key, success or error, is stored per API key for the retention (24 hours) and replayed to
-// every retry; the same key with another method, path or body is a 422. A 5xx is not stored: its
-// transaction rolled back, so the retry runs afresh. Expired keys are swept in the background.
+// Idempotency-Key on POST (the IETF draft's rules, as Stripe applies them): the first answer an
+// operation gives to a key, success or error, is stored per API key for the retention and
+// replayed to every retry; the same key with another method, path or body is a 422, whichever
+// operation it reaches. Nothing is stored for a request refused before its handler ran (this
+// middleware runs after authentication and the permission check; a request whose input fails
+// validation is released) nor for a 5xx, whose transaction rolled back: their retries run afresh.
+// Expired keys are swept in the background.
 //
 // Where the answer is stored depends on the operation's work:
 // - session routing (storesAnswerWithWork) stores it inside the routing transaction
@@ -86,22 +89,23 @@ export function idempotency(times: IdempotencyTimes): MiddlewareHandler<AppEnv> 
     const write: IdempotentWrite = { apiKeyId: keyId, key, requestHash, times, stored: false };
     c.set('idempotentWrite', write);
     await next();
-    if (c.error instanceof IdempotencyKeyTakenError) {
-      // Another request holds the key (a twin committed first, or the answer is stored): its
-      // answer is the answer.
-      const held = await idempotencyKeyStanding(db, keyId, key, requestHash, times);
-      if (held?.kind === 'replay') c.res = replay(c, held.status, held.body);
-      else if (held) c.res = await refusalResponse(c, held);
-      return;
-    }
     // Errors thrown by handlers have become responses by now (Hono's onError runs inside next).
     if (write.stored) return;
-    if (c.res.status >= 500) {
+    let held: Exclude<IdempotencyClaim, { kind: 'claimed' }> | null;
+    if (c.error instanceof IdempotencyKeyTakenError) {
+      // Another request holds the key (a twin committed first, or another request's answer is
+      // stored): what it holds decides the answer.
+      held = await idempotencyKeyStanding(db, keyId, key, requestHash, times);
+    } else if (c.error instanceof RequestValidationError || c.res.status >= 500) {
+      // Refused before the handler ran (its input), or failed with its work rolled back: nothing
+      // was done, so nothing is kept and a corrected or later retry with the key runs afresh.
       if (write.claimed) await releaseIdempotencyKey(db, keyId, key);
       return;
+    } else {
+      held = await storeIdempotentAnswer(db, write, c.res.status, await c.res.clone().text());
     }
-    const answer = await storeIdempotentAnswer(db, write, c.res.status, await c.res.clone().text());
-    if (answer.replayed) c.res = replay(c, answer.status, answer.body);
+    if (held?.kind === 'replay') c.res = replay(c, held.status, held.body);
+    else if (held) c.res = await refusalResponse(c, held);
   };
 }
 

@@ -936,9 +936,14 @@ export interface components {
         /** @description Exclusive end of the time window (ISO 8601 date-time with `Z` or an offset). */
         EndDatetime: string;
         /**
-         * @description Makes a retried POST safe: the first answer to a key (success or error, except 5xx) is
-         *     stored for 24 hours per API key and replayed for every later request with the same key,
-         *     which then changes nothing. The same key with a different method, path or body is a 422.
+         * @description Makes a retried POST safe: the first answer the operation gives to a key (success or
+         *     error, except 5xx) is stored for 24 hours per API key and replayed for every later
+         *     request with the same key, which then changes nothing. The same key with a different
+         *     operation, path or body is a 422 (`loc: ["header", "Idempotency-Key"]`) on every
+         *     operation, and never a replay of the other request's answer. A request refused before the
+         *     operation runs stores nothing, so its corrected retry may reuse the key: a 401 or 403
+         *     (the key and its permission are checked before the body is read), a 413, 415 or 429, and
+         *     a 422 for the request's own input (its query, path or body failing the schema).
          *     Routing a session stores its answer in the same commit as the session: a retry sent
          *     while the first request still runs is answered with the first one's answer as soon as
          *     either commits, and a request cut short (its server process died) left nothing, so its
@@ -1085,9 +1090,14 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes a retried POST safe: the first answer to a key (success or error, except 5xx) is
-                 *     stored for 24 hours per API key and replayed for every later request with the same key,
-                 *     which then changes nothing. The same key with a different method, path or body is a 422.
+                 * @description Makes a retried POST safe: the first answer the operation gives to a key (success or
+                 *     error, except 5xx) is stored for 24 hours per API key and replayed for every later
+                 *     request with the same key, which then changes nothing. The same key with a different
+                 *     operation, path or body is a 422 (`loc: ["header", "Idempotency-Key"]`) on every
+                 *     operation, and never a replay of the other request's answer. A request refused before the
+                 *     operation runs stores nothing, so its corrected retry may reuse the key: a 401 or 403
+                 *     (the key and its permission are checked before the body is read), a 413, 415 or 429, and
+                 *     a 422 for the request's own input (its query, path or body failing the schema).
                  *     Routing a session stores its answer in the same commit as the session: a retry sent
                  *     while the first request still runs is answered with the first one's answer as soon as
                  *     either commits, and a request cut short (its server process died) left nothing, so its
@@ -1196,9 +1206,14 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes a retried POST safe: the first answer to a key (success or error, except 5xx) is
-                 *     stored for 24 hours per API key and replayed for every later request with the same key,
-                 *     which then changes nothing. The same key with a different method, path or body is a 422.
+                 * @description Makes a retried POST safe: the first answer the operation gives to a key (success or
+                 *     error, except 5xx) is stored for 24 hours per API key and replayed for every later
+                 *     request with the same key, which then changes nothing. The same key with a different
+                 *     operation, path or body is a 422 (`loc: ["header", "Idempotency-Key"]`) on every
+                 *     operation, and never a replay of the other request's answer. A request refused before the
+                 *     operation runs stores nothing, so its corrected retry may reuse the key: a 401 or 403
+                 *     (the key and its permission are checked before the body is read), a 413, 415 or 429, and
+                 *     a 422 for the request's own input (its query, path or body failing the schema).
                  *     Routing a session stores its answer in the same commit as the session: a retry sent
                  *     while the first request still runs is answered with the first one's answer as soon as
                  *     either commits, and a request cut short (its server process died) left nothing, so its
@@ -1346,9 +1361,14 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes a retried POST safe: the first answer to a key (success or error, except 5xx) is
-                 *     stored for 24 hours per API key and replayed for every later request with the same key,
-                 *     which then changes nothing. The same key with a different method, path or body is a 422.
+                 * @description Makes a retried POST safe: the first answer the operation gives to a key (success or
+                 *     error, except 5xx) is stored for 24 hours per API key and replayed for every later
+                 *     request with the same key, which then changes nothing. The same key with a different
+                 *     operation, path or body is a 422 (`loc: ["header", "Idempotency-Key"]`) on every
+                 *     operation, and never a replay of the other request's answer. A request refused before the
+                 *     operation runs stores nothing, so its corrected retry may reuse the key: a 401 or 403
+                 *     (the key and its permission are checked before the body is read), a 413, 415 or 429, and
+                 *     a 422 for the request's own input (its query, path or body failing the schema).
                  *     Routing a session stores its answer in the same commit as the session: a retry sent
                  *     while the first request still runs is answered with the first one's answer as soon as
                  *     either commits, and a request cut short (its server process died) left nothing, so its
@@ -1394,9 +1414,14 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes a retried POST safe: the first answer to a key (success or error, except 5xx) is
-                 *     stored for 24 hours per API key and replayed for every later request with the same key,
-                 *     which then changes nothing. The same key with a different method, path or body is a 422.
+                 * @description Makes a retried POST safe: the first answer the operation gives to a key (success or
+                 *     error, except 5xx) is stored for 24 hours per API key and replayed for every later
+                 *     request with the same key, which then changes nothing. The same key with a different
+                 *     operation, path or body is a 422 (`loc: ["header", "Idempotency-Key"]`) on every
+                 *     operation, and never a replay of the other request's answer. A request refused before the
+                 *     operation runs stores nothing, so its corrected retry may reuse the key: a 401 or 403
+                 *     (the key and its permission are checked before the body is read), a 413, 415 or 429, and
+                 *     a 422 for the request's own input (its query, path or body failing the schema).
                  *     Routing a session stores its answer in the same commit as the session: a retry sent
                  *     while the first request still runs is answered with the first one's answer as soon as
                  *     either commits, and a request cut short (its server process died) left nothing, so its
@@ -1579,9 +1604,14 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes a retried POST safe: the first answer to a key (success or error, except 5xx) is
-                 *     stored for 24 hours per API key and replayed for every later request with the same key,
-                 *     which then changes nothing. The same key with a different method, path or body is a 422.
+                 * @description Makes a retried POST safe: the first answer the operation gives to a key (success or
+                 *     error, except 5xx) is stored for 24 hours per API key and replayed for every later
+                 *     request with the same key, which then changes nothing. The same key with a different
+                 *     operation, path or body is a 422 (`loc: ["header", "Idempotency-Key"]`) on every
+                 *     operation, and never a replay of the other request's answer. A request refused before the
+                 *     operation runs stores nothing, so its corrected retry may reuse the key: a 401 or 403
+                 *     (the key and its permission are checked before the body is read), a 413, 415 or 429, and
+                 *     a 422 for the request's own input (its query, path or body failing the schema).
                  *     Routing a session stores its answer in the same commit as the session: a retry sent
                  *     while the first request still runs is answered with the first one's answer as soon as
                  *     either commits, and a request cut short (its server process died) left nothing, so its

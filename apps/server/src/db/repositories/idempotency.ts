@@ -269,8 +269,9 @@ export function* storeAnswersWithWrites(
 }
 
 /**
- * Stores an answer given outside the write (an error) in a transaction of its own. Returns the
- * answer to give: this one, or the one a twin stored first.
+ * Stores an answer given outside the write (an error) in a transaction of its own. Returns null
+ * when it stored it; otherwise what the row that holds the key means for this request: another
+ * answer to replay (a twin's), a running twin, or a different request that used the key first.
  */
 export async function storeIdempotentAnswer(
   db: Db,
@@ -278,18 +279,13 @@ export async function storeIdempotentAnswer(
   status: number,
   body: string,
   now = new Date(),
-): Promise<{ status: number; body: string; replayed: boolean }> {
+): Promise<Exclude<IdempotencyClaim, { kind: 'claimed' }> | null> {
   return runStepsInTransaction(db, function* () {
     const stored = yield* selectRows<{ key: string }>(
       storeAnswerSql(answerValues(write, status, body, now), write.claimed === true),
     );
-    if (stored.length > 0) return { status, body, replayed: false };
-    const [existing] = yield* selectRows<{ status: number; body: string }>(
-      sql`SELECT ${selectList({ status: idempotencyKeys.status, body: idempotencyKeys.body })}
-        FROM ${idempotencyKeys} WHERE ${keyOf(write.apiKeyId, write.key)}`,
-    );
-    return existing && existing.status !== null
-      ? { status: existing.status, body: existing.body, replayed: true }
-      : { status, body, replayed: false };
+    if (stored.length > 0) return null;
+    const [existing] = yield* storedKey({ apiKeyId: write.apiKeyId, key: write.key });
+    return standing(existing, write.requestHash, write.times, now);
   });
 }
