@@ -325,6 +325,23 @@ describe('text as stored', () => {
       },
     ]);
   });
+  it('renders the same bytes on either database: compact JSON, as JSON.stringify writes it', async () => {
+    const initech = await createTenant(api.db, 'Initech Bytes');
+    await insertTestEvents(api.db, [
+      {
+        organizationId: initech.organizationId,
+        timestamp: '2026-05-01T10:00:00.000Z',
+        description: 'quote " backslash \\ newline \n tab \t bell \u0007 é 😀',
+        attributes: { a: [1, 2.5, { b: null }], 'key "q"': 'v\u0001' },
+      },
+    ]);
+    const response = await api.app.request('/api/v1/events/', {
+      headers: { 'Service-API-Key': initech.key },
+    });
+    const text = await response.text();
+    expect(text).toBe(JSON.stringify(JSON.parse(text)));
+    expect(text).toContain('"items":[{"timestamp":"2026-05-01T10:00:00.000Z","session_id":null,');
+  });
 });
 
 describe('fields', () => {

@@ -88,8 +88,22 @@ export const POSTGRES_SPELLING: Spelling = {
     if (is(column, Column) && column.notNull) return sql`${column} ${direction(order)}`;
     return sql`${column} ${direction(order)} ${sql.raw(order === 'asc' ? 'NULLS FIRST' : 'NULLS LAST')}`;
   },
+  // Spelled out rather than json_build_object, whose text puts spaces around every `:` and after
+  // every `,`: the same item is then the same bytes as SQLite's compact json_object (to_json
+  // escapes as SQLite does; a json column is embedded as stored).
   jsonObject: (fields) =>
-    sql`json_build_object(${fieldList(fields, ({ value }) => sql`${value}`)})::text`,
+    sql`(${sql.join(
+      [
+        ...fields.flatMap(({ name, value, isJson }, index) => [
+          literal(`${index === 0 ? '{' : ','}${JSON.stringify(name)}:`),
+          isJson
+            ? sql`coalesce(${value}::text, 'null')`
+            : sql`coalesce(to_json(${value})::text, 'null')`,
+        ]),
+        literal('}'),
+      ],
+      sql` || `,
+    )})`,
   limitedRecursion: (cte, anchor, step, select, limit) =>
     sql`WITH RECURSIVE ${cte} AS (${anchor} UNION ALL ${step}) ${select} LIMIT ${limit}`,
 };
