@@ -341,11 +341,13 @@ class RecordsLoader {
   }
 
   /** Updates the record with this key, or inserts it; null (and a problem) if the key is ambiguous. */
+  /** `createdValues` are written only when the record is new. */
   private *save(
     kind: Kind,
     key: string,
     values: Record<string, unknown>,
     path: JsonPath,
+    createdValues: Record<string, unknown> = {},
   ): Steps<number | null> {
     const ids = yield* this.idsOf(kind, key);
     if (ids.length > 1) {
@@ -362,6 +364,7 @@ class RecordsLoader {
     }
     const id = yield* this.insertReturningId(kind.table, {
       ...values,
+      ...createdValues,
       organizationId: this.organizationId,
     });
     this.loaded.push({ section: kind.section, key, id, action: 'created' });
@@ -635,6 +638,9 @@ class RecordsLoader {
         lastUpdatedBy: LOADED_BY,
       },
       path,
+      // The load's one moment, not the database's clock at the insert, which runs later: a new
+      // experiment would otherwise be updated before it was created.
+      { createdAt: this.nowIso },
     );
     if (experimentId === null || agentIds.includes(null)) return;
     yield* execute(
