@@ -12,12 +12,14 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { gzipSync } from 'node:zlib';
 import { createDb, migrateDb } from '../../apps/server/src/db/client.js';
+import { createKeyWithOwnRole } from '../../apps/server/src/db/repositories/api-keys.js';
 import { DEMO_RECORDS } from '../../apps/server/src/cli/demo-data.js';
 import { platformRecordsSchema } from '../../apps/server/src/db/platform-records-format.js';
 import { listChannelTargets } from '../../apps/server/src/db/repositories/directory.js';
 import { loadPlatformRecords } from '../../apps/server/src/db/repositories/platform-records.js';
 import { CHANNEL_TARGET_LIST } from '../../apps/server/src/domain/channel-targets.js';
 import { parseListQuery } from '../../apps/server/src/domain/list-query.js';
+import type { Permission } from '../../apps/server/src/domain/permissions.js';
 import { startServerProcess } from '../../apps/server/test/support/server-process.js';
 import { benchTenant } from './bench-tenant.js';
 
@@ -43,6 +45,15 @@ const liveTargets = parseListQuery(
 );
 const [target] = (await listChannelTargets(db, tenant.organizationId, liveTargets)).records;
 if (!target) throw new Error('the demo records hold no live channel target');
+const keyWith = (roleName: string, permissions: Permission[]) =>
+  createKeyWithOwnRole(db, {
+    organizationId: tenant.organizationId,
+    roleName,
+    keyName: roleName,
+    permissions,
+  });
+const parkedKey = await keyWith('parked', []);
+const readerKey = await keyWith('reader', ['CHANNELS_READ']);
 await db.close();
 
 const server = await startServerProcess({ DATABASE_URL: databaseUrl }, { keepOutput: false });
@@ -53,6 +64,8 @@ interface Input {
   path: string;
   headers: Record<string, string>;
   body?: string | Buffer;
+  /** Sent first and not timed: what the input follows (an earlier use of its Idempotency-Key). */
+  after?: Input;
 }
 
 const sessions = `/api/v1/channels/targets/${target.id}/sessions`;
@@ -148,6 +161,42 @@ const inputs: Input[] = [
     body: '{}',
   },
   {
+    name: 'a parked key (no permission), 1 MB body',
+    path: '/api/v1/experiments/',
+    headers: { ...json, 'Service-API-Key': parkedKey, 'Idempotency-Key': 'parked-1' },
+    body: `{"name":"${'x'.repeat(1_000_000)}"}`,
+  },
+  {
+    name: 'a reader key, `{bad` to create an experiment',
+    path: '/api/v1/experiments/',
+    headers: { ...json, 'Service-API-Key': readerKey },
+    body: '{bad',
+  },
+  {
+    name: "a routed session's Idempotency-Key on another target",
+    path: '/api/v1/channels/targets/424242/sessions',
+    headers: { ...keyed, 'Idempotency-Key': 'reused-1' },
+    body: '{}',
+    after: {
+      name: '',
+      path: sessions,
+      headers: { ...keyed, 'Idempotency-Key': 'reused-1' },
+      body: '{}',
+    },
+  },
+  {
+    name: "a rejected create's Idempotency-Key on session routing",
+    path: sessions,
+    headers: { ...keyed, 'Idempotency-Key': 'reused-2' },
+    body: '{}',
+    after: {
+      name: '',
+      path: '/api/v1/experiments/',
+      headers: { ...keyed, 'Idempotency-Key': 'reused-2' },
+      body: `{"name":"x","target_id":${target.id},"variants":[{"name":"a","weight":60,"agent_id":1},{"name":"b","weight":60,"agent_id":2}]}`,
+    },
+  },
+  {
     name: 'an unknown key id',
     method: 'GET',
     path: '/api/v1/events/',
@@ -202,6 +251,7 @@ try {
   console.log('| Input | Answer | Time | /healthz meanwhile |');
   console.log('|---|---|---|---|');
   for (const input of inputs) {
+    if (input.after) await send(input.after);
     const answer = send(input);
     const healthMs = await healthzWhile(answer);
     const { status, code, ms } = await answer;
