@@ -85,100 +85,6 @@ export interface ClientOptions {
   headers?: Record<string, string> | undefined;
 }
 
-/**
- * One method per operation of the API; each names its endpoint. The methods are plain functions
- * (no `this`), so `const list = client.events.list` works.
- */
-export interface AgentlineClient {
-  /** The typed openapi-fetch client, for anything the methods below do not cover. */
-  raw: Client<paths>;
-  events: {
-    /** `GET /api/v1/events/`: one page of events, newest first by default. */
-    list: (query?: EventListQuery, options?: RequestOptions) => ApiPromise<EventListResponse>;
-    /** Every event matching the query, page after page: `for await (const e of client.events.iterate())`. */
-    iterate: (query?: EventListQuery, options?: RequestOptions) => AsyncGenerator<Event, void>;
-  };
-  prompts: {
-    /** `GET /api/v1/prompts/`: one page of prompts with their tools and validation issues. */
-    list: (query?: PromptListQuery, options?: RequestOptions) => ApiPromise<PromptListResponse>;
-    /** Every prompt matching the query, page after page. */
-    iterate: (query?: PromptListQuery, options?: RequestOptions) => AsyncGenerator<Prompt, void>;
-  };
-  experiments: {
-    /** `GET /api/v1/experiments/`: one page of experiments. */
-    list: (
-      query?: ExperimentListQuery,
-      options?: RequestOptions,
-    ) => ApiPromise<ExperimentListResponse>;
-    /** Every experiment matching the query, page after page. */
-    iterate: (
-      query?: ExperimentListQuery,
-      options?: RequestOptions,
-    ) => AsyncGenerator<ExperimentListItem, void>;
-    /** `POST /api/v1/experiments/`: creates a draft. `variants` is required: the complete variant set. */
-    create: (body: ExperimentCreate, options?: PostRequestOptions) => ApiPromise<Experiment>;
-    /** `GET /api/v1/experiments/{experiment_id}`. */
-    get: (experimentId: number, options?: RequestOptions) => ApiPromise<Experiment>;
-    /** `PUT /api/v1/experiments/{experiment_id}`: replaces name, description and the whole variant set of a draft. */
-    update: (
-      experimentId: number,
-      body: ExperimentUpdate,
-      options?: RequestOptions,
-    ) => ApiPromise<Experiment>;
-    /** `DELETE /api/v1/experiments/{experiment_id}`: deletes a draft or a stopped experiment. */
-    delete: (
-      experimentId: number,
-      options?: RequestOptions,
-    ) => ApiPromise<ExperimentDeleteResponse>;
-    /** `POST /api/v1/experiments/{experiment_id}/start`: the answer carries `warnings` that did not prevent the start. */
-    start: (
-      experimentId: number,
-      options?: PostRequestOptions,
-    ) => ApiPromise<ExperimentStartResponse>;
-    /** `POST /api/v1/experiments/{experiment_id}/stop`. */
-    stop: (experimentId: number, options?: PostRequestOptions) => ApiPromise<Experiment>;
-    /** `GET /api/v1/experiments/{experiment_id}/results`: sessions per variant. */
-    results: (experimentId: number, options?: RequestOptions) => ApiPromise<ExperimentResults>;
-  };
-  telephony: {
-    /**
-     * `POST /api/v1/channels/telephony/{channel_id}/numbers/verify-a2p-compliance`: is this
-     * incoming number on a US A2P messaging path with an approved brand and a verified campaign?
-     */
-    verifyA2pCompliance: (
-      channelId: number,
-      body: A2pMessagingPathCheckRequest,
-      options?: PostRequestOptions,
-    ) => ApiPromise<A2pMessagingPathCheckResponse>;
-  };
-  agents: {
-    /** `GET /api/v1/agents/`: one page of agents, for the `agent_id` of an experiment's variants. */
-    list: (query?: AgentListQuery, options?: RequestOptions) => ApiPromise<AgentListResponse>;
-    /** Every agent matching the query, page after page. */
-    iterate: (query?: AgentListQuery, options?: RequestOptions) => AsyncGenerator<Agent, void>;
-  };
-  channelTargets: {
-    /** `GET /api/v1/channels/targets/`: one page of channel targets, for a `target_id`. */
-    list: (
-      query?: ChannelTargetListQuery,
-      options?: RequestOptions,
-    ) => ApiPromise<ChannelTargetListResponse>;
-    /** Every channel target matching the query, page after page. */
-    iterate: (
-      query?: ChannelTargetListQuery,
-      options?: RequestOptions,
-    ) => AsyncGenerator<ChannelTarget, void>;
-  };
-  sessions: {
-    /** `POST /api/v1/channels/targets/{target_id}/sessions`: which agent answers a new session on a channel target. */
-    route: (
-      targetId: number,
-      body?: SessionRouteRequest,
-      options?: PostRequestOptions,
-    ) => ApiPromise<RoutedSession>;
-  };
-}
-
 function environment(name: string): string | undefined {
   return (globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env?.[
     name
@@ -194,7 +100,7 @@ type Result = { data?: unknown; error?: unknown; response: Response };
  * const client = createClient({ apiKey: process.env.AGENTLINE_API_KEY, baseUrl: 'http://127.0.0.1:8080' });
  * const page = await client.events.list({ limit: 10 });
  */
-export function createClient(options: ClientOptions = {}): AgentlineClient {
+export function createClient(options: ClientOptions = {}) {
   const apiKey = options.apiKey ?? environment(API_KEY_ENV);
   const headers: Record<string, string> = {
     'User-Agent': `agentline-sdk-typescript/${SDK_VERSION}`,
@@ -258,101 +164,182 @@ export function createClient(options: ClientOptions = {}): AgentlineClient {
     ...callOptions(request),
   });
 
-  const client: AgentlineClient = {
-    raw,
-    events: {
-      list: (query = {}, request = {}) =>
-        call(raw.GET('/api/v1/events/', { params: { query }, ...callOptions(request) }), request),
-      iterate: (query = {}, request = {}) =>
-        iteratePages((page) => client.events.list(page, request), query),
-    },
-    prompts: {
-      list: (query = {}, request = {}) =>
-        call(raw.GET('/api/v1/prompts/', { params: { query }, ...callOptions(request) }), request),
-      iterate: (query = {}, request = {}) =>
-        iteratePages((page) => client.prompts.list(page, request), query),
-    },
-    experiments: {
-      list: (query = {}, request = {}) =>
-        call(
-          raw.GET('/api/v1/experiments/', { params: { query }, ...callOptions(request) }),
-          request,
-        ),
-      iterate: (query = {}, request = {}) =>
-        iteratePages((page) => client.experiments.list(page, request), query),
-      create: (body, request = {}) =>
-        call(raw.POST('/api/v1/experiments/', { body, ...callOptions(request) }), request),
-      get: (experimentId, request = {}) =>
-        call(
-          raw.GET('/api/v1/experiments/{experiment_id}', experiment(experimentId, request)),
-          request,
-        ),
-      update: (experimentId, body, request = {}) =>
-        call(
-          raw.PUT('/api/v1/experiments/{experiment_id}', {
-            ...experiment(experimentId, request),
-            body,
-          }),
-          request,
-        ),
-      delete: (experimentId, request = {}) =>
-        call(
-          raw.DELETE('/api/v1/experiments/{experiment_id}', experiment(experimentId, request)),
-          request,
-        ),
-      start: (experimentId, request = {}) =>
-        call(
-          raw.POST('/api/v1/experiments/{experiment_id}/start', experiment(experimentId, request)),
-          request,
-        ),
-      stop: (experimentId, request = {}) =>
-        call(
-          raw.POST('/api/v1/experiments/{experiment_id}/stop', experiment(experimentId, request)),
-          request,
-        ),
-      results: (experimentId, request = {}) =>
-        call(
-          raw.GET('/api/v1/experiments/{experiment_id}/results', experiment(experimentId, request)),
-          request,
-        ),
-    },
-    telephony: {
-      verifyA2pCompliance: (channelId, body, request = {}) =>
-        call(
-          raw.POST('/api/v1/channels/telephony/{channel_id}/numbers/verify-a2p-compliance', {
-            params: { path: { channel_id: channelId } },
-            body,
-            ...callOptions(request),
-          }),
-          request,
-        ),
-    },
-    agents: {
-      list: (query = {}, request = {}) =>
-        call(raw.GET('/api/v1/agents/', { params: { query }, ...callOptions(request) }), request),
-      iterate: (query = {}, request = {}) =>
-        iteratePages((page) => client.agents.list(page, request), query),
-    },
-    channelTargets: {
-      list: (query = {}, request = {}) =>
-        call(
-          raw.GET('/api/v1/channels/targets/', { params: { query }, ...callOptions(request) }),
-          request,
-        ),
-      iterate: (query = {}, request = {}) =>
-        iteratePages((page) => client.channelTargets.list(page, request), query),
-    },
-    sessions: {
-      route: (targetId, body = {}, request = {}) =>
-        call(
-          raw.POST('/api/v1/channels/targets/{target_id}/sessions', {
-            params: { path: { target_id: targetId } },
-            body,
-            ...callOptions(request),
-          }),
-          request,
-        ),
-    },
+  // Each method is written once, here: its signature is the public type (AgentlineClient).
+  const events = {
+    /** `GET /api/v1/events/`: one page of events, newest first by default. */
+    list: (
+      query: EventListQuery = {},
+      request: RequestOptions = {},
+    ): ApiPromise<EventListResponse> =>
+      call(raw.GET('/api/v1/events/', { params: { query }, ...callOptions(request) }), request),
+    /** Every event matching the query, page after page: `for await (const e of client.events.iterate())`. */
+    iterate: (
+      query: EventListQuery = {},
+      request: RequestOptions = {},
+    ): AsyncGenerator<Event, void> => iteratePages((page) => events.list(page, request), query),
   };
-  return client;
+  const prompts = {
+    /** `GET /api/v1/prompts/`: one page of prompts with their tools and validation issues. */
+    list: (
+      query: PromptListQuery = {},
+      request: RequestOptions = {},
+    ): ApiPromise<PromptListResponse> =>
+      call(raw.GET('/api/v1/prompts/', { params: { query }, ...callOptions(request) }), request),
+    /** Every prompt matching the query, page after page. */
+    iterate: (
+      query: PromptListQuery = {},
+      request: RequestOptions = {},
+    ): AsyncGenerator<Prompt, void> => iteratePages((page) => prompts.list(page, request), query),
+  };
+  const experiments = {
+    /** `GET /api/v1/experiments/`: one page of experiments. */
+    list: (
+      query: ExperimentListQuery = {},
+      request: RequestOptions = {},
+    ): ApiPromise<ExperimentListResponse> =>
+      call(
+        raw.GET('/api/v1/experiments/', { params: { query }, ...callOptions(request) }),
+        request,
+      ),
+    /** Every experiment matching the query, page after page. */
+    iterate: (
+      query: ExperimentListQuery = {},
+      request: RequestOptions = {},
+    ): AsyncGenerator<ExperimentListItem, void> =>
+      iteratePages((page) => experiments.list(page, request), query),
+    /** `POST /api/v1/experiments/`: creates a draft. `variants` is required: the complete variant set. */
+    create: (body: ExperimentCreate, request: PostRequestOptions = {}): ApiPromise<Experiment> =>
+      call(raw.POST('/api/v1/experiments/', { body, ...callOptions(request) }), request),
+    /** `GET /api/v1/experiments/{experiment_id}`. */
+    get: (experimentId: number, request: RequestOptions = {}): ApiPromise<Experiment> =>
+      call(
+        raw.GET('/api/v1/experiments/{experiment_id}', experiment(experimentId, request)),
+        request,
+      ),
+    /** `PUT /api/v1/experiments/{experiment_id}`: replaces name, description and the whole variant set of a draft. */
+    update: (
+      experimentId: number,
+      body: ExperimentUpdate,
+      request: RequestOptions = {},
+    ): ApiPromise<Experiment> =>
+      call(
+        raw.PUT('/api/v1/experiments/{experiment_id}', {
+          ...experiment(experimentId, request),
+          body,
+        }),
+        request,
+      ),
+    /** `DELETE /api/v1/experiments/{experiment_id}`: deletes a draft or a stopped experiment. */
+    delete: (
+      experimentId: number,
+      request: RequestOptions = {},
+    ): ApiPromise<ExperimentDeleteResponse> =>
+      call(
+        raw.DELETE('/api/v1/experiments/{experiment_id}', experiment(experimentId, request)),
+        request,
+      ),
+    /** `POST /api/v1/experiments/{experiment_id}/start`: the answer carries `warnings` that did not prevent the start. */
+    start: (
+      experimentId: number,
+      request: PostRequestOptions = {},
+    ): ApiPromise<ExperimentStartResponse> =>
+      call(
+        raw.POST('/api/v1/experiments/{experiment_id}/start', experiment(experimentId, request)),
+        request,
+      ),
+    /** `POST /api/v1/experiments/{experiment_id}/stop`. */
+    stop: (experimentId: number, request: PostRequestOptions = {}): ApiPromise<Experiment> =>
+      call(
+        raw.POST('/api/v1/experiments/{experiment_id}/stop', experiment(experimentId, request)),
+        request,
+      ),
+    /** `GET /api/v1/experiments/{experiment_id}/results`: sessions per variant. */
+    results: (experimentId: number, request: RequestOptions = {}): ApiPromise<ExperimentResults> =>
+      call(
+        raw.GET('/api/v1/experiments/{experiment_id}/results', experiment(experimentId, request)),
+        request,
+      ),
+  };
+  const telephony = {
+    /**
+     * `POST /api/v1/channels/telephony/{channel_id}/numbers/verify-a2p-compliance`: is this
+     * incoming number on a US A2P messaging path with an approved brand and a verified campaign?
+     */
+    verifyA2pCompliance: (
+      channelId: number,
+      body: A2pMessagingPathCheckRequest,
+      request: PostRequestOptions = {},
+    ): ApiPromise<A2pMessagingPathCheckResponse> =>
+      call(
+        raw.POST('/api/v1/channels/telephony/{channel_id}/numbers/verify-a2p-compliance', {
+          params: { path: { channel_id: channelId } },
+          body,
+          ...callOptions(request),
+        }),
+        request,
+      ),
+  };
+  const agents = {
+    /** `GET /api/v1/agents/`: one page of agents, for the `agent_id` of an experiment's variants. */
+    list: (
+      query: AgentListQuery = {},
+      request: RequestOptions = {},
+    ): ApiPromise<AgentListResponse> =>
+      call(raw.GET('/api/v1/agents/', { params: { query }, ...callOptions(request) }), request),
+    /** Every agent matching the query, page after page. */
+    iterate: (
+      query: AgentListQuery = {},
+      request: RequestOptions = {},
+    ): AsyncGenerator<Agent, void> => iteratePages((page) => agents.list(page, request), query),
+  };
+  const channelTargets = {
+    /** `GET /api/v1/channels/targets/`: one page of channel targets, for a `target_id`. */
+    list: (
+      query: ChannelTargetListQuery = {},
+      request: RequestOptions = {},
+    ): ApiPromise<ChannelTargetListResponse> =>
+      call(
+        raw.GET('/api/v1/channels/targets/', { params: { query }, ...callOptions(request) }),
+        request,
+      ),
+    /** Every channel target matching the query, page after page. */
+    iterate: (
+      query: ChannelTargetListQuery = {},
+      request: RequestOptions = {},
+    ): AsyncGenerator<ChannelTarget, void> =>
+      iteratePages((page) => channelTargets.list(page, request), query),
+  };
+  const sessions = {
+    /** `POST /api/v1/channels/targets/{target_id}/sessions`: which agent answers a new session on a channel target. */
+    route: (
+      targetId: number,
+      body: SessionRouteRequest = {},
+      request: PostRequestOptions = {},
+    ): ApiPromise<RoutedSession> =>
+      call(
+        raw.POST('/api/v1/channels/targets/{target_id}/sessions', {
+          params: { path: { target_id: targetId } },
+          body,
+          ...callOptions(request),
+        }),
+        request,
+      ),
+  };
+  return {
+    /** The typed openapi-fetch client, for anything the methods do not cover. */
+    raw,
+    events,
+    prompts,
+    experiments,
+    telephony,
+    agents,
+    channelTargets,
+    sessions,
+  };
 }
+
+/**
+ * One method per operation of the API; each names its endpoint. The methods are plain functions
+ * (no `this`), so `const list = client.events.list` works.
+ */
+export type AgentlineClient = ReturnType<typeof createClient>;
