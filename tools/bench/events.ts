@@ -156,7 +156,7 @@ async function startBareServer(body: string) {
   return { url: `http://127.0.0.1:${port}/`, stop: () => child.kill() };
 }
 
-/** An NDJSON file of `lines` new events (seed 7, so none is already in the database). */
+/** An NDJSON file of `lines` new events (random seed 7, so none is already in the database). */
 async function writeImportFile(lines: number): Promise<string> {
   const file = join(directory, 'import.ndjson');
   const out = createWriteStream(file);

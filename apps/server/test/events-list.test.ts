@@ -1,4 +1,4 @@
-// GET /api/v1/events/: every list rule of api-decisions.md section 2, tenancy and access. Every
+// GET /api/v1/events/: every list rule of docs/decisions.md section 2, tenancy and access. Every
 // response is checked against the spec by the harness.
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

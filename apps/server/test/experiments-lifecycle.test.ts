@@ -1,5 +1,5 @@
-// Experiments: every rule (seed 2.6) and every transition of the state table (seed 3), legal and
-// illegal, with each response checked against the spec by the harness.
+// Experiments: every rule and every transition of the state table (docs/decisions.md section 6),
+// legal and illegal, with each response checked against the spec by the harness.
 
 import { sql } from 'drizzle-orm';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';

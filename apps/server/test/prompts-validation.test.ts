@@ -1,4 +1,4 @@
-// The validation rules of prompts and tools (api-decisions.md section 4): each rule with a record
+// The validation rules of prompts and tools (docs/decisions.md section 4): each rule with a record
 // that triggers it and near misses that do not, the order of issues, the spec's list of rules,
 // and the demo records showing every rule through the API.
 
@@ -406,7 +406,7 @@ describe('the contract', () => {
 });
 
 describe('completeToolDefinition', () => {
-  it('fills every part seed 2.4 names with an empty value', () => {
+  it('fills every part the interface names with an empty value', () => {
     for (const stored of [{}, null, [], { endpoint: 'x', tool: { function: [] } }]) {
       expect(completeToolDefinition(stored)).toMatchObject({
         type: '',
@@ -424,7 +424,7 @@ describe('completeToolDefinition', () => {
     }
   });
 
-  it('completes entries of lists and maps and keeps keys the seed does not name', () => {
+  it('completes entries of lists and maps and keeps keys the interface does not name', () => {
     const completed = completeToolDefinition({
       headers: { 'X-Api': 'v2' },
       static_parameters: [{ name: 'region', default: 'us' }],

@@ -1,4 +1,4 @@
-// The A2P decision rule (seed 2.7, api-decisions.md section 5) as one table, run through the API
+// The A2P decision rule (docs/decisions.md section 5) as one table, run through the API
 // against both telephony providers with the same expectations: `records` reads what
 // `loadPlatformRecords` stored, `twilio` reads the fake Twilio over HTTP. The pure rule runs the
 // same table too. Every response is checked against the spec by the harness.

@@ -82,7 +82,9 @@ const toolDefinition = z
       })
       .optional(),
   })
-  .describe('The tool definition as the platform stores it (seed section 2.4).');
+  .describe(
+    'The tool definition as the platform stores it (the tool definition of the interface).',
+  );
 
 const tool = z.strictObject({
   name,

@@ -319,7 +319,7 @@ export const sessions = sqliteTable(
     agentId: integer('agent_id')
       .notNull()
       .references(() => agents.id),
-    // Plain integers on purpose: deleting a stopped experiment keeps its sessions (seed 3).
+    // Plain integers on purpose: deleting a stopped experiment keeps its sessions (docs/decisions.md section 6).
     experimentId: integer('experiment_id'),
     variantId: integer('variant_id'),
     userId: text('user_id'),

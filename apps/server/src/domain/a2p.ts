@@ -1,4 +1,4 @@
-// The US A2P rule of the telephony check (seed 2.7, api-decisions.md section 5). Every telephony
+// The US A2P rule of the telephony check (docs/decisions.md section 5). Every telephony
 // provider reads its records into a `MessagingPath` and this one function decides, so the
 // embedded records and a live provider can never disagree about what "approved" means.
 

@@ -1,4 +1,4 @@
-// How the events list searches and orders (api-decisions.md sections 2 and 3).
+// How the events list searches and orders (docs/decisions.md sections 2 and 3).
 
 import type { components } from '../generated/openapi-types.js';
 import type { ListResource } from './list-query.js';

@@ -1,4 +1,4 @@
-// Experiment rules (seed 2.6 and 3, api-decisions.md section 6), free of HTTP and storage: the
+// Experiment rules (docs/decisions.md section 6), free of HTTP and storage: the
 // variant-set rules, the life cycle, and the warnings given at start.
 
 import type { components } from '../generated/openapi-types.js';
@@ -169,7 +169,7 @@ export function targetChangeProblems(
   ];
 }
 
-// The life cycle (seed section 3): draft -> running -> stopped; update and start only in draft,
+// The life cycle (docs/decisions.md section 6): draft -> running -> stopped; update and start only in draft,
 // stop only while running, delete in draft or stopped.
 
 /** Only a draft can be changed: updated through the API, or replaced by `agentline load`. */

@@ -1,4 +1,4 @@
-// The list semantics shared by the events, prompts and experiments lists (api-decisions.md
+// The list semantics shared by the events, prompts and experiments lists (docs/decisions.md
 // section 2): search pairs, ordering with a stable tie-breaker, projection, time window, paging.
 // The generated route schemas already checked types, bounds and property names; this module
 // checks what depends on several parameters at once or on the kind of a property.

@@ -1,4 +1,4 @@
-// Permission names a role can hold (api-decisions section 1). The seed names the CHANNELS_*
+// Permission names a role can hold (docs/decisions.md section 1). The seed names the CHANNELS_*
 // ones for experiments; the others guard the events list, the prompts list and session routing.
 export const PERMISSIONS = [
   'EVENTS_READ',

@@ -1,4 +1,4 @@
-// What is wrong with a prompt or a tool (api-decisions.md section 4), computed from the stored
+// What is wrong with a prompt or a tool (docs/decisions.md section 4), computed from the stored
 // records alone so the same data always gives the same issues in the same order: rule order,
 // then the order of the offending entries in their arrays. The rule ids, severities and paths
 // are part of the contract (the ValidationIssue description in spec/openapi.yaml lists them).
@@ -54,7 +54,7 @@ export interface ToolToCheck {
   definition: unknown;
 }
 
-/** The parts of a definition the rules look at, each where the seed puts it. */
+/** The parts of a definition the rules look at, each where the interface puts it. */
 function definitionParts(definition: unknown) {
   const root = recordAt(definition);
   const endpoint = recordAt(root['endpoint']);
@@ -320,7 +320,7 @@ export function storedPromptIssues(
 /**
  * For each prompt, the ids of the rules it breaks with severity error, once each in rule order,
  * as the prompts list reports them (experiment start warnings name such prompts,
- * api-decisions.md section 6). `tools` holds every tool the prompts link or name.
+ * docs/decisions.md section 6). `tools` holds every tool the prompts link or name.
  */
 export function promptErrorIssueIds(
   prompts: readonly StoredPrompt[],

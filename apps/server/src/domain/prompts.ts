@@ -1,4 +1,4 @@
-// How the prompts list searches, orders and projects (api-decisions.md sections 2 and 4).
+// How the prompts list searches, orders and projects (docs/decisions.md sections 2 and 4).
 
 import type { components } from '../generated/openapi-types.js';
 import type { ListResource } from './list-query.js';
@@ -63,7 +63,7 @@ export function listAt(value: unknown): unknown[] {
 
 type Open<T> = T & { [key: string]: unknown };
 
-/** A tool definition with every part seed section 2.4 names; see completeToolDefinition. */
+/** A tool definition with every part the interface's tool definition names; see completeToolDefinition. */
 export type CompleteToolDefinition = Open<{
   type: string;
   endpoint: Open<{ argument_location: string; method: string; url: string }>;
@@ -86,8 +86,8 @@ export type CompleteToolDefinition = Open<{
 
 /**
  * Tools are stored as loaded, mistakes and gaps included, because reporting those is what
- * validation issues are for. Lists and clients still get the whole shape of seed section 2.4:
- * a missing text is `""`, a missing flag `false`, a missing list or map empty. Keys the seed
+ * validation issues are for. Lists and clients still get the whole shape the interface gives a tool definition:
+ * a missing text is `""`, a missing flag `false`, a missing list or map empty. Keys the interface
  * does not name are kept as stored.
  */
 export function completeToolDefinition(definition: unknown): CompleteToolDefinition {

@@ -1,4 +1,4 @@
-// Which variant of a running experiment answers a new session (api-decisions.md section 7).
+// Which variant of a running experiment answers a new session (docs/decisions.md section 7).
 // The 100 buckets are laid out by weight in variant order: weights 70/30 give buckets 0-69 to the
 // first variant and 70-99 to the second. A known user hashes to a fixed bucket, so the same user
 // on the same experiment always gets the same variant, in every server process.
