@@ -10,25 +10,20 @@ import spec from './generated/openapi.json' with { type: 'json' };
 import { registerSpecComponents } from './generated/routes.js';
 import type { AppEnv } from './http/app-env.js';
 import { authenticate, authorize } from './http/auth.js';
-import {
-  ApiError,
-  errorResponse,
-  handleError,
-  problemsOfZodError,
-  RequestValidationError,
-} from './http/errors.js';
+import { ApiError, errorResponse, handleError } from './http/errors.js';
 import { Metrics, metricsEndpoint } from './http/metrics.js';
 import { idempotency } from './http/idempotency.js';
 import { authFailureLimit, rateLimit, type AuthFailureLimit } from './http/rate-limit.js';
 import { queryStringLimit, rejectNulInQuery, requestBody } from './http/request-body.js';
 import { requestContext } from './http/request-context.js';
-import { registerDocsRoutes } from './routes/docs/docs.index.js';
-import { registerEventsRoutes } from './routes/events/events.index.js';
-import { registerPromptsRoutes } from './routes/prompts/prompts.index.js';
-import { registerTelephonyRoutes } from './routes/telephony/telephony.index.js';
-import { registerExperimentsRoutes } from './routes/experiments/experiments.index.js';
-import { registerSessionsRoutes } from './routes/sessions/sessions.index.js';
-import { registerDirectoryRoutes } from './routes/directory/directory.index.js';
+import { createRouter } from './http/router.js';
+import { docsRouter } from './routes/docs/docs.index.js';
+import { eventsRouter } from './routes/events/events.index.js';
+import { promptsRouter } from './routes/prompts/prompts.index.js';
+import { telephonyRouter } from './routes/telephony/telephony.index.js';
+import { experimentsRouter } from './routes/experiments/experiments.index.js';
+import { sessionsRouter } from './routes/sessions/sessions.index.js';
+import { directoryRouter } from './routes/directory/directory.index.js';
 
 export interface AppOptions {
   db: Db;
@@ -61,17 +56,7 @@ export function createApp({
   metrics = new Metrics(),
   metricsToken,
 }: AppOptions): App {
-  const app = new OpenAPIHono<AppEnv>({
-    defaultHook: (result) => {
-      if (!result.success) {
-        // @hono/zod-validator passes the validated input as `data` on failures too; its type
-        // leaves it out. Thrown, so that onError answers and the idempotency middleware can tell
-        // a request refused before its handler ran.
-        const input = (result as { data?: unknown }).data;
-        throw new RequestValidationError(problemsOfZodError(result.error, result.target, input));
-      }
-    },
-  });
+  const app = createRouter();
 
   app.use(requestContext(db, logger, metrics));
   app.use('/api/*', queryStringLimit(MAX_QUERY_STRING_CHARACTERS));
@@ -87,7 +72,7 @@ export function createApp({
     }
   });
   app.get('/openapi.json', (c) => c.json(spec));
-  registerDocsRoutes(app);
+  app.route('/', docsRouter);
   if (metricsToken) app.get('/metrics', metricsEndpoint(metrics, metricsToken));
 
   // Who is calling comes first: nothing of a body is read or parsed for a caller without a key.
@@ -101,12 +86,16 @@ export function createApp({
   app.use('/api/v1/*', requestBody(bodyLimitBytes));
   app.use('/api/v1/*', idempotency(idempotencyTimes));
   registerSpecComponents(app);
-  registerEventsRoutes(app);
-  registerPromptsRoutes(app);
-  registerTelephonyRoutes(app);
-  registerExperimentsRoutes(app);
-  registerSessionsRoutes(app);
-  registerDirectoryRoutes(app);
+  for (const router of [
+    eventsRouter,
+    promptsRouter,
+    telephonyRouter,
+    experimentsRouter,
+    sessionsRouter,
+    directoryRouter,
+  ]) {
+    app.route('/', router);
+  }
 
   app.notFound((c) =>
     errorResponse(

@@ -1,8 +1,7 @@
-import type { App } from '../../app.js';
+import { createRouter } from '../../http/router.js';
 import * as handlers from './directory.handlers.js';
 import * as routes from './directory.routes.js';
 
-export function registerDirectoryRoutes(app: App): void {
-  app.openapi(routes.agentsList, handlers.agentsList);
-  app.openapi(routes.channelTargetsList, handlers.channelTargetsList);
-}
+export const directoryRouter = createRouter()
+  .openapi(routes.agentsList, handlers.agentsList)
+  .openapi(routes.channelTargetsList, handlers.channelTargetsList);

@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { Scalar } from '@scalar/hono-api-reference';
-import type { App } from '../../app.js';
+import { createRouter } from '../../http/router.js';
 
 const BUNDLE_PATH = '/docs/scalar.js';
 
@@ -45,18 +45,17 @@ const renderReference = Scalar((c) => ({
   authentication: { preferredSecurityScheme: 'APIKeyHeader' },
 }));
 
-export function registerDocsRoutes(app: App): void {
-  app.get(
+export const docsRouter = createRouter()
+  .get(
     '/docs',
     async (c, next) => {
       c.header('Content-Security-Policy', CONTENT_SECURITY_POLICY);
       await next();
     },
     renderReference,
-  );
-  app.get(BUNDLE_PATH, (c) => {
+  )
+  .get(BUNDLE_PATH, (c) => {
     c.header('Content-Type', 'text/javascript; charset=utf-8');
     c.header('Cache-Control', 'public, max-age=3600');
     return c.body(scalarBundle());
   });
-}

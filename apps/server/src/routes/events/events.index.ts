@@ -1,7 +1,5 @@
-import type { App } from '../../app.js';
+import { createRouter } from '../../http/router.js';
 import * as handlers from './events.handlers.js';
 import * as routes from './events.routes.js';
 
-export function registerEventsRoutes(app: App): void {
-  app.openapi(routes.eventsList, handlers.eventsList);
-}
+export const eventsRouter = createRouter().openapi(routes.eventsList, handlers.eventsList);

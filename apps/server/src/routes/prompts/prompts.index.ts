@@ -1,7 +1,5 @@
-import type { App } from '../../app.js';
+import { createRouter } from '../../http/router.js';
 import * as handlers from './prompts.handlers.js';
 import * as routes from './prompts.routes.js';
 
-export function registerPromptsRoutes(app: App): void {
-  app.openapi(routes.promptsList, handlers.promptsList);
-}
+export const promptsRouter = createRouter().openapi(routes.promptsList, handlers.promptsList);

@@ -1,7 +1,5 @@
-import type { App } from '../../app.js';
+import { createRouter } from '../../http/router.js';
 import * as handlers from './sessions.handlers.js';
 import * as routes from './sessions.routes.js';
 
-export function registerSessionsRoutes(app: App): void {
-  app.openapi(routes.sessionsRoute, handlers.sessionsRoute);
-}
+export const sessionsRouter = createRouter().openapi(routes.sessionsRoute, handlers.sessionsRoute);

@@ -1,10 +1,8 @@
-import type { App } from '../../app.js';
+import { createRouter } from '../../http/router.js';
 import * as handlers from './telephony.handlers.js';
 import * as routes from './telephony.routes.js';
 
-export function registerTelephonyRoutes(app: App): void {
-  app.openapi(
-    routes.channelsTelephonyNumbersVerifyA2pCompliance,
-    handlers.channelsTelephonyNumbersVerifyA2pCompliance,
-  );
-}
+export const telephonyRouter = createRouter().openapi(
+  routes.channelsTelephonyNumbersVerifyA2pCompliance,
+  handlers.channelsTelephonyNumbersVerifyA2pCompliance,
+);
