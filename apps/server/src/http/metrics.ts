@@ -4,7 +4,6 @@
 
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { MiddlewareHandler } from 'hono';
-import type { AppEnv } from './app-env.js';
 
 /** Upper bounds of the latency buckets, in seconds (+Inf is implied). */
 const LATENCY_BUCKETS_SECONDS = [
@@ -115,7 +114,7 @@ function sha256(value: string): Buffer {
 }
 
 /** GET /metrics for a scraper that sends `Authorization: Bearer <token>`. */
-export function metricsEndpoint(metrics: Metrics, token: string): MiddlewareHandler<AppEnv> {
+export function metricsEndpoint(metrics: Metrics, token: string): MiddlewareHandler {
   // Comparing digests keeps the comparison constant-time whatever the presented length.
   const expected = sha256(`Bearer ${token}`);
   return async (c) => {
