@@ -13,13 +13,21 @@ import { parseArgs } from 'node:util';
 import { gzipSync } from 'node:zlib';
 import { createDb, migrateDb } from '../../apps/server/src/db/client.js';
 import { createKeyWithOwnRole } from '../../apps/server/src/db/repositories/api-keys.js';
+import { cursorSigner } from '../../apps/server/src/db/cursor-signer.js';
 import { DEMO_RECORDS } from '../../apps/server/src/cli/demo-data.js';
 import { platformRecordsSchema } from '../../apps/server/src/db/platform-records-format.js';
 import { listChannelTargets } from '../../apps/server/src/db/repositories/directory.js';
 import { loadPlatformRecords } from '../../apps/server/src/db/repositories/platform-records.js';
+import { AGENT_LIST } from '../../apps/server/src/domain/agents.js';
 import { CHANNEL_TARGET_LIST } from '../../apps/server/src/domain/channel-targets.js';
+import { EVENT_LIST } from '../../apps/server/src/domain/events.js';
 import { parseListQuery } from '../../apps/server/src/domain/list-query.js';
 import type { Permission } from '../../apps/server/src/domain/permissions.js';
+import {
+  sealedCursor,
+  unkeyedCursor,
+  walkOf,
+} from '../../apps/server/test/support/forged-cursors.js';
 import { startServerProcess } from '../../apps/server/test/support/server-process.js';
 import { benchTenant } from './bench-tenant.js';
 
@@ -32,7 +40,8 @@ await migrateDb(db);
 const tenant = await benchTenant(db, `Hostile ${Date.now()}`);
 await loadPlatformRecords(db, tenant.organizationId, platformRecordsSchema.parse(DEMO_RECORDS));
 // A live target (not an agent-test one) of the demo records, for the session-routing inputs.
-const liveTargets = parseListQuery(
+const signer = await cursorSigner(db);
+const liveTargets = await parseListQuery(
   CHANNEL_TARGET_LIST,
   {
     page: 0,
@@ -42,6 +51,7 @@ const liveTargets = parseListQuery(
     fields: [],
   },
   tenant.organizationId,
+  signer,
 );
 const [target] = (await listChannelTargets(db, tenant.organizationId, liveTargets)).records;
 if (!target) throw new Error('the demo records hold no live channel target');
@@ -54,6 +64,36 @@ const keyWith = (roleName: string, permissions: Permission[]) =>
   });
 const parkedKey = await keyWith('parked', []);
 const readerKey = await keyWith('reader', ['CHANNELS_READ']);
+// Forged list cursors: the unkeyed construction of the cursors before issue #22, and positions
+// that do not fit the order sealed with the database's own secret (as a leaked secret allows).
+const agentsWalk = walkOf(AGENT_LIST, tenant.organizationId);
+const eventsWalk = walkOf(EVENT_LIST, tenant.organizationId);
+const forgedCursors: Array<[string, string]> = [
+  [
+    'a forged cursor (unkeyed SHA-256), id 3e9',
+    `/api/v1/agents/?cursor=${unkeyedCursor(agentsWalk, 3e9, 3e9)}`,
+  ],
+  [
+    'a forged cursor (unkeyed SHA-256), a boolean where an integer is ordered',
+    `/api/v1/agents/?cursor=${unkeyedCursor(agentsWalk, true, 1)}`,
+  ],
+  [
+    'a cursor sealed with the real secret, id 2^53 - 1',
+    `/api/v1/agents/?cursor=${sealedCursor(signer, agentsWalk, 1, Number.MAX_SAFE_INTEGER)}`,
+  ],
+  [
+    'a cursor sealed with the real secret, a string where an integer is ordered',
+    `/api/v1/agents/?cursor=${sealedCursor(signer, agentsWalk, 'x', 1)}`,
+  ],
+  [
+    'a cursor sealed with the real secret, null where the order is never null',
+    `/api/v1/events/?cursor=${sealedCursor(signer, eventsWalk, null, 1)}`,
+  ],
+  [
+    'a seal naming a secret that does not exist',
+    `/api/v1/events/?cursor=${sealedCursor(signer, eventsWalk, '2026-01-01T00:00:00.000Z', 1).replace(/\.\d+\./, '.999.')}`,
+  ],
+];
 await db.close();
 
 const server = await startServerProcess({ DATABASE_URL: databaseUrl }, { keepOutput: false });
@@ -160,6 +200,12 @@ const inputs: Input[] = [
     headers: { ...keyed, 'Idempotency-Key': '' },
     body: '{}',
   },
+  ...forgedCursors.map(([name, path]) => ({
+    name,
+    method: 'GET',
+    path,
+    headers: { 'Service-API-Key': tenant.key },
+  })),
   {
     name: 'a parked key (no permission), 1 MB body',
     path: '/api/v1/experiments/',

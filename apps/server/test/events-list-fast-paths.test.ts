@@ -11,6 +11,7 @@ import { createDb, migrateDb, type Db } from '../src/db/client.js';
 import { listConditions, listOrder } from '../src/db/list-sql.js';
 import { insertEventBatch, type EventToImport } from '../src/db/repositories/event-import.js';
 import { createOrganization } from '../src/db/repositories/organizations.js';
+import { cursorSigner } from '../src/db/cursor-signer.js';
 import { eventColumns, listEvents, type ListedEvent } from '../src/db/repositories/events.js';
 import {
   execute,
@@ -141,14 +142,15 @@ afterAll(async () => {
   if (onSqlite) rmSync(dirname(databaseUrl), { recursive: true, force: true });
 });
 
-function query(
+async function query(
   params: Partial<ListParameters<EventProperty>>,
   organizationId = acme,
-): ListQuery<EventProperty> {
+): Promise<ListQuery<EventProperty>> {
   return parseListQuery(
     EVENT_LIST,
     { page: 0, limit: 25, search_fields: [], search_field_values: [], fields: [], ...params },
     organizationId,
+    await cursorSigner(db),
   );
 }
 
@@ -204,7 +206,7 @@ function parsedItem({ id, json }: ListedEvent): Record<string, unknown> {
 }
 
 async function expectSame(organizationId: number, params: Partial<ListParameters<EventProperty>>) {
-  const q = query(params, organizationId);
+  const q = await query(params, organizationId);
   const fast = await listEvents(db, organizationId, q);
   const plain = await plainList(db, organizationId, q);
   expect(fast.totalCount).toBe(plain.totalCount);
@@ -219,14 +221,17 @@ describe('every shape walked with cursors returns the plain list', () => {
       let cursor: string | undefined;
       for (;;) {
         // With a cursor, page is ignored.
-        const q = query({ ...params, limit: 7, page: cursor ? 3 : 0, cursor }, organizationId);
+        const q = await query(
+          { ...params, limit: 7, page: cursor ? 3 : 0, cursor },
+          organizationId,
+        );
         const page = await listEvents(db, organizationId, q);
         walked.push(...page.rows.map(parsedItem));
         if (!page.next) break;
-        cursor = encodeCursor(q, page.next);
+        cursor = encodeCursor(q, page.next, await cursorSigner(db));
       }
       const whole = await plainList(db, organizationId, {
-        ...query(params, organizationId),
+        ...(await query(params, organizationId)),
         limit: 10_000,
       });
       expect(walked).toEqual(whole.rows);
@@ -304,7 +309,7 @@ describe('cached counts and the description index', () => {
       }
     });
     const reader = (async () => {
-      while (writing) for (const params of shapes) await listEvents(db, acme, query(params));
+      while (writing) for (const params of shapes) await listEvents(db, acme, await query(params));
     })();
     await Promise.all(writers);
     writing = false;
@@ -384,7 +389,7 @@ describe.runIf(onPostgres)('the trigram index on PostgreSQL', () => {
     // What autovacuum does after a bulk insert: fresh statistics, and the trigram index's pending
     // list merged (until then the planner rightly prices the index higher than a scan).
     await queryTestDb(db, sql`VACUUM (ANALYZE) events`);
-    const needle = query(search([['description', 'NEEDLE']]));
+    const needle = await query(search([['description', 'NEEDLE']]));
     const conditions = listConditions(needle, {
       columns: eventColumns(db),
       windowColumn: events.timestamp,

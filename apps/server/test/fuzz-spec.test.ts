@@ -1,14 +1,26 @@
 // Spec-driven fuzzing: for every operation of the contract, generated query strings, path
 // parameters and bodies (valid, nearly valid and junk) go to the real app. Whatever comes in,
 // the answer is never a 5xx, always matches the spec (the harness validates every response),
-// and every 422 points at an input that exists.
+// and every 422 points at an input that exists. List operations also get forged cursors: made
+// with the unkeyed SHA-256 of the cursors before issue #22, or sealed with the database's own
+// secret around any position (what a leaked secret allows): a 422 or a page, never a 5xx.
 //
 // CI runs a fixed seed; `FUZZ_RUNS=20000 FUZZ_SEED=123 pnpm exec vitest run test/fuzz-spec.test.ts`
 // runs more, or others.
 
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cursorSigner } from '../src/db/cursor-signer.js';
+import type { CursorSigner } from '../src/domain/list-query.js';
 import spec from '../src/generated/openapi.json' with { type: 'json' };
+import {
+  CURSOR_LISTS,
+  orderQuery,
+  sealedCursor,
+  unkeyedCursor,
+  walkOf,
+  type Order,
+} from './support/forged-cursors.js';
 import {
   isValidationFailure,
   type ApiResponse,
@@ -89,11 +101,14 @@ const OPERATIONS: Operation[] = Object.entries(document.paths).flatMap(([path, i
 
 let api: TestApi;
 let acme: Tenant;
+let globex: Tenant;
 let fx: RoutingFixture;
+let signer: CursorSigner;
 
 beforeAll(async () => {
   fc.configureGlobal({ seed: SEED, numRuns: RUNS_PER_OPERATION });
-  ({ api, acme, fx } = await createRoutingTestbed());
+  ({ api, acme, globex, fx } = await createRoutingTestbed());
+  signer = await cursorSigner(api.db);
 });
 
 afterAll(() => api.close());
@@ -120,7 +135,36 @@ const text = fc.oneof(
   fc.date({ noInvalidDate: true }).map((d) => d.toISOString()),
 );
 
-function valueFor(parameter: Parameter): fc.Arbitrary<string> {
+/** Positions of every type, near and far past the ranges of the columns. */
+const positionValue: fc.Arbitrary<unknown> = fc.oneof(
+  fc.jsonValue({ maxDepth: 1 }),
+  fc.constantFrom(3e9, 2 ** 31, -(2 ** 31) - 1, 2 ** 53, Number.MAX_SAFE_INTEGER, 1.5, -0),
+  fc.integer(),
+  fc.date({ noInvalidDate: true }).map((d) => d.toISOString()),
+);
+
+/**
+ * A forged cursor for a list ordered by `order`: unkeyed (the old construction) or sealed with
+ * the database's secret, for the organization's walk or another's, around any position.
+ */
+function forgedCursor(path: string, order?: Order): fc.Arbitrary<string> {
+  const list = CURSOR_LISTS.find((candidate) => candidate.path === path);
+  if (!list) return text;
+  return fc
+    .tuple(
+      fc.boolean(),
+      fc.constantFrom(acme.organizationId, globex.organizationId),
+      positionValue,
+      positionValue,
+    )
+    .map(([sealed, organizationId, value, id]) => {
+      const walk = walkOf(list.resource, organizationId, order);
+      return sealed ? sealedCursor(signer, walk, value, id) : unkeyedCursor(walk, value, id);
+    });
+}
+
+function valueFor(parameter: Parameter, operation: Operation): fc.Arbitrary<string> {
+  if (parameter.name === 'cursor') return fc.oneof(text, forgedCursor(operation.path));
   const allowed = enumOf(parameter.schema);
   return allowed ? fc.oneof(fc.constantFrom(...allowed), text) : text;
 }
@@ -130,7 +174,10 @@ function queryFor(operation: Operation): fc.Arbitrary<string> {
   const queryParameters = operation.parameters.filter((p) => p.in === 'query');
   const pair = (p: Parameter) =>
     fc
-      .array(valueFor(p), { minLength: 1, maxLength: p.schema.type === 'array' ? 3 : 1 })
+      .array(valueFor(p, operation), {
+        minLength: 1,
+        maxLength: p.schema.type === 'array' ? 3 : 1,
+      })
       .map((values) => values.map((v) => `${p.name}=${encodeURIComponent(v)}`));
   const chosen = queryParameters.length
     ? fc.subarray(queryParameters).chain((ps) => fc.tuple(...ps.map(pair)))
@@ -276,6 +323,29 @@ describe.each(OPERATIONS)('$method $path', (operation) => {
             `${operation.method} ${path}${query} ${JSON.stringify(body)}`,
           ).toBeLessThan(500);
           if (isValidationFailure(res)) expectLocationsExist(res, operation, body);
+        },
+      ),
+    );
+  }, 120_000);
+});
+
+describe.each(CURSOR_LISTS)('GET $path with forged cursors', ({ path, resource }) => {
+  it('answers 422 or a page, never 5xx, in every order', async () => {
+    const orders = fc.record({
+      property: fc.constantFrom(...Object.keys(resource.kinds)),
+      direction: fc.constantFrom('asc' as const, 'desc' as const),
+    });
+    await fc.assert(
+      fc.asyncProperty(
+        orders.chain((order) => fc.tuple(fc.constant(order), forgedCursor(path, order))),
+        fc.integer({ min: 0, max: 30 }),
+        async ([order, cursor], limit) => {
+          const url = `${path}?${orderQuery(order)}&limit=${limit}&cursor=${encodeURIComponent(cursor)}`;
+          const res = await api.request('GET', url, { key: acme.key });
+          expect(res.status, `${url} ${JSON.stringify(res.body)}`).toBeLessThan(500);
+          if (isValidationFailure(res)) {
+            expect(res.body.detail.map((problem) => problem.loc)).toEqual([['query', 'cursor']]);
+          }
         },
       ),
     );

@@ -10,6 +10,7 @@ import { createDb, migrateDb, type Db } from '../src/db/client.js';
 import { startSqliteReaders } from '../src/db/read-pool.js';
 import { insertEventBatch, type EventToImport } from '../src/db/repositories/event-import.js';
 import { listEvents } from '../src/db/repositories/events.js';
+import { cursorSigner } from '../src/db/cursor-signer.js';
 import { EVENT_LIST } from '../src/domain/events.js';
 import { parseListQuery, type ListParameters } from '../src/domain/list-query.js';
 import type { EventProperty } from '../src/domain/events.js';
@@ -54,11 +55,12 @@ describe.runIf(onSqlite)('the events list on SQLite reader threads', () => {
 
   afterAll(() => inline?.close());
 
-  const query = (params: Partial<ListParameters<EventProperty>>) =>
+  const query = async (params: Partial<ListParameters<EventProperty>>) =>
     parseListQuery(
       EVENT_LIST,
       { page: 0, limit: 25, search_fields: [], search_field_values: [], fields: [], ...params },
       acme.organizationId,
+      await cursorSigner(inline),
     );
 
   it('gives the pages an inline read gives', async () => {
@@ -76,7 +78,7 @@ describe.runIf(onSqlite)('the events list on SQLite reader threads', () => {
         },
         { order_by: 'session_id' as const, order_by_direction: 'desc' as const },
       ]) {
-        const q = query(params);
+        const q = await query(params);
         const [fromThread, fromInline] = await Promise.all([
           listEvents(threaded, acme.organizationId, q),
           listEvents(inline, acme.organizationId, q),
@@ -94,7 +96,7 @@ describe.runIf(onSqlite)('the events list on SQLite reader threads', () => {
     const readers = startSqliteReaders(notADatabase, 1);
     try {
       await expect(
-        readers.listEvents({ organizationId: acme.organizationId, query: query({}) }),
+        readers.listEvents({ organizationId: acme.organizationId, query: await query({}) }),
       ).rejects.toThrow(/reader thread/);
     } finally {
       await readers.close();

@@ -6,6 +6,7 @@ import { parseArgs } from 'node:util';
 import { driverMessage } from '../db/errors.js';
 import { CliError, UsageError } from './cli-error.js';
 import type { Command, OptionValues } from './command.js';
+import { cursorSecretRotateCommand } from './commands/cursor-secret.js';
 import { demoCommand } from './commands/demo.js';
 import { listCommand } from './commands/directory.js';
 import { eventsImportCommand } from './commands/events-import.js';
@@ -28,6 +29,7 @@ const COMMANDS: readonly Command[] = [
   loadCommand,
   listCommand,
   eventsImportCommand,
+  cursorSecretRotateCommand,
   demoCommand,
 ];
 

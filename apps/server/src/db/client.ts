@@ -12,6 +12,7 @@ import { migrate as migrateSqlite } from 'drizzle-orm/better-sqlite3/migrator';
 import { drizzle as drizzlePostgres } from 'drizzle-orm/node-postgres';
 import { migrate as migratePostgres } from 'drizzle-orm/node-postgres/migrator';
 import pg from 'pg';
+import { ensureCursorSecret } from './repositories/cursor-secrets.js';
 import { POSTGRES_SPELLING, SQLITE_SPELLING, type Spelling } from './spelling.js';
 import { startSqliteReaders, type SqliteReaders } from './read-pool.js';
 import { Database } from './sqlite-driver.js';
@@ -126,12 +127,16 @@ const MIGRATIONS_FOLDERS = {
 /** Any constant: the key of the advisory lock that lets one process at a time migrate. */
 const MIGRATION_LOCK_KEY = 0x6167_6c6d; // "aglm"
 
-/** Applies the committed migrations that have not run yet; running it again is a no-op. */
+/**
+ * Applies the committed migrations that have not run yet, and stores the first list cursor secret
+ * if there is none (repositories/cursor-secrets.ts); running it again is a no-op.
+ */
 export async function migrateDb(db: Db): Promise<void> {
   if (db.kind === 'sqlite') {
     migrateSqlite(drizzleSqlite({ client: db.sqlite }), {
       migrationsFolder: MIGRATIONS_FOLDERS.sqlite,
     });
+    await ensureCursorSecret(db);
     return;
   }
   // Several processes may start at once on one database: they take turns, and the later ones
@@ -142,6 +147,7 @@ export async function migrateDb(db: Db): Promise<void> {
     await migratePostgres(drizzlePostgres({ client: db.pool }), {
       migrationsFolder: MIGRATIONS_FOLDERS.postgres,
     });
+    await ensureCursorSecret(db);
   } finally {
     await lock.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK_KEY]).catch(() => {});
     lock.release();

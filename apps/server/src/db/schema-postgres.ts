@@ -421,3 +421,9 @@ export const idempotencyKeys = pgTable(
     index('idempotency_keys_created_at_idx').on(t.createdAt),
   ],
 );
+
+export const cursorSecrets = pgTable('cursor_secrets', {
+  id: integer('id').primaryKey(),
+  secret: text('secret').notNull(),
+  createdAt: isoTimestamp('created_at'),
+});

@@ -431,3 +431,16 @@ export const idempotencyKeys = sqliteTable(
     index('idempotency_keys_created_at_idx').on(t.createdAt),
   ],
 );
+
+/**
+ * The secrets list cursors are signed with (HMAC-SHA256; db/cursor-signer.ts): the newest row
+ * signs, the newest two verify, so a cursor outlives one rotation. `migrateDb` inserts the first
+ * with id 1 if the table is empty; `agentline cursor-secret rotate` adds the next id and deletes
+ * all but the newest two.
+ */
+export const cursorSecrets = sqliteTable('cursor_secrets', {
+  id: integer('id').primaryKey(),
+  /** 32 random bytes, base64url. */
+  secret: text('secret').notNull(),
+  createdAt: isoTimestamp('created_at'),
+});

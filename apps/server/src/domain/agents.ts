@@ -1,7 +1,8 @@
 // The agents list: which properties it has and how each is searched (list-query.ts does the rest).
 
 import type { components } from '../generated/openapi-types.js';
-import type { ListResource } from './list-query.js';
+import type { ListResource, NullableKeys } from './list-query.js';
+import { everyValueOf } from './spec-enums.js';
 
 export type AgentProperty = components['schemas']['AgentProperties'];
 
@@ -17,4 +18,9 @@ export const AGENT_LIST: ListResource<AgentProperty> = {
   projects: { name_exact: ['name'] },
   alwaysIncluded: ['id'],
   defaultOrder: { property: 'id', direction: 'asc' },
+  nullable: everyValueOf<NullableKeys<components['schemas']['Agent']> & AgentProperty>()([
+    'prompt_id',
+    'pinned_prompt_version',
+  ]),
+  ids: 'integer',
 };

@@ -2,7 +2,8 @@
 // the rest).
 
 import type { components } from '../generated/openapi-types.js';
-import type { ListResource } from './list-query.js';
+import type { ListResource, NullableKeys } from './list-query.js';
+import { everyValueOf } from './spec-enums.js';
 
 export type ChannelTargetProperty = components['schemas']['ChannelTargetProperties'];
 
@@ -19,4 +20,8 @@ export const CHANNEL_TARGET_LIST: ListResource<ChannelTargetProperty> = {
   },
   alwaysIncluded: ['id'],
   defaultOrder: { property: 'id', direction: 'asc' },
+  nullable: everyValueOf<
+    NullableKeys<components['schemas']['ChannelTarget']> & ChannelTargetProperty
+  >()(['agent_id']),
+  ids: 'integer',
 };

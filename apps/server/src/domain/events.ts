@@ -1,7 +1,7 @@
 // How the events list searches and orders (docs/decisions.md sections 2 and 3).
 
 import type { components } from '../generated/openapi-types.js';
-import type { ListResource } from './list-query.js';
+import type { ListResource, NullableKeys } from './list-query.js';
 import { everyValueOf } from './spec-enums.js';
 
 export type EventProperty = components['schemas']['EventProperties'];
@@ -38,4 +38,16 @@ export const EVENT_LIST: ListResource<EventProperty> = {
   },
   alwaysIncluded: ['timestamp'],
   defaultOrder: { property: 'timestamp', direction: 'desc' },
+  nullable: everyValueOf<NullableKeys<components['schemas']['Event']> & EventProperty>()([
+    'session_id',
+    'conversation_id',
+    'source',
+    'source_id',
+    'category',
+    'type',
+    'user_id',
+    'description',
+    'attributes',
+  ]),
+  ids: 'bigint',
 };

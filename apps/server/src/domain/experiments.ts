@@ -8,7 +8,8 @@ import {
   type InputLocation,
   type InputProblem,
 } from './errors.js';
-import type { ListResource } from './list-query.js';
+import type { ListResource, NullableKeys } from './list-query.js';
+import { everyValueOf } from './spec-enums.js';
 
 export type ExperimentProperty = components['schemas']['ExperimentProperties'];
 
@@ -30,6 +31,12 @@ export const EXPERIMENT_LIST: ListResource<ExperimentProperty> = {
   projects: { name_exact: ['name'], agent_id: ['variants'] },
   alwaysIncluded: ['id'],
   defaultOrder: { property: 'id', direction: 'asc' },
+  nullable: everyValueOf<NullableKeys<components['schemas']['Experiment']> & ExperimentProperty>()([
+    'description',
+    'started_at',
+    'stopped_at',
+  ]),
+  ids: 'integer',
 };
 
 export type ExperimentStatus = components['schemas']['ExperimentStatus'];

@@ -30,7 +30,25 @@ export interface ListResource<P extends string> {
   /** Item keys that `fields` never removes (the schema's required properties). */
   alwaysIncluded: readonly string[];
   defaultOrder: { property: P; direction: SortDirection };
+  /**
+   * The properties that may be null, so a cursor may carry null for them. Each list writes it as
+   * `everyValueOf<NullableKeys<Item> & P>()([...])`, which compiles only if it names exactly the
+   * properties that the spec's item schema marks nullable (a property that is not an item key,
+   * such as name_exact, is ordered by a column that is never null).
+   */
+  nullable: readonly P[];
+  /**
+   * How large the list's ids (its tie-breaker) may be: PostgreSQL `integer` ids (32-bit), or
+   * `bigint` ones (events), which the server reads as numbers up to 2^53 - 1.
+   */
+  ids: 'integer' | 'bigint';
 }
+
+/** The keys of an item type whose value may be null. */
+export type NullableKeys<Item> = {
+  [K in keyof Item]-?: null extends Item[K] ? K : never;
+}[keyof Item] &
+  string;
 
 /** The list parameters as the generated route schema hands them over. */
 export interface ListParameters<P extends string> {
@@ -66,6 +84,8 @@ export interface ListQuery<P extends string> {
   offset: number;
   filters: SearchFilter<P>[];
   order: { property: P; direction: SortDirection };
+  /** The ordered property's kind: what a cursor's value is (see encodeCursor). */
+  orderKind: PropertyKind;
   /** Item keys to keep, or null for all. */
   projection: ReadonlySet<string> | null;
   /** Inclusive start and exclusive end, as canonical ISO text. */
@@ -116,17 +136,32 @@ function windowBound(name: 'start_datetime' | 'end_datetime', raw: string | unde
   return { value };
 }
 
-// A cursor is `<payload>.<check>`: the payload is base64url JSON [walk, value, id], the check a
-// digest of it. Cursors carry nothing a client could not see (the last item's value and id), so
-// they need no secret; the check only makes an altered or truncated cursor a clear 422 instead of
-// a silently different page, and the walk binds it to one organization, list and query.
-const CURSOR_CHECK_LENGTH = 16;
+// A cursor is `<payload>.<seal>`: the payload is base64url JSON [walk, value, id], the seal what a
+// CursorSigner made of it (the server's: the id of a secret and an HMAC-SHA256 under it). Cursors
+// carry nothing a client could not see (the last item's value and id); the seal makes a cursor
+// that the server did not give out a clear 422 instead of a page at a position a client chose,
+// and the walk binds it to one organization, list and query. Its position is checked against the
+// ordered property's kind as well before it reaches SQL, so a cursor that is sealed but does not
+// fit (a seal made with a leaked or guessed secret, a list changed since) is a 422 too.
 
-function cursorCheck(payload: string): string {
-  return createHash('sha256')
-    .update(`agentline list cursor\n${payload}`)
-    .digest('base64url')
-    .slice(0, CURSOR_CHECK_LENGTH);
+/** What a CursorSigner makes of a seal. */
+export type SealCheck =
+  | 'valid'
+  // Not a seal the signer made, or not of this payload.
+  | 'forged'
+  // Made with a secret that was rotated out since.
+  | 'retired';
+
+/**
+ * Seals cursors and checks their seals. The server's keeps its secrets in the database
+ * (db/cursor-signer.ts); checking may read them again, so it may answer later.
+ */
+export interface CursorSigner {
+  /** Names the secret that seals now: a kept page is reused only while it is the same. */
+  readonly sealingSecretId: number;
+  /** The seal of `payload`, which the cursor carries after a `.` (it may hold dots itself). */
+  seal(payload: string): string;
+  verify(payload: string, seal: string): SealCheck | Promise<SealCheck>;
 }
 
 function walkOf(
@@ -142,23 +177,92 @@ function walkOf(
     .slice(0, 16);
 }
 
+/**
+ * A position's value as a cursor carries it: SQLite reads booleans as 0 and 1, PostgreSQL as
+ * booleans; the cursor holds true or false from either.
+ */
+function cursorValue(kind: PropertyKind, value: ListPosition['value']): ListPosition['value'] {
+  return kind === 'boolean' && typeof value === 'number' ? value !== 0 : value;
+}
+
 /** The cursor that continues `query` after `position`. */
-export function encodeCursor(query: ListQuery<string>, position: ListPosition): string {
-  const payload = Buffer.from(JSON.stringify([query.walk, position.value, position.id])).toString(
+export function encodeCursor(
+  query: ListQuery<string>,
+  position: ListPosition,
+  signer: CursorSigner,
+): string {
+  const value = cursorValue(query.orderKind, position.value);
+  const payload = Buffer.from(JSON.stringify([query.walk, value, position.id])).toString(
     'base64url',
   );
-  return `${payload}.${cursorCheck(payload)}`;
+  return `${payload}.${signer.seal(payload)}`;
 }
+
+const START_AGAIN =
+  'pass next_cursor exactly as received, or leave cursor out to start again from the first page.';
 
 function cursorProblem(msg: string): InputProblem {
   return { loc: ['query', 'cursor'], msg, type: 'value_error' };
 }
 
-function decodeCursor(cursor: string, walk: string): ListPosition | InputProblem {
-  const [payload = '', check, ...rest] = cursor.split('.');
-  if (check === undefined || rest.length > 0 || check !== cursorCheck(payload)) {
+const INTEGER_RANGE = { min: -(2 ** 31), max: 2 ** 31 - 1 };
+const BIGINT_RANGE = { min: Number.MIN_SAFE_INTEGER, max: Number.MAX_SAFE_INTEGER };
+
+function isIntegerIn(value: unknown, range: { min: number; max: number }): value is number {
+  return (
+    Number.isSafeInteger(value) && (value as number) >= range.min && (value as number) <= range.max
+  );
+}
+
+/**
+ * Whether a cursor's value can be the ordered property's: what its kind reads (every integer
+ * property is an `integer` column on PostgreSQL, or a count), null only where it may be null.
+ */
+function fitsProperty(kind: PropertyKind, nullable: boolean, value: unknown): boolean {
+  if (value === null) return nullable;
+  switch (kind) {
+    case 'integer':
+      return isIntegerIn(value, INTEGER_RANGE);
+    case 'boolean':
+      return typeof value === 'boolean';
+    case 'datetime':
+      return typeof value === 'string' && normalizeDateTime(value) === value;
+    case 'text':
+    case 'exact':
+    case 'text_either':
+    case 'json':
+      return typeof value === 'string';
+  }
+}
+
+const KIND_NAMES: Record<PropertyKind, string> = {
+  integer: 'a 32-bit integer',
+  boolean: 'true or false',
+  datetime: 'a date-time as the API writes them',
+  text: 'a string',
+  exact: 'a string',
+  text_either: 'a string',
+  json: 'JSON text',
+};
+
+async function decodeCursor(
+  resource: ListResource<string>,
+  order: ListQuery<string>['order'],
+  cursor: string,
+  walk: string,
+  signer: CursorSigner,
+): Promise<ListPosition | InputProblem> {
+  const dot = cursor.indexOf('.');
+  const payload = dot > 0 ? cursor.slice(0, dot) : '';
+  const sealCheck = payload ? await signer.verify(payload, cursor.slice(dot + 1)) : 'forged';
+  if (sealCheck === 'retired') {
     return cursorProblem(
-      'is not a cursor this API gave out (it was altered or cut short); pass next_cursor exactly as received, or leave cursor out to start again.',
+      `was signed with a cursor secret that has been rotated out since (a cursor outlives one rotation); leave cursor out to start again from the first page.`,
+    );
+  }
+  if (sealCheck !== 'valid') {
+    return cursorProblem(
+      `is not a cursor this API gave out (it was altered, cut short or made up); ${START_AGAIN}`,
     );
   }
   let parts: unknown;
@@ -167,28 +271,36 @@ function decodeCursor(cursor: string, walk: string): ListPosition | InputProblem
   } catch {
     parts = null;
   }
-  const [cursorWalk, value, id] = Array.isArray(parts) ? (parts as unknown[]) : [];
-  const valueIsValid = value === null || ['string', 'number', 'boolean'].includes(typeof value);
-  if (!Array.isArray(parts) || parts.length !== 3 || !valueIsValid || !Number.isSafeInteger(id)) {
-    return cursorProblem('is not a cursor this API gave out; leave cursor out to start again.');
+  if (!Array.isArray(parts) || parts.length !== 3) {
+    return cursorProblem(`is not a cursor this API gave out; ${START_AGAIN}`);
   }
+  const [cursorWalk, value, id] = parts as unknown[];
   if (cursorWalk !== walk) {
     return cursorProblem(
       'belongs to another query: send it with the search_fields, search_field_values, order_by, order_by_direction, start_datetime and end_datetime of the page that gave it out (and the same API key organization), or leave cursor out to start again.',
     );
   }
-  return { value: value as ListPosition['value'], id: id as number };
+  const kind = resource.kinds[order.property]!;
+  const nullable = resource.nullable.includes(order.property);
+  const idRange = resource.ids === 'bigint' ? BIGINT_RANGE : INTEGER_RANGE;
+  if (!fitsProperty(kind, nullable, value) || !isIntegerIn(id, idRange)) {
+    return cursorProblem(
+      `does not mark a place in this list: ordered by ${order.property}, a cursor holds ${KIND_NAMES[kind]}${nullable ? ' or null' : ''} and an id; ${START_AGAIN}`,
+    );
+  }
+  return { value: value as ListPosition['value'], id };
 }
 
 /**
  * Checks the list parameters against the resource and returns the query to run for the
  * organization (a cursor is valid only for the organization and query that it came from).
  */
-export function parseListQuery<P extends string>(
+export async function parseListQuery<P extends string>(
   resource: ListResource<P>,
   params: ListParameters<P>,
   organizationId: number,
-): ListQuery<P> {
+  signer: CursorSigner,
+): Promise<ListQuery<P>> {
   const problems: InputProblem[] = [];
   const filters: SearchFilter<P>[] = [];
 
@@ -247,7 +359,7 @@ export function parseListQuery<P extends string>(
   const walk = walkOf(resource, organizationId, { filters, window, order });
   let after: ListPosition | null = null;
   if (params.cursor !== undefined) {
-    const decoded = decodeCursor(params.cursor, walk);
+    const decoded = await decodeCursor(resource, order, params.cursor, walk, signer);
     if ('loc' in decoded) problems.push(decoded);
     else after = decoded;
   }
@@ -260,6 +372,7 @@ export function parseListQuery<P extends string>(
     offset: after ? 0 : params.page * params.limit,
     filters,
     order,
+    orderKind: resource.kinds[order.property],
     projection,
     window,
     after,
@@ -298,6 +411,7 @@ export function listPage<T>(
   query: ListQuery<string>,
   totalCount: number,
   next: ListPosition | null,
+  signer: CursorSigner,
 ): ListPage<T> {
   return {
     items,
@@ -305,7 +419,7 @@ export function listPage<T>(
     page_size: query.limit,
     total_pages: query.limit === 0 ? null : Math.ceil(totalCount / query.limit),
     total_count: totalCount,
-    next_cursor: next ? encodeCursor(query, next) : null,
+    next_cursor: next ? encodeCursor(query, next, signer) : null,
   };
 }
 
@@ -315,9 +429,10 @@ export function listPageJson<T>(
   query: ListQuery<string>,
   totalCount: number,
   next: ListPosition | null,
+  signer: CursorSigner,
 ): JsonText<ListPage<T>> {
   // `items` is the first key; a replacement function, as a string would expand `$&` in the items.
-  return JSON.stringify(listPage([], query, totalCount, next)).replace(
+  return JSON.stringify(listPage([], query, totalCount, next, signer)).replace(
     '"items":[]',
     () => `"items":[${itemsJson.join(',')}]`,
   ) as JsonText<ListPage<T>>;

@@ -1,7 +1,8 @@
 // How the prompts list searches, orders and projects (docs/decisions.md sections 2 and 4).
 
 import type { components } from '../generated/openapi-types.js';
-import type { ListResource } from './list-query.js';
+import type { ListResource, NullableKeys } from './list-query.js';
+import { everyValueOf } from './spec-enums.js';
 
 /** The spec's PromptProperties: the list below must say how each one is searched. */
 export type PromptProperty = components['schemas']['PromptProperties'];
@@ -33,6 +34,12 @@ export const PROMPT_LIST: ListResource<PromptProperty> = {
   },
   alwaysIncluded: ['id'],
   defaultOrder: { property: 'id', direction: 'asc' },
+  nullable: everyValueOf<NullableKeys<components['schemas']['Prompt']> & PromptProperty>()([
+    'description',
+    'context',
+    'last_updated_by',
+  ]),
+  ids: 'integer',
 };
 
 /** Whether the items of a list with this projection show any full tool object. */

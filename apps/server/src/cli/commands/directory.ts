@@ -2,6 +2,7 @@
 // the ids of the organization's agents, channels and channel targets.
 
 import type { Db } from '../../db/client.js';
+import { cursorSigner } from '../../db/cursor-signer.js';
 import {
   listAgents,
   listChannels,
@@ -31,15 +32,17 @@ async function everyRecord<P extends string, R>(
   const records: R[] = [];
   let cursor: string | undefined;
   for (;;) {
-    const query = parseListQuery(
+    const signer = await cursorSigner(db);
+    const query = await parseListQuery(
       resource,
       { page: 0, limit: 1000, search_fields: [], search_field_values: [], fields: [], cursor },
       organizationId,
+      signer,
     );
     const page = await list(db, organizationId, query);
     records.push(...page.records);
     if (!page.next) return records;
-    cursor = encodeCursor(query, page.next);
+    cursor = encodeCursor(query, page.next, signer);
   }
 }
 

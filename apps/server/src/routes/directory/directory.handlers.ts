@@ -1,4 +1,5 @@
 import type { RouteHandler } from '@hono/zod-openapi';
+import { cursorSigner } from '../../db/cursor-signer.js';
 import { listAgents, listChannelTargets } from '../../db/repositories/directory.js';
 import { AGENT_LIST } from '../../domain/agents.js';
 import { CHANNEL_TARGET_LIST } from '../../domain/channel-targets.js';
@@ -13,27 +14,32 @@ import {
 } from './directory.wire.js';
 
 export const agentsList: RouteHandler<typeof routes.agentsList, AppEnv> = async (c) => {
+  const db = c.get('db');
   const { organizationId } = c.get('auth');
-  const query = parseListQuery(AGENT_LIST, c.req.valid('query'), organizationId);
-  const { records, totalCount, next } = await listAgents(c.get('db'), organizationId, query);
+  const signer = await cursorSigner(db);
+  const query = await parseListQuery(AGENT_LIST, c.req.valid('query'), organizationId, signer);
+  const { records, totalCount, next } = await listAgents(db, organizationId, query);
   const items = records.map((record) =>
     projectItem<WireAgent, 'id'>(toWireAgent(record), query.projection),
   );
-  return c.json(listPage(items, query, totalCount, next), 200);
+  return c.json(listPage(items, query, totalCount, next, signer), 200);
 };
 
 export const channelTargetsList: RouteHandler<typeof routes.channelTargetsList, AppEnv> = async (
   c,
 ) => {
+  const db = c.get('db');
   const { organizationId } = c.get('auth');
-  const query = parseListQuery(CHANNEL_TARGET_LIST, c.req.valid('query'), organizationId);
-  const { records, totalCount, next } = await listChannelTargets(
-    c.get('db'),
+  const signer = await cursorSigner(db);
+  const query = await parseListQuery(
+    CHANNEL_TARGET_LIST,
+    c.req.valid('query'),
     organizationId,
-    query,
+    signer,
   );
+  const { records, totalCount, next } = await listChannelTargets(db, organizationId, query);
   const items = records.map((record) =>
     projectItem<WireChannelTarget, 'id'>(toWireChannelTarget(record), query.projection),
   );
-  return c.json(listPage(items, query, totalCount, next), 200);
+  return c.json(listPage(items, query, totalCount, next, signer), 200);
 };

@@ -1,15 +1,18 @@
 import type { RouteHandler } from '@hono/zod-openapi';
 import { EVENT_LIST } from '../../domain/events.js';
 import { listPageJson, parseListQuery } from '../../domain/list-query.js';
+import { cursorSigner } from '../../db/cursor-signer.js';
 import { listEvents } from '../../db/repositories/events.js';
 import type { AppEnv } from '../../http/app-env.js';
 import { jsonTextResponse } from '../../http/json-text.js';
 import type * as routes from './events.routes.js';
 
 export const eventsList: RouteHandler<typeof routes.eventsList, AppEnv> = async (c) => {
+  const db = c.get('db');
   const { organizationId } = c.get('auth');
-  const query = parseListQuery(EVENT_LIST, c.req.valid('query'), organizationId);
-  const { rows, totalCount, next } = await listEvents(c.get('db'), organizationId, query);
+  const signer = await cursorSigner(db);
+  const query = await parseListQuery(EVENT_LIST, c.req.valid('query'), organizationId, signer);
+  const { rows, totalCount, next } = await listEvents(db, organizationId, query);
   // The items are wire Events rendered by the database (listEvents; domain/json-text.ts).
   return jsonTextResponse(
     c,
@@ -18,6 +21,7 @@ export const eventsList: RouteHandler<typeof routes.eventsList, AppEnv> = async 
       query,
       totalCount,
       next,
+      signer,
     ),
   );
 };

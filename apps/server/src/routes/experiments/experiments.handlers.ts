@@ -14,6 +14,7 @@ import {
   type ExperimentWrite,
 } from '../../db/repositories/experiments.js';
 import type { Db } from '../../db/client.js';
+import { cursorSigner } from '../../db/cursor-signer.js';
 import { InputRuleError, RecordNotFoundError, type InputProblem } from '../../domain/errors.js';
 import {
   EXPERIMENT_LIST,
@@ -103,13 +104,15 @@ async function checkedWrite(
 }
 
 export const experimentsList: RouteHandler<typeof routes.experimentsList, AppEnv> = async (c) => {
+  const db = c.get('db');
   const { organizationId } = c.get('auth');
-  const query = parseListQuery(EXPERIMENT_LIST, c.req.valid('query'), organizationId);
-  const { records, totalCount, next } = await listExperiments(c.get('db'), organizationId, query);
+  const signer = await cursorSigner(db);
+  const query = await parseListQuery(EXPERIMENT_LIST, c.req.valid('query'), organizationId, signer);
+  const { records, totalCount, next } = await listExperiments(db, organizationId, query);
   const items = records.map((record) =>
     projectItem<WireExperiment, 'id'>(toWireExperiment(record), query.projection),
   );
-  return c.json(listPage(items, query, totalCount, next), 200);
+  return c.json(listPage(items, query, totalCount, next, signer), 200);
 };
 
 export const experimentsCreate: RouteHandler<typeof routes.experimentsCreate, AppEnv> = async (

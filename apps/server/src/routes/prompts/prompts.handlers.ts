@@ -1,7 +1,14 @@
 import type { RouteHandler } from '@hono/zod-openapi';
-import { listPage, parseListQuery, projectItem, type ListQuery } from '../../domain/list-query.js';
+import {
+  listPage,
+  parseListQuery,
+  projectItem,
+  type CursorSigner,
+  type ListQuery,
+} from '../../domain/list-query.js';
 import { PROMPT_LIST, projectionShowsTools, type PromptProperty } from '../../domain/prompts.js';
 import type { Db } from '../../db/client.js';
+import { cursorSigner } from '../../db/cursor-signer.js';
 import { recordsVersion } from '../../db/repositories/organizations.js';
 import { perDatabase } from '../../db/caches.js';
 import { listPrompts } from '../../db/repositories/prompts.js';
@@ -22,7 +29,12 @@ const pageCache = perDatabase(
   () => new VersionedJsonCache<PromptListResponse>({ maxBytes: 32 * 1024 * 1024 }),
 );
 
-async function buildPage(db: Db, organizationId: number, query: ListQuery<PromptProperty>) {
+async function buildPage(
+  db: Db,
+  organizationId: number,
+  query: ListQuery<PromptProperty>,
+  signer: CursorSigner,
+) {
   // Items narrowed to fields that show no tool object do not need the tools loaded: the keys
   // computed from them (tools_full, session_end_tool, validation_issues) are projected away.
   const page = await listPrompts(db, organizationId, query, {
@@ -32,20 +44,22 @@ async function buildPage(db: Db, organizationId: number, query: ListQuery<Prompt
   const items = page.rows.map((row) =>
     projectItem<WirePrompt, 'id'>(toWirePrompt(row, tools), query.projection),
   );
-  return listPage(items, query, page.totalCount, page.next);
+  return listPage(items, query, page.totalCount, page.next, signer);
 }
 
 export const promptsList: RouteHandler<typeof routes.promptsList, AppEnv> = async (c) => {
   const db = c.get('db');
   const { organizationId } = c.get('auth');
-  const query = parseListQuery(PROMPT_LIST, c.req.valid('query'), organizationId);
+  const signer = await cursorSigner(db);
+  const query = await parseListQuery(PROMPT_LIST, c.req.valid('query'), organizationId, signer);
   const version = await recordsVersion(db, organizationId);
   const projection = query.projection ? [...query.projection].sort() : null;
-  const key = `${organizationId}:${JSON.stringify({ ...query, projection })}`;
+  // A kept page's next_cursor is sealed with the secret of its time: kept per sealing secret.
+  const key = `${organizationId}:${signer.sealingSecretId}:${JSON.stringify({ ...query, projection })}`;
   const cached = pageCache(db).get(key, version);
   // Kept pages are sent as the bytes they were kept as (domain/json-text.ts).
   if (cached !== null) return jsonTextResponse(c, cached);
-  const json = jsonText<PromptListResponse>(await buildPage(db, organizationId, query));
+  const json = jsonText<PromptListResponse>(await buildPage(db, organizationId, query, signer));
   pageCache(db).set(key, version, json);
   return jsonTextResponse(c, json);
 };
