@@ -113,7 +113,7 @@ describe('a request killed between its claim and its answer', () => {
       const requestsBefore = twilio.requests.length;
       const retried = await check(second.baseUrl);
       expect(retried.status).toBe(200);
-      expect(await retried.json()).toEqual({ a2p_approved: true });
+      expect(await retried.json()).toMatchObject({ a2p_approved: true });
       const providerReads = twilio.requests.length - requestsBefore;
       expect(providerReads).toBeGreaterThan(0);
       // The answer is stored now: a further retry replays it without asking the provider again.

@@ -17,6 +17,7 @@ import {
   type TestApi,
 } from './support/harness.js';
 import { startLiveServer } from './support/live-server.js';
+import { stringContaining } from './support/matchers.js';
 import { queryTestDb } from './support/test-database.js';
 
 const APPROVED_LINE = '+14155550100';
@@ -83,14 +84,26 @@ describe('answers', () => {
       body: { phone: APPROVED_LINE },
     });
     expect(approved.status).toBe(200);
-    expect(approved.body).toEqual({ a2p_approved: true });
+    expect(approved.body).toMatchObject({ a2p_approved: true });
     expect(approved.headers.get('X-Request-Id')).toBeTruthy();
 
     const unregistered = await api.request('POST', checkUrl(acmeIds['Phone line']!), {
       key: acme.key,
       body: { phone: UNREGISTERED_LINE },
     });
-    expect(unregistered.body).toEqual({ a2p_approved: false });
+    expect(unregistered.body).toEqual({
+      a2p_approved: false,
+      checks: [
+        {
+          name: 'messaging_service',
+          passed: false,
+          detail: stringContaining('no messaging service'),
+        },
+        { name: 'a2p_campaign', passed: null, detail: stringContaining('Not checked') },
+        { name: 'campaign_verified', passed: null, detail: stringContaining('Not checked') },
+        { name: 'brand_approved', passed: null, detail: stringContaining('Not checked') },
+      ],
+    });
   });
 
   it('a telephony channel stored without a provider uses the embedded records', async () => {
@@ -108,7 +121,7 @@ describe('answers', () => {
       key: acme.key,
       body: { phone: APPROVED_LINE },
     });
-    expect(response.body).toEqual({ a2p_approved: true });
+    expect(response.body).toMatchObject({ a2p_approved: true });
   });
 });
 
@@ -190,12 +203,12 @@ describe('tenancy and 404s', () => {
       key: acme.key,
       body: { phone: SHARED_NUMBER },
     });
-    expect(acmeAnswer.body).toEqual({ a2p_approved: false });
+    expect(acmeAnswer.body).toMatchObject({ a2p_approved: false });
     const globexAnswer = await api.request('POST', checkUrl(globexLineId), {
       key: globex.key,
       body: { phone: SHARED_NUMBER },
     });
-    expect(globexAnswer.body).toEqual({ a2p_approved: true });
+    expect(globexAnswer.body).toMatchObject({ a2p_approved: true });
   });
 });
 
@@ -283,7 +296,7 @@ describe('through the SDK over HTTP', () => {
       const channelId = acmeIds['Phone line']!;
       await expect(
         client.telephony.verifyA2pCompliance(channelId, { phone: APPROVED_LINE }),
-      ).resolves.toEqual({ a2p_approved: true });
+      ).resolves.toMatchObject({ a2p_approved: true });
       await expect(
         client.telephony.verifyA2pCompliance(channelId, { phone: '+19995550100' }),
       ).rejects.toBeInstanceOf(NotFoundError);

@@ -147,7 +147,7 @@ describe('pagination', () => {
   it('follows every kind of page link to a number in a service on page 3', async () => {
     const { status, body } = await check('live');
     expect(status).toBe(200);
-    expect(body).toEqual({ a2p_approved: true });
+    expect(body).toMatchObject({ a2p_approved: true });
 
     const pagesOf = (path: RegExp) =>
       twilio.requests
@@ -172,14 +172,17 @@ describe('pagination', () => {
 
   it("asks for Twilio's largest page, so a small account takes one page per list", async () => {
     twilio.behaviour.maxPageSize = 1000;
-    expect((await check('live')).body).toEqual({ a2p_approved: true });
+    expect((await check('live')).body).toMatchObject({ a2p_approved: true });
     expect(twilio.requests[0]).toMatch(/[?&]PageSize=1000(&|$)/);
     expect(twilio.requests.filter((r) => r.includes('PageToken'))).toEqual([]);
   });
 
   it('answers false when the campaign on a later page is verified but its brand is not approved', async () => {
     twilio.data.brands = [{ sid: BRAND_SID, status: 'PENDING' }];
-    expect((await check('live')).body).toEqual({ a2p_approved: false });
+    const { body } = await check<Schemas['A2pMessagingPathCheckResponse']>('live');
+    expect(body.a2p_approved).toBe(false);
+    expect(body.checks.map((c) => c.passed)).toEqual([true, true, true, false]);
+    expect(body.checks[3]!.detail).toContain(`brand ${BRAND_SID} of campaign`);
   });
 
   it('answers 404 for a number of the channel that the Twilio account does not hold', async () => {

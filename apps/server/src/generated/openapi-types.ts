@@ -73,6 +73,11 @@ export interface paths {
          *     The answer reflects the provider-side records only: it is not the carrier's per-number
          *     registered state and not a legal or content compliance verdict.
          *
+         *     `checks` says why: the four conditions in order (`messaging_service`, `a2p_campaign`,
+         *     `campaign_verified`, `brand_approved`), each with `passed` and a `detail` that says what
+         *     was found and, for a failed check, what to fix (see `A2pCheck`). `a2p_approved` is true
+         *     exactly when all four passed.
+         *
          *     Where the records come from is the channel's provider: `records` (Agentline's own
          *     database, loaded by the operator) or `twilio` (the provider's REST API, read live with
          *     the channel's stored credentials, which are never returned or logged). If the provider
@@ -565,6 +570,38 @@ export interface components {
         A2pMessagingPathCheckResponse: {
             /** @description True when the number is on a messaging service with a US A2P registration whose campaign is verified and whose brand is approved. */
             a2p_approved: boolean;
+            /** @description The four checks behind `a2p_approved`, always all four, in this order; `a2p_approved` is true exactly when every one passed. */
+            checks: components["schemas"]["A2pCheck"][];
+        };
+        /**
+         * @description One of the four conditions of the A2P check, in the order they are checked.
+         * @enum {string}
+         */
+        A2pCheckName: "messaging_service" | "a2p_campaign" | "campaign_verified" | "brand_approved";
+        /**
+         * @description One condition of the A2P check. The four are checked in order, and each only when the one
+         *     before it passed:
+         *
+         *     | `name` | Passes when | When it fails |
+         *     |---|---|---|
+         *     | `messaging_service` | the number is in a messaging service (a number is in at most one) | add the number to the sender pool of a messaging service that has a US A2P campaign (in the provider's console, or in the operator's loaded records on a `records` channel) |
+         *     | `a2p_campaign` | that service has a US A2P campaign (registration) | register a US A2P campaign for that service, under a brand |
+         *     | `campaign_verified` | one of that service's campaigns is `VERIFIED` and not a mock | a `PENDING` or `IN_PROGRESS` campaign is still being reviewed: wait and check again; a `FAILED` one was rejected: correct it and submit it again; a mock (test) campaign never carries traffic: register a real one |
+         *     | `brand_approved` | the brand of that same verified campaign is `APPROVED` | a `PENDING` or `IN_REVIEW` brand is still being reviewed: wait; a `FAILED` one was rejected: correct the brand registration and submit it again. An approved brand on another campaign does not count: the detail names it when there is one |
+         *
+         *     `detail` says what was found, naming the service, campaign and brand sids, and for a failed
+         *     check what to fix; it never carries a credential. Its wording may change: programs read
+         *     `name` and `passed`.
+         */
+        A2pCheck: {
+            name: components["schemas"]["A2pCheckName"];
+            /** @description Whether the condition holds; null when it was not checked because an earlier one failed. */
+            passed: boolean | null;
+            /**
+             * @description What was found and, when the check failed, what to fix, as a sentence for a person.
+             * @example No campaign of messaging service MG00000000000000000000000000000001 is VERIFIED: QE00000000000000000000000000000001 is PENDING: the carriers are still reviewing it; check again once they have decided.
+             */
+            detail: string;
         };
         /**
          * @description `draft` (editable) -> `running` (splitting traffic) -> `stopped` (final).

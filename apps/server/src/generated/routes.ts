@@ -392,6 +392,37 @@ export const A2pMessagingPathCheckRequest = z
   })
   .openapi('A2pMessagingPathCheckRequest');
 
+export const A2pCheckName = z
+  .enum(['messaging_service', 'a2p_campaign', 'campaign_verified', 'brand_approved'])
+  .openapi('A2pCheckName', {
+    description: 'One of the four conditions of the A2P check, in the order they are checked.',
+  });
+
+export const A2pCheck = z
+  .object({
+    name: A2pCheckName,
+    passed: z
+      .boolean()
+      .nullable()
+      .openapi({
+        description:
+          'Whether the condition holds; null when it was not checked because an earlier one failed.',
+      }),
+    detail: z
+      .string()
+      .openapi({
+        description:
+          'What was found and, when the check failed, what to fix, as a sentence for a person.',
+        examples: [
+          'No campaign of messaging service MG00000000000000000000000000000001 is VERIFIED: QE00000000000000000000000000000001 is PENDING: the carriers are still reviewing it; check again once they have decided.',
+        ],
+      }),
+  })
+  .openapi('A2pCheck', {
+    description:
+      "One condition of the A2P check. The four are checked in order, and each only when the one\nbefore it passed:\n\n| `name` | Passes when | When it fails |\n|---|---|---|\n| `messaging_service` | the number is in a messaging service (a number is in at most one) | add the number to the sender pool of a messaging service that has a US A2P campaign (in the provider's console, or in the operator's loaded records on a `records` channel) |\n| `a2p_campaign` | that service has a US A2P campaign (registration) | register a US A2P campaign for that service, under a brand |\n| `campaign_verified` | one of that service's campaigns is `VERIFIED` and not a mock | a `PENDING` or `IN_PROGRESS` campaign is still being reviewed: wait and check again; a `FAILED` one was rejected: correct it and submit it again; a mock (test) campaign never carries traffic: register a real one |\n| `brand_approved` | the brand of that same verified campaign is `APPROVED` | a `PENDING` or `IN_REVIEW` brand is still being reviewed: wait; a `FAILED` one was rejected: correct the brand registration and submit it again. An approved brand on another campaign does not count: the detail names it when there is one |\n\n`detail` says what was found, naming the service, campaign and brand sids, and for a failed\ncheck what to fix; it never carries a credential. Its wording may change: programs read\n`name` and `passed`.\n",
+  });
+
 export const A2pMessagingPathCheckResponse = z
   .object({
     a2p_approved: z
@@ -399,6 +430,12 @@ export const A2pMessagingPathCheckResponse = z
       .openapi({
         description:
           'True when the number is on a messaging service with a US A2P registration whose campaign is verified and whose brand is approved.',
+      }),
+    checks: z
+      .array(A2pCheck)
+      .openapi({
+        description:
+          'The four checks behind `a2p_approved`, always all four, in this order; `a2p_approved` is true exactly when every one passed.',
       }),
   })
   .openapi('A2pMessagingPathCheckResponse');
@@ -1128,7 +1165,7 @@ export const channelsTelephonyNumbersVerifyA2pComplianceRoute = createRoute({
   tags: ['channels.telephony.numbers'],
   summary: 'Check whether an incoming number is on an approved US A2P messaging path',
   description:
-    "Reads the telephony provider's configuration records for `phone`, an incoming number of\nthe telephony channel, and answers `a2p_approved: true` only when all of these hold:\n\n1. the number belongs to a messaging service (a number is in at most one);\n2. that service has a US A2P registration (campaign) whose status is verified\n   (`VERIFIED`);\n3. that same registration's brand is approved (`APPROVED`).\n\nAnything else is `false`: a number in no service, a service with no registration, a\nverified campaign of a brand that is not approved, or a brand approved only on another\nregistration. Mock (test) registrations never count as verified, whatever their status:\nTwilio's campaigns with `mock: true` (every campaign of a mock brand is one) and loaded\nrecords with `is_mock: true`. Statuses are compared exactly as the provider writes them.\nThe answer reflects the provider-side records only: it is not the carrier's per-number\nregistered state and not a legal or content compliance verdict.\n\nWhere the records come from is the channel's provider: `records` (Agentline's own\ndatabase, loaded by the operator) or `twilio` (the provider's REST API, read live with\nthe channel's stored credentials, which are never returned or logged). If the provider\ntimes out, refuses the credentials or fails, the answer is a 502, never `false`.\n\nNeeds `CHANNELS_READ`. An unknown channel, another organization's channel, a channel\nthat is not a telephony channel, or a number that is not an incoming number of the\nchannel is a 404; on a `twilio` channel the number must also be an incoming number of the\nchannel's Twilio account.\n",
+    "Reads the telephony provider's configuration records for `phone`, an incoming number of\nthe telephony channel, and answers `a2p_approved: true` only when all of these hold:\n\n1. the number belongs to a messaging service (a number is in at most one);\n2. that service has a US A2P registration (campaign) whose status is verified\n   (`VERIFIED`);\n3. that same registration's brand is approved (`APPROVED`).\n\nAnything else is `false`: a number in no service, a service with no registration, a\nverified campaign of a brand that is not approved, or a brand approved only on another\nregistration. Mock (test) registrations never count as verified, whatever their status:\nTwilio's campaigns with `mock: true` (every campaign of a mock brand is one) and loaded\nrecords with `is_mock: true`. Statuses are compared exactly as the provider writes them.\nThe answer reflects the provider-side records only: it is not the carrier's per-number\nregistered state and not a legal or content compliance verdict.\n\n`checks` says why: the four conditions in order (`messaging_service`, `a2p_campaign`,\n`campaign_verified`, `brand_approved`), each with `passed` and a `detail` that says what\nwas found and, for a failed check, what to fix (see `A2pCheck`). `a2p_approved` is true\nexactly when all four passed.\n\nWhere the records come from is the channel's provider: `records` (Agentline's own\ndatabase, loaded by the operator) or `twilio` (the provider's REST API, read live with\nthe channel's stored credentials, which are never returned or logged). If the provider\ntimes out, refuses the credentials or fails, the answer is a 502, never `false`.\n\nNeeds `CHANNELS_READ`. An unknown channel, another organization's channel, a channel\nthat is not a telephony channel, or a number that is not an incoming number of the\nchannel is a 404; on a `twilio` channel the number must also be an incoming number of the\nchannel's Twilio account.\n",
   'x-agentline-permission': 'CHANNELS_READ' as const,
   security: [{ APIKeyHeader: [] }],
   request: {
@@ -1773,6 +1810,8 @@ export function registerSpecComponents(app: Pick<OpenAPIHono, 'openAPIRegistry'>
   app.openAPIRegistry.register('PromptListResponse', PromptListResponse);
   app.openAPIRegistry.register('A2pMessagingPathCheckRequest', A2pMessagingPathCheckRequest);
   app.openAPIRegistry.register('A2pMessagingPathCheckResponse', A2pMessagingPathCheckResponse);
+  app.openAPIRegistry.register('A2pCheckName', A2pCheckName);
+  app.openAPIRegistry.register('A2pCheck', A2pCheck);
   app.openAPIRegistry.register('ExperimentStatus', ExperimentStatus);
   app.openAPIRegistry.register('VariantWrite', VariantWrite);
   app.openAPIRegistry.register('Variant', Variant);

@@ -168,7 +168,39 @@ export interface PromptListResponse extends Omit<Schema<'PromptListResponse'>, '
 
 export interface A2pMessagingPathCheckRequest extends Schema<'A2pMessagingPathCheckRequest'> {}
 
-export interface A2pMessagingPathCheckResponse extends Schema<'A2pMessagingPathCheckResponse'> {}
+export interface A2pMessagingPathCheckResponse extends Omit<
+  Schema<'A2pMessagingPathCheckResponse'>,
+  'checks'
+> {
+  /**
+   * The four checks behind `a2p_approved`, always all four, in this order; `a2p_approved` is true exactly when every one passed.
+   */
+  checks: A2pCheck[];
+}
+
+/**
+ * One of the four conditions of the A2P check, in the order they are checked.
+ */
+export type A2pCheckName = Schema<'A2pCheckName'>;
+
+/**
+ * One condition of the A2P check. The four are checked in order, and each only when the one
+ * before it passed:
+ *
+ * | `name` | Passes when | When it fails |
+ * |---|---|---|
+ * | `messaging_service` | the number is in a messaging service (a number is in at most one) | add the number to the sender pool of a messaging service that has a US A2P campaign (in the provider's console, or in the operator's loaded records on a `records` channel) |
+ * | `a2p_campaign` | that service has a US A2P campaign (registration) | register a US A2P campaign for that service, under a brand |
+ * | `campaign_verified` | one of that service's campaigns is `VERIFIED` and not a mock | a `PENDING` or `IN_PROGRESS` campaign is still being reviewed: wait and check again; a `FAILED` one was rejected: correct it and submit it again; a mock (test) campaign never carries traffic: register a real one |
+ * | `brand_approved` | the brand of that same verified campaign is `APPROVED` | a `PENDING` or `IN_REVIEW` brand is still being reviewed: wait; a `FAILED` one was rejected: correct the brand registration and submit it again. An approved brand on another campaign does not count: the detail names it when there is one |
+ *
+ * `detail` says what was found, naming the service, campaign and brand sids, and for a failed
+ * check what to fix; it never carries a credential. Its wording may change: programs read
+ * `name` and `passed`.
+ */
+export interface A2pCheck extends Omit<Schema<'A2pCheck'>, 'name'> {
+  name: A2pCheckName;
+}
 
 /**
  * `draft` (editable) -> `running` (splitting traffic) -> `stopped` (final).

@@ -3,13 +3,14 @@ import {
   findTelephonyChannel,
   isIncomingNumberOfChannel,
 } from '../../db/repositories/telephony.js';
-import { isA2pApproved, type MessagingPath } from '../../domain/a2p.js';
+import { checkA2p, type MessagingPath } from '../../domain/a2p.js';
 import { RecordNotFoundError } from '../../domain/errors.js';
 import type { AppEnv } from '../../http/app-env.js';
 import { ApiError } from '../../http/errors.js';
 import { telephonyProviderOf } from '../../providers/channel-provider.js';
 import { ProviderUnavailableError } from '../../providers/telephony-provider.js';
 import type * as routes from './telephony.routes.js';
+import { toWireA2pVerdict } from './telephony.wire.js';
 
 export const channelsTelephonyNumbersVerifyA2pCompliance: RouteHandler<
   typeof routes.channelsTelephonyNumbersVerifyA2pCompliance,
@@ -52,5 +53,5 @@ export const channelsTelephonyNumbersVerifyA2pCompliance: RouteHandler<
       `The ${channel.provider} account of telephony channel ${channelId} holds no incoming number ${phone}; the number must be an incoming number in that account.`,
     );
   }
-  return c.json({ a2p_approved: isA2pApproved(path) }, 200);
+  return c.json(toWireA2pVerdict(checkA2p(path)), 200);
 };
