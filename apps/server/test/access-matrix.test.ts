@@ -107,6 +107,12 @@ const OPERATIONS: Operation[] = [
     foreign: 404,
   },
   {
+    name: 'channels_telephony_numbers_a2p_status',
+    method: 'GET',
+    path: () => `/api/v1/channels/telephony/${channelId}/numbers/a2p-status`,
+    foreign: 404,
+  },
+  {
     name: 'agents_list',
     method: 'GET',
     path: () => '/api/v1/agents/',

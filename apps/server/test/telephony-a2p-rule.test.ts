@@ -1,5 +1,6 @@
 // The A2P decision rule (docs/decisions.md sections 5 and 11) as tables, run through the API
-// against both telephony providers with the same expectations: `records` reads what
+// (the single check and the channel's status list) against both telephony providers with the
+// same expectations: `records` reads what
 // `loadPlatformRecords` stored, `twilio` reads the fake Twilio over HTTP. The pure rule runs the
 // same tables too. The acceptance scenarios fix `a2p_approved`; the combinations of the four
 // conditions fix which check fails first; both providers must give the very same `checks`.
@@ -430,6 +431,26 @@ describe('the A2P check against both providers', () => {
       expect(fromRecords.checks.every((c) => c.passed === true)).toBe(approved);
       if (passed) expect(fromRecords.checks.map((c) => c.passed)).toEqual(passed);
       expect(checkA2p(messagingPathOf(index)).checks).toEqual(fromRecords.checks);
+    },
+  );
+
+  it.each(['records', 'twilio'])(
+    'provider %s: the status list gives every number the answer of its single check',
+    async (provider) => {
+      const response = await api.request<Schemas['A2pNumberStatusListResponse']>(
+        'GET',
+        `/api/v1/channels/telephony/${channelIds[provider]}/numbers/a2p-status?limit=1000`,
+        { key: acme.key },
+      );
+      expect(response.status).toBe(200);
+      const expected = await Promise.all(
+        TABLE.map(async (_, index) => ({
+          phone: idsOf(index).phone,
+          ...(await check('records', index)),
+        })),
+      );
+      expected.sort((a, b) => (a.phone < b.phone ? -1 : 1));
+      expect(response.body.items).toEqual(expected);
     },
   );
 });

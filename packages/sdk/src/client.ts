@@ -7,6 +7,9 @@ import { errorForFailure, errorForResponse } from './errors.js';
 import type {
   A2pMessagingPathCheckRequest,
   A2pMessagingPathCheckResponse,
+  A2pNumberStatus,
+  A2pNumberStatusListQuery,
+  A2pNumberStatusListResponse,
   Agent,
   AgentListQuery,
   AgentListResponse,
@@ -278,6 +281,29 @@ export function createClient(options: ClientOptions = {}) {
         }),
         request,
       ),
+    /**
+     * `GET /api/v1/channels/telephony/{channel_id}/numbers/a2p-status`: one page of the channel's
+     * incoming numbers, in phone order, each with `a2p_approved` and the four `checks` behind it.
+     */
+    a2pStatus: (
+      channelId: number,
+      query: A2pNumberStatusListQuery = {},
+      request: RequestOptions = {},
+    ): ApiPromise<A2pNumberStatusListResponse> =>
+      call(
+        raw.GET('/api/v1/channels/telephony/{channel_id}/numbers/a2p-status', {
+          params: { path: { channel_id: channelId }, query },
+          ...callOptions(request),
+        }),
+        request,
+      ),
+    /** Every incoming number of the channel with its A2P status, page after page. */
+    iterateA2pStatus: (
+      channelId: number,
+      query: A2pNumberStatusListQuery = {},
+      request: RequestOptions = {},
+    ): AsyncGenerator<A2pNumberStatus, void> =>
+      iteratePages((page) => telephony.a2pStatus(channelId, page, request), query),
   };
   const agents = {
     /** `GET /api/v1/agents/`: one page of agents, for the `agent_id` of an experiment's variants. */

@@ -4,6 +4,10 @@
 import { expectTypeOf, test } from 'vitest';
 import {
   createClient,
+  type A2pCheck,
+  type A2pMessagingPathCheckResponse,
+  type A2pNumberStatus,
+  type A2pNumberStatusListQuery,
   type AgentlineClient,
   type ApiPromise,
   type AuthenticationError,
@@ -69,6 +73,15 @@ test('method signatures name the models, and the items assign to them', () => {
   expectTypeOf(client.experiments.create).parameter(0).toEqualTypeOf<ExperimentCreate>();
   expectTypeOf(client.experiments.update).parameter(1).toEqualTypeOf<ExperimentUpdate>();
   expectTypeOf(client.events.iterate).returns.toEqualTypeOf<AsyncGenerator<Event, void>>();
+  expectTypeOf(client.telephony.a2pStatus).parameter(0).toEqualTypeOf<number>();
+  expectTypeOf(client.telephony.a2pStatus)
+    .parameter(1)
+    .toEqualTypeOf<A2pNumberStatusListQuery | undefined>();
+  expectTypeOf(client.telephony.iterateA2pStatus).returns.toEqualTypeOf<
+    AsyncGenerator<A2pNumberStatus, void>
+  >();
+  expectTypeOf<A2pNumberStatus['checks'][number]>().toEqualTypeOf<A2pCheck>();
+  expectTypeOf<A2pMessagingPathCheckResponse['checks'][number]>().toEqualTypeOf<A2pCheck>();
   expectTypeOf<EventListResponse['items'][number]>().toEqualTypeOf<Event>();
   expectTypeOf<Experiment['variants'][number]>().toEqualTypeOf<Variant>();
   expectTypeOf<NonNullable<Prompt['tools_full']>[number]>().toEqualTypeOf<Tool>();
@@ -78,6 +91,9 @@ test('method signatures name the models, and the items assign to them', () => {
   expectTypeOf<Wire<'events_list'>['items'][number]>().toExtend<Event>();
   expectTypeOf<Wire<'prompts_list'>['items'][number]>().toExtend<Prompt>();
   expectTypeOf<Wire<'experiments_list'>['items'][number]>().toExtend<ExperimentListItem>();
+  expectTypeOf<
+    Wire<'channels_telephony_numbers_a2p_status'>['items'][number]
+  >().toExtend<A2pNumberStatus>();
 });
 
 test('each error class has its status as a literal type', () => {
@@ -100,6 +116,7 @@ interface OperationMethods {
   events_list: AgentlineClient['events']['list'];
   prompts_list: AgentlineClient['prompts']['list'];
   channels_telephony_numbers_verify_a2p_compliance: AgentlineClient['telephony']['verifyA2pCompliance'];
+  channels_telephony_numbers_a2p_status: AgentlineClient['telephony']['a2pStatus'];
   experiments_list: AgentlineClient['experiments']['list'];
   experiments_create: AgentlineClient['experiments']['create'];
   experiments_get: AgentlineClient['experiments']['get'];

@@ -157,6 +157,8 @@ export interface ListTable<P extends string> extends Omit<ListSqlOptions<P>, 'sp
   /** FROM clause of the count, when the conditions need less than `from` (default `from`). */
   countFrom?: SQL;
   organizationColumn: SQLWrapper;
+  /** What every row of a nested list meets besides the organization (the parent's id). */
+  within?: SQL;
   primaryKey: SQLWrapper;
   /** The record's fields (their aliases are the record's keys) and the SQL each is read from. */
   fields: Record<string, SQLWrapper>;
@@ -176,9 +178,18 @@ export function* selectListPage<P extends string, R extends { id: number }>(
   totalCount: number;
   next: ListPosition | null;
 }> {
-  const { from, countFrom = from, organizationColumn, primaryKey, fields, ...options } = table;
+  const {
+    from,
+    countFrom = from,
+    organizationColumn,
+    within,
+    primaryKey,
+    fields,
+    ...options
+  } = table;
   const where = and(
     eq(organizationColumn, organizationId),
+    within,
     ...listConditions(query, { ...options, spelling }),
   );
   const order = listOrder(query, table.columns, primaryKey, spelling);

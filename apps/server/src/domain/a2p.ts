@@ -4,6 +4,7 @@
 // why a number is not.
 
 import type { components } from '../generated/openapi-types.js';
+import type { ListResource } from './list-query.js';
 
 /** The provider's value for a campaign the carriers' registry has verified. */
 export const VERIFIED_CAMPAIGN_STATUS = 'VERIFIED';
@@ -208,4 +209,20 @@ export function checkA2p(path: MessagingPath | null): A2pVerdict {
       detail: `The brand of the verified ${plural(verified.length, 'campaign')} is not ${APPROVED_BRAND_STATUS}: ${verified.map(unapprovedBrand).join('; ')}${note}.`,
     },
   ]);
+}
+
+/** The one property of the A2P status list: its items come in phone order, and nothing else. */
+export type A2pStatusProperty = 'phone';
+
+/**
+ * The A2P status list of one telephony channel's numbers (docs/decisions.md section 11). Its name
+ * holds the channel, so a cursor given out for one channel is refused by another's list.
+ */
+export function a2pStatusList(channelId: number): ListResource<A2pStatusProperty> {
+  return {
+    name: `a2p_status:${channelId}`,
+    kinds: { phone: 'exact' },
+    alwaysIncluded: ['phone'],
+    defaultOrder: { property: 'phone', direction: 'asc' },
+  };
 }

@@ -76,7 +76,8 @@ export interface paths {
          *     `checks` says why: the four conditions in order (`messaging_service`, `a2p_campaign`,
          *     `campaign_verified`, `brand_approved`), each with `passed` and a `detail` that says what
          *     was found and, for a failed check, what to fix (see `A2pCheck`). `a2p_approved` is true
-         *     exactly when all four passed.
+         *     exactly when all four passed. To check every number of a channel at once, list
+         *     `GET /api/v1/channels/telephony/{channel_id}/numbers/a2p-status`.
          *
          *     Where the records come from is the channel's provider: `records` (Agentline's own
          *     database, loaded by the operator) or `twilio` (the provider's REST API, read live with
@@ -89,6 +90,44 @@ export interface paths {
          *     channel's Twilio account.
          */
         post: operations["channels_telephony_numbers_verify_a2p_compliance"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/channels/telephony/{channel_id}/numbers/a2p-status": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The A2P check of every incoming number of a telephony channel
+         * @description Pages through the incoming numbers of the telephony channel in phone order (their E.164
+         *     text, compared by code point) and gives each the answer of the A2P check
+         *     (`verify-a2p-compliance`): `a2p_approved` and the four `checks` that say why, decided by
+         *     the same rule from the same provider records. Needs `CHANNELS_READ`.
+         *
+         *     Paging takes `page`, `limit` and `cursor` as the other lists do (see Lists); there is no
+         *     search, order or `fields`. A cursor belongs to the channel it was given out for.
+         *
+         *     On a `twilio` channel a page costs a fixed number of requests to Twilio, whatever the
+         *     number of numbers on it: the account's messaging services and each one's phone numbers,
+         *     the US A2P campaigns of the services that hold a number of the page, the account's brand
+         *     registrations, and the account's incoming numbers only when a number of the page is in no
+         *     service (Twilio lists up to 1,000 records a request). If the provider times out, refuses
+         *     the credentials or fails on any of them, the whole page is a 502: never a page with
+         *     some numbers missing or answered `false`. A number the channel lists but its Twilio
+         *     account does not hold fails `messaging_service` (the single check answers 404 for it).
+         *
+         *     An unknown channel, another organization's channel, or a channel that is not a
+         *     telephony channel is a 404.
+         */
+        get: operations["channels_telephony_numbers_a2p_status"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -584,7 +623,7 @@ export interface components {
          *
          *     | `name` | Passes when | When it fails |
          *     |---|---|---|
-         *     | `messaging_service` | the number is in a messaging service (a number is in at most one) | add the number to the sender pool of a messaging service that has a US A2P campaign (in the provider's console, or in the operator's loaded records on a `records` channel) |
+         *     | `messaging_service` | the number is in a messaging service (a number is in at most one) | add the number to the sender pool of a messaging service that has a US A2P campaign (in the provider's console, or in the operator's loaded records on a `records` channel). In the status list of a `twilio` channel it also fails for a number the channel lists but its Twilio account does not hold: correct the channel's numbers or account |
          *     | `a2p_campaign` | that service has a US A2P campaign (registration) | register a US A2P campaign for that service, under a brand |
          *     | `campaign_verified` | one of that service's campaigns is `VERIFIED` and not a mock | a `PENDING` or `IN_PROGRESS` campaign is still being reviewed: wait and check again; a `FAILED` one was rejected: correct it and submit it again; a mock (test) campaign never carries traffic: register a real one |
          *     | `brand_approved` | the brand of that same verified campaign is `APPROVED` | a `PENDING` or `IN_REVIEW` brand is still being reviewed: wait; a `FAILED` one was rejected: correct the brand registration and submit it again. An approved brand on another campaign does not count: the detail names it when there is one |
@@ -602,6 +641,32 @@ export interface components {
              * @example No campaign of messaging service MG00000000000000000000000000000001 is VERIFIED: QE00000000000000000000000000000001 is PENDING: the carriers are still reviewing it; check again once they have decided.
              */
             detail: string;
+        };
+        /** @description The A2P check of one incoming number of the channel. */
+        A2pNumberStatus: {
+            /**
+             * @description The incoming number in E.164 form, as the channel lists it.
+             * @example +14155550100
+             */
+            phone: string;
+            /** @description What the A2P check answers for this number. */
+            a2p_approved: boolean;
+            /** @description The four checks behind `a2p_approved`, in order, as the A2P check gives them. */
+            checks: components["schemas"]["A2pCheck"][];
+        };
+        /** @description One page of a telephony channel's incoming numbers, with the A2P check of each. */
+        A2pNumberStatusListResponse: {
+            items: components["schemas"]["A2pNumberStatus"][];
+            /** @description Page number of these results, 0-based. */
+            page: number;
+            /** @description The `limit` used. */
+            page_size: number;
+            /** @description ceil(total_count / page_size); null when page_size is 0. */
+            total_pages?: number | null;
+            /** @description Number of incoming numbers of the channel. */
+            total_count?: number | null;
+            /** @description Pass as `cursor` to get the page after this one; null when this page is the last. Always present. */
+            next_cursor?: string | null;
         };
         /**
          * @description `draft` (editable) -> `running` (splitting traffic) -> `stopped` (final).
@@ -1189,6 +1254,54 @@ export interface operations {
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            502: components["responses"]["ProviderUnavailable"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    channels_telephony_numbers_a2p_status: {
+        parameters: {
+            query?: {
+                /** @description 0-based page to return. Leaving it out means 0. */
+                page?: components["parameters"]["Page"];
+                /**
+                 * @description Continues a walk where a page ended: the `next_cursor` of that page. With a cursor,
+                 *     `page` is ignored and the page starts right after the item the cursor marks, in the
+                 *     same order, so pages never repeat or skip an item while new records arrive, and a page
+                 *     deep into the list costs what the first one does. The cursor is bound to the query: send
+                 *     the same `search_fields`, `search_field_values`, `order_by`, `order_by_direction`,
+                 *     `start_datetime` and `end_datetime` with it (`limit` and `fields` may change). A cursor
+                 *     that was altered, belongs to another organization or another query is a 422 at
+                 *     `["query", "cursor"]`. Cursors are opaque and do not expire.
+                 */
+                cursor?: components["parameters"]["Cursor"];
+                /** @description Maximum number of items on the page (0 returns only the counts). */
+                limit?: components["parameters"]["Limit"];
+            };
+            header?: never;
+            path: {
+                /** @description The telephony channel. */
+                channel_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of the channel's incoming numbers with the A2P check of each. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["A2pNumberStatusListResponse"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];

@@ -2,7 +2,7 @@
 // them into Agentline's database (`agentline load`, `agentline demo`).
 
 import type { Db } from '../db/client.js';
-import { readRecordedMessagingPath } from '../db/repositories/telephony.js';
+import { readRecordedMessagingPaths } from '../db/repositories/telephony.js';
 import type { TelephonyProvider } from './telephony-provider.js';
 
 export function createRecordsProvider(db: Db, organizationId: number): TelephonyProvider {
@@ -10,6 +10,8 @@ export function createRecordsProvider(db: Db, organizationId: number): Telephony
     name: 'records',
     // The incoming numbers of a records channel are its telephony_numbers rows, which the caller
     // has already matched, so every number asked about here is one the provider holds.
-    readMessagingPath: (phone) => readRecordedMessagingPath(db, organizationId, phone),
+    readMessagingPath: async (phone) =>
+      (await readRecordedMessagingPaths(db, organizationId, [phone])).get(phone)!,
+    readMessagingPaths: (phones) => readRecordedMessagingPaths(db, organizationId, phones),
   };
 }

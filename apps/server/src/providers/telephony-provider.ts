@@ -1,6 +1,6 @@
 // What the A2P check needs from a telephony provider: the messaging path of one incoming number,
-// read from wherever the channel's provider keeps its configuration records. The decision itself
-// is domain/a2p.ts, the same for every provider.
+// or of a page of them, read from wherever the channel's provider keeps its configuration records.
+// The decision itself is domain/a2p.ts, the same for every provider.
 
 import type { MessagingPath } from '../domain/a2p.js';
 
@@ -9,6 +9,12 @@ export interface TelephonyProvider {
   readonly name: string;
   /** The number's messaging path, or null when the provider holds no such incoming number. */
   readMessagingPath(phone: string): Promise<MessagingPath | null>;
+  /**
+   * The messaging path of each number, keyed by number; null (or no entry) for a number the
+   * provider does not hold. One bulk read: its cost must not grow with the count of numbers, since a list page holds
+   * up to a thousand (docs/decisions.md section 11).
+   */
+  readMessagingPaths(phones: readonly string[]): Promise<Map<string, MessagingPath | null>>;
 }
 
 /**

@@ -1,20 +1,25 @@
-// Reads a number's US A2P messaging path live from Twilio's REST API with plain `fetch`:
+// Reads US A2P messaging paths live from Twilio's REST API with plain `fetch`:
 //
-//   1. api.twilio.com/2010-04-01/Accounts/{AccountSid}/IncomingPhoneNumbers.json?PhoneNumber=...
-//   2. messaging.twilio.com/v1/Services, then each service's /PhoneNumbers, until one holds it
-//   3. messaging.twilio.com/v1/Services/{ServiceSid}/Compliance/Usa2p (the service's campaigns)
-//   4. messaging.twilio.com/v1/a2p/BrandRegistrations/{BrandSid} (each campaign's own brand)
+//   1. api.twilio.com/2010-04-01/Accounts/{AccountSid}/IncomingPhoneNumbers.json (does the
+//      account hold the number?)
+//   2. messaging.twilio.com/v1/Services, then each service's /PhoneNumbers, until every number
+//      asked about is placed
+//   3. messaging.twilio.com/v1/Services/{ServiceSid}/Compliance/Usa2p (the campaigns of each
+//      service that holds one of the numbers)
+//   4. messaging.twilio.com/v1/a2p/BrandRegistrations (the account's brands, for each campaign's
+//      own brand)
 //
 // The IncomingPhoneNumber resource has no field naming its messaging service, and Twilio keeps a
-// number in at most one service (error 21712), so step 2 walks the services and stops at the
-// first whose PhoneNumbers list has the number. Both resources document `phone_number` as E.164,
-// so that is what is compared, exactly as the caller sent it.
+// number in at most one service (error 21712), so step 2 walks the services and their numbers.
+// One walk places a whole page of numbers at once: a page costs the lists above, at up to 1,000
+// records a request, and never a read per number (docs/decisions.md section 11). Both resources
+// document `phone_number` as E.164, so that is what is compared, exactly as the caller sent it.
 //
 // Credentials travel only in the Authorization header, and errors carry only safe sentences:
 // request URLs contain the account SID, and Twilio's own error messages may echo them.
 
 import { z } from 'zod';
-import type { A2pBrand, MessagingPath } from '../domain/a2p.js';
+import type { A2pBrand, MessagingPath, MessagingServiceRecord } from '../domain/a2p.js';
 import type { JsonObject } from '../db/schema.js';
 import { ProviderUnavailableError, type TelephonyProvider } from './telephony-provider.js';
 
@@ -78,6 +83,7 @@ const campaignSchema = z.object({
   campaign_status: z.string().nullable(),
   mock: z.boolean().nullable().optional(),
 });
+type TwilioCampaign = z.infer<typeof campaignSchema>;
 const brandSchema = z.object({ sid: z.string(), status: z.string().nullable() });
 
 /** A list page: v2010 puts the link at the top (`next_page_uri`), v1 in `meta.next_page_url`. */
@@ -179,22 +185,30 @@ export function createTwilioProvider(settings: TwilioSettings): TelephonyProvide
     }
   }
 
-  async function holdsIncomingNumber(phone: string): Promise<boolean> {
-    // The PhoneNumber filter also matches partial numbers, so the exact one is picked here.
-    const query = new URLSearchParams({ PhoneNumber: phone, PageSize: String(PAGE_SIZE) });
+  /** The account's incoming numbers among `wanted`, read until every one of them is found. */
+  async function heldAmong(wanted: ReadonlySet<string>, filter?: string): Promise<Set<string>> {
+    // The PhoneNumber filter also matches partial numbers, so the exact ones are picked here.
+    const query = new URLSearchParams({
+      ...(filter !== undefined && { PhoneNumber: filter }),
+      PageSize: String(PAGE_SIZE),
+    });
     const numbers = listItems(
       settings.apiBaseUrl,
       `/2010-04-01/Accounts/${encodeURIComponent(settings.accountSid)}/IncomingPhoneNumbers.json?${query.toString()}`,
       'incoming_phone_numbers',
       incomingNumberSchema,
     );
+    const held = new Set<string>();
     for await (const number of numbers) {
-      if (number.phone_number === phone) return true;
+      if (wanted.has(number.phone_number)) held.add(number.phone_number);
+      if (held.size === wanted.size) break;
     }
-    return false;
+    return held;
   }
 
-  async function findServiceHolding(phone: string): Promise<string | null> {
+  /** The service holding each of `wanted` that is in one, read until every one is placed. */
+  async function servicesHolding(wanted: ReadonlySet<string>): Promise<Map<string, string>> {
+    const serviceOf = new Map<string, string>();
     const services = listItems(
       settings.messagingBaseUrl,
       `/v1/Services?PageSize=${PAGE_SIZE}`,
@@ -209,42 +223,59 @@ export function createTwilioProvider(settings: TwilioSettings): TelephonyProvide
         serviceNumberSchema,
       );
       for await (const number of numbers) {
-        if (number.phone_number === phone) return service.sid;
+        if (wanted.has(number.phone_number)) serviceOf.set(number.phone_number, service.sid);
+        if (serviceOf.size === wanted.size) return serviceOf;
       }
     }
-    return null;
+    return serviceOf;
   }
 
-  async function readBrand(brandSid: string): Promise<A2pBrand> {
-    const path = `/v1/a2p/BrandRegistrations/${encodeURIComponent(brandSid)}`;
-    const brand = await getJson(urlOnBase(settings.messagingBaseUrl, path));
-    return parse(brandSchema, brand, 'brand registration');
+  async function readCampaigns(serviceSid: string): Promise<TwilioCampaign[]> {
+    const campaigns: TwilioCampaign[] = [];
+    for await (const campaign of listItems(
+      settings.messagingBaseUrl,
+      `/v1/Services/${encodeURIComponent(serviceSid)}/Compliance/Usa2p?PageSize=${PAGE_SIZE}`,
+      'compliance',
+      campaignSchema,
+    )) {
+      campaigns.push(campaign);
+    }
+    return campaigns;
   }
 
-  return {
-    name: 'twilio',
-    async readMessagingPath(phone: string): Promise<MessagingPath | null> {
-      if (!(await holdsIncomingNumber(phone))) return null;
-      const serviceSid = await findServiceHolding(phone);
-      if (serviceSid === null) return { messagingService: null };
+  async function readBrands(): Promise<Map<string, A2pBrand>> {
+    const brands = new Map<string, A2pBrand>();
+    for await (const brand of listItems(
+      settings.messagingBaseUrl,
+      `/v1/a2p/BrandRegistrations?PageSize=${PAGE_SIZE}`,
+      'data',
+      brandSchema,
+    )) {
+      brands.set(brand.sid, brand);
+    }
+    return brands;
+  }
 
-      const campaigns: Array<z.infer<typeof campaignSchema>> = [];
-      for await (const campaign of listItems(
-        settings.messagingBaseUrl,
-        `/v1/Services/${encodeURIComponent(serviceSid)}/Compliance/Usa2p?PageSize=${PAGE_SIZE}`,
-        'compliance',
-        campaignSchema,
-      )) {
-        campaigns.push(campaign);
-      }
-      const brands = new Map<string, A2pBrand>();
-      for (const { brand_registration_sid: brandSid } of campaigns) {
-        if (brandSid !== null && !brands.has(brandSid))
-          brands.set(brandSid, await readBrand(brandSid));
-      }
-      return {
-        messagingService: {
-          sid: serviceSid,
+  /**
+   * The messaging path of each number, as far as the messaging services know it: a number in
+   * none of them gets `{messagingService: null}`, whether or not the account holds it.
+   */
+  async function readPaths(phones: readonly string[]): Promise<Map<string, MessagingPath>> {
+    if (phones.length === 0) return new Map();
+    const serviceOf = await servicesHolding(new Set(phones));
+    const campaignsOf = new Map<string, TwilioCampaign[]>();
+    for (const serviceSid of new Set(serviceOf.values())) {
+      campaignsOf.set(serviceSid, await readCampaigns(serviceSid));
+    }
+    const namesBrand = [...campaignsOf.values()]
+      .flat()
+      .some((campaign) => campaign.brand_registration_sid !== null);
+    const brands = namesBrand ? await readBrands() : new Map<string, A2pBrand>();
+    const services = new Map(
+      [...campaignsOf].map(([sid, campaigns]): [string, MessagingServiceRecord] => [
+        sid,
+        {
+          sid,
           campaigns: campaigns.map((campaign) => ({
             sid: campaign.sid,
             status: campaign.campaign_status,
@@ -255,7 +286,33 @@ export function createTwilioProvider(settings: TwilioSettings): TelephonyProvide
                 : (brands.get(campaign.brand_registration_sid) ?? null),
           })),
         },
-      };
+      ]),
+    );
+    return new Map(
+      phones.map((phone) => {
+        const serviceSid = serviceOf.get(phone);
+        return [phone, { messagingService: serviceSid ? services.get(serviceSid)! : null }];
+      }),
+    );
+  }
+
+  return {
+    name: 'twilio',
+    async readMessagingPath(phone: string): Promise<MessagingPath | null> {
+      // Filtered by the number: the account is asked about this one number only.
+      if ((await heldAmong(new Set([phone]), phone)).size === 0) return null;
+      return (await readPaths([phone])).get(phone)!;
+    },
+    async readMessagingPaths(phones: readonly string[]) {
+      const paths = new Map<string, MessagingPath | null>(await readPaths(phones));
+      // Only a number in no service may be one the account does not hold (a service's numbers
+      // are the account's), so the account's numbers are read only when there is such a number.
+      const unplaced = phones.filter((phone) => paths.get(phone)!.messagingService === null);
+      if (unplaced.length > 0) {
+        const held = await heldAmong(new Set(unplaced));
+        for (const phone of unplaced) if (!held.has(phone)) paths.set(phone, null);
+      }
+      return paths;
     },
   };
 }

@@ -1,9 +1,9 @@
 // A fake Twilio REST API on 127.0.0.1 (an ephemeral port) that speaks the real wire format of the
-// four resources the A2P check reads: field names and values, the two paging envelopes (v2010
+// five lists the A2P check reads: field names and values, the two paging envelopes (v2010
 // `next_page_uri` at the top, v1 `meta.next_page_url`), Basic authentication and Twilio's error
 // body `{code, message, more_info, status}`. One server stands in for both api.twilio.com and
 // messaging.twilio.com; their paths do not overlap. Tests change `behaviour` and `data` freely
-// between requests to make it slow, fail or page.
+// between requests to make it slow, fail or page, and count what it was asked (`requests`).
 //
 // Wire facts followed here (twilio/twilio-oai spec, twilio-go docs, twilio.com docs):
 //   GET /2010-04-01/Accounts/{AccountSid}/IncomingPhoneNumbers.json?PhoneNumber=&PageSize=&Page=
@@ -13,7 +13,8 @@
 //   GET /v1/Services, /v1/Services/{ServiceSid}/PhoneNumbers, /v1/Services/{ServiceSid}/Compliance/Usa2p
 //     -> {services | phone_numbers | compliance, meta: {page, page_size, first_page_url,
 //         previous_page_url, url, next_page_url, key}}; links are absolute URLs.
-//   GET /v1/a2p/BrandRegistrations/{Sid} -> the brand registration (`status`, `mock`, ...).
+//   GET /v1/a2p/BrandRegistrations -> {data, meta: {..., key: "data"}}: the account's brand
+//     registrations (`status`, `mock`, ...).
 //   Page size: default 50, at most 1000.
 
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
@@ -61,8 +62,9 @@ export interface FakeTwilioData {
 export interface FakeTwilioBehaviour {
   /** The most items on one page, whatever `PageSize` asks for. */
   maxPageSize: number;
-  /** How long to wait before answering each request. */
+  /** How long to wait before answering each request (only on paths matching `delayPath`, if given). */
   delayMs: number;
+  delayPath: RegExp | null;
   /** Answer with this error status instead (only on paths matching `path`, if given). */
   failure: { status: number; path?: RegExp } | null;
 }
@@ -201,6 +203,7 @@ export async function startFakeTwilio(options: FakeTwilioOptions): Promise<FakeT
   const behaviour: FakeTwilioBehaviour = {
     maxPageSize: options.maxPageSize ?? MAX_PAGE_SIZE,
     delayMs: options.delayMs ?? 0,
+    delayPath: options.delayPath ?? null,
     failure: options.failure ?? null,
   };
   const requests: string[] = [];
@@ -402,10 +405,9 @@ export async function startFakeTwilio(options: FakeTwilioOptions): Promise<FakeT
       const page = pageOf(campaigns, query, behaviour.maxPageSize);
       return [200, v1Envelope(baseUrl, 'compliance', path, page, page.items.map(campaignJson))];
     }
-    const brand = path.match(/^\/v1\/a2p\/BrandRegistrations\/([^/]+)$/);
-    if (brand) {
-      const found = data.brands.find((b) => b.sid === brand[1]);
-      return found ? [200, brandJson(found)] : notFound;
+    if (path === '/v1/a2p/BrandRegistrations') {
+      const page = pageOf(data.brands, query, behaviour.maxPageSize);
+      return [200, v1Envelope(baseUrl, 'data', path, page, page.items.map(brandJson))];
     }
     return notFound;
   }
@@ -431,11 +433,13 @@ export async function startFakeTwilio(options: FakeTwilioOptions): Promise<FakeT
       response.writeHead(status, { 'Content-Type': 'application/json' });
       response.end(JSON.stringify(body));
     };
-    if (behaviour.delayMs <= 0) return send();
+    const { delayMs, delayPath } = behaviour;
+    const path = new URL(request.url ?? '/', baseUrl).pathname;
+    if (delayMs <= 0 || (delayPath && !delayPath.test(path))) return send();
     const timer = setTimeout(() => {
       pendingAnswers.delete(timer);
       if (!response.destroyed) send();
-    }, behaviour.delayMs);
+    }, delayMs);
     pendingAnswers.add(timer);
   });
 

@@ -189,7 +189,7 @@ export type A2pCheckName = Schema<'A2pCheckName'>;
  *
  * | `name` | Passes when | When it fails |
  * |---|---|---|
- * | `messaging_service` | the number is in a messaging service (a number is in at most one) | add the number to the sender pool of a messaging service that has a US A2P campaign (in the provider's console, or in the operator's loaded records on a `records` channel) |
+ * | `messaging_service` | the number is in a messaging service (a number is in at most one) | add the number to the sender pool of a messaging service that has a US A2P campaign (in the provider's console, or in the operator's loaded records on a `records` channel). In the status list of a `twilio` channel it also fails for a number the channel lists but its Twilio account does not hold: correct the channel's numbers or account |
  * | `a2p_campaign` | that service has a US A2P campaign (registration) | register a US A2P campaign for that service, under a brand |
  * | `campaign_verified` | one of that service's campaigns is `VERIFIED` and not a mock | a `PENDING` or `IN_PROGRESS` campaign is still being reviewed: wait and check again; a `FAILED` one was rejected: correct it and submit it again; a mock (test) campaign never carries traffic: register a real one |
  * | `brand_approved` | the brand of that same verified campaign is `APPROVED` | a `PENDING` or `IN_REVIEW` brand is still being reviewed: wait; a `FAILED` one was rejected: correct the brand registration and submit it again. An approved brand on another campaign does not count: the detail names it when there is one |
@@ -200,6 +200,26 @@ export type A2pCheckName = Schema<'A2pCheckName'>;
  */
 export interface A2pCheck extends Omit<Schema<'A2pCheck'>, 'name'> {
   name: A2pCheckName;
+}
+
+/**
+ * The A2P check of one incoming number of the channel.
+ */
+export interface A2pNumberStatus extends Omit<Schema<'A2pNumberStatus'>, 'checks'> {
+  /**
+   * The four checks behind `a2p_approved`, in order, as the A2P check gives them.
+   */
+  checks: A2pCheck[];
+}
+
+/**
+ * One page of a telephony channel's incoming numbers, with the A2P check of each.
+ */
+export interface A2pNumberStatusListResponse extends Omit<
+  Schema<'A2pNumberStatusListResponse'>,
+  'items'
+> {
+  items: A2pNumberStatus[];
 }
 
 /**
@@ -337,6 +357,11 @@ export interface EventListQuery extends NonNullable<
 /** The query of `prompts_list`. */
 export interface PromptListQuery extends NonNullable<
   operations['prompts_list']['parameters']['query']
+> {}
+
+/** The query of `channels_telephony_numbers_a2p_status`. */
+export interface A2pNumberStatusListQuery extends NonNullable<
+  operations['channels_telephony_numbers_a2p_status']['parameters']['query']
 > {}
 
 /** The query of `experiments_list`. */

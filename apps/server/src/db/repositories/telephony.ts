@@ -5,8 +5,10 @@
 // arrive, which the row mapping below evens out.
 
 import { sql } from 'drizzle-orm';
-import type { MessagingPath } from '../../domain/a2p.js';
+import type { A2pStatusProperty, MessagingPath } from '../../domain/a2p.js';
+import type { ListPosition, ListQuery } from '../../domain/list-query.js';
 import type { Db } from '../client.js';
+import { selectListPage } from '../list-sql.js';
 import { idEquals, parsedJson, runSteps, selectList, selectRows } from '../portable-sql.js';
 import {
   a2pBrands,
@@ -77,60 +79,99 @@ export async function isIncomingNumberOfChannel(
   return rows.length > 0;
 }
 
-/** The messaging path of a number as the operator loaded it (the `records` provider). */
-export async function readRecordedMessagingPath(
+/** One page of a telephony channel's incoming numbers, in phone order. */
+export async function listChannelNumbers(
   db: Db,
   organizationId: number,
-  phoneNumber: string,
-): Promise<MessagingPath> {
-  return runSteps(db, function* () {
-    const [service] = yield* selectRows<{ id: number; sid: string }>(
-      sql`SELECT ${selectList({ id: messagingServices.id, sid: messagingServices.sid })}
-      FROM ${messagingServiceNumbers}
-      JOIN ${messagingServices}
-        ON ${messagingServices.id} = ${messagingServiceNumbers.messagingServiceId}
-      WHERE ${messagingServiceNumbers.organizationId} = ${organizationId}
-        AND ${messagingServiceNumbers.phoneNumber} = ${phoneNumber}`,
-    );
-    if (!service) return { messagingService: null };
-
-    const campaigns = yield* selectRows<{
-      sid: string;
-      status: string;
-      /** 0 or 1 on SQLite, a boolean on PostgreSQL. */
-      mock: number | boolean;
-      brandSid: string | null;
-      brandStatus: string | null;
-    }>(
-      sql`SELECT ${selectList({
-        sid: a2pCampaigns.sid,
-        status: a2pCampaigns.campaignStatus,
-        mock: a2pCampaigns.isMock,
-        brandSid: a2pBrands.sid,
-        brandStatus: a2pBrands.status,
-      })}
-      FROM ${a2pCampaigns}
-      LEFT JOIN ${a2pBrands}
-        ON ${a2pBrands.id} = ${a2pCampaigns.brandId}
-        AND ${a2pBrands.organizationId} = ${organizationId}
-      WHERE ${a2pCampaigns.organizationId} = ${organizationId}
-        AND ${a2pCampaigns.messagingServiceId} = ${service.id}
-      ORDER BY ${a2pCampaigns.id}`,
-    );
-
-    return {
-      messagingService: {
-        sid: service.sid,
-        campaigns: campaigns.map((campaign) => ({
-          sid: campaign.sid,
-          status: campaign.status,
-          mock: Boolean(campaign.mock),
-          brand:
-            campaign.brandSid === null || campaign.brandStatus === null
-              ? null
-              : { sid: campaign.brandSid, status: campaign.brandStatus },
-        })),
+  channelId: number,
+  query: ListQuery<A2pStatusProperty>,
+): Promise<{ phones: string[]; totalCount: number; next: ListPosition | null }> {
+  const { rows, totalCount, next } = await runSteps(db, () =>
+    selectListPage<A2pStatusProperty, { id: number; phone: string }>(
+      {
+        from: sql`${telephonyNumbers}`,
+        organizationColumn: telephonyNumbers.organizationId,
+        within: idEquals(telephonyNumbers.channelId, channelId),
+        primaryKey: telephonyNumbers.id,
+        columns: { phone: telephonyNumbers.phoneNumber },
+        fields: { id: telephonyNumbers.id, phone: telephonyNumbers.phoneNumber },
       },
-    };
-  });
+      organizationId,
+      query,
+      db.spelling,
+    ),
+  );
+  return { phones: rows.map((row) => row.phone), totalCount, next };
+}
+
+/**
+ * The messaging paths of numbers as the operator loaded them (the `records` provider), in one
+ * query whatever their count: each number's service with its campaigns and their brands.
+ */
+export async function readRecordedMessagingPaths(
+  db: Db,
+  organizationId: number,
+  phoneNumbers: readonly string[],
+): Promise<Map<string, MessagingPath>> {
+  const rows =
+    phoneNumbers.length === 0
+      ? []
+      : await runSteps(db, () =>
+          selectRows<{
+            phone: string;
+            serviceSid: string;
+            campaignSid: string | null;
+            status: string | null;
+            /** 0 or 1 on SQLite, a boolean on PostgreSQL; null without a campaign. */
+            mock: number | boolean | null;
+            brandSid: string | null;
+            brandStatus: string | null;
+          }>(
+            sql`SELECT ${selectList({
+              phone: messagingServiceNumbers.phoneNumber,
+              serviceSid: messagingServices.sid,
+              campaignSid: a2pCampaigns.sid,
+              status: a2pCampaigns.campaignStatus,
+              mock: a2pCampaigns.isMock,
+              brandSid: a2pBrands.sid,
+              brandStatus: a2pBrands.status,
+            })}
+            FROM ${messagingServiceNumbers}
+            JOIN ${messagingServices}
+              ON ${messagingServices.id} = ${messagingServiceNumbers.messagingServiceId}
+            LEFT JOIN ${a2pCampaigns}
+              ON ${a2pCampaigns.messagingServiceId} = ${messagingServices.id}
+              AND ${a2pCampaigns.organizationId} = ${organizationId}
+            LEFT JOIN ${a2pBrands}
+              ON ${a2pBrands.id} = ${a2pCampaigns.brandId}
+              AND ${a2pBrands.organizationId} = ${organizationId}
+            WHERE ${messagingServiceNumbers.organizationId} = ${organizationId}
+              AND ${messagingServiceNumbers.phoneNumber} IN (${sql.join(
+                phoneNumbers.map((phone) => sql`${phone}`),
+                sql`, `,
+              )})
+            ORDER BY ${messagingServiceNumbers.phoneNumber}, ${a2pCampaigns.id}`,
+          ),
+        );
+
+  const paths = new Map<string, MessagingPath>(
+    phoneNumbers.map((phone) => [phone, { messagingService: null }]),
+  );
+  for (const row of rows) {
+    // A number is in at most one service of an organization (a unique constraint), so a number's
+    // rows are its one service, once per campaign (once with nulls when it has none).
+    const path = paths.get(row.phone)!;
+    path.messagingService ??= { sid: row.serviceSid, campaigns: [] };
+    if (row.campaignSid === null) continue;
+    path.messagingService.campaigns.push({
+      sid: row.campaignSid,
+      status: row.status,
+      mock: Boolean(row.mock),
+      brand:
+        row.brandSid === null || row.brandStatus === null
+          ? null
+          : { sid: row.brandSid, status: row.brandStatus },
+    });
+  }
+  return paths;
 }

@@ -1,16 +1,60 @@
 import type { RouteHandler } from '@hono/zod-openapi';
+import type { Context } from 'hono';
+import type { Db } from '../../db/client.js';
 import {
   findTelephonyChannel,
   isIncomingNumberOfChannel,
+  listChannelNumbers,
+  type TelephonyChannel,
 } from '../../db/repositories/telephony.js';
-import { checkA2p, type MessagingPath } from '../../domain/a2p.js';
+import { a2pStatusList, checkA2p } from '../../domain/a2p.js';
 import { RecordNotFoundError } from '../../domain/errors.js';
+import { listPage, parseListQuery } from '../../domain/list-query.js';
 import type { AppEnv } from '../../http/app-env.js';
 import { ApiError } from '../../http/errors.js';
-import { telephonyProviderOf } from '../../providers/channel-provider.js';
+import { a2pVerdictsOf, telephonyProviderOf } from '../../providers/channel-provider.js';
 import { ProviderUnavailableError } from '../../providers/telephony-provider.js';
 import type * as routes from './telephony.routes.js';
 import { toWireA2pVerdict } from './telephony.wire.js';
+
+async function telephonyChannelOf(
+  db: Db,
+  organizationId: number,
+  channelId: number,
+): Promise<TelephonyChannel> {
+  const channel = await findTelephonyChannel(db, organizationId, channelId);
+  if (!channel) {
+    throw new RecordNotFoundError(
+      `No telephony channel with id ${channelId} in this organization; check the channel id.`,
+    );
+  }
+  return channel;
+}
+
+/**
+ * What `read` gets from the channel's provider, or a 502 when the provider cannot answer:
+ * nothing was decided then, and a wrong "no" is worse than "could not tell".
+ */
+async function fromProvider<T>(
+  c: Context<AppEnv>,
+  channel: TelephonyChannel,
+  read: () => Promise<T>,
+): Promise<T> {
+  try {
+    return await read();
+  } catch (error) {
+    if (!(error instanceof ProviderUnavailableError)) throw error;
+    c.get('logger').warn(
+      { channel_id: channel.id, provider: channel.provider, problem: error.message },
+      'telephony provider unavailable',
+    );
+    throw new ApiError(
+      502,
+      'PROVIDER_UNAVAILABLE',
+      `The channel's telephony provider (${channel.provider}) could not answer: ${error.message}. Nothing was decided; try again, or ask an operator to check the channel's provider settings.`,
+    );
+  }
+}
 
 export const channelsTelephonyNumbersVerifyA2pCompliance: RouteHandler<
   typeof routes.channelsTelephonyNumbersVerifyA2pCompliance,
@@ -21,37 +65,48 @@ export const channelsTelephonyNumbersVerifyA2pCompliance: RouteHandler<
   const db = c.get('db');
   const { organizationId } = c.get('auth');
 
-  const channel = await findTelephonyChannel(db, organizationId, channelId);
-  if (!channel) {
-    throw new RecordNotFoundError(
-      `No telephony channel with id ${channelId} in this organization; check the channel id.`,
-    );
-  }
+  const channel = await telephonyChannelOf(db, organizationId, channelId);
   if (!(await isIncomingNumberOfChannel(db, organizationId, channelId, phone))) {
     throw new RecordNotFoundError(
       `${phone} is not an incoming number of telephony channel ${channelId}; send the number in E.164 exactly as the channel lists it.`,
     );
   }
 
-  let path: MessagingPath | null;
-  try {
-    path = await telephonyProviderOf(channel, db, organizationId).readMessagingPath(phone);
-  } catch (error) {
-    if (!(error instanceof ProviderUnavailableError)) throw error;
-    c.get('logger').warn(
-      { channel_id: channelId, provider: channel.provider, problem: error.message },
-      'telephony provider unavailable',
-    );
-    throw new ApiError(
-      502,
-      'PROVIDER_UNAVAILABLE',
-      `The channel's telephony provider (${channel.provider}) could not answer: ${error.message}. Nothing was decided; try again, or ask an operator to check the channel's provider settings.`,
-    );
-  }
+  const path = await fromProvider(c, channel, () =>
+    telephonyProviderOf(channel, db, organizationId).readMessagingPath(phone),
+  );
   if (path === null) {
     throw new RecordNotFoundError(
       `The ${channel.provider} account of telephony channel ${channelId} holds no incoming number ${phone}; the number must be an incoming number in that account.`,
     );
   }
   return c.json(toWireA2pVerdict(checkA2p(path)), 200);
+};
+
+export const channelsTelephonyNumbersA2pStatus: RouteHandler<
+  typeof routes.channelsTelephonyNumbersA2pStatus,
+  AppEnv
+> = async (c) => {
+  const { channel_id: channelId } = c.req.valid('param');
+  const db = c.get('db');
+  const { organizationId } = c.get('auth');
+
+  const channel = await telephonyChannelOf(db, organizationId, channelId);
+  // The list pages like the others but has nothing to search, order by or narrow.
+  const query = parseListQuery(
+    a2pStatusList(channelId),
+    { ...c.req.valid('query'), search_fields: [], search_field_values: [], fields: [] },
+    organizationId,
+  );
+  const { phones, totalCount, next } = await listChannelNumbers(
+    db,
+    organizationId,
+    channelId,
+    query,
+  );
+  const verdicts = await fromProvider(c, channel, () =>
+    a2pVerdictsOf(channel, db, organizationId, phones),
+  );
+  const items = phones.map((phone, i) => ({ phone, ...toWireA2pVerdict(verdicts[i]!) }));
+  return c.json(listPage(items, query, totalCount, next), 200);
 };

@@ -1,4 +1,7 @@
-// The telephony contract: the route comes from the spec (generated); its permission is enforced
+// The telephony contract: the routes come from the spec (generated); their permission is enforced
 // for every operation by http/auth.ts `authorize`.
 
-export { channelsTelephonyNumbersVerifyA2pComplianceRoute as channelsTelephonyNumbersVerifyA2pCompliance } from '../../generated/routes.js';
+export {
+  channelsTelephonyNumbersA2pStatusRoute as channelsTelephonyNumbersA2pStatus,
+  channelsTelephonyNumbersVerifyA2pComplianceRoute as channelsTelephonyNumbersVerifyA2pCompliance,
+} from '../../generated/routes.js';
