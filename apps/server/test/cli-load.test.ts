@@ -166,7 +166,7 @@ describe('loading the example file', () => {
   it('writes every record and lists each with its id, then the counts', async () => {
     const result = await workspace.run(['load', RECORDS_EXAMPLE, '--org', 'Acme']);
     expect(result.stderr).toBe(
-      'to list the ids again: agentline list agents|channels|targets --org 1\n',
+      'to list the ids again: agentline list agents|channels|targets|numbers --org 1\n',
     );
     expect(result.code).toBe(0);
     const { rows, summary } = loadOutput(result.stdout);
@@ -305,11 +305,11 @@ describe('loading the example file', () => {
   });
 
   it('refuses an unknown list with exit code 2, naming the lists there are', async () => {
-    expect(await workspace.run(['list', 'numbers', '--org', 'Acme'])).toEqual({
+    expect(await workspace.run(['list', 'phones', '--org', 'Acme'])).toEqual({
       code: 2,
       stdout: '',
       stderr:
-        'agentline: unknown list "numbers" — name one of: agents, channels, targets; for example: agentline list agents --org <id|name>\n',
+        'agentline: unknown list "phones" — name one of: agents, channels, targets, numbers; for example: agentline list agents --org <id|name>\n',
     });
     // The commands it replaces are gone.
     const old = await workspace.run(['agents', 'list', '--org', 'Acme']);

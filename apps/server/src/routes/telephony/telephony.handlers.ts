@@ -4,7 +4,6 @@ import type { Db } from '../../db/client.js';
 import {
   findTelephonyChannel,
   isIncomingNumberOfChannel,
-  listChannelNumbers,
   type TelephonyChannel,
 } from '../../db/repositories/telephony.js';
 import { a2pStatusList, checkA2p } from '../../domain/a2p.js';
@@ -12,7 +11,7 @@ import { RecordNotFoundError } from '../../domain/errors.js';
 import { listPage, parseListQuery } from '../../domain/list-query.js';
 import type { AppEnv } from '../../http/app-env.js';
 import { ApiError } from '../../http/errors.js';
-import { a2pVerdictsOf, telephonyProviderOf } from '../../providers/channel-provider.js';
+import { a2pStatusPage, telephonyProviderOf } from '../../providers/channel-provider.js';
 import { ProviderUnavailableError } from '../../providers/telephony-provider.js';
 import type * as routes from './telephony.routes.js';
 import { toWireA2pVerdict } from './telephony.wire.js';
@@ -98,15 +97,9 @@ export const channelsTelephonyNumbersA2pStatus: RouteHandler<
     { ...c.req.valid('query'), search_fields: [], search_field_values: [], fields: [] },
     organizationId,
   );
-  const { phones, totalCount, next } = await listChannelNumbers(
-    db,
-    organizationId,
-    channelId,
-    query,
+  const { records, totalCount, next } = await fromProvider(c, channel, () =>
+    a2pStatusPage(channel, db, organizationId, query),
   );
-  const verdicts = await fromProvider(c, channel, () =>
-    a2pVerdictsOf(channel, db, organizationId, phones),
-  );
-  const items = phones.map((phone, i) => ({ phone, ...toWireA2pVerdict(verdicts[i]!) }));
+  const items = records.map(({ phone, verdict }) => ({ phone, ...toWireA2pVerdict(verdict) }));
   return c.json(listPage(items, query, totalCount, next), 200);
 };
