@@ -323,6 +323,7 @@ describe('a twilio channel of 100 numbers', () => {
 
   it('gives each number what its single check gives, and tells the numbers the account lacks', async () => {
     const { body } = await statusPage('Twilio line', '?limit=100');
+    twilio.requests.length = 0;
     for (const [i, item] of body.items.entries()) {
       const single = await api.request<Schemas['A2pMessagingPathCheckResponse']>(
         'POST',
@@ -336,6 +337,10 @@ describe('a twilio channel of 100 numbers', () => {
         expect(item.checks[0]!.detail).toContain('provider account holds no such incoming number');
       }
     }
+    // What the page replaces: at least four reads for each number in a service (the account's
+    // number, the services, the service's numbers, its campaigns), against 11 for the page.
+    const inAService = PHONES.filter((_, i) => serviceIndexOf(i) !== null).length;
+    expect(twilio.requests.length).toBeGreaterThanOrEqual(4 * inAService);
     const inNoService = body.items.find((_, i) => serviceIndexOf(i) === null && isHeld(i))!;
     expect(inNoService.checks[0]!.detail).toContain('is in no messaging service');
   });
