@@ -1,7 +1,7 @@
 // createApp wires middleware, error handling and the route groups. It does no I/O at import and
 // takes every dependency as an argument, so tests build a fresh app around a fresh database.
 
-import { OpenAPIHono } from '@hono/zod-openapi';
+import type { OpenAPIHono } from '@hono/zod-openapi';
 import pino, { type Logger } from 'pino';
 import type { Db } from './db/client.js';
 import { DEFAULT_IDEMPOTENCY_TIMES, type IdempotencyTimes } from './db/repositories/idempotency.js';
