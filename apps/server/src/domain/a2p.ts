@@ -4,7 +4,8 @@
 // why a number is not.
 
 import type { components } from '../generated/openapi-types.js';
-import type { ListResource } from './list-query.js';
+import type { ListResource, NullableKeys } from './list-query.js';
+import { everyValueOf } from './spec-enums.js';
 
 /** The provider's value for a campaign the carriers' registry has verified. */
 export const VERIFIED_CAMPAIGN_STATUS = 'VERIFIED';
@@ -224,5 +225,9 @@ export function a2pStatusList(channelId: number): ListResource<A2pStatusProperty
     kinds: { phone: 'exact' },
     alwaysIncluded: ['phone'],
     defaultOrder: { property: 'phone', direction: 'asc' },
+    nullable: everyValueOf<
+      NullableKeys<components['schemas']['A2pNumberStatus']> & A2pStatusProperty
+    >()([]),
+    ids: 'integer',
   };
 }

@@ -1,6 +1,7 @@
 import type { RouteHandler } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import type { Db } from '../../db/client.js';
+import { cursorSigner } from '../../db/cursor-signer.js';
 import {
   findTelephonyChannel,
   isIncomingNumberOfChannel,
@@ -92,14 +93,16 @@ export const channelsTelephonyNumbersA2pStatus: RouteHandler<
 
   const channel = await telephonyChannelOf(db, organizationId, channelId);
   // The list pages like the others but has nothing to search, order by or narrow.
-  const query = parseListQuery(
+  const signer = await cursorSigner(db);
+  const query = await parseListQuery(
     a2pStatusList(channelId),
     { ...c.req.valid('query'), search_fields: [], search_field_values: [], fields: [] },
     organizationId,
+    signer,
   );
   const { records, totalCount, next } = await fromProvider(c, channel, () =>
     a2pStatusPage(channel, db, organizationId, query),
   );
   const items = records.map(({ phone, verdict }) => ({ phone, ...toWireA2pVerdict(verdict) }));
-  return c.json(listPage(items, query, totalCount, next), 200);
+  return c.json(listPage(items, query, totalCount, next, signer), 200);
 };
