@@ -24,8 +24,8 @@ import { a2pStatusPage, type NumberA2pStatus } from '../../providers/channel-pro
 import { ProviderUnavailableError } from '../../providers/telephony-provider.js';
 import { CliError, UsageError } from '../cli-error.js';
 import { stringOption, type Command, type OptionValues } from '../command.js';
-import { toWireAgent, toWireChannelTarget } from '../../routes/directory/directory.wire.js';
-import { toWireA2pVerdict } from '../../routes/telephony/telephony.wire.js';
+import { toWireAgent, toWireChannelTarget } from '../../wire/directory.js';
+import { toWireA2pVerdict } from '../../wire/telephony.js';
 import { formatTable } from '../table.js';
 
 /** Every record of a list, by id, following its cursors a thousand at a time. */

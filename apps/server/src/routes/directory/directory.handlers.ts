@@ -11,7 +11,7 @@ import {
   toWireChannelTarget,
   type WireAgent,
   type WireChannelTarget,
-} from './directory.wire.js';
+} from '../../wire/directory.js';
 
 export const agentsList: RouteHandler<typeof routes.agentsList, AppEnv> = async (c) => {
   const db = c.get('db');

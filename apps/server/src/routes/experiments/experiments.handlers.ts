@@ -10,7 +10,6 @@ import {
   sessionCountsByVariant,
   startExperiment,
   stopExperiment,
-  type ExperimentRecord,
   type ExperimentWrite,
 } from '../../db/repositories/experiments.js';
 import type { Db } from '../../db/client.js';
@@ -27,41 +26,9 @@ import {
 } from '../../domain/experiments.js';
 import { listPage, parseListQuery, projectItem } from '../../domain/list-query.js';
 import type { AppEnv } from '../../http/app-env.js';
+import { toWireExperiment, type WireExperiment } from '../../wire/experiments.js';
 import { experimentStartWarnings } from './start-warnings.js';
 import type * as routes from './experiments.routes.js';
-
-type WireExperiment = ReturnType<typeof toWireExperiment>;
-
-/** The one place an experiment record becomes a wire Experiment. */
-function toWireExperiment(record: ExperimentRecord) {
-  return {
-    id: record.id,
-    name: record.name,
-    description: record.description,
-    target_id: record.targetId,
-    status: record.status,
-    variants: record.variants.map((v) => ({
-      id: v.id,
-      name: v.name,
-      weight: v.weight,
-      is_control: v.isControl,
-      agent_id: v.agentId,
-      agent_name: v.agentName,
-    })),
-    created_at: record.createdAt,
-    updated_at: record.updatedAt,
-    last_updated_by: record.lastUpdatedBy,
-    started_at: record.startedAt,
-    stopped_at: record.stoppedAt,
-    target: {
-      id: record.target.id,
-      target: record.target.target,
-      target_mode: record.target.targetMode,
-      channel_id: record.target.channelId,
-      channel_name: record.target.channelName,
-    },
-  };
-}
 
 function notFound(id: number): RecordNotFoundError {
   return new RecordNotFoundError(`There is no experiment ${id} in this organization.`);

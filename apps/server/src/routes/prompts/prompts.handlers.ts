@@ -18,7 +18,7 @@ import { jsonTextResponse } from '../../http/json-text.js';
 import { jsonText } from '../../domain/json-text.js';
 import type { components } from '../../generated/openapi-types.js';
 import type * as routes from './prompts.routes.js';
-import { toWirePrompt, toWireTools, type WirePrompt } from './prompts.wire.js';
+import { toWirePrompt, toWireTools, type WirePrompt } from '../../wire/prompts.js';
 
 type PromptListResponse = components['schemas']['PromptListResponse'];
 

@@ -1,16 +1,8 @@
 import type { RouteHandler } from '@hono/zod-openapi';
-import { routeSession, type RoutedSessionRecord } from '../../db/repositories/sessions.js';
+import { routeSession } from '../../db/repositories/sessions.js';
 import type { AppEnv } from '../../http/app-env.js';
+import { toWireSession } from '../../wire/sessions.js';
 import type * as routes from './sessions.routes.js';
-
-const toWireSession = (session: RoutedSessionRecord) => ({
-  session_id: session.sessionId,
-  target_id: session.targetId,
-  agent_id: session.agentId,
-  experiment_id: session.experimentId,
-  variant_id: session.variantId,
-  created_at: session.createdAt,
-});
 
 export const sessionsRoute: RouteHandler<typeof routes.sessionsRoute, AppEnv> = async (c) => {
   const { target_id: targetId } = c.req.valid('param');

@@ -15,7 +15,7 @@ import { ApiError } from '../../http/errors.js';
 import { a2pStatusPage, telephonyProviderOf } from '../../providers/channel-provider.js';
 import { ProviderUnavailableError } from '../../providers/telephony-provider.js';
 import type * as routes from './telephony.routes.js';
-import { toWireA2pVerdict } from './telephony.wire.js';
+import { toWireA2pVerdict } from '../../wire/telephony.js';
 
 async function telephonyChannelOf(
   db: Db,

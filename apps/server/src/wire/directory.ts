@@ -1,8 +1,8 @@
 // Agents and channel targets as the API lists them (shapes from the spec's generated types, with
 // every property present in a full item); `agentline list --json` prints the same.
 
-import type { AgentRecord, ChannelTargetRecord } from '../../db/repositories/directory.js';
-import type { components } from '../../generated/openapi-types.js';
+import type { AgentRecord, ChannelTargetRecord } from '../db/repositories/directory.js';
+import type { components } from '../generated/openapi-types.js';
 
 export type WireAgent = Required<components['schemas']['Agent']>;
 export type WireChannelTarget = Required<components['schemas']['ChannelTarget']>;

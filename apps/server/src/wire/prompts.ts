@@ -1,10 +1,10 @@
 // The one place prompt and tool rows become wire objects; their validation issues come from the
 // domain (prompt-validation.ts), which experiment start warnings read as well.
 
-import { storedPromptIssues, storedToolIssues } from '../../domain/prompt-validation.js';
-import { completeToolDefinition } from '../../domain/prompts.js';
-import type { PromptRow, ToolRow } from '../../db/repositories/prompts.js';
-import type { components } from '../../generated/openapi-types.js';
+import { storedPromptIssues, storedToolIssues } from '../domain/prompt-validation.js';
+import { completeToolDefinition } from '../domain/prompts.js';
+import type { PromptRow, ToolRow } from '../db/repositories/prompts.js';
+import type { components } from '../generated/openapi-types.js';
 
 export type WireTool = components['schemas']['Tool'];
 export type WirePrompt = Required<components['schemas']['Prompt']>;

@@ -1,0 +1,37 @@
+// The one place an experiment record becomes a wire Experiment (shape from the spec's generated
+// types, every property present).
+
+import type { ExperimentRecord } from '../db/repositories/experiments.js';
+import type { components } from '../generated/openapi-types.js';
+
+export type WireExperiment = Required<components['schemas']['Experiment']>;
+
+export function toWireExperiment(record: ExperimentRecord): WireExperiment {
+  return {
+    id: record.id,
+    name: record.name,
+    description: record.description,
+    target_id: record.targetId,
+    status: record.status,
+    variants: record.variants.map((v) => ({
+      id: v.id,
+      name: v.name,
+      weight: v.weight,
+      is_control: v.isControl,
+      agent_id: v.agentId,
+      agent_name: v.agentName,
+    })),
+    created_at: record.createdAt,
+    updated_at: record.updatedAt,
+    last_updated_by: record.lastUpdatedBy,
+    started_at: record.startedAt,
+    stopped_at: record.stoppedAt,
+    target: {
+      id: record.target.id,
+      target: record.target.target,
+      target_mode: record.target.targetMode,
+      channel_id: record.target.channelId,
+      channel_name: record.target.channelName,
+    },
+  };
+}

@@ -1,0 +1,16 @@
+// The one place a routed session becomes the wire RoutedSession (shape from the spec's generated
+// types); session routing also stores this text as its Idempotency-Key answer.
+
+import type { RoutedSessionRecord } from '../db/repositories/sessions.js';
+import type { components } from '../generated/openapi-types.js';
+
+export type WireRoutedSession = Required<components['schemas']['RoutedSession']>;
+
+export const toWireSession = (session: RoutedSessionRecord): WireRoutedSession => ({
+  session_id: session.sessionId,
+  target_id: session.targetId,
+  agent_id: session.agentId,
+  experiment_id: session.experimentId,
+  variant_id: session.variantId,
+  created_at: session.createdAt,
+});
