@@ -1,10 +1,9 @@
-import type { RouteHandler } from '@hono/zod-openapi';
 import { cursorSigner } from '../../db/cursor-signer.js';
 import { listAgents, listChannelTargets } from '../../db/repositories/directory.js';
 import { AGENT_LIST } from '../../domain/agents.js';
 import { CHANNEL_TARGET_LIST } from '../../domain/channel-targets.js';
 import { listPage, parseListQuery, projectItem } from '../../domain/list-query.js';
-import type { AppEnv } from '../../http/app-env.js';
+import type { AppRouteHandler } from '../../http/router.js';
 import type * as routes from './directory.routes.js';
 import {
   toWireAgent,
@@ -13,7 +12,7 @@ import {
   type WireChannelTarget,
 } from '../../wire/directory.js';
 
-export const agentsList: RouteHandler<typeof routes.agentsList, AppEnv> = async (c) => {
+export const agentsList: AppRouteHandler<typeof routes.agentsList> = async (c) => {
   const db = c.get('db');
   const { organizationId } = c.get('auth');
   const signer = await cursorSigner(db);
@@ -25,9 +24,7 @@ export const agentsList: RouteHandler<typeof routes.agentsList, AppEnv> = async 
   return c.json(listPage(items, query, totalCount, next, signer), 200);
 };
 
-export const channelTargetsList: RouteHandler<typeof routes.channelTargetsList, AppEnv> = async (
-  c,
-) => {
+export const channelTargetsList: AppRouteHandler<typeof routes.channelTargetsList> = async (c) => {
   const db = c.get('db');
   const { organizationId } = c.get('auth');
   const signer = await cursorSigner(db);

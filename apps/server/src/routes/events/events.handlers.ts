@@ -1,13 +1,12 @@
-import type { RouteHandler } from '@hono/zod-openapi';
 import { EVENT_LIST } from '../../domain/events.js';
 import { listPageJson, parseListQuery } from '../../domain/list-query.js';
 import { cursorSigner } from '../../db/cursor-signer.js';
 import { listEvents } from '../../db/repositories/events.js';
-import type { AppEnv } from '../../http/app-env.js';
+import type { AppRouteHandler } from '../../http/router.js';
 import { jsonTextResponse } from '../../http/json-text.js';
 import type * as routes from './events.routes.js';
 
-export const eventsList: RouteHandler<typeof routes.eventsList, AppEnv> = async (c) => {
+export const eventsList: AppRouteHandler<typeof routes.eventsList> = async (c) => {
   const db = c.get('db');
   const { organizationId } = c.get('auth');
   const signer = await cursorSigner(db);

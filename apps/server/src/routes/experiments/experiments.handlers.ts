@@ -1,4 +1,3 @@
-import type { RouteHandler } from '@hono/zod-openapi';
 import {
   createExperiment,
   deleteExperiment,
@@ -25,7 +24,7 @@ import {
   type VariantInput,
 } from '../../domain/experiments.js';
 import { listPage, parseListQuery, projectItem } from '../../domain/list-query.js';
-import type { AppEnv } from '../../http/app-env.js';
+import type { AppRouteHandler } from '../../http/router.js';
 import { toWireExperiment, type WireExperiment } from '../../wire/experiments.js';
 import { experimentStartWarnings } from './start-warnings.js';
 import type * as routes from './experiments.routes.js';
@@ -70,7 +69,7 @@ async function checkedWrite(
   };
 }
 
-export const experimentsList: RouteHandler<typeof routes.experimentsList, AppEnv> = async (c) => {
+export const experimentsList: AppRouteHandler<typeof routes.experimentsList> = async (c) => {
   const db = c.get('db');
   const { organizationId } = c.get('auth');
   const signer = await cursorSigner(db);
@@ -82,9 +81,7 @@ export const experimentsList: RouteHandler<typeof routes.experimentsList, AppEnv
   return c.json(listPage(items, query, totalCount, next, signer), 200);
 };
 
-export const experimentsCreate: RouteHandler<typeof routes.experimentsCreate, AppEnv> = async (
-  c,
-) => {
+export const experimentsCreate: AppRouteHandler<typeof routes.experimentsCreate> = async (c) => {
   const db = c.get('db');
   const { organizationId, keyName } = c.get('auth');
   const body = c.req.valid('json');
@@ -99,15 +96,13 @@ export const experimentsCreate: RouteHandler<typeof routes.experimentsCreate, Ap
   return c.json(toWireExperiment(record), 200);
 };
 
-export const experimentsGet: RouteHandler<typeof routes.experimentsGet, AppEnv> = async (c) => {
+export const experimentsGet: AppRouteHandler<typeof routes.experimentsGet> = async (c) => {
   const { experiment_id: id } = c.req.valid('param');
   const record = await requireExperiment(c.get('db'), c.get('auth').organizationId, id);
   return c.json(toWireExperiment(record), 200);
 };
 
-export const experimentsUpdate: RouteHandler<typeof routes.experimentsUpdate, AppEnv> = async (
-  c,
-) => {
+export const experimentsUpdate: AppRouteHandler<typeof routes.experimentsUpdate> = async (c) => {
   const db = c.get('db');
   const { organizationId, keyName } = c.get('auth');
   const { experiment_id: id } = c.req.valid('param');
@@ -125,15 +120,13 @@ export const experimentsUpdate: RouteHandler<typeof routes.experimentsUpdate, Ap
   return c.json(toWireExperiment(record), 200);
 };
 
-export const experimentsDelete: RouteHandler<typeof routes.experimentsDelete, AppEnv> = async (
-  c,
-) => {
+export const experimentsDelete: AppRouteHandler<typeof routes.experimentsDelete> = async (c) => {
   const { experiment_id: id } = c.req.valid('param');
   await deleteExperiment(c.get('db'), c.get('auth').organizationId, id);
   return c.json({ id, deleted: true as const }, 200);
 };
 
-export const experimentsStart: RouteHandler<typeof routes.experimentsStart, AppEnv> = async (c) => {
+export const experimentsStart: AppRouteHandler<typeof routes.experimentsStart> = async (c) => {
   const db = c.get('db');
   const { organizationId, keyName } = c.get('auth');
   const { experiment_id: id } = c.req.valid('param');
@@ -142,16 +135,14 @@ export const experimentsStart: RouteHandler<typeof routes.experimentsStart, AppE
   return c.json({ experiment: toWireExperiment(record), warnings }, 200);
 };
 
-export const experimentsStop: RouteHandler<typeof routes.experimentsStop, AppEnv> = async (c) => {
+export const experimentsStop: AppRouteHandler<typeof routes.experimentsStop> = async (c) => {
   const { experiment_id: id } = c.req.valid('param');
   const { organizationId, keyName } = c.get('auth');
   const record = await stopExperiment(c.get('db'), organizationId, id, keyName);
   return c.json(toWireExperiment(record), 200);
 };
 
-export const experimentsResults: RouteHandler<typeof routes.experimentsResults, AppEnv> = async (
-  c,
-) => {
+export const experimentsResults: AppRouteHandler<typeof routes.experimentsResults> = async (c) => {
   const db = c.get('db');
   const { experiment_id: id } = c.req.valid('param');
   const record = await requireExperiment(db, c.get('auth').organizationId, id);

@@ -1,4 +1,3 @@
-import type { RouteHandler } from '@hono/zod-openapi';
 import {
   listPage,
   parseListQuery,
@@ -13,7 +12,7 @@ import { recordsVersion } from '../../db/repositories/organizations.js';
 import { perDatabase } from '../../db/caches.js';
 import { listPrompts } from '../../db/repositories/prompts.js';
 import { VersionedJsonCache } from '../../http/versioned-cache.js';
-import type { AppEnv } from '../../http/app-env.js';
+import type { AppRouteHandler } from '../../http/router.js';
 import { jsonTextResponse } from '../../http/json-text.js';
 import { jsonText } from '../../domain/json-text.js';
 import type { components } from '../../generated/openapi-types.js';
@@ -47,7 +46,7 @@ async function buildPage(
   return listPage(items, query, page.totalCount, page.next, signer);
 }
 
-export const promptsList: RouteHandler<typeof routes.promptsList, AppEnv> = async (c) => {
+export const promptsList: AppRouteHandler<typeof routes.promptsList> = async (c) => {
   const db = c.get('db');
   const { organizationId } = c.get('auth');
   const signer = await cursorSigner(db);

@@ -1,10 +1,9 @@
-import type { RouteHandler } from '@hono/zod-openapi';
 import { routeSession } from '../../db/repositories/sessions.js';
-import type { AppEnv } from '../../http/app-env.js';
+import type { AppRouteHandler } from '../../http/router.js';
 import { toWireSession } from '../../wire/sessions.js';
 import type * as routes from './sessions.routes.js';
 
-export const sessionsRoute: RouteHandler<typeof routes.sessionsRoute, AppEnv> = async (c) => {
+export const sessionsRoute: AppRouteHandler<typeof routes.sessionsRoute> = async (c) => {
   const { target_id: targetId } = c.req.valid('param');
   const body = c.req.valid('json');
   const write = c.get('idempotentWrite');

@@ -1,4 +1,3 @@
-import type { RouteHandler } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import type { Db } from '../../db/client.js';
 import { cursorSigner } from '../../db/cursor-signer.js';
@@ -11,6 +10,7 @@ import { a2pStatusList, checkA2p } from '../../domain/a2p.js';
 import { RecordNotFoundError } from '../../domain/errors.js';
 import { listPage, parseListQuery } from '../../domain/list-query.js';
 import type { AppEnv } from '../../http/app-env.js';
+import type { AppRouteHandler } from '../../http/router.js';
 import { ApiError } from '../../http/errors.js';
 import { a2pStatusPage, telephonyProviderOf } from '../../providers/channel-provider.js';
 import { ProviderUnavailableError } from '../../providers/telephony-provider.js';
@@ -56,9 +56,8 @@ async function fromProvider<T>(
   }
 }
 
-export const channelsTelephonyNumbersVerifyA2pCompliance: RouteHandler<
-  typeof routes.channelsTelephonyNumbersVerifyA2pCompliance,
-  AppEnv
+export const channelsTelephonyNumbersVerifyA2pCompliance: AppRouteHandler<
+  typeof routes.channelsTelephonyNumbersVerifyA2pCompliance
 > = async (c) => {
   const { channel_id: channelId } = c.req.valid('param');
   const { phone } = c.req.valid('json');
@@ -83,9 +82,8 @@ export const channelsTelephonyNumbersVerifyA2pCompliance: RouteHandler<
   return c.json(toWireA2pVerdict(checkA2p(path)), 200);
 };
 
-export const channelsTelephonyNumbersA2pStatus: RouteHandler<
-  typeof routes.channelsTelephonyNumbersA2pStatus,
-  AppEnv
+export const channelsTelephonyNumbersA2pStatus: AppRouteHandler<
+  typeof routes.channelsTelephonyNumbersA2pStatus
 > = async (c) => {
   const { channel_id: channelId } = c.req.valid('param');
   const db = c.get('db');
