@@ -12,6 +12,7 @@ import {
   type InputProblem,
 } from '../domain/errors.js';
 import { databaseUnavailableReason } from '../db/errors.js';
+import { ProviderUnavailableError } from '../providers/telephony-provider.js';
 import { IdempotencyKeyTakenError } from '../db/repositories/idempotency.js';
 import type { AppEnv } from './app-env.js';
 
@@ -233,6 +234,22 @@ export function handleError(error: Error, c: Context<AppEnv>) {
         409,
         'CONFLICT',
         'Another request with this Idempotency-Key was answered first; retry with the same key to get its answer.',
+      ),
+    );
+  }
+  if (error instanceof ProviderUnavailableError) {
+    // Nothing was decided: a wrong "no" would be worse than "could not tell".
+    const provider = error.channel?.provider ?? 'telephony';
+    c.get('logger').warn(
+      { channel_id: error.channel?.id, provider, problem: error.message },
+      'telephony provider unavailable',
+    );
+    return errorResponse(
+      c,
+      new ApiError(
+        502,
+        'PROVIDER_UNAVAILABLE',
+        `The channel's telephony provider (${provider}) could not answer: ${error.message}. Nothing was decided; try again, or ask an operator to check the channel's provider settings.`,
       ),
     );
   }

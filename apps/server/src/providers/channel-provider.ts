@@ -10,11 +10,30 @@ import {
 } from '../domain/a2p.js';
 import type { ListPosition, ListQuery } from '../domain/list-query.js';
 import { createRecordsProvider } from './records-provider.js';
-import type { TelephonyProvider } from './telephony-provider.js';
+import { ProviderUnavailableError, type TelephonyProvider } from './telephony-provider.js';
 import { createTwilioProvider, twilioSettingsOf } from './twilio-provider.js';
 
+/**
+ * Runs `read` against the channel's provider; a ProviderUnavailableError it throws (no usable
+ * settings, a timeout, a refusal) is given the channel's id and provider, which the API's one
+ * onError answers as a 502 and the CLI prints.
+ */
+export async function askChannelProvider<T>(
+  channel: TelephonyChannel,
+  read: () => Promise<T>,
+): Promise<T> {
+  try {
+    return await read();
+  } catch (error) {
+    if (error instanceof ProviderUnavailableError) {
+      error.channel ??= { id: channel.id, provider: channel.provider };
+    }
+    throw error;
+  }
+}
+
 /** Throws ProviderUnavailableError when a twilio channel lacks usable settings. */
-export function telephonyProviderOf(
+function telephonyProviderOf(
   channel: TelephonyChannel,
   db: Db,
   organizationId: number,
@@ -25,6 +44,18 @@ export function telephonyProviderOf(
     case 'twilio':
       return createTwilioProvider(twilioSettingsOf(channel.providerConfig, channel.providerSecret));
   }
+}
+
+/** The number's messaging path from the channel's provider, or null when it holds no such number. */
+export function readMessagingPath(
+  channel: TelephonyChannel,
+  db: Db,
+  organizationId: number,
+  phone: string,
+): Promise<MessagingPath | null> {
+  return askChannelProvider(channel, () =>
+    telephonyProviderOf(channel, db, organizationId).readMessagingPath(phone),
+  );
 }
 
 export interface NumberA2pStatus {
@@ -53,7 +84,9 @@ export async function a2pStatusPage(
   const paths =
     phones.length === 0
       ? new Map<string, MessagingPath | null>()
-      : await telephonyProviderOf(channel, db, organizationId).readMessagingPaths(phones);
+      : await askChannelProvider(channel, () =>
+          telephonyProviderOf(channel, db, organizationId).readMessagingPaths(phones),
+        );
   const records = phones.map((phone) => ({ phone, verdict: checkA2p(paths.get(phone) ?? null) }));
   return { records, totalCount, next };
 }

@@ -24,4 +24,6 @@ export interface TelephonyProvider {
  */
 export class ProviderUnavailableError extends Error {
   override name = 'ProviderUnavailableError';
+  /** The channel whose provider failed, once the channel's provider wrapper has named it. */
+  channel?: { id: number; provider: string };
 }

@@ -1,4 +1,3 @@
-import type { Context } from 'hono';
 import type { Db } from '../../db/client.js';
 import { cursorSigner } from '../../db/cursor-signer.js';
 import {
@@ -9,11 +8,8 @@ import {
 import { a2pStatusList, checkA2p } from '../../domain/a2p.js';
 import { RecordNotFoundError } from '../../domain/errors.js';
 import { listPage, parseListQuery } from '../../domain/list-query.js';
-import type { AppEnv } from '../../http/app-env.js';
 import type { AppRouteHandler } from '../../http/router.js';
-import { ApiError } from '../../http/errors.js';
-import { a2pStatusPage, telephonyProviderOf } from '../../providers/channel-provider.js';
-import { ProviderUnavailableError } from '../../providers/telephony-provider.js';
+import { a2pStatusPage, readMessagingPath } from '../../providers/channel-provider.js';
 import type * as routes from './telephony.routes.js';
 import { toWireA2pVerdict } from '../../wire/telephony.js';
 
@@ -31,31 +27,6 @@ async function telephonyChannelOf(
   return channel;
 }
 
-/**
- * What `read` gets from the channel's provider, or a 502 when the provider cannot answer:
- * nothing was decided then, and a wrong "no" is worse than "could not tell".
- */
-async function fromProvider<T>(
-  c: Context<AppEnv>,
-  channel: TelephonyChannel,
-  read: () => Promise<T>,
-): Promise<T> {
-  try {
-    return await read();
-  } catch (error) {
-    if (!(error instanceof ProviderUnavailableError)) throw error;
-    c.get('logger').warn(
-      { channel_id: channel.id, provider: channel.provider, problem: error.message },
-      'telephony provider unavailable',
-    );
-    throw new ApiError(
-      502,
-      'PROVIDER_UNAVAILABLE',
-      `The channel's telephony provider (${channel.provider}) could not answer: ${error.message}. Nothing was decided; try again, or ask an operator to check the channel's provider settings.`,
-    );
-  }
-}
-
 export const channelsTelephonyNumbersVerifyA2pCompliance: AppRouteHandler<
   typeof routes.channelsTelephonyNumbersVerifyA2pCompliance
 > = async (c) => {
@@ -71,9 +42,7 @@ export const channelsTelephonyNumbersVerifyA2pCompliance: AppRouteHandler<
     );
   }
 
-  const path = await fromProvider(c, channel, () =>
-    telephonyProviderOf(channel, db, organizationId).readMessagingPath(phone),
-  );
+  const path = await readMessagingPath(channel, db, organizationId, phone);
   if (path === null) {
     throw new RecordNotFoundError(
       `The ${channel.provider} account of telephony channel ${channelId} holds no incoming number ${phone}; the number must be an incoming number in that account.`,
@@ -98,9 +67,7 @@ export const channelsTelephonyNumbersA2pStatus: AppRouteHandler<
     organizationId,
     signer,
   );
-  const { records, totalCount, next } = await fromProvider(c, channel, () =>
-    a2pStatusPage(channel, db, organizationId, query),
-  );
+  const { records, totalCount, next } = await a2pStatusPage(channel, db, organizationId, query);
   const items = records.map(({ phone, verdict }) => ({ phone, ...toWireA2pVerdict(verdict) }));
   return c.json(listPage(items, query, totalCount, next, signer), 200);
 };
