@@ -3,6 +3,7 @@
 // with the A2P check of each, to find the ones whose texts are filtered and why.
 
 import type { Db } from '../../db/client.js';
+import spec from '../../generated/openapi.json' with { type: 'json' };
 import { cursorSigner } from '../../db/cursor-signer.js';
 import {
   listAgents,
@@ -28,6 +29,9 @@ import { toWireAgent, toWireChannelTarget } from '../../wire/directory.js';
 import { toWireA2pVerdict } from '../../wire/telephony.js';
 import { formatTable } from '../table.js';
 
+/** The largest page the API serves, from the contract's `limit` parameter. */
+const MAX_PAGE_SIZE = spec.components.parameters.Limit.schema.maximum;
+
 /** Every record of a list, by id, following its cursors a thousand at a time. */
 async function everyRecord<P extends string, R>(
   db: Db,
@@ -41,7 +45,14 @@ async function everyRecord<P extends string, R>(
     const signer = await cursorSigner(db);
     const query = await parseListQuery(
       resource,
-      { page: 0, limit: 1000, search_fields: [], search_field_values: [], fields: [], cursor },
+      {
+        page: 0,
+        limit: MAX_PAGE_SIZE,
+        search_fields: [],
+        search_field_values: [],
+        fields: [],
+        cursor,
+      },
       organizationId,
       signer,
     );
