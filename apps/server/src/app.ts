@@ -34,7 +34,7 @@ export interface AppOptions {
   rateLimitPerMinute?: number;
   /** How long Idempotency-Key answers are kept and claims are leased (24 hours, 60 s). */
   idempotencyTimes?: IdempotencyTimes;
-  /** Failed authentications per client address per minute; absent means no limit. */
+  /** Failed authentications per client address and per key id a minute; absent means no limit. */
   authFailureLimit?: AuthFailureLimit;
   metrics?: Metrics;
   /** The bearer token /metrics requires; without one /metrics is a 404. */
@@ -77,9 +77,8 @@ export function createApp({
 
   // Who is calling comes first: nothing of a body is read or parsed for a caller without a key.
   const failures =
-    authFailures && authFailures.perMinute > 0 ? authFailureLimit(authFailures) : null;
-  if (failures) app.use('/api/v1/*', failures.guard);
-  app.use('/api/v1/*', authenticate(failures?.recordFailure));
+    authFailures && authFailures.perMinute > 0 ? authFailureLimit(authFailures) : undefined;
+  app.use('/api/v1/*', authenticate(failures));
   if (rateLimitPerMinute > 0) app.use('/api/v1/*', rateLimit(rateLimitPerMinute));
   // Then may they do this: a key that may not costs no body read, parse or idempotency row.
   app.use('/api/v1/*', authorize);

@@ -17,9 +17,12 @@ export interface Config {
   bodyLimitBytes: number;
   /** Requests one API key may make per minute in this process; 0 turns the limit off. */
   rateLimitPerMinute: number;
-  /** Failed authentications one client address may have per minute; 0 turns the limit off. */
+  /**
+   * Failed authentications one client address (IPv6: one /64), and one key id, may have per
+   * minute; 0 turns the limit off. One setting for both: neither budget ever refuses a valid key.
+   */
   authFailuresPerMinute: number;
-  /** Proxies whose X-Forwarded-For header names the client (exact IP addresses). */
+  /** Proxies whose X-Forwarded-For header names the client (IP addresses, any spelling). */
   trustedProxies: ReadonlySet<string>;
   /** How long an Idempotency-Key answer is replayed before it is swept away. */
   idempotencyRetentionSeconds: number;

@@ -12,6 +12,7 @@ import { parseApiKey } from '../domain/api-keys.js';
 import { routes } from '../generated/routes.js';
 import type { AppEnv } from './app-env.js';
 import { ApiError } from './errors.js';
+import type { AuthFailureLimiter } from './rate-limit.js';
 
 export const API_KEY_HEADER = 'Service-API-Key';
 
@@ -21,38 +22,41 @@ function unauthenticated(detail: string) {
   });
 }
 
-/** `onFailure` hears of every 401 given here (the failed-authentication limit counts them). */
-export function authenticate(
-  onFailure: (c: Context<AppEnv>) => void = () => {},
-): MiddlewareHandler<AppEnv> {
+/**
+ * Who is calling. With `failures`, a request whose address or presented key id has used up its
+ * failed authentications is a 429 instead of a 401: at once when it has no well-formed key (nothing
+ * is looked up), and only after the key failed when it has one, so a valid key is never refused
+ * for what other clients at its address did (see authFailureLimit).
+ */
+export function authenticate(failures?: AuthFailureLimiter): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
-    try {
-      await authenticateRequest(c);
-    } catch (error) {
-      if (error instanceof ApiError && error.status === 401) onFailure(c);
-      throw error;
-    }
+    await authenticateRequest(c, failures);
     await next();
   };
 }
 
-async function authenticateRequest(c: Context<AppEnv>): Promise<void> {
-  const presented = c.req.header(API_KEY_HEADER);
-  if (!presented) {
+async function authenticateRequest(
+  c: Context<AppEnv>,
+  failures: AuthFailureLimiter | undefined,
+): Promise<void> {
+  const presented = c.req.header(API_KEY_HEADER)?.trim();
+  const parsed = presented ? parseApiKey(presented) : null;
+  const budget = failures?.budget(c, parsed?.keyId);
+  if (!presented || !parsed) {
+    if (budget?.refusal) throw budget.refusal;
+    budget?.recordFailure();
     throw unauthenticated(
-      `Send your API key in the ${API_KEY_HEADER} header; an operator creates one with "agentline key create".`,
+      presented
+        ? `The ${API_KEY_HEADER} header is not an Agentline API key (expected agl_<key id>_<secret>).`
+        : `Send your API key in the ${API_KEY_HEADER} header; an operator creates one with "agentline key create".`,
     );
   }
-  const parsed = parseApiKey(presented.trim());
-  if (!parsed) {
-    throw unauthenticated(
-      `The ${API_KEY_HEADER} header is not an Agentline API key (expected agl_<key id>_<secret>).`,
-    );
-  }
-  const principal = await authenticateApiKey(c.get('db'), presented.trim());
+  const principal = await authenticateApiKey(c.get('db'), presented);
   // Unknown, wrong-secret and revoked keys get the same answer, so the answer reveals nothing
   // about which key ids exist.
   if (!principal) {
+    budget?.recordFailure();
+    if (budget?.refusal) throw budget.refusal;
     throw unauthenticated(
       'This API key is unknown or has been revoked; ask an operator for a valid key.',
     );
