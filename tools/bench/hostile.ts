@@ -243,6 +243,12 @@ const inputs: Input[] = [
     },
   },
   {
+    name: 'Host: [::ffff:127.0.0.1]:port',
+    method: 'GET',
+    path: '/healthz',
+    headers: { Host: '[::ffff:127.0.0.1]:8080' },
+  },
+  {
     name: 'an unknown key id',
     method: 'GET',
     path: '/api/v1/events/',

@@ -1,11 +1,12 @@
 // Process entry: read config, open and migrate the database, serve, and shut down gracefully
 // (stop accepting, finish in-flight requests, close the database) on SIGTERM or SIGINT.
 
-import { serve } from '@hono/node-server';
+import type { AddressInfo } from 'node:net';
 import pino from 'pino';
 import { createApp } from './app.js';
 import { ConfigError, loadConfig } from './config.js';
 import { createDb, migrateDb } from './db/client.js';
+import { createFrontDoor } from './http/front-door.js';
 import { startIdempotencySweeper } from './http/idempotency.js';
 
 const SHUTDOWN_GRACE_MS = 10_000;
@@ -42,26 +43,26 @@ async function main(): Promise<void> {
     },
     metricsToken: config.metricsToken,
   });
-  const server = serve(
-    {
-      fetch: app.fetch,
-      hostname: config.host,
-      port: config.port,
-      // A client that trickles its headers or body cannot hold a connection for long (Node
-      // checks the timeouts every connectionsCheckingInterval, 30 s by default).
-      serverOptions: {
-        headersTimeout: HEADERS_TIMEOUT_MS,
-        requestTimeout: REQUEST_TIMEOUT_MS,
-        connectionsCheckingInterval: 2_000,
-      },
+  const server = createFrontDoor({
+    fetch: app.fetch,
+    logger,
+    bodyLimitBytes: config.bodyLimitBytes,
+    hostname: config.host,
+    // A client that trickles its headers or body cannot hold a connection for long (Node
+    // checks the timeouts every connectionsCheckingInterval, 30 s by default).
+    serverOptions: {
+      headersTimeout: HEADERS_TIMEOUT_MS,
+      requestTimeout: REQUEST_TIMEOUT_MS,
+      connectionsCheckingInterval: 2_000,
     },
-    (info) => {
-      logger.info(
-        { address: info.address, port: info.port, database: db.kind },
-        `Agentline listening on http://${info.address}:${info.port} (API reference: /docs)`,
-      );
-    },
-  );
+  });
+  server.listen(config.port, config.host, () => {
+    const info = server.address() as AddressInfo;
+    logger.info(
+      { address: info.address, port: info.port, database: db.kind },
+      `Agentline listening on http://${info.address}:${info.port} (API reference: /docs)`,
+    );
+  });
 
   let stopping = false;
   const shutdown = (signal: NodeJS.Signals) => {
@@ -81,7 +82,7 @@ async function main(): Promise<void> {
       });
     });
     // Idle keep-alive connections would otherwise hold close() open until they time out.
-    if ('closeIdleConnections' in server) server.closeIdleConnections();
+    server.closeIdleConnections();
   };
   process.on('SIGTERM', shutdown);
   process.on('SIGINT', shutdown);

@@ -16,7 +16,9 @@ let acme: Tenant;
 beforeAll(async () => {
   db = await createTestDb();
   acme = await createTenant(db, 'Acme');
-  server = await startLiveServer(createApp({ db, bodyLimitBytes: LIMIT }));
+  server = await startLiveServer(createApp({ db, bodyLimitBytes: LIMIT }), {
+    bodyLimitBytes: LIMIT,
+  });
 });
 
 afterAll(async () => {

@@ -17,9 +17,11 @@ import { IdempotencyKeyTakenError } from '../db/repositories/idempotency.js';
 import type { AppEnv } from './app-env.js';
 
 export type ErrorCode =
+  | 'BAD_REQUEST'
   | 'UNAUTHENTICATED'
   | 'PERMISSION_DENIED'
   | 'NOT_FOUND'
+  | 'REQUEST_TIMEOUT'
   | 'CONFLICT'
   | 'PAYLOAD_TOO_LARGE'
   | 'UNSUPPORTED_MEDIA_TYPE'

@@ -97,7 +97,11 @@ async function readIncoming(incoming: IncomingMessage, limitBytes: number): Prom
   const chunks: Buffer[] = [];
   let size = 0;
   try {
-    for await (const chunk of incoming as AsyncIterable<Buffer>) {
+    // Left open past the limit: the server drains the rest after the 413, so the client reads it
+    // (front-door.ts); destroying the stream here would reset the connection before the answer.
+    for await (const chunk of incoming.iterator({
+      destroyOnReturn: false,
+    }) as AsyncIterable<Buffer>) {
       size += chunk.length;
       if (size > limitBytes) throw tooLarge(limitBytes);
       chunks.push(chunk);

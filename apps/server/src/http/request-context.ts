@@ -10,6 +10,11 @@ import type { Metrics } from './metrics.js';
 
 const SAFE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
+/** The request's id: a safe incoming `X-Request-Id` as it is, else a new one. */
+export function requestIdOf(incoming: string | undefined): string {
+  return incoming && SAFE_REQUEST_ID.test(incoming) ? incoming : randomUUID();
+}
+
 /**
  * The SDK numbers each attempt of a call (0 first); logged so retries can be told apart. Only a
  * small integer is logged: the log takes nothing a client wrote as it came.
@@ -20,7 +25,7 @@ function retryCount(header: string | undefined): number | undefined {
 
 // What a JSON API needs of the usual security headers: no sniffing, no framing, no referrers,
 // HTTPS only once a client has seen it over TLS.
-const SECURITY_HEADERS = [
+export const SECURITY_HEADERS = [
   ['X-Content-Type-Options', 'nosniff'],
   ['X-Frame-Options', 'DENY'],
   ['Referrer-Policy', 'no-referrer'],
@@ -34,8 +39,7 @@ export function requestContext(
   metrics: Metrics,
 ): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
-    const incoming = c.req.header('x-request-id');
-    const requestId = incoming && SAFE_REQUEST_ID.test(incoming) ? incoming : randomUUID();
+    const requestId = requestIdOf(c.req.header('x-request-id'));
     const requestLogger = logger.child({ request_id: requestId });
     c.set('requestId', requestId);
     c.set('logger', requestLogger);

@@ -3,8 +3,9 @@
 
 import { request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { serve, type ServerType } from '@hono/node-server';
+import pino, { type Logger } from 'pino';
 import type { App } from '../../src/app.js';
+import { createFrontDoor } from '../../src/http/front-door.js';
 import { specValidator } from './contract.js';
 
 export interface LiveServer {
@@ -12,19 +13,33 @@ export interface LiveServer {
   close(): Promise<void>;
 }
 
-export async function startLiveServer(app: App): Promise<LiveServer> {
-  const server: ServerType = await new Promise((resolve) => {
-    const started = serve({ fetch: app.fetch, hostname: '127.0.0.1', port: 0 }, () =>
-      resolve(started),
-    );
+export interface LiveServerOptions {
+  /** What the server may drain of a refused request's body (the app's own limit: createApp). */
+  bodyLimitBytes?: number;
+  logger?: Logger;
+}
+
+/** The app behind the server's real front door (src/http/front-door.ts), as main.ts serves it. */
+export async function startLiveServer(
+  app: App,
+  { bodyLimitBytes = 1024 * 1024, logger = pino({ level: 'silent' }) }: LiveServerOptions = {},
+): Promise<LiveServer> {
+  const server = createFrontDoor({
+    fetch: app.fetch,
+    logger,
+    bodyLimitBytes,
+    hostname: '127.0.0.1',
   });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   return {
     baseUrl: `http://127.0.0.1:${port}`,
     close: () =>
-      new Promise((resolve, reject) =>
-        server.close((error) => (error ? reject(error) : resolve())),
-      ),
+      new Promise((resolve, reject) => {
+        server.close((error) => (error ? reject(error) : resolve()));
+        // Connections still draining a refused body would hold close() for up to LINGER_MS.
+        server.closeAllConnections();
+      }),
   };
 }
 
