@@ -890,7 +890,7 @@ export interface components {
             /** @description What happened and what to do about it. */
             detail: string;
             /**
-             * @description One of `UNAUTHENTICATED`, `PERMISSION_DENIED`, `NOT_FOUND`, `CONFLICT`, `PAYLOAD_TOO_LARGE`, `UNSUPPORTED_MEDIA_TYPE`, `RATE_LIMITED`, `INTERNAL`, `PROVIDER_UNAVAILABLE`, `SERVICE_UNAVAILABLE` (clients should accept new codes).
+             * @description One of `BAD_REQUEST`, `UNAUTHENTICATED`, `PERMISSION_DENIED`, `NOT_FOUND`, `REQUEST_TIMEOUT`, `CONFLICT`, `PAYLOAD_TOO_LARGE`, `UNSUPPORTED_MEDIA_TYPE`, `RATE_LIMITED`, `INTERNAL`, `PROVIDER_UNAVAILABLE`, `SERVICE_UNAVAILABLE` (clients should accept new codes).
              * @example NOT_FOUND
              */
             code: string;
@@ -970,7 +970,7 @@ export interface components {
                 "application/json": components["schemas"]["HTTPValidationError"];
             };
         };
-        /** @description Too many requests for this key (`RATE_LIMITED`); wait `Retry-After` seconds. */
+        /** @description Too many requests for this key, or too many failed authentications from this address or with this key id (`RATE_LIMITED`); wait `Retry-After` seconds. */
         RateLimited: {
             headers: {
                 "X-Request-Id": components["headers"]["XRequestId"];
@@ -1272,9 +1272,14 @@ export interface operations {
                  *     same order, so pages never repeat or skip an item while new records arrive, and a page
                  *     deep into the list costs what the first one does. The cursor is bound to the query: send
                  *     the same `search_fields`, `search_field_values`, `order_by`, `order_by_direction`,
-                 *     `start_datetime` and `end_datetime` with it (`limit` and `fields` may change). A cursor
-                 *     that was altered, belongs to another organization or another query is a 422 at
-                 *     `["query", "cursor"]`. Cursors are opaque and do not expire.
+                 *     `start_datetime` and `end_datetime` with it (`limit` and `fields` may change). Cursors
+                 *     are opaque and signed by the server (HMAC-SHA256 with a secret of its own), bound to
+                 *     the query and the API key's organization: a cursor that was altered or made up, belongs
+                 *     to another organization or another query, or holds a position the list cannot have is
+                 *     a 422 at `["query", "cursor"]` whose message says what to do (pass `next_cursor` as
+                 *     received, or leave `cursor` out to start again). Cursors do not expire with time; when
+                 *     the operator rotates the signing secret, a cursor stays valid through that rotation (at
+                 *     least the next page of every walk in progress) and is refused after the one after it.
                  */
                 cursor?: components["parameters"]["Cursor"];
                 /** @description Maximum number of items on the page (0 returns only the counts). */
