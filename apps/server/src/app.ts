@@ -10,6 +10,7 @@ import spec from './generated/openapi.json' with { type: 'json' };
 import { registerSpecComponents } from './generated/routes.js';
 import type { AppEnv } from './http/app-env.js';
 import { authenticate, authorize } from './http/auth.js';
+import { concurrencyLimit } from './http/concurrency-limit.js';
 import { ApiError, errorResponse, handleError } from './http/errors.js';
 import { Metrics, metricsEndpoint } from './http/metrics.js';
 import { idempotency } from './http/idempotency.js';
@@ -32,6 +33,8 @@ export interface AppOptions {
   bodyLimitBytes?: number;
   /** Requests per API key per minute; absent or 0 means no limit (the default of tests). */
   rateLimitPerMinute?: number;
+  /** Requests one API key may have in progress at once; absent or 0 means no limit. */
+  concurrentRequestsPerKey?: number;
   /** How long Idempotency-Key answers are kept and claims are leased (24 hours, 60 s). */
   idempotencyTimes?: IdempotencyTimes;
   /** Failed authentications per client address and per key id a minute; absent means no limit. */
@@ -51,6 +54,7 @@ export function createApp({
   logger = pino({ level: 'silent' }),
   bodyLimitBytes = 1024 * 1024,
   rateLimitPerMinute = 0,
+  concurrentRequestsPerKey = 0,
   authFailureLimit: authFailures,
   idempotencyTimes = DEFAULT_IDEMPOTENCY_TIMES,
   metrics = new Metrics(),
@@ -80,6 +84,8 @@ export function createApp({
     authFailures && authFailures.perMinute > 0 ? authFailureLimit(authFailures) : undefined;
   app.use('/api/v1/*', authenticate(failures));
   if (rateLimitPerMinute > 0) app.use('/api/v1/*', rateLimit(rateLimitPerMinute));
+  if (concurrentRequestsPerKey > 0)
+    app.use('/api/v1/*', concurrencyLimit(concurrentRequestsPerKey));
   // Then may they do this: a key that may not costs no body read, parse or idempotency row.
   app.use('/api/v1/*', authorize);
   app.use('/api/v1/*', requestBody(bodyLimitBytes));

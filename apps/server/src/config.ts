@@ -17,6 +17,10 @@ export interface Config {
   bodyLimitBytes: number;
   /** Requests one API key may make per minute in this process; 0 turns the limit off. */
   rateLimitPerMinute: number;
+  /** Requests one API key may have in progress at once in this process; 0 turns the limit off. */
+  concurrentRequestsPerKey: number;
+  /** How long a list read may run before it is stopped (a 422); 0 lets it run. */
+  listQueryTimeoutMs: number;
   /**
    * Failed authentications one client address (IPv6: one /64), and one key id, may have per
    * minute; 0 turns the limit off. One setting for both: neither budget ever refuses a valid key.
@@ -99,6 +103,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel: logLevel as Config['logLevel'],
     bodyLimitBytes: readInteger(env, 'BODY_LIMIT_BYTES', 1024 * 1024, 1024, 100 * 1024 * 1024),
     rateLimitPerMinute: readInteger(env, 'RATE_LIMIT_PER_MINUTE', 300_000, 0, 100_000_000),
+    // Below the list connections of the default pool (half of DATABASE_POOL_SIZE's 10): one key
+    // cannot hold them all (README, Configuration).
+    concurrentRequestsPerKey: readInteger(env, 'CONCURRENT_REQUESTS_PER_KEY', 4, 0, 100_000),
+    listQueryTimeoutMs: readInteger(env, 'LIST_QUERY_TIMEOUT_MS', 5_000, 0, 3_600_000),
     authFailuresPerMinute: readInteger(env, 'AUTH_FAILURES_PER_MINUTE', 60, 0, 1_000_000),
     trustedProxies: readTrustedProxies(env),
     idempotencyRetentionSeconds: readInteger(

@@ -19,6 +19,7 @@ async function main(): Promise<void> {
   const db = createDb(config.databaseUrl, {
     poolSize: config.databasePoolSize,
     readerThreads: config.sqliteReaderThreads,
+    listQueryTimeoutMs: config.listQueryTimeoutMs,
   });
   await migrateDb(db);
 
@@ -36,6 +37,7 @@ async function main(): Promise<void> {
     logger,
     bodyLimitBytes: config.bodyLimitBytes,
     rateLimitPerMinute: config.rateLimitPerMinute,
+    concurrentRequestsPerKey: config.concurrentRequestsPerKey,
     idempotencyTimes,
     authFailureLimit: {
       perMinute: config.authFailuresPerMinute,

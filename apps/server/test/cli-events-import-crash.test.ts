@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createDb, type Db } from '../src/db/client.js';
-import { execute, runStepsInReadTransaction, selectRows } from '../src/db/portable-sql.js';
+import { execute, runListRead, selectRows } from '../src/db/portable-sql.js';
 import { createWorkspace, type TempWorkspace } from './fixtures/cli-harness.js';
 import { checkDescriptionIndex, onSqlite, queryTestDb } from './support/test-database.js';
 
@@ -110,7 +110,7 @@ async function expectDescriptionIndexMatches(): Promise<void> {
       checkDescriptionIndex(db);
       return;
     }
-    const searched = await runStepsInReadTransaction(db, function* () {
+    const searched = await runListRead(db, function* () {
       // Only a bitmap scan is left, and only the trigram index can serve this condition.
       yield* execute(sql`SET LOCAL enable_seqscan = off`);
       yield* execute(sql`SET LOCAL enable_indexscan = off`);

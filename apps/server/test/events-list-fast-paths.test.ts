@@ -16,7 +16,7 @@ import { eventColumns, listEvents, type ListedEvent } from '../src/db/repositori
 import {
   execute,
   parsedJson,
-  runStepsInReadTransaction,
+  runListRead,
   selectList,
   selectRows,
 } from '../src/db/portable-sql.js';
@@ -55,7 +55,7 @@ async function plainList(db: Db, organizationId: number, query: ListQuery<EventP
     ...listConditions(query, { columns, windowColumn: events.timestamp, spelling }),
   );
   const order = listOrder(query, columns, events.id, spelling);
-  return runStepsInReadTransaction(db, function* () {
+  return runListRead(db, function* () {
     if (db.kind === 'postgres') {
       yield* execute(sql`SET LOCAL enable_indexscan = off`);
       yield* execute(sql`SET LOCAL enable_bitmapscan = off`);

@@ -28,13 +28,23 @@ export interface SqliteDb {
   sqlite: BetterSqlite3.Database;
   /** Threads that run the long reads off the event loop, when the server asked for them. */
   readers?: SqliteReaders;
+  /** How long a list read may run (0: no limit); only the reader threads can stop one. */
+  listQueryTimeoutMs: number;
   close(): Promise<void>;
 }
 
 export interface PostgresDb {
   kind: 'postgres';
   spelling: Spelling;
+  /**
+   * Everything but list reads: authentication's key lookup, writes, session routing, gets by id,
+   * idempotency. List reads never take these connections, so these never wait behind one.
+   */
   pool: pg.Pool;
+  /** List reads (runListRead): the reads a client can make slow. `pool` itself at a size of 1. */
+  listPool: pg.Pool;
+  /** How long a list read may run before PostgreSQL cancels it (0: no limit). */
+  listQueryTimeoutMs: number;
   close(): Promise<void>;
 }
 
@@ -61,10 +71,24 @@ export function describeDatabaseUrl(databaseUrl: string): string {
 pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number(value));
 
 export interface DbOptions {
-  /** PostgreSQL connections this process may open. */
+  /** PostgreSQL connections this process may open, list reads' and the others' together. */
   poolSize?: number;
   /** SQLite: threads that read the events list off the event loop (none: it reads inline). */
   readerThreads?: number;
+  /**
+   * How long a list read may run before it is stopped with a QueryTimeoutError (absent or 0: no
+   * limit): each PostgreSQL list read, and a SQLite reader thread's job.
+   */
+  listQueryTimeoutMs?: number;
+}
+
+/**
+ * How a PostgreSQL pool of `total` connections is shared: half (rounded down) for list reads,
+ * the rest for everything else. A single connection cannot be split: then both use it.
+ */
+export function splitPoolSize(total: number): { lists: number; others: number } | null {
+  const lists = Math.floor(total / 2);
+  return lists === 0 ? null : { lists, others: total - lists };
 }
 
 export function createDb(databaseUrl: string, options: DbOptions = {}): Db {
@@ -74,17 +98,34 @@ export function createDb(databaseUrl: string, options: DbOptions = {}): Db {
 }
 
 function openPostgres(databaseUrl: string, options: DbOptions): PostgresDb {
-  const pool = new pg.Pool({
-    connectionString: databaseUrl,
-    // Several server processes share one PostgreSQL server: each keeps its pool small.
-    max: options.poolSize ?? 10,
-    // Names the connections in pg_stat_activity, for the operator.
-    application_name: 'agentline',
-  });
-  // An idle connection the server drops (a restart) must not crash the process: the pool
-  // replaces it, and the next query reports the outage as a 503.
-  pool.on('error', () => {});
-  return { kind: 'postgres', spelling: POSTGRES_SPELLING, pool, close: () => pool.end() };
+  const newPool = (max: number, applicationName: string) => {
+    const pool = new pg.Pool({
+      connectionString: databaseUrl,
+      max,
+      // Names the connections in pg_stat_activity, for the operator.
+      application_name: applicationName,
+    });
+    // An idle connection the server drops (a restart) must not crash the process: the pool
+    // replaces it, and the next query reports the outage as a 503.
+    pool.on('error', () => {});
+    return pool;
+  };
+  // Several server processes share one PostgreSQL server: each keeps its pools small. Each pool
+  // serves its callers in arrival order, so list reads, which a client can make slow, get their
+  // own connections: session routing and authentication never queue behind a stranger's search.
+  const split = splitPoolSize(options.poolSize ?? 10);
+  const pool = newPool(split?.others ?? 1, 'agentline');
+  const listPool = split ? newPool(split.lists, 'agentline lists') : pool;
+  return {
+    kind: 'postgres',
+    spelling: POSTGRES_SPELLING,
+    pool,
+    listPool,
+    listQueryTimeoutMs: options.listQueryTimeoutMs ?? 0,
+    close: async () => {
+      await Promise.all([pool.end(), listPool === pool ? undefined : listPool.end()]);
+    },
+  };
 }
 
 /** A SQLite database file (created if missing) or `:memory:`. */
@@ -101,15 +142,17 @@ export function openSqlite(databaseUrl: string, options: DbOptions = {}): Sqlite
   // sharply once their pages no longer fit. Memory is taken only as pages are used.
   sqlite.pragma('cache_size = -65536');
   // An in-memory database exists in this connection only: nothing another thread could read.
+  const listQueryTimeoutMs = options.listQueryTimeoutMs ?? 0;
   const readers =
     options.readerThreads && databaseUrl !== ':memory:'
-      ? startSqliteReaders(databaseUrl, options.readerThreads)
+      ? startSqliteReaders(databaseUrl, options.readerThreads, { timeoutMs: listQueryTimeoutMs })
       : undefined;
   return {
     kind: 'sqlite',
     spelling: SQLITE_SPELLING,
     sqlite,
     ...(readers ? { readers } : {}),
+    listQueryTimeoutMs,
     close: async () => {
       await readers?.close();
       sqlite.close();
@@ -140,11 +183,12 @@ export async function migrateDb(db: Db): Promise<void> {
     return;
   }
   // Several processes may start at once on one database: they take turns, and the later ones
-  // find nothing left to apply.
+  // find nothing left to apply. The migrations run on the connection holding the lock: a pool of
+  // one connection (DATABASE_POOL_SIZE=1) has no other to give them.
   const lock = await db.pool.connect();
   try {
     await lock.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_KEY]);
-    await migratePostgres(drizzlePostgres({ client: db.pool }), {
+    await migratePostgres(drizzlePostgres({ client: lock }), {
       migrationsFolder: MIGRATIONS_FOLDERS.postgres,
     });
     await ensureCursorSecret(db);

@@ -93,6 +93,30 @@ export function databaseUnavailableReason(error: unknown): string | null {
   }
 }
 
+/**
+ * A list read ran past the list query timeout (DbOptions.listQueryTimeoutMs) and was stopped
+ * before the database: a SQLite reader thread's job, or a PostgreSQL list read whose statements
+ * together used up the time.
+ */
+export class QueryTimeoutError extends Error {
+  override name = 'QueryTimeoutError';
+  constructor(readonly timeoutMs: number) {
+    super(`the list read took longer than ${timeoutMs} ms and was stopped`);
+  }
+}
+
+/**
+ * True when a list read was stopped for taking too long: a QueryTimeoutError, or PostgreSQL's
+ * 57014 (query_canceled), which its statement_timeout raises. Only list reads run with a
+ * statement_timeout; an operator's pg_cancel_backend gives the same code, and the caller's
+ * remedy (a narrower query, or a retry) is the same.
+ */
+export function isQueryTimeout(error: unknown): boolean {
+  for (const link of errorChain(error)) if (link instanceof QueryTimeoutError) return true;
+  const found = driverCode(error);
+  return found?.backend === 'postgres' && found.code === '57014';
+}
+
 /** The driver's own message (e.g. "UNIQUE constraint failed: ..."), without SQL or parameters. */
 export function driverMessage(error: unknown): string {
   let message = error instanceof Error ? error.message : String(error);

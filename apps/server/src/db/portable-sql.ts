@@ -24,8 +24,8 @@ import { PgDialect } from 'drizzle-orm/pg-core';
 import { SQLiteSyncDialect } from 'drizzle-orm/sqlite-core';
 import type { Statement } from 'better-sqlite3';
 import type pg from 'pg';
-import type { Db, PostgresDb, SqliteDb } from './client.js';
-import { isConcurrencyConflict } from './errors.js';
+import type { Db, SqliteDb } from './client.js';
+import { isConcurrencyConflict, QueryTimeoutError } from './errors.js';
 import { perDatabase, remember } from './caches.js';
 
 export type Row = Record<string, unknown>;
@@ -121,10 +121,18 @@ export function runStepsOnSqlite<T>(db: SqliteDb, steps: Steps<T>): T {
   return next.value;
 }
 
-async function runStepsOnPostgres<T>(runner: pg.Pool | pg.PoolClient, steps: Steps<T>): Promise<T> {
+/** Runs before each statement but the first of a sequence (see listReadBudget). */
+type BeforeStatement = (client: pg.PoolClient) => Promise<void>;
+
+async function runStepsOnPostgres<T>(
+  runner: pg.Pool | pg.PoolClient,
+  steps: Steps<T>,
+  beforeStatement?: BeforeStatement,
+): Promise<T> {
   let next = steps.next();
-  while (!next.done) {
+  for (let first = true; !next.done; first = false) {
     const { name, sql: text, params: values } = render(next.value, 'postgres');
+    if (!first) await beforeStatement?.(runner as pg.PoolClient);
     const result = await runner.query<Row>(name ? { name, text, values } : { text, values });
     next = steps.next(result.rows);
   }
@@ -140,20 +148,23 @@ const sqliteTransaction = perDatabase((db: SqliteDb) =>
 const MAX_TRANSACTION_ATTEMPTS = 10;
 
 /**
- * Runs steps on one PostgreSQL connection between `begin` and COMMIT. A transaction the server
- * aborts for a conflict with a concurrent one (40001, 40P01) runs again from the start.
+ * Runs steps on one connection of `pool` between `begin` and COMMIT. A transaction the server
+ * aborts for a conflict with a concurrent one (40001, 40P01) runs again from the start. ROLLBACK
+ * after any failure (a cancelled statement too) also undoes a SET LOCAL, so the connection goes
+ * back to the pool as it came.
  */
 async function inPostgresTransaction<T>(
-  db: PostgresDb,
+  pool: pg.Pool,
   begin: string,
   start: () => Steps<T>,
+  beforeStatement?: () => BeforeStatement,
 ): Promise<T> {
   for (let attempt = 1; ; attempt += 1) {
-    const client = await db.pool.connect();
+    const client = await pool.connect();
     let broken: Error | undefined;
     try {
       await client.query(begin);
-      const result = await runStepsOnPostgres(client, start());
+      const result = await runStepsOnPostgres(client, start(), beforeStatement?.());
       await client.query('COMMIT');
       return result;
     } catch (error) {
@@ -183,17 +194,50 @@ export async function runSteps<T>(db: Db, start: () => Steps<T>): Promise<T> {
  */
 export async function runStepsInTransaction<T>(db: Db, start: () => Steps<T>): Promise<T> {
   if (db.kind === 'postgres') {
-    return inPostgresTransaction(db, 'BEGIN ISOLATION LEVEL SERIALIZABLE', start);
+    return inPostgresTransaction(db.pool, 'BEGIN ISOLATION LEVEL SERIALIZABLE', start);
   }
   return sqliteTransaction(db).immediate(start()) as T;
 }
 
-/** Runs a sequence of reads that must see one snapshot (a page and its count). */
-export async function runStepsInReadTransaction<T>(db: Db, start: () => Steps<T>): Promise<T> {
-  if (db.kind === 'postgres') {
-    return inPostgresTransaction(db, 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY', start);
-  }
-  return sqliteTransaction(db).deferred(start()) as T;
+/**
+ * Keeps a PostgreSQL list read's statements, together, within `timeoutMs` of its start. The
+ * first runs under the `statement_timeout` its BEGIN set; before each later one, the time left
+ * is checked without a round trip, and the timeout lowered to it once a fifth or more of the
+ * budget is gone (a fast read, the usual one, never pays for the SET). A read past its time
+ * stops with QueryTimeoutError, a statement past it with PostgreSQL's 57014.
+ */
+function listReadBudget(timeoutMs: number): BeforeStatement {
+  const startedAt = performance.now();
+  let statementTimeoutMs = timeoutMs;
+  return async (client) => {
+    const leftMs = Math.floor(timeoutMs - (performance.now() - startedAt));
+    if (leftMs <= 0) throw new QueryTimeoutError(timeoutMs);
+    if (leftMs < statementTimeoutMs * 0.8) {
+      await client.query(`SET LOCAL statement_timeout = ${leftMs}`);
+      statementTimeoutMs = leftMs;
+    }
+  };
+}
+
+/**
+ * Runs a list read: a sequence of reads that must see one snapshot (a page and its count), and
+ * that a client can make slow (a substring search, a deep page). On PostgreSQL it runs on the
+ * list pool, in a read-only transaction bounded by the database's list query timeout (a 422
+ * query_timeout for the caller, http/errors.ts); on SQLite in a deferred transaction (the events
+ * list's reader threads have their own timeout, read-pool.ts).
+ */
+export async function runListRead<T>(db: Db, start: () => Steps<T>): Promise<T> {
+  if (db.kind === 'sqlite') return sqliteTransaction(db).deferred(start()) as T;
+  const timeoutMs = db.listQueryTimeoutMs;
+  const begin = 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY';
+  if (timeoutMs <= 0) return inPostgresTransaction(db.listPool, begin, start);
+  // One round trip: the simple query protocol takes both statements at once.
+  return inPostgresTransaction(
+    db.listPool,
+    `${begin}; SET LOCAL statement_timeout = ${timeoutMs}`,
+    start,
+    () => listReadBudget(timeoutMs),
+  );
 }
 
 /**

@@ -7,6 +7,7 @@
 import { Worker } from 'node:worker_threads';
 import type { EventProperty } from '../domain/events.js';
 import type { ListQuery } from '../domain/list-query.js';
+import { QueryTimeoutError } from './errors.js';
 import type { EventsPage } from './repositories/events.js';
 
 export interface EventsPageJob {
@@ -21,6 +22,7 @@ interface Job extends EventsPageJob {
   id: number;
   resolve: (page: EventsPage) => void;
   reject: (error: Error) => void;
+  timer?: NodeJS.Timeout;
 }
 
 export interface SqliteReaders {
@@ -28,24 +30,70 @@ export interface SqliteReaders {
   close(): Promise<void>;
 }
 
+export interface SqliteReaderOptions {
+  /**
+   * How long a thread may work on one job (0: no limit). Past it the job fails with
+   * QueryTimeoutError and the thread is given up and replaced; see startSqliteReaders.
+   */
+  timeoutMs?: number;
+}
+
 // The worker runs the same source as this module: TypeScript under tsx (development, tests), or
 // the compiled JavaScript of a deployment.
 const RUNS_TYPESCRIPT = import.meta.url.endsWith('.ts');
 const WORKER_URL = new URL(`./read-worker.${RUNS_TYPESCRIPT ? 'ts' : 'js'}`, import.meta.url);
 
-/** `count` worker threads reading `databaseUrl` (a SQLite file), each one job at a time. */
-export function startSqliteReaders(databaseUrl: string, count: number): SqliteReaders {
+/**
+ * `count` worker threads reading `databaseUrl` (a SQLite file), each one job at a time, given to
+ * a thread once it has opened its connection.
+ *
+ * A job past `timeoutMs` is answered with QueryTimeoutError at once, and its thread terminated.
+ * better-sqlite3 cannot interrupt a statement, so the thread ends only when the statement it is
+ * in returns (the job's later statements never run); a new thread takes its place right away,
+ * unless as many given-up threads are still ending as the pool has threads: then the new one
+ * starts when one of those ends, so slow reads cannot pile up threads.
+ */
+export function startSqliteReaders(
+  databaseUrl: string,
+  count: number,
+  { timeoutMs = 0 }: SqliteReaderOptions = {},
+): SqliteReaders {
+  const starting = new Set<Worker>();
   const idle: Worker[] = [];
   const running = new Map<Worker, Job>();
+  /** Threads given up on after a timeout, and whether their replacement has started. */
+  const stopping = new Map<Worker, { replaced: boolean }>();
   const waiting: Job[] = [];
   let nextId = 0;
   let closing = false;
+
+  /** Threads that are, or will be, there to take jobs. */
+  const capacity = () =>
+    starting.size +
+    idle.length +
+    running.size +
+    [...stopping.values()].filter((s) => !s.replaced).length;
+
+  const failWaiting = (message: string) => {
+    for (const waiter of waiting.splice(0)) waiter.reject(new Error(message));
+  };
+
+  const giveUp = (worker: Worker, job: Job) => {
+    if (running.get(worker) !== job) return;
+    running.delete(worker);
+    job.reject(new QueryTimeoutError(timeoutMs));
+    const replaced = stopping.size < count;
+    stopping.set(worker, { replaced });
+    void worker.terminate();
+    if (replaced) start();
+  };
 
   const dispatch = () => {
     while (idle.length > 0 && waiting.length > 0) {
       const worker = idle.pop()!;
       const job = waiting.shift()!;
       running.set(worker, job);
+      if (timeoutMs > 0) job.timer = setTimeout(() => giveUp(worker, job), timeoutMs);
       worker.postMessage({ id: job.id, organizationId: job.organizationId, query: job.query });
     }
   };
@@ -59,14 +107,23 @@ export function startSqliteReaders(databaseUrl: string, count: number): SqliteRe
           { eval: true, workerData },
         )
       : new Worker(WORKER_URL, { workerData });
+    starting.add(worker);
+    let started = false;
     worker.on('message', (reply: Reply | { ready: true }) => {
       if ('ready' in reply) {
         started = true;
+        starting.delete(worker);
+        if (closing) return;
+        idle.push(worker);
+        dispatch();
         return;
       }
+      // A given-up thread's late answer: its job was answered with the timeout.
+      if (stopping.has(worker)) return;
       const job = running.get(worker);
       running.delete(worker);
       idle.push(worker);
+      if (job) clearTimeout(job.timer);
       if (job && 'page' in reply) job.resolve(reply.page);
       else if (job && 'error' in reply) {
         // The error keeps its driver code, so a busy or broken database still answers 503.
@@ -74,25 +131,22 @@ export function startSqliteReaders(databaseUrl: string, count: number): SqliteRe
       }
       dispatch();
     });
-    let started = false;
     worker.on('exit', () => {
+      starting.delete(worker);
+      const given = stopping.get(worker);
+      stopping.delete(worker);
       const job = running.get(worker);
       running.delete(worker);
       const at = idle.indexOf(worker);
       if (at !== -1) idle.splice(at, 1);
+      if (job) clearTimeout(job.timer);
       job?.reject(new Error('the events reader thread stopped; the request was not answered'));
       // A thread that could not even start would fail again: no endless restarts.
-      if (!closing && started) start();
-      if (idle.length + running.size === 0) {
-        for (const waiter of waiting.splice(0)) {
-          waiter.reject(new Error('no events reader thread is running'));
-        }
-      }
+      if (!closing && started && !given?.replaced) start();
+      if (capacity() === 0) failWaiting('no events reader thread is running');
     });
     // An exception in the worker ends it; 'exit' above answers its job and replaces it.
     worker.on('error', () => {});
-    idle.push(worker);
-    dispatch();
   };
 
   for (let i = 0; i < count; i += 1) start();
@@ -100,12 +154,17 @@ export function startSqliteReaders(databaseUrl: string, count: number): SqliteRe
   return {
     listEvents: (job) =>
       new Promise((resolve, reject) => {
+        if (capacity() === 0) {
+          reject(new Error('no events reader thread is running'));
+          return;
+        }
         waiting.push({ ...job, id: (nextId += 1), resolve, reject });
         dispatch();
       }),
     close: async () => {
       closing = true;
-      const workers = [...idle, ...running.keys()];
+      failWaiting('the events reader threads were closed');
+      const workers = [...starting, ...idle, ...running.keys(), ...stopping.keys()];
       await Promise.all(workers.map((worker) => worker.terminate()));
     },
   };

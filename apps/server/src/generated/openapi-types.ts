@@ -970,7 +970,7 @@ export interface components {
                 "application/json": components["schemas"]["HTTPValidationError"];
             };
         };
-        /** @description Too many requests for this key, or too many failed authentications from this address or with this key id (`RATE_LIMITED`); wait `Retry-After` seconds. */
+        /** @description Too many requests (`RATE_LIMITED`) for this key, in a minute or in progress at once, or too many failed authentications from this address or with this key id; wait `Retry-After` seconds. */
         RateLimited: {
             headers: {
                 "X-Request-Id": components["headers"]["XRequestId"];

@@ -11,7 +11,7 @@ import {
   StateConflictError,
   type InputProblem,
 } from '../domain/errors.js';
-import { databaseUnavailableReason } from '../db/errors.js';
+import { databaseUnavailableReason, isQueryTimeout } from '../db/errors.js';
 import { ProviderUnavailableError } from '../providers/telephony-provider.js';
 import { IdempotencyKeyTakenError } from '../db/repositories/idempotency.js';
 import type { AppEnv } from './app-env.js';
@@ -219,6 +219,23 @@ export function errorResponse(c: Context<AppEnv>, error: ApiError) {
   );
 }
 
+/**
+ * A list read stopped by the list query timeout: a 422, since the query as asked is what costs
+ * too much, with what to change. `timeoutMs` is 0 when no timeout is set (an operator cancelled
+ * the statement).
+ */
+export function queryTimeoutProblem(timeoutMs: number): InputProblem {
+  const took = timeoutMs > 0 ? `took longer than ${timeoutMs} ms` : 'was cancelled';
+  return {
+    loc: ['query'],
+    msg:
+      `The query ${took} and was stopped. Narrow it: search a field that is looked up exactly ` +
+      '(such as session_id, conversation_id or user_id of events), add a time window ' +
+      '(start_datetime, end_datetime), or use fewer and longer search values.',
+    type: 'query_timeout',
+  };
+}
+
 /** The app's one `onError`: typed errors become their responses, anything else a bare 500. */
 export function handleError(error: Error, c: Context<AppEnv>) {
   if (error instanceof ApiError) return errorResponse(c, error);
@@ -270,6 +287,12 @@ export function handleError(error: Error, c: Context<AppEnv>) {
     return validationResponse(c, [
       { loc: ['body'], msg: 'The request body is not valid JSON.', type: 'json_invalid' },
     ]);
+  }
+  if (isQueryTimeout(error)) {
+    const timeoutMs = c.get('db').listQueryTimeoutMs;
+    // For the operator: which lists ask too much (the request log line has the path).
+    c.get('logger').info({ timeout_ms: timeoutMs }, 'list read stopped by the list query timeout');
+    return validationResponse(c, [queryTimeoutProblem(timeoutMs)]);
   }
   const unavailable = databaseUnavailableReason(error);
   if (unavailable) {

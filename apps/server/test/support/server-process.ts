@@ -26,7 +26,16 @@ export async function startServerProcess(
 ): Promise<ServerProcess> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
     cwd: SERVER_DIR,
-    env: { ...process.env, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info', ...env },
+    // Tests and benchmarks drive many requests through one key, standing for many clients: the
+    // per-key cap on requests in progress is off unless the caller sets it.
+    env: {
+      ...process.env,
+      HOST: '127.0.0.1',
+      PORT: '0',
+      LOG_LEVEL: 'info',
+      CONCURRENT_REQUESTS_PER_KEY: '0',
+      ...env,
+    },
   });
   const output: string[] = [];
   const exited = new Promise<number | null>((resolve) =>

@@ -9,7 +9,7 @@ import type { ChannelTargetProperty } from '../../domain/channel-targets.js';
 import type { ListPosition, ListQuery } from '../../domain/list-query.js';
 import type { Db } from '../client.js';
 import { selectListPage, type ListTable } from '../list-sql.js';
-import { runSteps, selectList, selectRows } from '../portable-sql.js';
+import { runListRead, runSteps, selectList, selectRows } from '../portable-sql.js';
 import {
   agents,
   channels,
@@ -76,7 +76,7 @@ export async function listAgents(
   organizationId: number,
   query: ListQuery<AgentProperty>,
 ): Promise<ListedPage<AgentRecord>> {
-  const { rows, totalCount, next } = await runSteps(db, () =>
+  const { rows, totalCount, next } = await runListRead(db, () =>
     selectListPage<AgentProperty, AgentRecord>(AGENTS, organizationId, query, db.spelling),
   );
   return { records: rows, totalCount, next };
@@ -111,7 +111,7 @@ export async function listChannelTargets(
   organizationId: number,
   query: ListQuery<ChannelTargetProperty>,
 ): Promise<ListedPage<ChannelTargetRecord>> {
-  const { rows, totalCount, next } = await runSteps(db, () =>
+  const { rows, totalCount, next } = await runListRead(db, () =>
     selectListPage<ChannelTargetProperty, ChannelTargetRecord & { isAgentTest: unknown }>(
       CHANNEL_TARGETS,
       organizationId,

@@ -35,7 +35,7 @@ import {
   splitPage,
   type ColumnMap,
 } from '../list-sql.js';
-import { runStepsInReadTransaction, selectRows, type Steps } from '../portable-sql.js';
+import { runListRead, selectRows, type Steps } from '../portable-sql.js';
 import { perDatabase, remember } from '../caches.js';
 import { events } from '../schema.js';
 import type { components } from '../../generated/openapi-types.js';
@@ -396,5 +396,5 @@ export async function listEvents(
   query: ListQuery<EventProperty>,
 ): Promise<EventsPage> {
   if (db.kind === 'sqlite' && db.readers) return db.readers.listEvents({ organizationId, query });
-  return runStepsInReadTransaction(db, () => listing(db, organizationId, query));
+  return runListRead(db, () => listing(db, organizationId, query));
 }

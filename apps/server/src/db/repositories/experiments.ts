@@ -25,6 +25,7 @@ import {
   idEquals,
   idIn,
   insertValues,
+  runListRead,
   runSteps,
   runStepsInTransaction,
   selectList,
@@ -207,7 +208,7 @@ export async function listExperiments(
   organizationId: number,
   query: ListQuery<ExperimentProperty>,
 ): Promise<{ records: ExperimentRecord[]; totalCount: number; next: ListPosition | null }> {
-  return runSteps(db, function* () {
+  return runListRead(db, function* () {
     const { rows, totalCount, next } = yield* selectListPage<ExperimentProperty, ExperimentRow>(
       EXPERIMENT_LIST_TABLE,
       organizationId,

@@ -3,7 +3,8 @@
 // its count, then (when the items show tools) four more for the whole page at once: which tools
 // its prompts link, those tools, the prompts linking them and the agents using those prompts.
 // The page and its count are the same SQL on both backends (spelling.ts spells what differs); the
-// four tool queries are each backend's own, as their plans are.
+// four tool queries are each backend's own, as their plans are. All six are one list read
+// (runListRead): one snapshot, within the list query timeout.
 
 import { and, eq, getTableColumns, sql, type SQL } from 'drizzle-orm';
 import type { ListPosition, ListQuery, SearchFilter } from '../../domain/list-query.js';
@@ -11,7 +12,15 @@ import type { PromptProperty } from '../../domain/prompts.js';
 import type { Db } from '../client.js';
 import { perDatabase } from '../caches.js';
 import { listConditions, listOrder, pageWindow, splitPage, type ColumnMap } from '../list-sql.js';
-import { idIn, parsedJson, runSteps, selectList, selectRows } from '../portable-sql.js';
+import {
+  idIn,
+  parsedJson,
+  runListRead,
+  runSteps,
+  selectList,
+  selectRows,
+  type Steps,
+} from '../portable-sql.js';
 import { agents, prompts, promptTools, tools, type LlmConfig } from '../schema.js';
 import type { Spelling } from '../spelling.js';
 
@@ -153,8 +162,8 @@ type StoredTool = Omit<ToolRow, 'definition' | 'linkedPrompts' | 'usingAgents'> 
   definition: ToolRow['definition'] | string;
 };
 
-async function readToolLinks(db: Db, promptIds: number[]): Promise<ToolLink[]> {
-  return runSteps(db, () => selectRows<ToolLink>(TOOL_QUERIES[db.kind].toolLinks(promptIds)));
+function readToolLinks(db: Db, promptIds: number[]): Steps<ToolLink[]> {
+  return selectRows<ToolLink>(TOOL_QUERIES[db.kind].toolLinks(promptIds));
 }
 
 interface ToolReadRows {
@@ -164,14 +173,13 @@ interface ToolReadRows {
 }
 
 /** One of the reads about the tools with these ids, among the organization's records. */
-async function readForTools<K extends keyof ToolReadRows>(
+function readForTools<K extends keyof ToolReadRows>(
   db: Db,
   read: K,
   toolIds: number[],
   organizationId: number,
-): Promise<Array<ToolReadRows[K]>> {
-  const query = TOOL_QUERIES[db.kind][read](toolIds, organizationId);
-  return runSteps(db, () => selectRows<ToolReadRows[K]>(query));
+): Steps<Array<ToolReadRows[K]>> {
+  return selectRows<ToolReadRows[K]>(TOOL_QUERIES[db.kind][read](toolIds, organizationId));
 }
 
 /** Groups rows by a key, keeping their order. */
@@ -225,11 +233,10 @@ type DriverPrompt = Omit<StoredPrompt, 'llmConfig' | 'sessionEndEnabled'> & {
 };
 
 /** `Extra`: columns the query selects beside the prompt's own (a list's sort key). */
-async function selectPrompts<Extra extends object = object>(
-  db: Db,
+function* selectPrompts<Extra extends object = object>(
   query: SQL,
-): Promise<Array<StoredPrompt & Extra>> {
-  const rows = await runSteps(db, () => selectRows<DriverPrompt & Extra>(query));
+): Steps<Array<StoredPrompt & Extra>> {
+  const rows = yield* selectRows<DriverPrompt & Extra>(query);
   return rows.map((row) => ({
     ...row,
     llmConfig: parsedJson(row.llmConfig),
@@ -256,34 +263,35 @@ export async function listPrompts(
   const columns = promptColumns(db);
   const order = listOrder(query, columns, prompts.id, db.spelling);
   const { after, limitOffset } = pageWindow(query, columns, prompts.id);
-  // The page is chosen first and only its rows get the computed columns: the database would
-  // otherwise compute them for every row it sorts.
-  const read =
-    query.limit === 0
-      ? []
-      : await selectPrompts<{ sortKey: unknown }>(
-          db,
-          sql`SELECT ${promptRow(db)}, ${columns[query.order.property]} AS "sortKey"
-            FROM ${prompts}
-            WHERE ${prompts.id} IN (SELECT ${prompts.id} FROM ${prompts} WHERE ${and(where, after)}
-              ORDER BY ${order} ${limitOffset})
-            ORDER BY ${order}`,
-        );
-  const { rows: pageRows, next } = splitPage(read, query.limit);
-  const [total] = await runSteps(db, () =>
-    selectRows<{ n: number }>(sql`SELECT count(*) AS n FROM ${prompts} WHERE ${where}`),
-  );
-  const totalCount = total?.n ?? 0;
+  return runListRead(db, function* () {
+    // The page is chosen first and only its rows get the computed columns: the database would
+    // otherwise compute them for every row it sorts.
+    const read =
+      query.limit === 0
+        ? []
+        : yield* selectPrompts<{ sortKey: unknown }>(
+            sql`SELECT ${promptRow(db)}, ${columns[query.order.property]} AS "sortKey"
+              FROM ${prompts}
+              WHERE ${prompts.id} IN (SELECT ${prompts.id} FROM ${prompts} WHERE ${and(where, after)}
+                ORDER BY ${order} ${limitOffset})
+              ORDER BY ${order}`,
+          );
+    const { rows: pageRows, next } = splitPage(read, query.limit);
+    const [total] = yield* selectRows<{ n: number }>(
+      sql`SELECT count(*) AS n FROM ${prompts} WHERE ${where}`,
+    );
+    const totalCount = total?.n ?? 0;
 
-  if (!withTools) {
-    return {
-      rows: pageRows.map((row) => ({ ...row, toolIds: [] })),
-      tools: new Map(),
-      totalCount,
-      next,
-    };
-  }
-  return { ...(await withTheirTools(db, organizationId, pageRows)), totalCount, next };
+    if (!withTools) {
+      return {
+        rows: pageRows.map((row) => ({ ...row, toolIds: [] })),
+        tools: new Map(),
+        totalCount,
+        next,
+      };
+    }
+    return { ...(yield* withTheirTools(db, organizationId, pageRows)), totalCount, next };
+  });
 }
 
 /** The organization's prompts with these ids, in id order, with their tools; others are left out. */
@@ -292,22 +300,23 @@ export async function findPrompts(
   organizationId: number,
   ids: readonly number[],
 ): Promise<PromptsWithTools> {
-  const rows = await selectPrompts(
-    db,
-    sql`SELECT ${promptRow(db)} FROM ${prompts}
-      WHERE ${prompts.organizationId} = ${organizationId} AND ${idIn(prompts.id, ids)}
-      ORDER BY ${prompts.id}`,
-  );
-  return withTheirTools(db, organizationId, rows);
+  return runSteps(db, function* () {
+    const rows = yield* selectPrompts(
+      sql`SELECT ${promptRow(db)} FROM ${prompts}
+        WHERE ${prompts.organizationId} = ${organizationId} AND ${idIn(prompts.id, ids)}
+        ORDER BY ${prompts.id}`,
+    );
+    return yield* withTheirTools(db, organizationId, rows);
+  });
 }
 
-async function withTheirTools(
+function* withTheirTools(
   db: Db,
   organizationId: number,
   rows: readonly StoredPrompt[],
-): Promise<PromptsWithTools> {
+): Steps<PromptsWithTools> {
   if (rows.length === 0) return { rows: [], tools: new Map() };
-  const links = await readToolLinks(
+  const links = yield* readToolLinks(
     db,
     rows.map((row) => row.id),
   );
@@ -321,17 +330,17 @@ async function withTheirTools(
   const wanted = [...wantedSet].sort((a, b) => a - b);
 
   const linkingPrompts = groupBy(
-    await readForTools(db, 'linkingPrompts', wanted, organizationId),
+    yield* readForTools(db, 'linkingPrompts', wanted, organizationId),
     (row) => row.toolId,
     idName,
   );
   const usingAgents = groupBy(
-    await readForTools(db, 'usingAgents', wanted, organizationId),
+    yield* readForTools(db, 'usingAgents', wanted, organizationId),
     (row) => row.toolId,
     idName,
   );
   const tools = new Map<number, ToolRow>();
-  for (const tool of await readForTools(db, 'tools', wanted, organizationId)) {
+  for (const tool of yield* readForTools(db, 'tools', wanted, organizationId)) {
     tools.set(tool.id, {
       ...tool,
       definition: parsedJson(tool.definition),
