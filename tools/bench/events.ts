@@ -20,15 +20,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { createDb, isPostgresUrl, migrateDb, type Db } from '../../apps/server/src/db/client.js';
-import {
-  insertEventBatch,
-  type EventToImport,
-} from '../../apps/server/src/db/repositories/event-import.js';
+import { createDb, isPostgresUrl, migrateDb } from '../../apps/server/src/db/client.js';
 import { createOrganization } from '../../apps/server/src/db/repositories/organizations.js';
 import { createClient } from '../../packages/sdk/src/index.js';
 import { startServerProcess } from '../../apps/server/test/support/server-process.js';
 import { createBenchDatabase, type BenchDatabase } from './bench-database.js';
+import { buildEvents, generatedEvents } from './bench-events.js';
 import { benchKey } from './bench-tenant.js';
 import { TABLE_HEADER, formatRow, load, medianOf, type LoadResult } from './load.js';
 
@@ -57,81 +54,6 @@ const rounds = Number(values.rounds);
 if (!Number.isInteger(rounds) || rounds < 1)
   throw new Error('--rounds takes a whole number, 1 or more');
 const SERVER_DIR = fileURLToPath(new URL('../../apps/server', import.meta.url));
-
-const CATEGORIES = ['session', 'llm', 'tool', 'message', 'error', 'system'];
-const TYPES_BY_CATEGORY: Record<string, string[]> = {
-  session: ['session-started', 'session-ended', 'session-transferred'],
-  llm: ['completion', 'completion-streamed', 'prompt-rendered'],
-  tool: ['tool-call', 'tool-result', 'tool-error'],
-  message: ['message-received', 'message-sent'],
-  error: ['timeout', 'rate-limited'],
-  system: ['deploy', 'config-changed'],
-};
-const TOPICS = ['order', 'refund', 'delivery', 'password', 'invoice', 'warranty', 'upgrade'];
-
-/** A deterministic event stream: ~10 events per session, 20,000 users, a year of timestamps. */
-function* generatedEvents(count: number, seed: number) {
-  let state = seed;
-  const random = () => {
-    state = (state * 1_103_515_245 + 12_345) % 2_147_483_648;
-    return state / 2_147_483_648;
-  };
-  const start = Date.parse('2026-01-01T00:00:00.000Z');
-  for (let i = 0; i < count; i += 1) {
-    const session = Math.floor(i / 10);
-    const category = CATEGORIES[Math.floor(random() * CATEGORIES.length)]!;
-    const types = TYPES_BY_CATEGORY[category]!;
-    const topic = TOPICS[Math.floor(random() * TOPICS.length)]!;
-    yield {
-      timestamp: new Date(start + Math.floor((i / count) * 365 * 86_400_000)).toISOString(),
-      session_id: `s-${seed}-${session}`,
-      conversation_id: `c-${seed}-${Math.floor(session / 2)}`,
-      source: category === 'tool' ? 'tool' : 'router',
-      source_id: String(Math.floor(random() * 50)),
-      category,
-      type: types[Math.floor(random() * types.length)]!,
-      user_id: `+1415555${String(Math.floor(random() * 20_000)).padStart(4, '0')}`,
-      description:
-        random() < 0.05 ? null : `Caller asked about ${topic} #${Math.floor(random() * 100_000)}`,
-      attributes: { agent_id: Math.floor(random() * 40), latency_ms: Math.floor(random() * 900) },
-    };
-  }
-}
-
-/** Both organizations' events interleaved in blocks, through the import's own batch insert. */
-async function fillDatabase(db: Db, organizationIds: readonly number[]): Promise<void> {
-  const streams = organizationIds.map((id) => ({
-    id,
-    events: generatedEvents(perOrganization, id),
-  }));
-  const block = 10_000;
-  let index = 0;
-  for (let written = 0; written < perOrganization; written += block) {
-    for (const { id, events } of streams) {
-      const batch: EventToImport[] = [];
-      // next() rather than for-of: leaving a for-of loop would close the generator.
-      for (let next = events.next(); !next.done; next = events.next()) {
-        const e = next.value;
-        index += 1;
-        batch.push({
-          importKey: `bench-${index}`,
-          timestamp: e.timestamp,
-          sessionId: e.session_id,
-          conversationId: e.conversation_id,
-          source: e.source,
-          sourceId: e.source_id,
-          category: e.category,
-          type: e.type,
-          userId: e.user_id,
-          description: e.description,
-          attributes: JSON.stringify(e.attributes),
-        });
-        if (batch.length === block) break;
-      }
-      await insertEventBatch(db, id, batch);
-    }
-  }
-}
 
 /** A Hono route returning fixed bytes, in its own process like the real server. */
 async function startBareServer(body: string) {
@@ -189,27 +111,6 @@ async function timedImport(databaseUrl: string): Promise<string> {
   );
   const peakKiB = Number(/Maximum resident set size \(kbytes\): (\d+)/.exec(result.stderr)?.[1]);
   return `${result.stdout.trim()}; peak RSS ${(peakKiB / 1024).toFixed(0)} MiB`;
-}
-
-/** Writes both organizations' events and, on PostgreSQL, vacuums as autovacuum soon would. */
-async function buildEvents(db: Db, organizationIds: readonly number[]): Promise<void> {
-  const buildStart = performance.now();
-  await fillDatabase(db, organizationIds);
-  const buildSeconds = (performance.now() - buildStart) / 1000;
-  const upkeep = db.kind === 'sqlite' ? 'trigger and indexes' : 'indexes';
-  console.log(
-    `built ${2 * perOrganization} events on ${db.kind} in ${buildSeconds.toFixed(1)} s (${Math.round((2 * perOrganization) / buildSeconds)} events/s, ${upkeep} included)`,
-  );
-  if (db.kind === 'postgres') {
-    // What autovacuum does soon after a bulk load anyway: statistics for the planner, the
-    // trigram index's pending list merged, and the visibility map that lets counts read the
-    // indexes alone.
-    const vacuumStart = performance.now();
-    await db.pool.query('VACUUM (ANALYZE) events');
-    console.log(
-      `VACUUM (ANALYZE) events: ${((performance.now() - vacuumStart) / 1000).toFixed(1)} s`,
-    );
-  }
 }
 
 /** Runs every list shape against the real server, then the bare route, and prints the table. */
@@ -442,6 +343,7 @@ try {
     await buildEvents(
       db,
       organizations.map((o) => o.id),
+      perOrganization,
     );
     const fullKey = await benchKey(db, organizations[0]!.id);
     await db.close();
