@@ -121,18 +121,16 @@ export function runStepsOnSqlite<T>(db: SqliteDb, steps: Steps<T>): T {
   return next.value;
 }
 
-/** Runs before each statement but the first of a sequence (see listReadBudget). */
-type BeforeStatement = (client: pg.PoolClient) => Promise<void>;
-
+/** `beforeStatement` runs before each statement but the first (see listReadBudget). */
 async function runStepsOnPostgres<T>(
   runner: pg.Pool | pg.PoolClient,
   steps: Steps<T>,
-  beforeStatement?: BeforeStatement,
+  beforeStatement?: () => Promise<void>,
 ): Promise<T> {
   let next = steps.next();
   for (let first = true; !next.done; first = false) {
     const { name, sql: text, params: values } = render(next.value, 'postgres');
-    if (!first) await beforeStatement?.(runner as pg.PoolClient);
+    if (!first) await beforeStatement?.();
     const result = await runner.query<Row>(name ? { name, text, values } : { text, values });
     next = steps.next(result.rows);
   }
@@ -157,14 +155,15 @@ async function inPostgresTransaction<T>(
   pool: pg.Pool,
   begin: string,
   start: () => Steps<T>,
-  beforeStatement?: () => BeforeStatement,
+  budget?: () => Budget,
 ): Promise<T> {
   for (let attempt = 1; ; attempt += 1) {
     const client = await pool.connect();
     let broken: Error | undefined;
     try {
       await client.query(begin);
-      const result = await runStepsOnPostgres(client, start(), beforeStatement?.());
+      const spend = budget?.();
+      const result = await runStepsOnPostgres(client, start(), spend && (() => spend(client)));
       await client.query('COMMIT');
       return result;
     } catch (error) {
@@ -199,6 +198,9 @@ export async function runStepsInTransaction<T>(db: Db, start: () => Steps<T>): P
   return sqliteTransaction(db).immediate(start()) as T;
 }
 
+/** Checks, before a statement of a transaction, that it may still run (listReadBudget). */
+type Budget = (client: pg.PoolClient) => Promise<void>;
+
 /**
  * Keeps a PostgreSQL list read's statements, together, within `timeoutMs` of its start. The
  * first runs under the `statement_timeout` its BEGIN set; before each later one, the time left
@@ -206,7 +208,7 @@ export async function runStepsInTransaction<T>(db: Db, start: () => Steps<T>): P
  * budget is gone (a fast read, the usual one, never pays for the SET). A read past its time
  * stops with QueryTimeoutError, a statement past it with PostgreSQL's 57014.
  */
-function listReadBudget(timeoutMs: number): BeforeStatement {
+function listReadBudget(timeoutMs: number): Budget {
   const startedAt = performance.now();
   let statementTimeoutMs = timeoutMs;
   return async (client) => {
