@@ -191,9 +191,11 @@ export async function migrateDb(db: Db): Promise<void> {
     await migratePostgres(drizzlePostgres({ client: lock }), {
       migrationsFolder: MIGRATIONS_FOLDERS.postgres,
     });
-    await ensureCursorSecret(db);
   } finally {
     await lock.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK_KEY]).catch(() => {});
     lock.release();
   }
+  // After the lock's connection is back: with a pool of one it is the only connection. The insert
+  // needs no lock: it writes a secret only where none exists.
+  await ensureCursorSecret(db);
 }
