@@ -11,7 +11,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { createDb, migrateDb } from '../../apps/server/src/db/client.js';
+import { createDb } from '../../apps/server/src/db/client.js';
+import { migrateDb } from '../../apps/server/src/db/migrate.js';
 import {
   loadedIds,
   loadPlatformRecords,

@@ -21,7 +21,8 @@ import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../../apps/server/src/config.js';
-import { createDb, isPostgresUrl, migrateDb } from '../../apps/server/src/db/client.js';
+import { createDb, isPostgresUrl } from '../../apps/server/src/db/client.js';
+import { migrateDb } from '../../apps/server/src/db/migrate.js';
 import { platformRecordsSchema } from '../../apps/server/src/db/platform-records-format.js';
 import {
   loadedIds,

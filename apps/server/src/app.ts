@@ -4,6 +4,7 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import pino, { type Logger } from 'pino';
 import type { Db } from './db/client.js';
+import type { EventReaders } from './db/repositories/events.js';
 import { DEFAULT_IDEMPOTENCY_TIMES, type IdempotencyTimes } from './db/repositories/idempotency.js';
 import { pingDb } from './db/health.js';
 import spec from './generated/openapi.json' with { type: 'json' };
@@ -42,6 +43,8 @@ export interface AppOptions {
   metrics?: Metrics;
   /** The bearer token /metrics requires; without one /metrics is a 404. */
   metricsToken?: string;
+  /** SQLite's reader threads for the events list (main.ts starts them); absent: it reads inline. */
+  eventReaders?: EventReaders;
 }
 
 export type App = OpenAPIHono<AppEnv>;
@@ -59,10 +62,17 @@ export function createApp({
   idempotencyTimes = DEFAULT_IDEMPOTENCY_TIMES,
   metrics = new Metrics(),
   metricsToken,
+  eventReaders,
 }: AppOptions): App {
   const app = createRouter();
 
   app.use(requestContext(db, logger, metrics));
+  if (eventReaders) {
+    app.use('/api/v1/events/*', async (c, next) => {
+      c.set('eventReaders', eventReaders);
+      await next();
+    });
+  }
   app.use('/api/*', queryStringLimit(MAX_QUERY_STRING_CHARACTERS));
   app.use('/api/*', rejectNulInQuery());
 

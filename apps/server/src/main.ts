@@ -5,7 +5,9 @@ import type { AddressInfo } from 'node:net';
 import pino from 'pino';
 import { createApp } from './app.js';
 import { ConfigError, loadConfig } from './config.js';
-import { createDb, migrateDb } from './db/client.js';
+import { createDb } from './db/client.js';
+import { migrateDb } from './db/migrate.js';
+import { eventReadersFor } from './db/repositories/event-readers.js';
 import { createFrontDoor } from './http/front-door.js';
 import { startIdempotencySweeper } from './http/idempotency.js';
 
@@ -18,10 +20,10 @@ async function main(): Promise<void> {
   const logger = pino({ level: config.logLevel, base: { service: 'agentline' } });
   const db = createDb(config.databaseUrl, {
     poolSize: config.databasePoolSize,
-    readerThreads: config.sqliteReaderThreads,
     listQueryTimeoutMs: config.listQueryTimeoutMs,
   });
   await migrateDb(db);
+  const eventReaders = eventReadersFor(db, config.databaseUrl, config.sqliteReaderThreads);
 
   const idempotencyTimes = {
     retentionMs: config.idempotencyRetentionSeconds * 1000,
@@ -34,6 +36,7 @@ async function main(): Promise<void> {
   });
   const app = createApp({
     db,
+    eventReaders,
     logger,
     bodyLimitBytes: config.bodyLimitBytes,
     rateLimitPerMinute: config.rateLimitPerMinute,
@@ -78,7 +81,7 @@ async function main(): Promise<void> {
     }, SHUTDOWN_GRACE_MS);
     force.unref();
     server.close(() => {
-      void db.close().finally(() => {
+      void Promise.all([eventReaders?.close(), db.close()]).finally(() => {
         logger.info('stopped');
         process.exit(0);
       });

@@ -7,7 +7,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sql, type SQL } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createDb, describeDatabaseUrl, migrateDb, type Db } from '../src/db/client.js';
+import { createDb, describeDatabaseUrl, type Db } from '../src/db/client.js';
+import { migrateDb } from '../src/db/migrate.js';
 import { isForeignKeyViolation, isUniqueViolation } from '../src/db/errors.js';
 import {
   execute,

@@ -4,7 +4,8 @@
 
 import { sql } from 'drizzle-orm';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { createDb, migrateDb } from '../src/db/client.js';
+import { createDb } from '../src/db/client.js';
+import { migrateDb } from '../src/db/migrate.js';
 import { createTenant, type Schemas, type Tenant } from './support/harness.js';
 import {
   experimentBody,

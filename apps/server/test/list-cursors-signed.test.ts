@@ -11,7 +11,8 @@
 
 import { getTableConfig, PgTable } from 'drizzle-orm/pg-core';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { createDb, migrateDb, type Db } from '../src/db/client.js';
+import { createDb, type Db } from '../src/db/client.js';
+import { migrateDb } from '../src/db/migrate.js';
 import { cursorSigner, SEALING_REFRESH_MS } from '../src/db/cursor-signer.js';
 import { ensureCursorSecret, readCursorSecrets } from '../src/db/repositories/cursor-secrets.js';
 import { cursorSecrets } from '../src/db/schema.js';

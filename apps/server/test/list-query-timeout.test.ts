@@ -4,8 +4,10 @@
 
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createDb, migrateDb, type Db } from '../src/db/client.js';
+import { createDb, type Db } from '../src/db/client.js';
+import { migrateDb } from '../src/db/migrate.js';
 import { isQueryTimeout } from '../src/db/errors.js';
+import { eventReadersFor } from '../src/db/repositories/event-readers.js';
 import { runListRead, selectRows } from '../src/db/portable-sql.js';
 import {
   createTenant,
@@ -105,7 +107,8 @@ describe.runIf(onSqlite)('the list query timeout on SQLite reader threads', () =
     await insertSlowSearchEvents(setup, tenant.organizationId);
     await setup.close();
     acme = tenant;
-    api = await createTestApi(createDb(url, { readerThreads: 1, listQueryTimeoutMs: TIMEOUT_MS }));
+    const db = createDb(url, { listQueryTimeoutMs: TIMEOUT_MS });
+    api = await createTestApi(db, { eventReaders: eventReadersFor(db, url, 1) });
   }, 60_000);
 
   afterAll(() => api?.close());

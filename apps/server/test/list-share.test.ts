@@ -8,7 +8,10 @@
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../src/app.js';
-import { createDb, migrateDb, splitPoolSize, type Db } from '../src/db/client.js';
+import { createDb, splitPoolSize, type Db } from '../src/db/client.js';
+import { migrateDb } from '../src/db/migrate.js';
+import { eventReadersFor } from '../src/db/repositories/event-readers.js';
+import type { EventReaders } from '../src/db/repositories/events.js';
 import { createTenant, type Schemas, type Tenant } from './support/harness.js';
 import { startLiveServer, type LiveServer } from './support/live-server.js';
 import {
@@ -21,6 +24,7 @@ import { freshDatabaseUrl, withAdmin } from './support/test-database.js';
 
 let databaseUrl: string;
 let db: Db;
+let eventReaders: EventReaders | undefined;
 let server: LiveServer;
 let acme: Tenant;
 let globex: Tenant;
@@ -38,20 +42,22 @@ beforeAll(async () => {
   await insertSlowSearchEvents(setup, acme.organizationId);
   await setup.close();
 
-  db = createDb(databaseUrl, { poolSize: 4, readerThreads: 2 });
-  if (db.kind === 'sqlite') {
-    const readers = db.readers!;
+  db = createDb(databaseUrl, { poolSize: 4 });
+  eventReaders = eventReadersFor(db, databaseUrl, 2);
+  if (eventReaders) {
+    const readers = eventReaders;
     const listEvents = readers.listEvents.bind(readers);
     readers.listEvents = (job) => {
       handedToReaders += 1;
       return listEvents(job);
     };
   }
-  server = await startLiveServer(createApp({ db }));
+  server = await startLiveServer(createApp({ db, ...(eventReaders ? { eventReaders } : {}) }));
 }, 60_000);
 
 afterAll(async () => {
   await server?.close();
+  await eventReaders?.close();
   await db?.close();
 });
 

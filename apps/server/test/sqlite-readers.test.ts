@@ -1,13 +1,14 @@
 // SQLite's events list off the event loop: reader threads give exactly the pages of an inline
 // read, a slow list request does not hold up /healthz or a light request of the same server
-// process, and the threads close with the database. SQLite only: PostgreSQL reads do not block.
+// process, and the threads close when asked. SQLite only: PostgreSQL reads do not block.
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createDb, migrateDb, type Db } from '../src/db/client.js';
-import { startSqliteReaders } from '../src/db/read-pool.js';
+import { createDb, type Db } from '../src/db/client.js';
+import { migrateDb } from '../src/db/migrate.js';
+import { startEventReaders } from '../src/db/repositories/event-readers.js';
 import { insertEventBatch, type EventToImport } from '../src/db/repositories/event-import.js';
 import { listEvents } from '../src/db/repositories/events.js';
 import { cursorSigner } from '../src/db/cursor-signer.js';
@@ -64,9 +65,8 @@ describe.runIf(onSqlite)('the events list on SQLite reader threads', () => {
     );
 
   it('gives the pages an inline read gives', async () => {
-    const threaded = createDb(databaseUrl, { readerThreads: 2 });
+    const readers = startEventReaders(databaseUrl, 2);
     try {
-      expect(threaded.kind === 'sqlite' && threaded.readers).toBeTruthy();
       for (const params of [
         {},
         { page: 1000, limit: 50 },
@@ -80,20 +80,20 @@ describe.runIf(onSqlite)('the events list on SQLite reader threads', () => {
       ]) {
         const q = await query(params);
         const [fromThread, fromInline] = await Promise.all([
-          listEvents(threaded, acme.organizationId, q),
+          listEvents(inline, acme.organizationId, q, readers),
           listEvents(inline, acme.organizationId, q),
         ]);
         expect(fromThread).toEqual(fromInline);
       }
     } finally {
-      await threaded.close();
+      await readers.close();
     }
   });
 
   it('answers with an error, and does not restart forever, when a thread cannot start', async () => {
     const notADatabase = join(mkdtempSync(join(tmpdir(), 'agentline-readers-')), 'junk.db');
     writeFileSync(notADatabase, 'this is not a SQLite database'.repeat(100));
-    const readers = startSqliteReaders(notADatabase, 1);
+    const readers = startEventReaders(notADatabase, 1);
     try {
       await expect(
         readers.listEvents({ organizationId: acme.organizationId, query: await query({}) }),

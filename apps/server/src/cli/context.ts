@@ -4,7 +4,8 @@
 import { isAbsolute, resolve } from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import { ConfigError, loadConfig, type Config } from '../config.js';
-import { createDb, describeDatabaseUrl, isPostgresUrl, migrateDb, type Db } from '../db/client.js';
+import { createDb, describeDatabaseUrl, isPostgresUrl, type Db } from '../db/client.js';
+import { migrateDb } from '../db/migrate.js';
 import { driverMessage } from '../db/errors.js';
 import {
   findOrganization,

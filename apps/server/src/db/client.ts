@@ -5,16 +5,9 @@
 
 import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type BetterSqlite3 from 'better-sqlite3';
-import { drizzle as drizzleSqlite } from 'drizzle-orm/better-sqlite3';
-import { migrate as migrateSqlite } from 'drizzle-orm/better-sqlite3/migrator';
-import { drizzle as drizzlePostgres } from 'drizzle-orm/node-postgres';
-import { migrate as migratePostgres } from 'drizzle-orm/node-postgres/migrator';
 import pg from 'pg';
-import { ensureCursorSecret } from './repositories/cursor-secrets.js';
 import { POSTGRES_SPELLING, SQLITE_SPELLING, type Spelling } from './spelling.js';
-import { startSqliteReaders, type SqliteReaders } from './read-pool.js';
 import { Database } from './sqlite-driver.js';
 
 export interface SqliteDb {
@@ -26,8 +19,6 @@ export interface SqliteDb {
    * import also open transactions on it directly.
    */
   sqlite: BetterSqlite3.Database;
-  /** Threads that run the long reads off the event loop, when the server asked for them. */
-  readers?: SqliteReaders;
   /** How long a list read may run (0: no limit); only the reader threads can stop one. */
   listQueryTimeoutMs: number;
   close(): Promise<void>;
@@ -73,8 +64,6 @@ pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number(value));
 export interface DbOptions {
   /** PostgreSQL connections this process may open, list reads' and the others' together. */
   poolSize?: number;
-  /** SQLite: threads that read the events list off the event loop (none: it reads inline). */
-  readerThreads?: number;
   /**
    * How long a list read may run before it is stopped with a QueryTimeoutError (absent or 0: no
    * limit): each PostgreSQL list read, and a SQLite reader thread's job.
@@ -141,61 +130,14 @@ export function openSqlite(databaseUrl: string, options: DbOptions = {}): Sqlite
   // 64 MB instead of 2 MB: the events table has seven indexes, and bulk imports slow down
   // sharply once their pages no longer fit. Memory is taken only as pages are used.
   sqlite.pragma('cache_size = -65536');
-  // An in-memory database exists in this connection only: nothing another thread could read.
   const listQueryTimeoutMs = options.listQueryTimeoutMs ?? 0;
-  const readers =
-    options.readerThreads && databaseUrl !== ':memory:'
-      ? startSqliteReaders(databaseUrl, options.readerThreads, { timeoutMs: listQueryTimeoutMs })
-      : undefined;
   return {
     kind: 'sqlite',
     spelling: SQLITE_SPELLING,
     sqlite,
-    ...(readers ? { readers } : {}),
     listQueryTimeoutMs,
     close: async () => {
-      await readers?.close();
       sqlite.close();
     },
   };
-}
-
-// Resolved from this module's location, so they are the same folders whether the code runs
-// from src/ under tsx or from a compiled dist/ (both sit two levels below apps/server).
-const MIGRATIONS_FOLDERS = {
-  sqlite: fileURLToPath(new URL('../../drizzle/sqlite', import.meta.url)),
-  postgres: fileURLToPath(new URL('../../drizzle/postgres', import.meta.url)),
-};
-
-/** Any constant: the key of the advisory lock that lets one process at a time migrate. */
-const MIGRATION_LOCK_KEY = 0x6167_6c6d; // "aglm"
-
-/**
- * Applies the committed migrations that have not run yet, and stores the first list cursor secret
- * if there is none (repositories/cursor-secrets.ts); running it again is a no-op.
- */
-export async function migrateDb(db: Db): Promise<void> {
-  if (db.kind === 'sqlite') {
-    migrateSqlite(drizzleSqlite({ client: db.sqlite }), {
-      migrationsFolder: MIGRATIONS_FOLDERS.sqlite,
-    });
-    await ensureCursorSecret(db);
-    return;
-  }
-  // Several processes may start at once on one database: they take turns, and the later ones
-  // find nothing left to apply. The migrations run on the connection holding the lock: a pool of
-  // one connection (DATABASE_POOL_SIZE=1) has no other to give them.
-  const lock = await db.pool.connect();
-  try {
-    await lock.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_KEY]);
-    await migratePostgres(drizzlePostgres({ client: lock }), {
-      migrationsFolder: MIGRATIONS_FOLDERS.postgres,
-    });
-  } finally {
-    await lock.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK_KEY]).catch(() => {});
-    lock.release();
-  }
-  // After the lock's connection is back: with a pool of one it is the only connection. The insert
-  // needs no lock: it writes a secret only where none exists.
-  await ensureCursorSecret(db);
 }

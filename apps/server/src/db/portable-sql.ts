@@ -226,7 +226,7 @@ function listReadBudget(timeoutMs: number): Budget {
  * that a client can make slow (a substring search, a deep page). On PostgreSQL it runs on the
  * list pool, in a read-only transaction bounded by the database's list query timeout (a 422
  * query_timeout for the caller, http/errors.ts); on SQLite in a deferred transaction (the events
- * list's reader threads have their own timeout, read-pool.ts).
+ * list's reader threads have their own timeout, repositories/event-readers.ts).
  */
 export async function runListRead<T>(db: Db, start: () => Steps<T>): Promise<T> {
   if (db.kind === 'sqlite') return sqliteTransaction(db).deferred(start()) as T;

@@ -3,6 +3,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { Logger } from 'pino';
 import type { Db } from '../db/client.js';
+import type { EventReaders } from '../db/repositories/events.js';
 import type { IdempotentWrite } from '../db/repositories/idempotency.js';
 import type { Permission } from '../domain/permissions.js';
 import type { Metrics } from './metrics.js';
@@ -30,6 +31,8 @@ export interface AppEnv {
     auth: AuthContext;
     /** The operation being served, for logs (set by the permission middleware). */
     operationId: string;
+    /** SQLite's reader threads for the events list, when the server started them. */
+    eventReaders?: EventReaders;
     /** A POST with an Idempotency-Key that may run: where its answer goes (http/idempotency.ts). */
     idempotentWrite?: IdempotentWrite;
   };

@@ -1,7 +1,7 @@
 // A fresh app on a fresh database (test-database.ts: SQLite or PostgreSQL) per test file, tenants with keys of chosen
 // permissions, and a `request` that checks every response against the spec before returning it.
 
-import { createApp, type App } from '../../src/app.js';
+import { createApp, type App, type AppOptions } from '../../src/app.js';
 import type { Db } from '../../src/db/client.js';
 import { createKeyWithOwnRole } from '../../src/db/repositories/api-keys.js';
 import { createOrganization } from '../../src/db/repositories/organizations.js';
@@ -57,9 +57,12 @@ export interface TestApi {
 }
 
 /** `db` defaults to a fresh migrated database of the backend under test. */
-export async function createTestApi(db?: Db): Promise<TestApi> {
+export async function createTestApi(
+  db?: Db,
+  options: Omit<AppOptions, 'db'> = {},
+): Promise<TestApi> {
   db ??= await createTestDb();
-  const app = createApp({ db });
+  const app = createApp({ db, ...options });
   return {
     db,
     app,
@@ -88,7 +91,10 @@ export async function createTestApi(db?: Db): Promise<TestApi> {
       // The body has just matched the spec's schema for its status; `T` names the one expected.
       return { status: response.status, headers: response.headers, body: parsed as T };
     },
-    close: () => db.close(),
+    close: async () => {
+      await options.eventReaders?.close();
+      await db.close();
+    },
   };
 }
 

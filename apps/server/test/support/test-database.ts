@@ -11,7 +11,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sql, type SQL } from 'drizzle-orm';
 import pg from 'pg';
-import { createDb, migrateDb, type Db, type SqliteDb } from '../../src/db/client.js';
+import { createDb, type Db, type SqliteDb } from '../../src/db/client.js';
+import { migrateDb } from '../../src/db/migrate.js';
 import { insertValues, runSteps, selectRows } from '../../src/db/portable-sql.js';
 import { events } from '../../src/db/schema.js';
 

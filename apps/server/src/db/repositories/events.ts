@@ -390,11 +390,19 @@ function* listing(
   return { rows, totalCount, next };
 }
 
+/** What reads events pages off the event loop: SQLite's reader threads (event-readers.ts). */
+export interface EventReaders {
+  listEvents(job: { organizationId: number; query: ListQuery<EventProperty> }): Promise<EventsPage>;
+  close(): Promise<void>;
+}
+
+/** With `readers`, the page is read on one of them. */
 export async function listEvents(
   db: Db,
   organizationId: number,
   query: ListQuery<EventProperty>,
+  readers?: EventReaders,
 ): Promise<EventsPage> {
-  if (db.kind === 'sqlite' && db.readers) return db.readers.listEvents({ organizationId, query });
+  if (readers) return readers.listEvents({ organizationId, query });
   return runListRead(db, () => listing(db, organizationId, query));
 }

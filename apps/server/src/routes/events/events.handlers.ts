@@ -11,7 +11,12 @@ export const eventsList: AppRouteHandler<typeof routes.eventsList> = async (c) =
   const { organizationId } = c.get('auth');
   const signer = await cursorSigner(db);
   const query = await parseListQuery(EVENT_LIST, c.req.valid('query'), organizationId, signer);
-  const { rows, totalCount, next } = await listEvents(db, organizationId, query);
+  const { rows, totalCount, next } = await listEvents(
+    db,
+    organizationId,
+    query,
+    c.get('eventReaders'),
+  );
   // The items are wire Events rendered by the database (listEvents; domain/json-text.ts).
   return jsonTextResponse(
     c,

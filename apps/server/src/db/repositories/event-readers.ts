@@ -1,14 +1,16 @@
-// Long SQLite reads (the events list: its page and its count) run in worker threads, each with a
+// Long SQLite reads (the events list: its page and its count) run in worker threads, started by
+// the server's entry (main.ts) and handed to the app, each with a
 // read connection of its own to the same WAL database. better-sqlite3 is synchronous: on the
 // event loop, one slow page would hold up every other request of the process, /healthz included.
 // Small indexed lookups (the API key, a prompt page from its cache) stay inline, where they cost
 // less than a round trip to a thread.
 
 import { Worker } from 'node:worker_threads';
-import type { EventProperty } from '../domain/events.js';
-import type { ListQuery } from '../domain/list-query.js';
-import { QueryTimeoutError } from './errors.js';
-import type { EventsPage } from './repositories/events.js';
+import type { Db } from '../client.js';
+import type { EventProperty } from '../../domain/events.js';
+import type { ListQuery } from '../../domain/list-query.js';
+import { QueryTimeoutError } from '../errors.js';
+import type { EventReaders, EventsPage } from './events.js';
 
 export interface EventsPageJob {
   organizationId: number;
@@ -25,15 +27,10 @@ interface Job extends EventsPageJob {
   timer?: NodeJS.Timeout;
 }
 
-export interface SqliteReaders {
-  listEvents(job: EventsPageJob): Promise<EventsPage>;
-  close(): Promise<void>;
-}
-
 export interface SqliteReaderOptions {
   /**
    * How long a thread may work on one job (0: no limit). Past it the job fails with
-   * QueryTimeoutError and the thread is given up and replaced; see startSqliteReaders.
+   * QueryTimeoutError and the thread is given up and replaced; see startEventReaders.
    */
   timeoutMs?: number;
 }
@@ -41,7 +38,7 @@ export interface SqliteReaderOptions {
 // The worker runs the same source as this module: TypeScript under tsx (development, tests), or
 // the compiled JavaScript of a deployment.
 const RUNS_TYPESCRIPT = import.meta.url.endsWith('.ts');
-const WORKER_URL = new URL(`./read-worker.${RUNS_TYPESCRIPT ? 'ts' : 'js'}`, import.meta.url);
+const WORKER_URL = new URL(`./event-read-worker.${RUNS_TYPESCRIPT ? 'ts' : 'js'}`, import.meta.url);
 
 /**
  * `count` worker threads reading `databaseUrl` (a SQLite file), each one job at a time, given to
@@ -53,11 +50,11 @@ const WORKER_URL = new URL(`./read-worker.${RUNS_TYPESCRIPT ? 'ts' : 'js'}`, imp
  * unless as many given-up threads are still ending as the pool has threads: then the new one
  * starts when one of those ends, so slow reads cannot pile up threads.
  */
-export function startSqliteReaders(
+export function startEventReaders(
   databaseUrl: string,
   count: number,
   { timeoutMs = 0 }: SqliteReaderOptions = {},
-): SqliteReaders {
+): EventReaders {
   const starting = new Set<Worker>();
   const idle: Worker[] = [];
   const running = new Map<Worker, Job>();
@@ -168,4 +165,18 @@ export function startSqliteReaders(
       await Promise.all(workers.map((worker) => worker.terminate()));
     },
   };
+}
+
+/**
+ * The events list's reader threads for a server on `databaseUrl`, or none: on PostgreSQL (its
+ * pool reads concurrently), for `:memory:` (that database exists in one connection only, nothing
+ * another thread could read) and with 0 threads (every list reads inline).
+ */
+export function eventReadersFor(
+  db: Db,
+  databaseUrl: string,
+  threads: number,
+): EventReaders | undefined {
+  if (db.kind !== 'sqlite' || threads === 0 || databaseUrl === ':memory:') return undefined;
+  return startEventReaders(databaseUrl, threads, { timeoutMs: db.listQueryTimeoutMs });
 }

@@ -1,9 +1,9 @@
-// A thread of the SQLite read pool (read-pool.ts): its own connection, one events page at a time.
+// A thread of the events list's SQLite readers (event-readers.ts): its own connection, one events page at a time.
 
 import { parentPort, workerData } from 'node:worker_threads';
-import type { EventsPageJob } from './read-pool.js';
-import { openSqlite } from './client.js';
-import { listEvents } from './repositories/events.js';
+import { openSqlite } from '../client.js';
+import type { EventsPageJob } from './event-readers.js';
+import { listEvents } from './events.js';
 
 const db = openSqlite((workerData as { databaseUrl: string }).databaseUrl);
 // The main connection's 64 MB page cache serves writes and imports; a reader's pages are also in

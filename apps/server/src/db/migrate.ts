@@ -1,0 +1,50 @@
+// The schema's migrations, applied at start-up by the server and by `agentline migrate`; kept
+// apart from the database client, which knows nothing of what the tables hold.
+
+import { fileURLToPath } from 'node:url';
+import { drizzle as drizzleSqlite } from 'drizzle-orm/better-sqlite3';
+import { migrate as migrateSqlite } from 'drizzle-orm/better-sqlite3/migrator';
+import { drizzle as drizzlePostgres } from 'drizzle-orm/node-postgres';
+import { migrate as migratePostgres } from 'drizzle-orm/node-postgres/migrator';
+import type { Db } from './client.js';
+import { ensureCursorSecret } from './repositories/cursor-secrets.js';
+
+// Resolved from this module's location, so they are the same folders whether the code runs
+// from src/ under tsx or from a compiled dist/ (both sit two levels below apps/server).
+const MIGRATIONS_FOLDERS = {
+  sqlite: fileURLToPath(new URL('../../drizzle/sqlite', import.meta.url)),
+  postgres: fileURLToPath(new URL('../../drizzle/postgres', import.meta.url)),
+};
+
+/** Any constant: the key of the advisory lock that lets one process at a time migrate. */
+const MIGRATION_LOCK_KEY = 0x6167_6c6d; // "aglm"
+
+/**
+ * Applies the committed migrations that have not run yet, and stores the first list cursor secret
+ * if there is none (repositories/cursor-secrets.ts); running it again is a no-op.
+ */
+export async function migrateDb(db: Db): Promise<void> {
+  if (db.kind === 'sqlite') {
+    migrateSqlite(drizzleSqlite({ client: db.sqlite }), {
+      migrationsFolder: MIGRATIONS_FOLDERS.sqlite,
+    });
+    await ensureCursorSecret(db);
+    return;
+  }
+  // Several processes may start at once on one database: they take turns, and the later ones
+  // find nothing left to apply. The migrations run on the connection holding the lock: a pool of
+  // one connection (DATABASE_POOL_SIZE=1) has no other to give them.
+  const lock = await db.pool.connect();
+  try {
+    await lock.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_KEY]);
+    await migratePostgres(drizzlePostgres({ client: lock }), {
+      migrationsFolder: MIGRATIONS_FOLDERS.postgres,
+    });
+  } finally {
+    await lock.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK_KEY]).catch(() => {});
+    lock.release();
+  }
+  // After the lock's connection is back: with a pool of one it is the only connection. The insert
+  // needs no lock: it writes a secret only where none exists.
+  await ensureCursorSecret(db);
+}
