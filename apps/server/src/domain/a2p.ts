@@ -225,9 +225,8 @@ export function a2pStatusList(channelId: number): ListResource<A2pStatusProperty
     kinds: { phone: 'exact' },
     alwaysIncluded: ['phone'],
     defaultOrder: { property: 'phone', direction: 'asc' },
-    nullable: everyValueOf<
-      NullableKeys<components['schemas']['A2pNumberStatus']> & A2pStatusProperty
-    >()([]),
+    // No property of a number's status may be null (its item schema marks none nullable).
+    nullable: everyValueOf<NullableKeys<components['schemas']['A2pNumberStatus']>>()([]),
     ids: 'integer',
   };
 }
