@@ -5,7 +5,8 @@ import type { OpenAPIHono } from '@hono/zod-openapi';
 import pino, { type Logger } from 'pino';
 import type { Db } from './db/client.js';
 import type { EventReaders } from './db/repositories/events.js';
-import { DEFAULT_IDEMPOTENCY_TIMES, type IdempotencyTimes } from './db/repositories/idempotency.js';
+import type { IdempotencyTimes } from './db/repositories/idempotency.js';
+import { DEFAULT_CONFIG, idempotencyTimesOf } from './config.js';
 import { pingDb } from './db/health.js';
 import spec from './generated/openapi.json' with { type: 'json' };
 import { registerSpecComponents } from './generated/routes.js';
@@ -30,13 +31,13 @@ import { directoryRouter } from './routes/directory/directory.index.js';
 export interface AppOptions {
   db: Db;
   logger?: Logger;
-  /** Largest accepted request body in bytes (default 1 MiB). */
+  /** Largest accepted request body in bytes (config.ts's default). */
   bodyLimitBytes?: number;
   /** Requests per API key per minute; absent or 0 means no limit (the default of tests). */
   rateLimitPerMinute?: number;
   /** Requests one API key may have in progress at once; absent or 0 means no limit. */
   concurrentRequestsPerKey?: number;
-  /** How long Idempotency-Key answers are kept and claims are leased (24 hours, 60 s). */
+  /** How long Idempotency-Key answers are kept and claims are leased (config.ts's defaults). */
   idempotencyTimes?: IdempotencyTimes;
   /** Failed authentications per client address and per key id a minute; absent means no limit. */
   authFailureLimit?: AuthFailureLimit;
@@ -55,11 +56,11 @@ const MAX_QUERY_STRING_CHARACTERS = 8192;
 export function createApp({
   db,
   logger = pino({ level: 'silent' }),
-  bodyLimitBytes = 1024 * 1024,
+  bodyLimitBytes = DEFAULT_CONFIG.bodyLimitBytes,
   rateLimitPerMinute = 0,
   concurrentRequestsPerKey = 0,
   authFailureLimit: authFailures,
-  idempotencyTimes = DEFAULT_IDEMPOTENCY_TIMES,
+  idempotencyTimes = idempotencyTimesOf(DEFAULT_CONFIG),
   metrics = new Metrics(),
   metricsToken,
   eventReaders,

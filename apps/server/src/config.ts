@@ -2,6 +2,7 @@
 // bad value stops start-up with a message that names the variable instead of failing later.
 
 import { isIP } from 'node:net';
+import type { IdempotencyTimes } from './db/repositories/idempotency.js';
 
 export interface Config {
   /** `postgres://...` selects PostgreSQL; anything else is a SQLite file path (or `:memory:`). */
@@ -118,5 +119,18 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     ),
     idempotencyLeaseSeconds: readInteger(env, 'IDEMPOTENCY_LEASE_SECONDS', 60, 1, 86_400),
     metricsToken: readMetricsToken(env),
+  };
+}
+
+/** The configuration of an environment that sets nothing: every default, written once above. */
+export const DEFAULT_CONFIG: Config = loadConfig({});
+
+/** How long Idempotency-Key answers are replayed and claims leased, in milliseconds. */
+export function idempotencyTimesOf(
+  config: Pick<Config, 'idempotencyRetentionSeconds' | 'idempotencyLeaseSeconds'>,
+): IdempotencyTimes {
+  return {
+    retentionMs: config.idempotencyRetentionSeconds * 1000,
+    leaseMs: config.idempotencyLeaseSeconds * 1000,
   };
 }

@@ -4,7 +4,7 @@
 import type { AddressInfo } from 'node:net';
 import pino from 'pino';
 import { createApp } from './app.js';
-import { ConfigError, loadConfig } from './config.js';
+import { ConfigError, idempotencyTimesOf, loadConfig } from './config.js';
 import { createDb } from './db/client.js';
 import { migrateDb } from './db/migrate.js';
 import { eventReadersFor } from './db/repositories/event-readers.js';
@@ -25,10 +25,7 @@ async function main(): Promise<void> {
   await migrateDb(db);
   const eventReaders = eventReadersFor(db, config.databaseUrl, config.sqliteReaderThreads);
 
-  const idempotencyTimes = {
-    retentionMs: config.idempotencyRetentionSeconds * 1000,
-    leaseMs: config.idempotencyLeaseSeconds * 1000,
-  };
+  const idempotencyTimes = idempotencyTimesOf(config);
   const stopSweeper = startIdempotencySweeper(db, logger, {
     retentionMs: idempotencyTimes.retentionMs,
     // Often enough that the table holds little beyond the retention, at most once a minute.

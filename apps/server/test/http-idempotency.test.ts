@@ -1,10 +1,10 @@
 // Idempotency-Key: retries of a POST get the first answer and change nothing more.
 
 import { sql } from 'drizzle-orm';
+import { DEFAULT_CONFIG, idempotencyTimesOf } from '../src/config.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   claimIdempotencyKey,
-  DEFAULT_IDEMPOTENCY_TIMES,
   storeIdempotentAnswer,
   sweepExpiredIdempotencyKeys,
 } from '../src/db/repositories/idempotency.js';
@@ -17,6 +17,8 @@ import {
   type RoutingFixture,
 } from './support/routing-fixture.js';
 import { queryTestDb } from './support/test-database.js';
+
+const TIMES = idempotencyTimesOf(DEFAULT_CONFIG);
 
 let api: TestApi;
 let acme: Tenant;
@@ -110,7 +112,9 @@ describe('Idempotency-Key', () => {
     // Claim the key as a request in flight would have, then retry it.
     const { createHash } = await import('node:crypto');
     const hash = createHash('sha256').update(`POST ${path}\n${body}`).digest('hex');
-    expect(await claimIdempotencyKey(api.db, keyId, 'flight-1', hash)).toEqual({ kind: 'claimed' });
+    expect(await claimIdempotencyKey(api.db, keyId, 'flight-1', hash, TIMES)).toEqual({
+      kind: 'claimed',
+    });
     const res = await post<Schemas['ErrorResponse']>(path, { user_id: 'slow' }, 'flight-1');
     expect(res.status).toBe(409);
     expect(res.body.detail).toContain('still running');
@@ -132,7 +136,7 @@ describe('Idempotency-Key', () => {
 
   it('lets exactly one of many concurrent claims of a key run', async () => {
     const claims = await Promise.all(
-      Array.from({ length: 20 }, () => claimIdempotencyKey(api.db, 'key-c', 'race-1', 'h')),
+      Array.from({ length: 20 }, () => claimIdempotencyKey(api.db, 'key-c', 'race-1', 'h', TIMES)),
     );
     const kinds = claims.map((claim) => claim.kind);
     expect(kinds.filter((kind) => kind === 'claimed')).toHaveLength(1);
@@ -142,7 +146,7 @@ describe('Idempotency-Key', () => {
   it('keeps keys apart per API key; a claim without an answer holds its key for the lease', async () => {
     const at = (iso: string) => new Date(`2026-01-01T${iso}Z`);
     const claim = (apiKeyId: string, when: string) =>
-      claimIdempotencyKey(api.db, apiKeyId, 'k', 'h', DEFAULT_IDEMPOTENCY_TIMES, at(when));
+      claimIdempotencyKey(api.db, apiKeyId, 'k', 'h', TIMES, at(when));
     expect(await claim('key-a', '00:00:00')).toEqual({ kind: 'claimed' });
     expect(await claim('key-b', '00:00:00')).toEqual({ kind: 'claimed' });
     expect(await claim('key-a', '00:00:59')).toEqual({ kind: 'in_flight' });

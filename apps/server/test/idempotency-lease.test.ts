@@ -7,6 +7,7 @@
 import { createHash } from 'node:crypto';
 import { sql } from 'drizzle-orm';
 import pino from 'pino';
+import { DEFAULT_CONFIG, idempotencyTimesOf } from '../src/config.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../src/app.js';
 import { createDb, type Db } from '../src/db/client.js';
@@ -26,6 +27,8 @@ import { createTenant, createTestApi, type Tenant } from './support/harness.js';
 import { experimentBody, loadRoutingFixture } from './support/routing-fixture.js';
 import { startServerProcess } from './support/server-process.js';
 import { freshDatabaseUrl, queryTestDb } from './support/test-database.js';
+
+const TIMES = idempotencyTimesOf(DEFAULT_CONFIG);
 
 async function keyRows(db: Db): Promise<number> {
   const [row] = await queryTestDb<{ n: number }>(
@@ -151,7 +154,7 @@ describe('an experiment write whose request died after claiming its key', () => 
       // What a process killed between the claim and the answer leaves behind.
       const hash = createHash('sha256').update(`POST /api/v1/experiments/\n${body}`).digest('hex');
       const keyId = acme.key.split('_')[1]!;
-      await claimIdempotencyKey(api.db, keyId, 'orphaned-claim', hash);
+      await claimIdempotencyKey(api.db, keyId, 'orphaned-claim', hash, TIMES);
       expect((await create()).status).toBe(409);
       await new Promise((resolve) => setTimeout(resolve, 350));
       const retried = await create();

@@ -412,7 +412,7 @@ export const experimentVariants = sqliteTable(
 );
 
 /**
- * The first answer to each Idempotency-Key, per API key, replayed to retries for 24 hours. A row
+ * The first answer to each Idempotency-Key, per API key, replayed to retries for the retention (IDEMPOTENCY_RETENTION_SECONDS). A row
  * without a status is a request still running.
  */
 export const idempotencyKeys = sqliteTable(

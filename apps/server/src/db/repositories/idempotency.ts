@@ -24,11 +24,6 @@ export interface IdempotencyTimes {
   leaseMs: number;
 }
 
-export const DEFAULT_IDEMPOTENCY_TIMES: IdempotencyTimes = {
-  retentionMs: 24 * 60 * 60 * 1000,
-  leaseMs: 60 * 1000,
-};
-
 export type IdempotencyClaim =
   | { kind: 'claimed' }
   | { kind: 'replay'; status: number; body: string }
@@ -81,7 +76,7 @@ export async function claimIdempotencyKey(
   apiKeyId: string,
   key: string,
   requestHash: string,
-  times: IdempotencyTimes = DEFAULT_IDEMPOTENCY_TIMES,
+  times: IdempotencyTimes,
   now = new Date(),
 ): Promise<IdempotencyClaim> {
   return runStepsInTransaction(db, function* (): Steps<IdempotencyClaim> {
