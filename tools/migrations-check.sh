@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Fails when a schema module and its committed migrations disagree: drizzle-kit generates from
-# src/db/schema.ts (SQLite) and src/db/schema-postgres.ts (PostgreSQL) against copies of the
+# src/db/schema/sqlite.ts (SQLite) and src/db/schema/postgres.ts (PostgreSQL) against copies of the
 # committed migrations; any migration it would write means a schema change without one.
 #   pnpm migrations:check
 set -euo pipefail
@@ -9,8 +9,8 @@ cd "$(dirname "$0")/../apps/server"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 status=0
-for entry in sqlite:sqlite:src/db/schema.ts:drizzle.config.ts \
-  postgres:postgresql:src/db/schema-postgres.ts:drizzle.postgres.config.ts; do
+for entry in sqlite:sqlite:src/db/schema/sqlite.ts:drizzle.config.ts \
+  postgres:postgresql:src/db/schema/postgres.ts:drizzle.postgres.config.ts; do
   IFS=: read -r folder dialect schema config <<<"$entry"
   cp -r "drizzle/$folder" "$work/$folder"
   before="$(ls "$work/$folder" | wc -l)"

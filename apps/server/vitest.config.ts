@@ -1,7 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { defineConfig, type TestProjectInlineConfiguration } from 'vitest/config';
-import { isPostgresUrl } from './src/db/client.js';
+import { isPostgresUrl } from './src/db/engine/client.js';
 
 // The whole suite runs once per backend. PostgreSQL is reached through
 // AGENTLINE_TEST_POSTGRES_URL (a role that may create databases; `.ci/run` and

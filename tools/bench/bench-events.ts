@@ -2,7 +2,7 @@
 // events, 20,000 users, a year of timestamps), written through the import's own batch insert.
 // The events list benchmark (events.ts) and the tenants benchmark (tenants.ts) build on it.
 
-import type { Db } from '../../apps/server/src/db/client.js';
+import type { Db } from '../../apps/server/src/db/engine/client.js';
 import {
   insertEventBatch,
   type EventToImport,

@@ -2,7 +2,7 @@
 // way `agentline org create`, `role create --all` and `key create` make them. Benchmarks keep to
 // this module rather than borrowing the tests' harness.
 
-import type { Db } from '../../apps/server/src/db/client.js';
+import type { Db } from '../../apps/server/src/db/engine/client.js';
 import { createKeyWithOwnRole } from '../../apps/server/src/db/repositories/api-keys.js';
 import { createOrganization } from '../../apps/server/src/db/repositories/organizations.js';
 import { PERMISSIONS } from '../../apps/server/src/domain/permissions.js';

@@ -10,8 +10,8 @@ import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { createDb } from '../../apps/server/src/db/client.js';
-import { migrateDb } from '../../apps/server/src/db/migrate.js';
+import { createDb } from '../../apps/server/src/db/engine/client.js';
+import { migrateDb } from '../../apps/server/src/db/engine/migrate.js';
 import { startServerProcess } from '../../apps/server/test/support/server-process.js';
 import { benchTenant } from './bench-tenant.js';
 

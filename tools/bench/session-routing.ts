@@ -8,13 +8,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { createDb } from '../../apps/server/src/db/client.js';
-import { migrateDb } from '../../apps/server/src/db/migrate.js';
-import {
-  loadedIds,
-  loadPlatformRecords,
-} from '../../apps/server/src/db/repositories/platform-records.js';
-import { platformRecordsSchema } from '../../apps/server/src/db/platform-records-format.js';
+import { createDb } from '../../apps/server/src/db/engine/client.js';
+import { migrateDb } from '../../apps/server/src/db/engine/migrate.js';
+import { loadedIds, loadPlatformRecords } from '../../apps/server/src/records/loader.js';
+import { platformRecordsSchema } from '../../apps/server/src/records/format.js';
 import { benchTenant } from './bench-tenant.js';
 import { startServerProcess } from '../../apps/server/test/support/server-process.js';
 import { createBenchDatabase } from './bench-database.js';

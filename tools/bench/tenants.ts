@@ -21,13 +21,10 @@ import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../../apps/server/src/config.js';
-import { createDb, isPostgresUrl } from '../../apps/server/src/db/client.js';
-import { migrateDb } from '../../apps/server/src/db/migrate.js';
-import { platformRecordsSchema } from '../../apps/server/src/db/platform-records-format.js';
-import {
-  loadedIds,
-  loadPlatformRecords,
-} from '../../apps/server/src/db/repositories/platform-records.js';
+import { createDb, isPostgresUrl } from '../../apps/server/src/db/engine/client.js';
+import { migrateDb } from '../../apps/server/src/db/engine/migrate.js';
+import { platformRecordsSchema } from '../../apps/server/src/records/format.js';
+import { loadedIds, loadPlatformRecords } from '../../apps/server/src/records/loader.js';
 import { startServerProcess } from '../../apps/server/test/support/server-process.js';
 import { createBenchDatabase } from './bench-database.js';
 import { buildEvents } from './bench-events.js';

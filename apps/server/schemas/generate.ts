@@ -1,11 +1,11 @@
 // Writes platform-records.schema.json from the zod schema that `agentline load` validates with.
-// Run `pnpm --filter @agentline/server gen:schemas` after changing src/db/platform-records-format.ts;
+// Run `pnpm --filter @agentline/server gen:schemas` after changing src/records/format.ts;
 // test/db-records-schema.test.ts fails while the committed file is stale.
 
 import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { format, resolveConfig } from 'prettier';
-import { platformRecordsJsonSchema } from '../src/db/platform-records-format.js';
+import { platformRecordsJsonSchema } from '../src/records/format.js';
 
 export const PLATFORM_RECORDS_SCHEMA_FILE = fileURLToPath(
   new URL('./platform-records.schema.json', import.meta.url),

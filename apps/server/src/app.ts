@@ -3,11 +3,11 @@
 
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import pino, { type Logger } from 'pino';
-import type { Db } from './db/client.js';
+import type { Db } from './db/engine/client.js';
 import type { EventReaders } from './db/repositories/events.js';
 import type { IdempotencyTimes } from './db/repositories/idempotency.js';
 import { DEFAULT_CONFIG, idempotencyTimesOf } from './config.js';
-import { pingDb } from './db/health.js';
+import { pingDb } from './db/engine/health.js';
 import spec from './generated/openapi.json' with { type: 'json' };
 import { registerSpecComponents } from './generated/routes.js';
 import type { AppEnv } from './http/app-env.js';

@@ -5,8 +5,8 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { revokeApiKey } from '../src/db/repositories/api-keys.js';
-import { platformRecordsSchema } from '../src/db/platform-records-format.js';
-import { loadPlatformRecords } from '../src/db/repositories/platform-records.js';
+import { platformRecordsSchema } from '../src/records/format.js';
+import { loadPlatformRecords } from '../src/records/loader.js';
 import { parseApiKey } from '../src/domain/api-keys.js';
 import { isPermission, PERMISSIONS, type Permission } from '../src/domain/permissions.js';
 import {

@@ -8,8 +8,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { createDb, type Db } from '../src/db/client.js';
-import { execute, runListRead, selectRows } from '../src/db/portable-sql.js';
+import { createDb, type Db } from '../src/db/engine/client.js';
+import { execute, runListRead, selectRows } from '../src/db/engine/portable-sql.js';
 import { createWorkspace, type TempWorkspace } from './fixtures/cli-harness.js';
 import { checkDescriptionIndex, onSqlite, queryTestDb } from './support/test-database.js';
 

@@ -4,7 +4,7 @@ import { statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { sql, type SQL } from 'drizzle-orm';
 import { afterAll, assert, beforeAll, describe, expect, it } from 'vitest';
-import { createDb } from '../src/db/client.js';
+import { createDb } from '../src/db/engine/client.js';
 import { createWorkspace, type TempWorkspace } from './fixtures/cli-harness.js';
 import { onSqlite, queryTestDb } from './support/test-database.js';
 

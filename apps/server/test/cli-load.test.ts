@@ -5,7 +5,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createDb, type Db } from '../src/db/client.js';
+import { createDb, type Db } from '../src/db/engine/client.js';
 import { createWorkspace, RECORDS_EXAMPLE, type TempWorkspace } from './fixtures/cli-harness.js';
 import { queryTestDb } from './support/test-database.js';
 

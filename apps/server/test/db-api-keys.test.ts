@@ -1,7 +1,7 @@
 // API keys: the key format (domain) and the lookups the server's auth middleware makes.
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Db } from '../src/db/client.js';
+import type { Db } from '../src/db/engine/client.js';
 import {
   authenticateApiKey,
   createApiKey,

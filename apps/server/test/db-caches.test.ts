@@ -2,7 +2,7 @@
 // the entry used longest ago, never the one just used.
 
 import { expect, it } from 'vitest';
-import { remember } from '../src/db/caches.js';
+import { remember } from '../src/db/engine/caches.js';
 
 it('keeps at most the limit, dropping the entry used longest ago', () => {
   const cache = new Map<string, number>();

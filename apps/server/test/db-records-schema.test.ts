@@ -6,7 +6,7 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import { describe, expect, it } from 'vitest';
 import { DEMO_RECORDS } from '../src/cli/demo-data.js';
-import { platformRecordsSchema } from '../src/db/platform-records-format.js';
+import { platformRecordsSchema } from '../src/records/format.js';
 import { PLATFORM_RECORDS_SCHEMA_FILE, platformRecordsSchemaText } from '../schemas/generate.js';
 import { RECORDS_EXAMPLE } from './fixtures/cli-harness.js';
 

@@ -1,4 +1,4 @@
-// The two hand-written schema modules (src/db/schema.ts for SQLite, schema-postgres.ts for
+// The two hand-written schema modules (src/db/schema/sqlite.ts for SQLite, schema/postgres.ts for
 // PostgreSQL) describe one data model: the same tables, columns, value types, nullability,
 // primary keys and indexes. Where they differ on purpose, the difference is listed here with
 // its reason; anything else is a column or an index added to one database and forgotten in the
@@ -7,8 +7,8 @@
 import { getTableConfig as postgresTable, PgTable } from 'drizzle-orm/pg-core';
 import { getTableConfig as sqliteTable, SQLiteTable } from 'drizzle-orm/sqlite-core';
 import { describe, expect, it } from 'vitest';
-import * as postgresSchema from '../src/db/schema-postgres.js';
-import * as sqliteSchema from '../src/db/schema.js';
+import * as postgresSchema from '../src/db/schema/postgres.js';
+import * as sqliteSchema from '../src/db/schema/sqlite.js';
 
 interface Shape {
   columns: Record<string, string>;

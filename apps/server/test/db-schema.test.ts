@@ -7,18 +7,18 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sql, type SQL } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createDb, describeDatabaseUrl, type Db } from '../src/db/client.js';
-import { migrateDb } from '../src/db/migrate.js';
-import { isForeignKeyViolation, isUniqueViolation } from '../src/db/errors.js';
+import { createDb, describeDatabaseUrl, type Db } from '../src/db/engine/client.js';
+import { migrateDb } from '../src/db/engine/migrate.js';
+import { isForeignKeyViolation, isUniqueViolation } from '../src/db/engine/errors.js';
 import {
   execute,
   prepared,
   runSteps,
   runStepsInTransaction,
   selectRows,
-} from '../src/db/portable-sql.js';
+} from '../src/db/engine/portable-sql.js';
 import { createOrganization, findOrganization } from '../src/db/repositories/organizations.js';
-import { organizations } from '../src/db/schema.js';
+import { organizations } from '../src/db/schema/sqlite.js';
 import {
   createTestDb,
   freshDatabaseUrl,

@@ -7,9 +7,9 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createDb, type SqliteDb } from '../src/db/client.js';
-import { Database } from '../src/db/sqlite-driver.js';
-import { batchedWrite, gatherWrites } from '../src/db/write-batcher.js';
+import { createDb, type SqliteDb } from '../src/db/engine/client.js';
+import { Database } from '../src/db/engine/sqlite-driver.js';
+import { batchedWrite, gatherWrites } from '../src/db/engine/write-batcher.js';
 
 function openSqlite(url: string): SqliteDb {
   const opened = createDb(url);

@@ -7,12 +7,12 @@ import { rmSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { and, eq, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createDb, type Db } from '../src/db/client.js';
-import { migrateDb } from '../src/db/migrate.js';
-import { listConditions, listOrder } from '../src/db/list-sql.js';
+import { createDb, type Db } from '../src/db/engine/client.js';
+import { migrateDb } from '../src/db/engine/migrate.js';
+import { listConditions, listOrder } from '../src/db/engine/list-sql.js';
 import { insertEventBatch, type EventToImport } from '../src/db/repositories/event-import.js';
 import { createOrganization } from '../src/db/repositories/organizations.js';
-import { cursorSigner } from '../src/db/cursor-signer.js';
+import { cursorSigner } from '../src/db/repositories/cursor-signer.js';
 import { eventColumns, listEvents, type ListedEvent } from '../src/db/repositories/events.js';
 import {
   execute,
@@ -20,8 +20,8 @@ import {
   runListRead,
   selectList,
   selectRows,
-} from '../src/db/portable-sql.js';
-import { events } from '../src/db/schema.js';
+} from '../src/db/engine/portable-sql.js';
+import { events } from '../src/db/schema/sqlite.js';
 import { EVENT_LIST, type EventProperty } from '../src/domain/events.js';
 import {
   encodeCursor,

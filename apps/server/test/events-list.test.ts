@@ -2,7 +2,7 @@
 // response is checked against the spec by the harness.
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { events } from '../src/db/schema.js';
+import type { events } from '../src/db/schema/sqlite.js';
 import {
   createKey,
   createTenant,

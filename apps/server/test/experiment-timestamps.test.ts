@@ -4,8 +4,8 @@
 
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { platformRecordsSchema } from '../src/db/platform-records-format.js';
-import { loadPlatformRecords } from '../src/db/repositories/platform-records.js';
+import { platformRecordsSchema } from '../src/records/format.js';
+import { loadPlatformRecords } from '../src/records/loader.js';
 import { RECORDS_EXAMPLE } from './fixtures/cli-harness.js';
 import { type Schemas, type Tenant, type TestApi } from './support/harness.js';
 import {

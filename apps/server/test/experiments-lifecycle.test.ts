@@ -3,7 +3,7 @@
 
 import { sql } from 'drizzle-orm';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { experiments, sessions } from '../src/db/schema.js';
+import { experiments, sessions } from '../src/db/schema/sqlite.js';
 import type { ApiResponse, Schemas, Tenant, TestApi } from './support/harness.js';
 import { anyNumber, anyString, stringMatching } from './support/matchers.js';
 import {

@@ -3,7 +3,7 @@
 import { describe, expect, it, beforeAll, afterAll } from 'vitest';
 import { sql } from 'drizzle-orm';
 import { routeSession } from '../src/db/repositories/sessions.js';
-import { events, sessions } from '../src/db/schema.js';
+import { events, sessions } from '../src/db/schema/sqlite.js';
 import { RecordNotFoundError, StateConflictError } from '../src/domain/errors.js';
 import { pickVariant, stickyBucket } from '../src/domain/variant-picking.js';
 import { createKey, type Schemas, type Tenant, type TestApi } from './support/harness.js';

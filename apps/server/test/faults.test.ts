@@ -4,8 +4,8 @@
 
 import { sql } from 'drizzle-orm';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { createDb } from '../src/db/client.js';
-import { migrateDb } from '../src/db/migrate.js';
+import { createDb } from '../src/db/engine/client.js';
+import { migrateDb } from '../src/db/engine/migrate.js';
 import { createTenant, type Schemas, type Tenant } from './support/harness.js';
 import {
   experimentBody,

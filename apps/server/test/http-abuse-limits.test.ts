@@ -6,7 +6,7 @@ import { request } from 'node:http';
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../src/app.js';
-import type { Db } from '../src/db/client.js';
+import type { Db } from '../src/db/engine/client.js';
 import {
   addressBudgetName,
   canonicalAddress,

@@ -3,7 +3,7 @@
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../src/app.js';
-import type { Db } from '../src/db/client.js';
+import type { Db } from '../src/db/engine/client.js';
 import { createTenant, type Schemas, type Tenant } from './support/harness.js';
 import { sendRaw, startLiveServer, type LiveServer } from './support/live-server.js';
 import { createTestDb } from './support/test-database.js';

@@ -4,7 +4,7 @@
 
 import { sql } from 'drizzle-orm';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createDb } from '../src/db/client.js';
+import { createDb } from '../src/db/engine/client.js';
 import { createTestApi, type Schemas, type Tenant, type TestApi } from './support/harness.js';
 import {
   experimentBody,

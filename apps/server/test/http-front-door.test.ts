@@ -11,7 +11,7 @@ import { createFrontDoor, type FrontDoorOptions } from '../src/http/front-door.j
 import { createTenant, type Tenant } from './support/harness.js';
 import { anyString } from './support/matchers.js';
 import { createTestDb } from './support/test-database.js';
-import type { Db } from '../src/db/client.js';
+import type { Db } from '../src/db/engine/client.js';
 
 let db: Db;
 let acme: Tenant;

@@ -9,7 +9,7 @@ import {
   sweepExpiredIdempotencyKeys,
 } from '../src/db/repositories/idempotency.js';
 import { parseApiKey } from '../src/domain/api-keys.js';
-import { experiments, idempotencyKeys, sessions } from '../src/db/schema.js';
+import { experiments, idempotencyKeys, sessions } from '../src/db/schema/sqlite.js';
 import { createKey, type Schemas, type Tenant, type TestApi } from './support/harness.js';
 import {
   experimentBody,

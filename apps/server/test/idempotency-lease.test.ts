@@ -10,12 +10,12 @@ import pino from 'pino';
 import { DEFAULT_CONFIG, idempotencyTimesOf } from '../src/config.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../src/app.js';
-import { createDb, type Db } from '../src/db/client.js';
-import { migrateDb } from '../src/db/migrate.js';
-import { platformRecordsSchema } from '../src/db/platform-records-format.js';
-import { loadedIds, loadPlatformRecords } from '../src/db/repositories/platform-records.js';
+import { createDb, type Db } from '../src/db/engine/client.js';
+import { migrateDb } from '../src/db/engine/migrate.js';
+import { platformRecordsSchema } from '../src/records/format.js';
+import { loadedIds, loadPlatformRecords } from '../src/records/loader.js';
 import { claimIdempotencyKey } from '../src/db/repositories/idempotency.js';
-import { experiments, idempotencyKeys, sessions } from '../src/db/schema.js';
+import { experiments, idempotencyKeys, sessions } from '../src/db/schema/sqlite.js';
 import { startIdempotencySweeper } from '../src/http/idempotency.js';
 import {
   startFakeTwilio,

@@ -11,12 +11,12 @@
 
 import { getTableConfig, PgTable } from 'drizzle-orm/pg-core';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { createDb, type Db } from '../src/db/client.js';
-import { migrateDb } from '../src/db/migrate.js';
-import { cursorSigner, SEALING_REFRESH_MS } from '../src/db/cursor-signer.js';
+import { createDb, type Db } from '../src/db/engine/client.js';
+import { migrateDb } from '../src/db/engine/migrate.js';
+import { cursorSigner, SEALING_REFRESH_MS } from '../src/db/repositories/cursor-signer.js';
 import { ensureCursorSecret, readCursorSecrets } from '../src/db/repositories/cursor-secrets.js';
-import { cursorSecrets } from '../src/db/schema.js';
-import * as postgresSchema from '../src/db/schema-postgres.js';
+import { cursorSecrets } from '../src/db/schema/sqlite.js';
+import * as postgresSchema from '../src/db/schema/postgres.js';
 import type { AgentProperty } from '../src/domain/agents.js';
 import type { CursorSigner, NullableKeys } from '../src/domain/list-query.js';
 import { everyValueOf } from '../src/domain/spec-enums.js';

@@ -4,11 +4,11 @@
 
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createDb, type Db } from '../src/db/client.js';
-import { migrateDb } from '../src/db/migrate.js';
-import { isQueryTimeout } from '../src/db/errors.js';
+import { createDb, type Db } from '../src/db/engine/client.js';
+import { migrateDb } from '../src/db/engine/migrate.js';
+import { isQueryTimeout } from '../src/db/engine/errors.js';
 import { eventReadersFor } from '../src/db/repositories/event-readers.js';
-import { runListRead, selectRows } from '../src/db/portable-sql.js';
+import { runListRead, selectRows } from '../src/db/engine/portable-sql.js';
 import {
   createTenant,
   createTestApi,

@@ -8,8 +8,8 @@
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../src/app.js';
-import { createDb, splitPoolSize, type Db } from '../src/db/client.js';
-import { migrateDb } from '../src/db/migrate.js';
+import { createDb, splitPoolSize, type Db } from '../src/db/engine/client.js';
+import { migrateDb } from '../src/db/engine/migrate.js';
 import { eventReadersFor } from '../src/db/repositories/event-readers.js';
 import type { EventReaders } from '../src/db/repositories/events.js';
 import { createTenant, type Schemas, type Tenant } from './support/harness.js';

@@ -3,7 +3,7 @@
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp, type App } from '../src/app.js';
-import type { Db } from '../src/db/client.js';
+import type { Db } from '../src/db/engine/client.js';
 import { Metrics } from '../src/http/metrics.js';
 import { createTenant, type Schemas, type Tenant } from './support/harness.js';
 import { experimentBody, loadRoutingFixture } from './support/routing-fixture.js';

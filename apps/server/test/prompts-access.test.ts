@@ -5,7 +5,7 @@ import type { Statement } from 'better-sqlite3';
 import { sql } from 'drizzle-orm';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { agents, prompts, promptTools, tools } from '../src/db/schema.js';
+import { agents, prompts, promptTools, tools } from '../src/db/schema/sqlite.js';
 import { findPrompts } from '../src/db/repositories/prompts.js';
 import { promptErrorIssueIds } from '../src/domain/prompt-validation.js';
 import { ACME_RECORDS, GLOBEX_RECORDS, loadRecords } from './fixtures/prompts-records.js';

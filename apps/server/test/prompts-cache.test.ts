@@ -2,8 +2,8 @@
 // again; then the next request sees the new records.
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { platformRecordsSchema } from '../src/db/platform-records-format.js';
-import { loadPlatformRecords } from '../src/db/repositories/platform-records.js';
+import { platformRecordsSchema } from '../src/records/format.js';
+import { loadPlatformRecords } from '../src/records/loader.js';
 import {
   createTenant,
   createTestApi,

@@ -4,7 +4,7 @@
 import { expect, it } from 'vitest';
 import { EVENT_PROPERTIES } from '../src/domain/events.js';
 import { everyValueOf } from '../src/domain/spec-enums.js';
-import { EXPERIMENT_STATUSES } from '../src/db/schema.js';
+import { EXPERIMENT_STATUSES } from '../src/db/schema/sqlite.js';
 
 type Colour = 'red' | 'green' | 'blue';
 

@@ -1,10 +1,10 @@
-// The better-sqlite3 build each Node.js gets (src/db/sqlite-driver.ts): 13, on Node-API, from
+// The better-sqlite3 build each Node.js gets (src/db/engine/sqlite-driver.ts): 13, on Node-API, from
 // Node.js 22 on; 12 only on Node.js 20. The suite runs on 20, 22 and 24 in CI, so each side is
 // exercised there.
 
 import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
-import { Database, SQLITE_DRIVER_PACKAGE } from '../src/db/sqlite-driver.js';
+import { Database, SQLITE_DRIVER_PACKAGE } from '../src/db/engine/sqlite-driver.js';
 
 const require = createRequire(import.meta.url);
 const nodeMajor = Number(process.versions.node.split('.')[0]);

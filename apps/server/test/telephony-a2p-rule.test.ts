@@ -7,8 +7,8 @@
 // Every response is checked against the spec by the harness.
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { platformRecordsSchema } from '../src/db/platform-records-format.js';
-import { loadedIds, loadPlatformRecords } from '../src/db/repositories/platform-records.js';
+import { platformRecordsSchema } from '../src/records/format.js';
+import { loadedIds, loadPlatformRecords } from '../src/records/loader.js';
 import { checkA2p, type MessagingPath } from '../src/domain/a2p.js';
 import {
   startFakeTwilio,

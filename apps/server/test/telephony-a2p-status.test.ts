@@ -5,8 +5,8 @@
 
 import { createClient } from '@agentline/sdk';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { platformRecordsSchema } from '../src/db/platform-records-format.js';
-import { loadedIds, loadPlatformRecords } from '../src/db/repositories/platform-records.js';
+import { platformRecordsSchema } from '../src/records/format.js';
+import { loadedIds, loadPlatformRecords } from '../src/records/loader.js';
 import {
   startFakeTwilio,
   twilioChannelRecord,

@@ -4,9 +4,9 @@
 import { NotFoundError, UnprocessableEntityError, createClient } from '@agentline/sdk';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { platformRecordsSchema } from '../src/db/platform-records-format.js';
-import { loadedIds, loadPlatformRecords } from '../src/db/repositories/platform-records.js';
-import { channels, telephonyNumbers } from '../src/db/schema.js';
+import { platformRecordsSchema } from '../src/records/format.js';
+import { loadedIds, loadPlatformRecords } from '../src/records/loader.js';
+import { channels, telephonyNumbers } from '../src/db/schema/sqlite.js';
 import { PERMISSIONS } from '../src/domain/permissions.js';
 import {
   createKey,

@@ -6,10 +6,10 @@ import { sql } from 'drizzle-orm';
 import pino from 'pino';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createApp, type App } from '../src/app.js';
-import type { Db } from '../src/db/client.js';
-import { platformRecordsSchema } from '../src/db/platform-records-format.js';
-import { loadedIds, loadPlatformRecords } from '../src/db/repositories/platform-records.js';
-import { channels } from '../src/db/schema.js';
+import type { Db } from '../src/db/engine/client.js';
+import { platformRecordsSchema } from '../src/records/format.js';
+import { loadedIds, loadPlatformRecords } from '../src/records/loader.js';
+import { channels } from '../src/db/schema/sqlite.js';
 import { expectResponseMatchesSpec } from './support/contract.js';
 import {
   startFakeTwilio,

@@ -4,8 +4,8 @@
 // generator, so every demo has the same content apart from the dates.
 
 import type { z } from 'zod';
-import type { platformRecordsSchema } from '../db/platform-records-format.js';
-import { loadedIds, type LoadedRecord } from '../db/repositories/platform-records.js';
+import type { platformRecordsSchema } from '../records/format.js';
+import { loadedIds, type LoadedRecord } from '../records/loader.js';
 import type { EventEntry } from './event-import.js';
 
 type RecordsInput = z.input<typeof platformRecordsSchema>;

@@ -2,7 +2,7 @@
 // uses ("is required", "unknown field"), each with the JSON path it is about.
 
 import type { z } from 'zod';
-import type { JsonPath } from '../db/platform-records-format.js';
+import type { JsonPath } from '../records/format.js';
 
 export interface InputIssue {
   path: JsonPath;

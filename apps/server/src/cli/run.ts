@@ -3,7 +3,7 @@
 // the real process.
 
 import { parseArgs } from 'node:util';
-import { driverMessage } from '../db/errors.js';
+import { driverMessage } from '../db/engine/errors.js';
 import { CliError, UsageError } from './cli-error.js';
 import type { Command, OptionValues } from './command.js';
 import { cursorSecretRotateCommand } from './commands/cursor-secret.js';

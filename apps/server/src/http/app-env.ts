@@ -2,7 +2,7 @@
 
 import type { IncomingMessage } from 'node:http';
 import type { Logger } from 'pino';
-import type { Db } from '../db/client.js';
+import type { Db } from '../db/engine/client.js';
 import type { EventReaders } from '../db/repositories/events.js';
 import type { IdempotentWrite } from '../db/repositories/idempotency.js';
 import type { Permission } from '../domain/permissions.js';

@@ -11,7 +11,7 @@ import {
   StateConflictError,
   type InputProblem,
 } from '../domain/errors.js';
-import { databaseUnavailableReason, isQueryTimeout } from '../db/errors.js';
+import { databaseUnavailableReason, isQueryTimeout } from '../db/engine/errors.js';
 import { ProviderUnavailableError } from '../providers/telephony-provider.js';
 import { IdempotencyKeyTakenError } from '../db/repositories/idempotency.js';
 import type { AppEnv } from './app-env.js';

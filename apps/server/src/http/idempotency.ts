@@ -18,7 +18,7 @@
 import { createHash } from 'node:crypto';
 import type { Context, MiddlewareHandler } from 'hono';
 import type { Logger } from 'pino';
-import type { Db } from '../db/client.js';
+import type { Db } from '../db/engine/client.js';
 import {
   claimIdempotencyKey,
   idempotencyKeyStanding,

@@ -4,7 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import type { MiddlewareHandler } from 'hono';
 import type { Logger } from 'pino';
-import type { Db } from '../db/client.js';
+import type { Db } from '../db/engine/client.js';
 import type { AppEnv } from './app-env.js';
 import type { Metrics } from './metrics.js';
 

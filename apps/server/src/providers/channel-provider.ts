@@ -1,6 +1,6 @@
 // Picks the telephony provider a channel is set up with, and asks it about the channel's numbers.
 
-import type { Db } from '../db/client.js';
+import type { Db } from '../db/engine/client.js';
 import { listChannelNumbers, type TelephonyChannel } from '../db/repositories/telephony.js';
 import {
   checkA2p,

@@ -1,7 +1,7 @@
 // The embedded default: messaging services, US A2P campaigns and brands as the operator loaded
 // them into Agentline's database (`agentline load`, `agentline demo`).
 
-import type { Db } from '../db/client.js';
+import type { Db } from '../db/engine/client.js';
 import { readRecordedMessagingPaths } from '../db/repositories/telephony.js';
 import type { TelephonyProvider } from './telephony-provider.js';
 

@@ -20,7 +20,7 @@
 
 import { z } from 'zod';
 import type { A2pBrand, MessagingPath, MessagingServiceRecord } from '../domain/a2p.js';
-import type { JsonObject } from '../db/schema.js';
+import type { JsonObject } from '../db/schema/sqlite.js';
 import { ProviderUnavailableError, type TelephonyProvider } from './telephony-provider.js';
 
 const TWILIO_API_BASE_URL = 'https://api.twilio.com';

@@ -2,7 +2,7 @@
 // permissions, and a `request` that checks every response against the spec before returning it.
 
 import { createApp, type App, type AppOptions } from '../../src/app.js';
-import type { Db } from '../../src/db/client.js';
+import type { Db } from '../../src/db/engine/client.js';
 import { createKeyWithOwnRole } from '../../src/db/repositories/api-keys.js';
 import { createOrganization } from '../../src/db/repositories/organizations.js';
 import { PERMISSIONS, type Permission } from '../../src/domain/permissions.js';

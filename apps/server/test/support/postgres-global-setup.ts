@@ -4,8 +4,8 @@
 // one server (two terminals, several agents) each keep to their own names.
 
 import type { TestProject } from 'vitest/node';
-import { createDb } from '../../src/db/client.js';
-import { migrateDb } from '../../src/db/migrate.js';
+import { createDb } from '../../src/db/engine/client.js';
+import { migrateDb } from '../../src/db/engine/migrate.js';
 import {
   dropDatabase,
   postgresUrlOf,

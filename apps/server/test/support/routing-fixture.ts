@@ -3,10 +3,10 @@
 // targets with and without an agent of their own, and a built-in agent-test target.
 
 import { sql, type SQL } from 'drizzle-orm';
-import type { Db } from '../../src/db/client.js';
-import { loadPlatformRecords } from '../../src/db/repositories/platform-records.js';
-import { agents, channelTargets } from '../../src/db/schema.js';
-import { platformRecordsSchema } from '../../src/db/platform-records-format.js';
+import type { Db } from '../../src/db/engine/client.js';
+import { loadPlatformRecords } from '../../src/records/loader.js';
+import { agents, channelTargets } from '../../src/db/schema/sqlite.js';
+import { platformRecordsSchema } from '../../src/records/format.js';
 import { createTenant, createTestApi, type Tenant, type TestApi } from './harness.js';
 import { queryTestDb } from './test-database.js';
 

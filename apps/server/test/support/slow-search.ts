@@ -6,7 +6,7 @@
 // 6 s on SQLite on the project's 2-core machine, where the same search over ordinary events
 // costs milliseconds.
 
-import type { Db } from '../../src/db/client.js';
+import type { Db } from '../../src/db/engine/client.js';
 import { insertTestEvents } from './test-database.js';
 
 const RUN = 2000;

@@ -11,10 +11,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sql, type SQL } from 'drizzle-orm';
 import pg from 'pg';
-import { createDb, type Db, type SqliteDb } from '../../src/db/client.js';
-import { migrateDb } from '../../src/db/migrate.js';
-import { insertValues, runSteps, selectRows } from '../../src/db/portable-sql.js';
-import { events } from '../../src/db/schema.js';
+import { createDb, type Db, type SqliteDb } from '../../src/db/engine/client.js';
+import { migrateDb } from '../../src/db/engine/migrate.js';
+import { insertValues, runSteps, selectRows } from '../../src/db/engine/portable-sql.js';
+import { events } from '../../src/db/schema/sqlite.js';
 
 export const TEST_BACKEND: Db['kind'] =
   process.env.AGENTLINE_TEST_BACKEND === 'postgres' ? 'postgres' : 'sqlite';

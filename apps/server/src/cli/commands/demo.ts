@@ -1,11 +1,11 @@
-import { platformRecordsSchema } from '../../db/platform-records-format.js';
+import { platformRecordsSchema } from '../../records/format.js';
 import { createKeyWithOwnRole } from '../../db/repositories/api-keys.js';
 import {
   createOrganization,
   findOrganization,
   type Organization,
 } from '../../db/repositories/organizations.js';
-import { loadPlatformRecords, summarizeLoad } from '../../db/repositories/platform-records.js';
+import { loadPlatformRecords, summarizeLoad } from '../../records/loader.js';
 import { PERMISSIONS } from '../../domain/permissions.js';
 import { UsageError } from '../cli-error.js';
 import type { Command } from '../command.js';

@@ -2,9 +2,9 @@
 // the ids of the organization's agents, channels and channel targets; and its telephony numbers
 // with the A2P check of each, to find the ones whose texts are filtered and why.
 
-import type { Db } from '../../db/client.js';
+import type { Db } from '../../db/engine/client.js';
 import spec from '../../generated/openapi.json' with { type: 'json' };
-import { cursorSigner } from '../../db/cursor-signer.js';
+import { cursorSigner } from '../../db/repositories/cursor-signer.js';
 import {
   listAgents,
   listChannels,

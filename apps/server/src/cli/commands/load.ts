@@ -3,7 +3,7 @@ import {
   formatJsonPath,
   platformRecordsSchema,
   type PlatformRecords,
-} from '../../db/platform-records-format.js';
+} from '../../records/format.js';
 import {
   LOAD_SECTIONS,
   loadPlatformRecords,
@@ -11,7 +11,7 @@ import {
   summarizeLoad,
   type LoadedRecord,
   type LoadSummary,
-} from '../../db/repositories/platform-records.js';
+} from '../../records/loader.js';
 import { CliError } from '../cli-error.js';
 import { stringOption, type Command } from '../command.js';
 import { describeIssues, type InputIssue } from '../input-issues.js';

@@ -1,4 +1,4 @@
-import { isUniqueViolation } from '../../db/errors.js';
+import { isUniqueViolation } from '../../db/engine/errors.js';
 import { createOrganization, findOrganization } from '../../db/repositories/organizations.js';
 import { CliError, UsageError } from '../cli-error.js';
 import type { Command } from '../command.js';

@@ -1,4 +1,4 @@
-import { isUniqueViolation } from '../../db/errors.js';
+import { isUniqueViolation } from '../../db/engine/errors.js';
 import { createRole } from '../../db/repositories/roles.js';
 import { isPermission, PERMISSIONS, type Permission } from '../../domain/permissions.js';
 import { CliError, UsageError } from '../cli-error.js';

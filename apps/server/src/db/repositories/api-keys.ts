@@ -7,7 +7,7 @@ import {
   parseApiKey,
 } from '../../domain/api-keys.js';
 import type { Permission } from '../../domain/permissions.js';
-import type { Db } from '../client.js';
+import type { Db } from '../engine/client.js';
 import {
   columnsOf,
   execute,
@@ -18,9 +18,9 @@ import {
   runStepsInTransaction,
   selectRows,
   setValues,
-} from '../portable-sql.js';
+} from '../engine/portable-sql.js';
 import { createRole } from './roles.js';
-import { apiKeys, roles } from '../schema.js';
+import { apiKeys, roles } from '../schema/sqlite.js';
 
 /** An API key row without its secret hash: safe to print or return. */
 export type ApiKey = Omit<typeof apiKeys.$inferSelect, 'secretHash'>;

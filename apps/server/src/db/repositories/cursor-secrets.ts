@@ -1,12 +1,12 @@
-// The secrets list cursors are sealed with (db/cursor-signer.ts), one row each: the newest seals,
+// The secrets list cursors are sealed with (db/repositories/cursor-signer.ts), one row each: the newest seals,
 // the newest two verify. Every process on the database reads them from here, so they share them
 // without configuration; the secrets never leave the server (no answer or log line carries one).
 
 import { randomBytes } from 'node:crypto';
 import { sql } from 'drizzle-orm';
-import type { Db } from '../client.js';
-import { execute, runSteps, runStepsInTransaction, selectRows } from '../portable-sql.js';
-import { cursorSecrets } from '../schema.js';
+import type { Db } from '../engine/client.js';
+import { execute, runSteps, runStepsInTransaction, selectRows } from '../engine/portable-sql.js';
+import { cursorSecrets } from '../schema/sqlite.js';
 
 export interface CursorSecret {
   id: number;

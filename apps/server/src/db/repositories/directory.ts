@@ -7,9 +7,9 @@ import { sql } from 'drizzle-orm';
 import type { AgentProperty } from '../../domain/agents.js';
 import type { ChannelTargetProperty } from '../../domain/channel-targets.js';
 import type { ListPosition, ListQuery } from '../../domain/list-query.js';
-import type { Db } from '../client.js';
-import { selectListPage, type ListTable } from '../list-sql.js';
-import { runListRead, runSteps, selectList, selectRows } from '../portable-sql.js';
+import type { Db } from '../engine/client.js';
+import { selectListPage, type ListTable } from '../engine/list-sql.js';
+import { runListRead, runSteps, selectList, selectRows } from '../engine/portable-sql.js';
 import {
   agents,
   channels,
@@ -17,7 +17,7 @@ import {
   telephonyNumbers,
   type ChannelKind,
   type TelephonyProvider,
-} from '../schema.js';
+} from '../schema/sqlite.js';
 
 export interface AgentRecord {
   id: number;

@@ -4,9 +4,9 @@
 import { sql } from 'drizzle-orm';
 import type { Statement } from 'better-sqlite3';
 import { EVENT_PROPERTIES } from '../../domain/events.js';
-import type { Db, PostgresDb, SqliteDb } from '../client.js';
-import { perDatabase } from '../caches.js';
-import { runSteps, selectRows } from '../portable-sql.js';
+import type { Db, PostgresDb, SqliteDb } from '../engine/client.js';
+import { perDatabase } from '../engine/caches.js';
+import { runSteps, selectRows } from '../engine/portable-sql.js';
 
 /** One event ready for the events table: timestamp normalised, attributes as JSON text. */
 export interface EventToImport {

@@ -1,7 +1,7 @@
 // A thread of the events list's SQLite readers (event-readers.ts): its own connection, one events page at a time.
 
 import { parentPort, workerData } from 'node:worker_threads';
-import { openSqlite } from '../client.js';
+import { openSqlite } from '../engine/client.js';
 import type { EventsPageJob } from './event-readers.js';
 import { listEvents } from './events.js';
 

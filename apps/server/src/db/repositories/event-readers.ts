@@ -6,10 +6,10 @@
 // less than a round trip to a thread.
 
 import { Worker } from 'node:worker_threads';
-import type { Db } from '../client.js';
+import type { Db } from '../engine/client.js';
 import type { EventProperty } from '../../domain/events.js';
 import type { ListQuery } from '../../domain/list-query.js';
-import { QueryTimeoutError } from '../errors.js';
+import { QueryTimeoutError } from '../engine/errors.js';
 import type { EventReaders, EventsPage } from './events.js';
 
 export interface EventsPageJob {

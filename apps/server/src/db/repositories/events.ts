@@ -26,7 +26,7 @@
 import { and, eq, sql, type SQL } from 'drizzle-orm';
 import { EVENT_PROPERTIES, type EventProperty } from '../../domain/events.js';
 import type { ListPosition, ListQuery, SearchFilter } from '../../domain/list-query.js';
-import type { Db } from '../client.js';
+import type { Db } from '../engine/client.js';
 import {
   listConditions,
   listOrder,
@@ -34,10 +34,10 @@ import {
   pageWindow,
   splitPage,
   type ColumnMap,
-} from '../list-sql.js';
-import { runListRead, selectRows, type Steps } from '../portable-sql.js';
-import { perDatabase, remember } from '../caches.js';
-import { events } from '../schema.js';
+} from '../engine/list-sql.js';
+import { runListRead, selectRows, type Steps } from '../engine/portable-sql.js';
+import { perDatabase, remember } from '../engine/caches.js';
+import { events } from '../schema/sqlite.js';
 import type { components } from '../../generated/openapi-types.js';
 import type { JsonText } from '../../domain/json-text.js';
 

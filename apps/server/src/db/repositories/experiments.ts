@@ -17,9 +17,9 @@ import {
 import { RecordNotFoundError } from '../../domain/errors.js';
 import type { ListPosition, ListQuery } from '../../domain/list-query.js';
 import { nowIso } from '../../domain/timestamps.js';
-import type { Db } from '../client.js';
-import { isUniqueViolation } from '../errors.js';
-import { selectListPage, type ColumnMap, type ListTable } from '../list-sql.js';
+import type { Db } from '../engine/client.js';
+import { isUniqueViolation } from '../engine/errors.js';
+import { selectListPage, type ColumnMap, type ListTable } from '../engine/list-sql.js';
 import {
   execute,
   idEquals,
@@ -32,7 +32,7 @@ import {
   selectRows,
   setValues,
   type Steps,
-} from '../portable-sql.js';
+} from '../engine/portable-sql.js';
 import {
   agents,
   channels,
@@ -40,7 +40,7 @@ import {
   experiments,
   experimentVariants,
   sessions,
-} from '../schema.js';
+} from '../schema/sqlite.js';
 
 export interface VariantRecord {
   id: number;

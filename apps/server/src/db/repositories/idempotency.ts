@@ -4,7 +4,7 @@
 // the lease has run out. Rows older than the retention are expired and swept away.
 
 import { sql, type Placeholder, type SQL } from 'drizzle-orm';
-import type { Db } from '../client.js';
+import type { Db } from '../engine/client.js';
 import {
   execute,
   insertValues,
@@ -14,8 +14,8 @@ import {
   selectList,
   selectRows,
   type Steps,
-} from '../portable-sql.js';
-import { idempotencyKeys } from '../schema.js';
+} from '../engine/portable-sql.js';
+import { idempotencyKeys } from '../schema/sqlite.js';
 
 export interface IdempotencyTimes {
   /** How long a stored answer is replayed; older rows are expired and swept. */

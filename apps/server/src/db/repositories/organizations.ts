@@ -1,5 +1,5 @@
 import { sql, type SQL } from 'drizzle-orm';
-import type { Db } from '../client.js';
+import type { Db } from '../engine/client.js';
 import {
   columnsOf,
   idEquals,
@@ -8,8 +8,8 @@ import {
   runSteps,
   selectRows,
   type Steps,
-} from '../portable-sql.js';
-import { organizations } from '../schema.js';
+} from '../engine/portable-sql.js';
+import { organizations } from '../schema/sqlite.js';
 
 export type Organization = typeof organizations.$inferSelect;
 

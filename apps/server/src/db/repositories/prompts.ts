@@ -9,9 +9,15 @@
 import { and, eq, getTableColumns, sql, type SQL } from 'drizzle-orm';
 import type { ListPosition, ListQuery, SearchFilter } from '../../domain/list-query.js';
 import type { PromptProperty } from '../../domain/prompts.js';
-import type { Db } from '../client.js';
-import { perDatabase } from '../caches.js';
-import { listConditions, listOrder, pageWindow, splitPage, type ColumnMap } from '../list-sql.js';
+import type { Db } from '../engine/client.js';
+import { perDatabase } from '../engine/caches.js';
+import {
+  listConditions,
+  listOrder,
+  pageWindow,
+  splitPage,
+  type ColumnMap,
+} from '../engine/list-sql.js';
 import {
   idIn,
   parsedJson,
@@ -20,9 +26,9 @@ import {
   selectList,
   selectRows,
   type Steps,
-} from '../portable-sql.js';
-import { agents, prompts, promptTools, tools, type LlmConfig } from '../schema.js';
-import type { Spelling } from '../spelling.js';
+} from '../engine/portable-sql.js';
+import { agents, prompts, promptTools, tools, type LlmConfig } from '../schema/sqlite.js';
+import type { Spelling } from '../engine/spelling.js';
 
 export interface IdName {
   id: number;

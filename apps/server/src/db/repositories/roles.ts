@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm';
 import type { Permission } from '../../domain/permissions.js';
-import type { Db } from '../client.js';
+import type { Db } from '../engine/client.js';
 import {
   columnsOf,
   insertValues,
@@ -8,8 +8,8 @@ import {
   parsedJson,
   runSteps,
   selectRows,
-} from '../portable-sql.js';
-import { roles } from '../schema.js';
+} from '../engine/portable-sql.js';
+import { roles } from '../schema/sqlite.js';
 
 export type Role = typeof roles.$inferSelect;
 

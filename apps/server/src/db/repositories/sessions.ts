@@ -10,7 +10,7 @@ import { sql, type Placeholder } from 'drizzle-orm';
 import { RecordNotFoundError, StateConflictError } from '../../domain/errors.js';
 import { nowIso } from '../../domain/timestamps.js';
 import { pickVariant } from '../../domain/variant-picking.js';
-import type { Db, PostgresDb, SqliteDb } from '../client.js';
+import type { Db, PostgresDb, SqliteDb } from '../engine/client.js';
 import {
   insertValues,
   jsonText,
@@ -19,9 +19,15 @@ import {
   runStepsOnSqlite,
   selectList,
   type Steps,
-} from '../portable-sql.js';
-import { channelTargets, events, experiments, experimentVariants, sessions } from '../schema.js';
-import { batchedWrite, gatherWrites, type Outcome } from '../write-batcher.js';
+} from '../engine/portable-sql.js';
+import {
+  channelTargets,
+  events,
+  experiments,
+  experimentVariants,
+  sessions,
+} from '../schema/sqlite.js';
+import { batchedWrite, gatherWrites, type Outcome } from '../engine/write-batcher.js';
 import {
   IdempotencyKeyTakenError,
   storeAnswersWithWrites,

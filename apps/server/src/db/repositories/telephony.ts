@@ -7,9 +7,9 @@
 import { sql } from 'drizzle-orm';
 import type { A2pStatusProperty, MessagingPath } from '../../domain/a2p.js';
 import type { ListPosition, ListQuery } from '../../domain/list-query.js';
-import type { Db } from '../client.js';
-import { selectListPage } from '../list-sql.js';
-import { idEquals, parsedJson, runSteps, selectList, selectRows } from '../portable-sql.js';
+import type { Db } from '../engine/client.js';
+import { selectListPage } from '../engine/list-sql.js';
+import { idEquals, parsedJson, runSteps, selectList, selectRows } from '../engine/portable-sql.js';
 import {
   a2pBrands,
   a2pCampaigns,
@@ -19,7 +19,7 @@ import {
   telephonyNumbers,
   type JsonObject,
   type TelephonyProvider as TelephonyProviderName,
-} from '../schema.js';
+} from '../schema/sqlite.js';
 
 export interface TelephonyChannel {
   id: number;

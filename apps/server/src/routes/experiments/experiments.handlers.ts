@@ -11,8 +11,8 @@ import {
   stopExperiment,
   type ExperimentWrite,
 } from '../../db/repositories/experiments.js';
-import type { Db } from '../../db/client.js';
-import { cursorSigner } from '../../db/cursor-signer.js';
+import type { Db } from '../../db/engine/client.js';
+import { cursorSigner } from '../../db/repositories/cursor-signer.js';
 import { InputRuleError, RecordNotFoundError, type InputProblem } from '../../domain/errors.js';
 import {
   EXPERIMENT_LIST,

@@ -1,6 +1,6 @@
 // Start warnings need facts from two areas (agents and their prompts' validation issues).
 
-import type { Db } from '../../db/client.js';
+import type { Db } from '../../db/engine/client.js';
 import { variantAgents } from '../../db/repositories/experiments.js';
 import { findPrompts } from '../../db/repositories/prompts.js';
 import { startWarnings } from '../../domain/experiments.js';

@@ -6,10 +6,10 @@ import {
   type ListQuery,
 } from '../../domain/list-query.js';
 import { PROMPT_LIST, projectionShowsTools, type PromptProperty } from '../../domain/prompts.js';
-import type { Db } from '../../db/client.js';
-import { cursorSigner } from '../../db/cursor-signer.js';
+import type { Db } from '../../db/engine/client.js';
+import { cursorSigner } from '../../db/repositories/cursor-signer.js';
 import { recordsVersion } from '../../db/repositories/organizations.js';
-import { perDatabase } from '../../db/caches.js';
+import { perDatabase } from '../../db/engine/caches.js';
 import { listPrompts } from '../../db/repositories/prompts.js';
 import { VersionedJsonCache } from '../../http/versioned-cache.js';
 import type { AppRouteHandler } from '../../http/router.js';

@@ -1,5 +1,5 @@
-import type { Db } from '../../db/client.js';
-import { cursorSigner } from '../../db/cursor-signer.js';
+import type { Db } from '../../db/engine/client.js';
+import { cursorSigner } from '../../db/repositories/cursor-signer.js';
 import {
   findTelephonyChannel,
   isIncomingNumberOfChannel,

@@ -1,4 +1,4 @@
-// Writes a parsed records file (see ../platform-records-format.ts) for one organization, all or
+// Writes a parsed records file (see format.ts) for one organization, all or
 // nothing. Sections are written in dependency order, so by the time a record names another one,
 // that one is in the database whether it came from this file or was there before; one lookup by
 // name then serves both. Reference problems are collected rather than thrown at the first one,
@@ -11,14 +11,9 @@ import {
   targetChangeProblems,
   targetProblems,
   type ExperimentStatus,
-} from '../../domain/experiments.js';
-import type { Db } from '../client.js';
-import type {
-  JsonPath,
-  PlatformRecords,
-  RecordReference,
-  TargetReference,
-} from '../platform-records-format.js';
+} from '../domain/experiments.js';
+import type { Db } from '../db/engine/client.js';
+import type { JsonPath, PlatformRecords, RecordReference, TargetReference } from './format.js';
 import {
   execute,
   idEquals,
@@ -29,7 +24,7 @@ import {
   selectRows,
   setValues,
   type Steps,
-} from '../portable-sql.js';
+} from '../db/engine/portable-sql.js';
 import {
   a2pBrands,
   a2pCampaigns,
@@ -46,8 +41,8 @@ import {
   services,
   telephonyNumbers,
   tools,
-} from '../schema.js';
-import { experimentTarget } from './experiments.js';
+} from '../db/schema/sqlite.js';
+import { experimentTarget } from '../db/repositories/experiments.js';
 
 export interface RecordProblem {
   path: JsonPath;

@@ -1,61 +1,33 @@
-// PostgreSQL schema of Agentline: the same tables, columns and TypeScript keys as the SQLite
-// schema (schema.ts, which explains the model), in PostgreSQL's types. Differences, and why:
-//
-// - Text columns use the "C" collation: ordering and comparison by code point, as SQLite's BINARY
-//   does, whatever the database's locale. Lists sort the same on both backends, the timestamp
-//   prefix ranges (text order = time order) hold, and ILIKE folds ASCII case only, as SQLite's
-//   LIKE does, so searches match the same rows.
-// - Timestamps stay ISO-8601 text (fixed width, milliseconds, `Z`) so the wire format and the
-//   prefix search behave identically; booleans are booleans.
-// - JSON columns are `json`, not `jsonb`: json keeps the text as written (JSON.stringify's, as
-//   SQLite stores it), so searching and ordering by a JSON value's text give the same answers;
-//   jsonb would add spaces and reorder keys. Nothing queries inside these values.
-// - The list indexes on nullable columns put NULLs first, as SQLite orders them, so one index
-//   serves both directions of `ORDER BY column, id` without a sort.
-// - Ids are identity columns; events' ids are bigint (the table grows without bound).
-// - The description substring index is pg_trgm's GIN index (migration 0001), not FTS5.
+// SQLite schema of Agentline. Column names are snake_case (the wire and the database agree on
+// them), TypeScript keys are camelCase. Timestamps are ISO-8601 UTC text with milliseconds and `Z`
+// (fixed width), so text order is time order and a prefix such as `2026-05` selects a month.
+// Rules that must hold across server processes (one running experiment per target, one messaging
+// service per number, unique import keys) are constraints here, not checks in code.
 
-import { sql } from 'drizzle-orm';
+import { sql, type SQL, type SQLWrapper } from 'drizzle-orm';
 import {
-  bigint,
-  boolean,
   check,
-  customType,
   foreignKey,
   index,
   integer,
-  json,
-  pgTable,
   primaryKey,
+  sqliteTable,
+  text,
   unique,
   uniqueIndex,
-} from 'drizzle-orm/pg-core';
-import type { Permission } from '../domain/permissions.js';
-import {
-  CHANNEL_KINDS,
-  EXPERIMENT_STATUSES,
-  experimentStatusCheck,
-  TELEPHONY_PROVIDERS,
-  type JsonObject,
-  type LlmConfig,
-} from './schema.js';
+} from 'drizzle-orm/sqlite-core';
+import type { ExperimentStatus } from '../../domain/experiments.js';
+import type { Permission } from '../../domain/permissions.js';
+import { everyValueOf } from '../../domain/spec-enums.js';
 
-const text = customType<{ data: string }>({
-  dataType: () => 'text COLLATE "C"',
-});
-
-function textEnum<const T extends readonly [string, ...string[]]>(name: string, _values: T) {
-  return customType<{ data: T[number] }>({ dataType: () => 'text COLLATE "C"' })(name);
-}
-
-const CURRENT_ISO_TIMESTAMP = sql`(to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))`;
+const CURRENT_ISO_TIMESTAMP = sql`(strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))`;
 
 function isoTimestamp(name: string) {
   return text(name).notNull().default(CURRENT_ISO_TIMESTAMP);
 }
 
 function id() {
-  return integer('id').primaryKey().generatedAlwaysAsIdentity();
+  return integer('id').primaryKey({ autoIncrement: true });
 }
 
 function organizationId() {
@@ -64,26 +36,55 @@ function organizationId() {
     .references(() => organizations.id);
 }
 
-export const organizations = pgTable('organizations', {
+export type JsonObject = { [key: string]: unknown };
+
+export const CHANNEL_KINDS = ['telephony', 'sms', 'web_chat'] as const;
+export type ChannelKind = (typeof CHANNEL_KINDS)[number];
+
+export const TELEPHONY_PROVIDERS = ['records', 'twilio'] as const;
+export type TelephonyProvider = (typeof TELEPHONY_PROVIDERS)[number];
+
+/** The spec's ExperimentStatus values, for the column and its CHECK (both schema modules). */
+// A status the spec adds fails to compile here until it is listed (and migrated).
+export const EXPERIMENT_STATUSES = everyValueOf<ExperimentStatus>()([
+  'draft',
+  'running',
+  'stopped',
+]);
+
+/** `status IN ('draft', ...)` for the CHECK constraint, from the list above. */
+export function experimentStatusCheck(column: SQLWrapper): SQL {
+  return sql`${column} IN (${sql.raw(EXPERIMENT_STATUSES.map((status) => `'${status}'`).join(', '))})`;
+}
+
+export interface LlmConfig {
+  model: string;
+  provider: string;
+  version: string | null;
+}
+
+export const organizations = sqliteTable('organizations', {
   id: id(),
   name: text('name').notNull().unique(),
   createdAt: isoTimestamp('created_at'),
+  // Bumped by every load of platform records (prompts, tools, agents, ...), so servers can keep
+  // answers built from those records until the version moves.
   recordsVersion: integer('records_version').notNull().default(0),
 });
 
-export const roles = pgTable(
+export const roles = sqliteTable(
   'roles',
   {
     id: id(),
     organizationId: organizationId(),
     name: text('name').notNull(),
-    permissions: json('permissions').$type<Permission[]>().notNull(),
+    permissions: text('permissions', { mode: 'json' }).$type<Permission[]>().notNull(),
     createdAt: isoTimestamp('created_at'),
   },
   (t) => [unique('roles_organization_name_unique').on(t.organizationId, t.name)],
 );
 
-export const apiKeys = pgTable(
+export const apiKeys = sqliteTable(
   'api_keys',
   {
     id: id(),
@@ -101,22 +102,24 @@ export const apiKeys = pgTable(
   (t) => [index('api_keys_organization_idx').on(t.organizationId)],
 );
 
-export const services = pgTable('services', {
+export const services = sqliteTable('services', {
   id: id(),
   organizationId: organizationId(),
   name: text('name').notNull(),
   createdAt: isoTimestamp('created_at'),
 });
 
-export const tools = pgTable(
+export const tools = sqliteTable(
   'tools',
   {
     id: id(),
     organizationId: organizationId(),
+    // Nullable and set to NULL when the service goes: "a tool whose service is missing" is a
+    // validation issue to report, not a row to refuse.
     serviceId: integer('service_id').references(() => services.id, { onDelete: 'set null' }),
     name: text('name').notNull(),
     versionNumber: integer('version_number').notNull().default(1),
-    definition: json('definition').$type<JsonObject>().notNull(),
+    definition: text('definition', { mode: 'json' }).$type<JsonObject>().notNull(),
     lastUpdated: isoTimestamp('last_updated'),
     lastUpdatedBy: text('last_updated_by').notNull(),
     lastUpdatedComments: text('last_updated_comments'),
@@ -124,7 +127,7 @@ export const tools = pgTable(
   (t) => [index('tools_organization_name_idx').on(t.organizationId, t.name)],
 );
 
-export const prompts = pgTable(
+export const prompts = sqliteTable(
   'prompts',
   {
     id: id(),
@@ -133,8 +136,8 @@ export const prompts = pgTable(
     type: text('type').notNull(),
     description: text('description'),
     context: text('context'),
-    llmConfig: json('llm_config').$type<LlmConfig>().notNull(),
-    sessionEndEnabled: boolean('session_end_enabled').notNull().default(false),
+    llmConfig: text('llm_config', { mode: 'json' }).$type<LlmConfig>().notNull(),
+    sessionEndEnabled: integer('session_end_enabled', { mode: 'boolean' }).notNull().default(false),
     sessionEndToolId: integer('session_end_tool_id').references(() => tools.id, {
       onDelete: 'set null',
     }),
@@ -145,11 +148,12 @@ export const prompts = pgTable(
   },
   (t) => [
     index('prompts_organization_name_idx').on(t.organizationId, t.name),
+    // The list's default order (id within an organization) and its count, without a sort.
     index('prompts_organization_idx').on(t.organizationId, t.id),
   ],
 );
 
-export const promptTools = pgTable(
+export const promptTools = sqliteTable(
   'prompt_tools',
   {
     promptId: integer('prompt_id')
@@ -161,11 +165,12 @@ export const promptTools = pgTable(
   },
   (t) => [
     primaryKey({ columns: [t.promptId, t.toolId] }),
+    // Covering from a tool to the prompts that link it (prompts_info of the prompts list).
     index('prompt_tools_tool_idx').on(t.toolId, t.promptId),
   ],
 );
 
-export const agents = pgTable(
+export const agents = sqliteTable(
   'agents',
   {
     id: id(),
@@ -176,19 +181,20 @@ export const agents = pgTable(
   },
   (t) => [
     index('agents_organization_name_idx').on(t.organizationId, t.name),
+    // Covering for counting a prompt's agents within its organization (agent_count).
     index('agents_prompt_idx').on(t.promptId, t.organizationId),
   ],
 );
 
-export const channels = pgTable(
+export const channels = sqliteTable(
   'channels',
   {
     id: id(),
     organizationId: organizationId(),
     name: text('name').notNull(),
-    kind: textEnum('kind', CHANNEL_KINDS).notNull(),
-    provider: textEnum('provider', TELEPHONY_PROVIDERS),
-    providerConfig: json('provider_config').$type<JsonObject>(),
+    kind: text('kind', { enum: CHANNEL_KINDS }).notNull(),
+    provider: text('provider', { enum: TELEPHONY_PROVIDERS }),
+    providerConfig: text('provider_config', { mode: 'json' }).$type<JsonObject>(),
     // Credentials stay in this column only: never selected into wire objects or log lines.
     providerSecret: text('provider_secret'),
   },
@@ -202,7 +208,7 @@ export const channels = pgTable(
   ],
 );
 
-export const channelTargets = pgTable(
+export const channelTargets = sqliteTable(
   'channel_targets',
   {
     id: id(),
@@ -213,12 +219,12 @@ export const channelTargets = pgTable(
     target: text('target').notNull(),
     targetMode: text('target_mode').notNull(),
     agentId: integer('agent_id').references(() => agents.id, { onDelete: 'set null' }),
-    isAgentTest: boolean('is_agent_test').notNull().default(false),
+    isAgentTest: integer('is_agent_test', { mode: 'boolean' }).notNull().default(false),
   },
   (t) => [index('channel_targets_channel_idx').on(t.channelId, t.target)],
 );
 
-export const telephonyNumbers = pgTable(
+export const telephonyNumbers = sqliteTable(
   'telephony_numbers',
   {
     id: id(),
@@ -231,7 +237,7 @@ export const telephonyNumbers = pgTable(
   (t) => [unique('telephony_numbers_channel_phone_unique').on(t.channelId, t.phoneNumber)],
 );
 
-export const messagingServices = pgTable(
+export const messagingServices = sqliteTable(
   'messaging_services',
   {
     id: id(),
@@ -241,14 +247,18 @@ export const messagingServices = pgTable(
   },
   (t) => [
     unique('messaging_services_organization_sid_unique').on(t.organizationId, t.sid),
+    // Target of the composite key below, which keeps a number's organization equal to its
+    // service's organization.
     unique('messaging_services_id_organization_unique').on(t.id, t.organizationId),
   ],
 );
 
-export const messagingServiceNumbers = pgTable(
+export const messagingServiceNumbers = sqliteTable(
   'messaging_service_numbers',
   {
     messagingServiceId: integer('messaging_service_id').notNull(),
+    // Carried here so the database can hold "a number is in at most one messaging service of
+    // an organization" as a unique constraint.
     organizationId: organizationId(),
     phoneNumber: text('phone_number').notNull(),
   },
@@ -266,7 +276,7 @@ export const messagingServiceNumbers = pgTable(
   ],
 );
 
-export const a2pBrands = pgTable(
+export const a2pBrands = sqliteTable(
   'a2p_brands',
   {
     id: id(),
@@ -277,7 +287,7 @@ export const a2pBrands = pgTable(
   (t) => [unique('a2p_brands_organization_sid_unique').on(t.organizationId, t.sid)],
 );
 
-export const a2pCampaigns = pgTable(
+export const a2pCampaigns = sqliteTable(
   'a2p_campaigns',
   {
     id: id(),
@@ -290,7 +300,7 @@ export const a2pCampaigns = pgTable(
       .notNull()
       .references(() => a2pBrands.id),
     campaignStatus: text('campaign_status').notNull(),
-    isMock: boolean('is_mock').notNull().default(false),
+    isMock: integer('is_mock', { mode: 'boolean' }).notNull().default(false),
   },
   (t) => [
     unique('a2p_campaigns_organization_sid_unique').on(t.organizationId, t.sid),
@@ -298,7 +308,7 @@ export const a2pCampaigns = pgTable(
   ],
 );
 
-export const sessions = pgTable(
+export const sessions = sqliteTable(
   'sessions',
   {
     id: text('id').primaryKey(),
@@ -309,6 +319,7 @@ export const sessions = pgTable(
     agentId: integer('agent_id')
       .notNull()
       .references(() => agents.id),
+    // Plain integers on purpose: deleting a stopped experiment keeps its sessions (docs/decisions.md section 6).
     experimentId: integer('experiment_id'),
     variantId: integer('variant_id'),
     userId: text('user_id'),
@@ -318,15 +329,13 @@ export const sessions = pgTable(
   (t) => [index('sessions_experiment_variant_idx').on(t.experimentId, t.variantId)],
 );
 
-export const events = pgTable(
+export const events = sqliteTable(
   'events',
   {
-    // Not an identity: the trigger of migration 0003 takes the organization's write turn, then
-    // assigns the id, so one organization's events commit in id order (see repositories/events.ts).
-    id: bigint('id', { mode: 'number' })
-      .primaryKey()
-      .default(sql`nextval('events_id_seq')`),
+    id: id(),
     organizationId: organizationId(),
+    // Identity of an imported event; NULL for events the service writes itself (NULLs never
+    // collide in a unique index, so those are not deduplicated).
     importKey: text('import_key'),
     timestamp: text('timestamp').notNull(),
     sessionId: text('session_id'),
@@ -337,31 +346,26 @@ export const events = pgTable(
     type: text('type'),
     userId: text('user_id'),
     description: text('description'),
-    attributes: json('attributes').$type<JsonObject>(),
+    attributes: text('attributes', { mode: 'json' }).$type<JsonObject>(),
   },
   (t) => [
+    // Partial: events the service writes itself have no import key and skip this B-tree.
     uniqueIndex('events_organization_import_key_unique')
       .on(t.organizationId, t.importKey)
       .where(sql`import_key IS NOT NULL`),
-    // Every list index ends with id, the list's tie-breaker, so each serves ORDER BY column, id
-    // in both directions without a sort (PostgreSQL has no implicit rowid suffix); NULLs first
-    // as on SQLite.
     index('events_organization_timestamp_idx').on(t.organizationId, t.timestamp, t.id),
-    // The organization's highest event id, which its cached counts are checked against.
-    index('events_organization_id_idx').on(t.organizationId, t.id),
-    index('events_organization_session_idx').on(t.organizationId, t.sessionId.nullsFirst(), t.id),
-    index('events_organization_conversation_idx').on(
-      t.organizationId,
-      t.conversationId.nullsFirst(),
-      t.id,
-    ),
-    index('events_organization_user_idx').on(t.organizationId, t.userId.nullsFirst(), t.id),
-    index('events_organization_category_idx').on(t.organizationId, t.category.nullsFirst(), t.id),
-    index('events_organization_type_idx').on(t.organizationId, t.type.nullsFirst(), t.id),
+    index('events_organization_session_idx').on(t.organizationId, t.sessionId),
+    index('events_organization_conversation_idx').on(t.organizationId, t.conversationId),
+    index('events_organization_user_idx').on(t.organizationId, t.userId),
+    // One index per ordered or filtered column: the rowid every index ends with is the list's
+    // tie-breaker, so each serves ORDER BY column, id in both directions without sorting, and a
+    // skip scan over it finds a low-cardinality column's distinct values in a few seeks.
+    index('events_organization_category_idx').on(t.organizationId, t.category),
+    index('events_organization_type_idx').on(t.organizationId, t.type),
   ],
 );
 
-export const experiments = pgTable(
+export const experiments = sqliteTable(
   'experiments',
   {
     id: id(),
@@ -371,7 +375,7 @@ export const experiments = pgTable(
     targetId: integer('target_id')
       .notNull()
       .references(() => channelTargets.id),
-    status: textEnum('status', EXPERIMENT_STATUSES).notNull().default('draft'),
+    status: text('status', { enum: EXPERIMENT_STATUSES }).notNull().default('draft'),
     createdAt: isoTimestamp('created_at'),
     updatedAt: isoTimestamp('updated_at'),
     startedAt: text('started_at'),
@@ -381,13 +385,15 @@ export const experiments = pgTable(
   (t) => [
     index('experiments_organization_idx').on(t.organizationId, t.id),
     check('experiments_status_check', experimentStatusCheck(t.status)),
+    // One running experiment per target, held by the database so concurrent starts (also from
+    // several server processes) cannot both win.
     uniqueIndex('experiments_one_running_per_target')
       .on(t.targetId)
       .where(sql`status = 'running'`),
   ],
 );
 
-export const experimentVariants = pgTable(
+export const experimentVariants = sqliteTable(
   'experiment_variants',
   {
     id: id(),
@@ -397,7 +403,7 @@ export const experimentVariants = pgTable(
     position: integer('position').notNull(),
     name: text('name').notNull(),
     weight: integer('weight').notNull(),
-    isControl: boolean('is_control').notNull(),
+    isControl: integer('is_control', { mode: 'boolean' }).notNull(),
     agentId: integer('agent_id')
       .notNull()
       .references(() => agents.id),
@@ -405,7 +411,11 @@ export const experimentVariants = pgTable(
   (t) => [index('experiment_variants_experiment_idx').on(t.experimentId, t.position)],
 );
 
-export const idempotencyKeys = pgTable(
+/**
+ * The first answer to each Idempotency-Key, per API key, replayed to retries for the retention (IDEMPOTENCY_RETENTION_SECONDS). A row
+ * without a status is a request still running.
+ */
+export const idempotencyKeys = sqliteTable(
   'idempotency_keys',
   {
     apiKeyId: text('api_key_id').notNull(),
@@ -422,8 +432,15 @@ export const idempotencyKeys = pgTable(
   ],
 );
 
-export const cursorSecrets = pgTable('cursor_secrets', {
+/**
+ * The secrets list cursors are signed with (HMAC-SHA256; db/repositories/cursor-signer.ts): the newest row
+ * signs, the newest two verify, so a cursor outlives one rotation. `migrateDb` inserts the first
+ * with id 1 if the table is empty; `agentline cursor-secret rotate` adds the next id and deletes
+ * all but the newest two.
+ */
+export const cursorSecrets = sqliteTable('cursor_secrets', {
   id: integer('id').primaryKey(),
+  /** 32 random bytes, base64url. */
   secret: text('secret').notNull(),
   createdAt: isoTimestamp('created_at'),
 });

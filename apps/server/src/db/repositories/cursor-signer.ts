@@ -14,10 +14,10 @@
 //   take between two pages), or walks that began before the first must start again.
 
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import type { CursorSigner, SealCheck } from '../domain/list-query.js';
-import type { Db } from './client.js';
-import { perDatabase } from './caches.js';
-import { ensureCursorSecret, readCursorSecrets } from './repositories/cursor-secrets.js';
+import type { CursorSigner, SealCheck } from '../../domain/list-query.js';
+import type { Db } from '../engine/client.js';
+import { perDatabase } from '../engine/caches.js';
+import { ensureCursorSecret, readCursorSecrets } from './cursor-secrets.js';
 
 /** How old the secrets a process seals with may be: a rotation reaches every process within it. */
 export const SEALING_REFRESH_MS = 10_000;

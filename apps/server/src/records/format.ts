@@ -10,7 +10,7 @@ import { z } from 'zod';
 import { variantSetProblems } from '../domain/experiments.js';
 import { everyValueOf } from '../domain/spec-enums.js';
 import type { components } from '../generated/openapi-types.js';
-import { CHANNEL_KINDS, TELEPHONY_PROVIDERS } from './schema.js';
+import { CHANNEL_KINDS, TELEPHONY_PROVIDERS } from '../db/schema/sqlite.js';
 
 const REFERENCE_HELP =
   'The name of a record of that kind in this file or already in the organization, or the integer id of an existing one.';

@@ -7,13 +7,13 @@ import { migrate as migrateSqlite } from 'drizzle-orm/better-sqlite3/migrator';
 import { drizzle as drizzlePostgres } from 'drizzle-orm/node-postgres';
 import { migrate as migratePostgres } from 'drizzle-orm/node-postgres/migrator';
 import type { Db } from './client.js';
-import { ensureCursorSecret } from './repositories/cursor-secrets.js';
+import { ensureCursorSecret } from '../repositories/cursor-secrets.js';
 
 // Resolved from this module's location, so they are the same folders whether the code runs
-// from src/ under tsx or from a compiled dist/ (both sit two levels below apps/server).
+// from src/ under tsx or from a compiled dist/ (both sit three levels below apps/server).
 const MIGRATIONS_FOLDERS = {
-  sqlite: fileURLToPath(new URL('../../drizzle/sqlite', import.meta.url)),
-  postgres: fileURLToPath(new URL('../../drizzle/postgres', import.meta.url)),
+  sqlite: fileURLToPath(new URL('../../../drizzle/sqlite', import.meta.url)),
+  postgres: fileURLToPath(new URL('../../../drizzle/postgres', import.meta.url)),
 };
 
 /** Any constant: the key of the advisory lock that lets one process at a time migrate. */
