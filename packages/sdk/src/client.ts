@@ -34,7 +34,7 @@ import type {
   RoutedSession,
   SessionRouteRequest,
 } from './generated/models.js';
-import type { paths } from './generated/openapi.js';
+import type { paths } from '../../../spec/generated/openapi.js';
 import { iteratePages } from './pagination.js';
 import { retryingFetch, type RetryPolicy } from './retry.js';
 

@@ -26,4 +26,4 @@ export {
   errorForResponse,
 } from './errors.js';
 export type * from './generated/models.js';
-export type { components, paths, operations } from './generated/openapi.js';
+export type { components, paths, operations } from '../../../spec/generated/openapi.js';

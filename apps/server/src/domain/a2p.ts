@@ -3,7 +3,7 @@
 // embedded records and a live provider can never disagree about what "approved" means, nor about
 // why a number is not.
 
-import type { components } from '../generated/openapi-types.js';
+import type { components } from '../spec-types.js';
 import type { ListResource, NullableKeys } from './list-query.js';
 import { everyValueOf } from './spec-enums.js';
 

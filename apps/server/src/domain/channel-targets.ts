@@ -1,7 +1,7 @@
 // The channel targets list: which properties it has and how each is searched (list-query.ts does
 // the rest).
 
-import type { components } from '../generated/openapi-types.js';
+import type { components } from '../spec-types.js';
 import type { ListResource, NullableKeys } from './list-query.js';
 import { everyValueOf } from './spec-enums.js';
 

@@ -1,6 +1,6 @@
 // How the events list searches and orders (docs/decisions.md sections 2 and 3).
 
-import type { components } from '../generated/openapi-types.js';
+import type { components } from '../spec-types.js';
 import type { ListResource, NullableKeys } from './list-query.js';
 import { everyValueOf } from './spec-enums.js';
 

@@ -1,7 +1,7 @@
 // Experiment rules (docs/decisions.md section 6), free of HTTP and storage: the
 // variant-set rules, the life cycle, and the warnings given at start.
 
-import type { components } from '../generated/openapi-types.js';
+import type { components } from '../spec-types.js';
 import {
   InputRuleError,
   StateConflictError,

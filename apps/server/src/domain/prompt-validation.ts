@@ -3,7 +3,7 @@
 // then the order of the offending entries in their arrays. The rule ids, severities and paths
 // are part of the contract (the ValidationIssue description in spec/openapi.yaml lists them).
 
-import type { components } from '../generated/openapi-types.js';
+import type { components } from '../spec-types.js';
 import { listAt, recordAt, textAt } from './prompts.js';
 
 export type Severity = components['schemas']['ValidationIssue']['severity'];

@@ -1,6 +1,6 @@
 // How the prompts list searches, orders and projects (docs/decisions.md sections 2 and 4).
 
-import type { components } from '../generated/openapi-types.js';
+import type { components } from '../spec-types.js';
 import type { ListResource, NullableKeys } from './list-query.js';
 import { everyValueOf } from './spec-enums.js';
 

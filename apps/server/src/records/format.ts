@@ -9,7 +9,7 @@
 import { z } from 'zod';
 import { variantSetProblems } from '../domain/experiments.js';
 import { everyValueOf } from '../domain/spec-enums.js';
-import type { components } from '../generated/openapi-types.js';
+import type { components } from '../spec-types.js';
 import { CHANNEL_KINDS, TELEPHONY_PROVIDERS } from '../db/schema/sqlite.js';
 
 const REFERENCE_HELP =

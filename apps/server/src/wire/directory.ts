@@ -2,7 +2,7 @@
 // every property present in a full item); `agentline list --json` prints the same.
 
 import type { AgentRecord, ChannelTargetRecord } from '../db/repositories/directory.js';
-import type { components } from '../generated/openapi-types.js';
+import type { components } from '../spec-types.js';
 
 export type WireAgent = Required<components['schemas']['Agent']>;
 export type WireChannelTarget = Required<components['schemas']['ChannelTarget']>;

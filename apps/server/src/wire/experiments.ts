@@ -2,7 +2,7 @@
 // types, every property present).
 
 import type { ExperimentRecord } from '../db/repositories/experiments.js';
-import type { components } from '../generated/openapi-types.js';
+import type { components } from '../spec-types.js';
 
 export type WireExperiment = Required<components['schemas']['Experiment']>;
 

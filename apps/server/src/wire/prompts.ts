@@ -4,7 +4,7 @@
 import { storedPromptIssues, storedToolIssues } from '../domain/prompt-validation.js';
 import { completeToolDefinition } from '../domain/prompts.js';
 import type { PromptRow, ToolRow } from '../db/repositories/prompts.js';
-import type { components } from '../generated/openapi-types.js';
+import type { components } from '../spec-types.js';
 
 export type WireTool = components['schemas']['Tool'];
 export type WirePrompt = Required<components['schemas']['Prompt']>;

@@ -2,7 +2,7 @@
 // types); session routing also stores this text as its Idempotency-Key answer.
 
 import type { RoutedSessionRecord } from '../db/repositories/sessions.js';
-import type { components } from '../generated/openapi-types.js';
+import type { components } from '../spec-types.js';
 
 export type WireRoutedSession = Required<components['schemas']['RoutedSession']>;
 

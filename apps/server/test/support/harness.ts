@@ -6,7 +6,7 @@ import type { Db } from '../../src/db/engine/client.js';
 import { createKeyWithOwnRole } from '../../src/db/repositories/api-keys.js';
 import { createOrganization } from '../../src/db/repositories/organizations.js';
 import { PERMISSIONS, type Permission } from '../../src/domain/permissions.js';
-import type { components } from '../../src/generated/openapi-types.js';
+import type { components } from '../../src/spec-types.js';
 import { specValidator } from './contract.js';
 import { createTestDb } from './test-database.js';
 

@@ -38,7 +38,7 @@ import {
 import { runListRead, selectRows, type Steps } from '../engine/portable-sql.js';
 import { perDatabase, remember } from '../engine/caches.js';
 import { events } from '../schema/sqlite.js';
-import type { components } from '../../generated/openapi-types.js';
+import type { components } from '../../spec-types.js';
 import type { JsonText } from '../../domain/json-text.js';
 
 type EventItem = components['schemas']['Event'];

@@ -15,7 +15,7 @@ import { VersionedJsonCache } from '../../http/versioned-cache.js';
 import type { AppRouteHandler } from '../../http/router.js';
 import { jsonTextResponse } from '../../http/json-text.js';
 import { jsonText } from '../../domain/json-text.js';
-import type { components } from '../../generated/openapi-types.js';
+import type { components } from '../../spec-types.js';
 import type * as routes from './prompts.routes.js';
 import { toWirePrompt, toWireTools, type WirePrompt } from '../../wire/prompts.js';
 
