@@ -886,14 +886,16 @@ export interface components {
         HTTPValidationError: {
             detail: components["schemas"]["ValidationError"][];
         };
+        /**
+         * @description What kind of error this is, for programs. The API description's Errors section gives each code's status and meaning. Clients should treat a code they do not know by its status: codes may be added.
+         * @example NOT_FOUND
+         * @enum {string}
+         */
+        ErrorCode: "BAD_REQUEST" | "UNAUTHENTICATED" | "PERMISSION_DENIED" | "NOT_FOUND" | "REQUEST_TIMEOUT" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "INTERNAL" | "PROVIDER_UNAVAILABLE" | "SERVICE_UNAVAILABLE";
         ErrorResponse: {
             /** @description What happened and what to do about it. */
             detail: string;
-            /**
-             * @description One of `BAD_REQUEST`, `UNAUTHENTICATED`, `PERMISSION_DENIED`, `NOT_FOUND`, `REQUEST_TIMEOUT`, `CONFLICT`, `PAYLOAD_TOO_LARGE`, `UNSUPPORTED_MEDIA_TYPE`, `RATE_LIMITED`, `INTERNAL`, `PROVIDER_UNAVAILABLE`, `SERVICE_UNAVAILABLE` (clients should accept new codes).
-             * @example NOT_FOUND
-             */
-            code: string;
+            code: components["schemas"]["ErrorCode"];
             /** @description The request's id, as in the `X-Request-Id` header. */
             request_id: string;
         };

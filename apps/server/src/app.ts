@@ -117,7 +117,6 @@ export function createApp({
     errorResponse(
       c,
       new ApiError(
-        404,
         'NOT_FOUND',
         `No route ${c.req.method} ${c.req.path}; see /openapi.json for the API.`,
       ),

@@ -1,7 +1,7 @@
 // One error class per kind of failure, so callers can `catch (e) { if (e instanceof NotFoundError) }`
 // and read the status, the request id to quote, the parsed body and the headers.
 
-import type { ErrorResponse, HTTPValidationError } from './generated/models.js';
+import type { ErrorCode, ErrorResponse, HTTPValidationError } from './generated/models.js';
 
 /** Base class of every error the SDK throws. */
 export class AgentlineError extends Error {
@@ -24,6 +24,16 @@ export class ApiError extends AgentlineError {
   /** The `X-Request-Id` of the failed request: quote it when reporting a problem. */
   get requestId(): string | null {
     return this.headers.get('x-request-id');
+  }
+
+  /**
+   * The error's machine code from the spec's `ErrorCode` (`NOT_FOUND`, `RATE_LIMITED`, ...); null
+   * for a 422, whose body lists input problems instead, or a body without one.
+   * @example if (error.code === 'RATE_LIMITED') await sleep(1000);
+   */
+  get code(): ErrorCode | null {
+    const code = (this.body as { code?: unknown } | null)?.code;
+    return typeof code === 'string' ? (code as ErrorCode) : null;
   }
 
   private static describe(status: number, body: unknown, headers: Headers): string {

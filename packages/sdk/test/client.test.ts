@@ -102,13 +102,13 @@ describe('errors', () => {
   ])(
     'throws the class for %i with status, request id, body and headers',
     async (status, ErrorClass) => {
-      const body = { detail: 'what happened', code: 'X', request_id: 'req-1' };
+      const body = { detail: 'what happened', code: 'RATE_LIMITED', request_id: 'req-1' };
       const { fetch } = fakeFetch(() => json(status, body, { 'X-Request-Id': 'req-1' }));
       const client = createClient({ apiKey: 'k', baseUrl: 'http://127.0.0.1:9', fetch });
       const error = await client.experiments.get(1).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(ErrorClass);
       if (status >= 500) expect(error).toBeInstanceOf(InternalServerError);
-      expect(error).toMatchObject({ status, body, requestId: 'req-1' });
+      expect(error).toMatchObject({ status, body, requestId: 'req-1', code: 'RATE_LIMITED' });
       expect((error as { headers: Headers }).headers.get('x-request-id')).toBe('req-1');
       expect((error as Error).message).toBe(`${status} what happened (request id req-1)`);
     },
@@ -126,6 +126,7 @@ describe('errors', () => {
     expect(error).toBeInstanceOf(UnprocessableEntityError);
     expect((error as UnprocessableEntityError).detail[0]!.loc).toEqual(['query', 'limit']);
     expect((error as Error).message).toContain('query.limit: limit must be at most 1000.');
+    expect((error as UnprocessableEntityError).code).toBeNull();
   });
 
   it('wraps a failed connection in ApiConnectionError', async () => {

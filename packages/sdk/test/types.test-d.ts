@@ -14,6 +14,8 @@ import {
   type BadGatewayError,
   type BadRequestError,
   type ConflictError,
+  type ErrorCode,
+  type components,
   type Event,
   type EventListQuery,
   type EventListResponse,
@@ -162,4 +164,11 @@ test('every operation of the spec has a client method, with its body and its ans
         : K;
   }[keyof OperationMethods];
   expectTypeOf<WrongBody>().toEqualTypeOf<never>();
+});
+
+test("an error's code is the spec's ErrorCode, or null", () => {
+  expectTypeOf<ErrorCode>().toEqualTypeOf<components['schemas']['ErrorCode']>();
+  expectTypeOf<NotFoundError['code']>().toEqualTypeOf<ErrorCode | null>();
+  expectTypeOf<'NOT_FOUND'>().toExtend<ErrorCode>();
+  expectTypeOf<'NOT_A_CODE'>().not.toExtend<ErrorCode>();
 });

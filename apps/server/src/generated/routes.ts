@@ -868,16 +868,31 @@ export const HTTPValidationError = z
   })
   .openapi('HTTPValidationError');
 
+export const ErrorCode = z
+  .enum([
+    'BAD_REQUEST',
+    'UNAUTHENTICATED',
+    'PERMISSION_DENIED',
+    'NOT_FOUND',
+    'REQUEST_TIMEOUT',
+    'CONFLICT',
+    'PAYLOAD_TOO_LARGE',
+    'UNSUPPORTED_MEDIA_TYPE',
+    'RATE_LIMITED',
+    'INTERNAL',
+    'PROVIDER_UNAVAILABLE',
+    'SERVICE_UNAVAILABLE',
+  ])
+  .openapi('ErrorCode', {
+    description:
+      "What kind of error this is, for programs. The API description's Errors section gives each code's status and meaning. Clients should treat a code they do not know by its status: codes may be added.",
+    examples: ['NOT_FOUND'],
+  });
+
 export const ErrorResponse = z
   .object({
     detail: z.string().openapi({ description: 'What happened and what to do about it.' }),
-    code: z
-      .string()
-      .openapi({
-        description:
-          'One of `BAD_REQUEST`, `UNAUTHENTICATED`, `PERMISSION_DENIED`, `NOT_FOUND`, `REQUEST_TIMEOUT`, `CONFLICT`, `PAYLOAD_TOO_LARGE`, `UNSUPPORTED_MEDIA_TYPE`, `RATE_LIMITED`, `INTERNAL`, `PROVIDER_UNAVAILABLE`, `SERVICE_UNAVAILABLE` (clients should accept new codes).',
-        examples: ['NOT_FOUND'],
-      }),
+    code: ErrorCode,
     request_id: z
       .string()
       .openapi({ description: "The request's id, as in the `X-Request-Id` header." }),
@@ -1932,5 +1947,6 @@ export function registerSpecComponents(app: Pick<OpenAPIHono, 'openAPIRegistry'>
   app.openAPIRegistry.register('RoutedSession', RoutedSession);
   app.openAPIRegistry.register('ValidationError', ValidationError);
   app.openAPIRegistry.register('HTTPValidationError', HTTPValidationError);
+  app.openAPIRegistry.register('ErrorCode', ErrorCode);
   app.openAPIRegistry.register('ErrorResponse', ErrorResponse);
 }

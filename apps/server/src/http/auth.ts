@@ -17,7 +17,7 @@ import type { AuthFailureLimiter } from './rate-limit.js';
 export const API_KEY_HEADER = 'Service-API-Key';
 
 function unauthenticated(detail: string) {
-  return new ApiError(401, 'UNAUTHENTICATED', detail, {
+  return new ApiError('UNAUTHENTICATED', detail, {
     'WWW-Authenticate': `ApiKey header="${API_KEY_HEADER}"`,
   });
 }
@@ -94,7 +94,6 @@ export const authorize: MiddlewareHandler<AppEnv> = async (c, next) => {
     c.set('operationId', operationId);
     if (!c.get('auth').permissions.has(permission)) {
       throw new ApiError(
-        403,
         'PERMISSION_DENIED',
         `This API key's role lacks the ${permission} permission, which ${operationId} needs; ask an operator to add it to the role or use another key.`,
       );

@@ -58,7 +58,6 @@ export function concurrencyLimit(
     const { keyId } = c.get('auth');
     if (!counts.tryTake(keyId, perKey)) {
       throw new ApiError(
-        429,
         'RATE_LIMITED',
         `This API key already has ${perKey} requests in progress on this server, the most it may have at once; send this one again once one of them is answered (Retry-After).`,
         { 'Retry-After': String(RETRY_AFTER_SECONDS) },

@@ -14,32 +14,42 @@ import {
 import { databaseUnavailableReason, isQueryTimeout } from '../db/engine/errors.js';
 import { ProviderUnavailableError } from '../providers/telephony-provider.js';
 import { IdempotencyKeyTakenError } from '../db/repositories/idempotency.js';
+import type { components } from '../spec-types.js';
 import type { AppEnv } from './app-env.js';
 
-export type ErrorCode =
-  | 'BAD_REQUEST'
-  | 'UNAUTHENTICATED'
-  | 'PERMISSION_DENIED'
-  | 'NOT_FOUND'
-  | 'REQUEST_TIMEOUT'
-  | 'CONFLICT'
-  | 'PAYLOAD_TOO_LARGE'
-  | 'UNSUPPORTED_MEDIA_TYPE'
-  | 'RATE_LIMITED'
-  | 'INTERNAL'
-  | 'PROVIDER_UNAVAILABLE'
-  | 'SERVICE_UNAVAILABLE';
+export type ErrorCode = components['schemas']['ErrorCode'];
+
+/**
+ * The status each error code answers with. The spec's Errors section says the same in prose, and
+ * test/error-codes.test.ts holds the two together; BAD_REQUEST is also 417 and 431 at the front
+ * door (front-door.ts), before any route.
+ */
+export const STATUS_OF_CODE = {
+  BAD_REQUEST: 400,
+  UNAUTHENTICATED: 401,
+  PERMISSION_DENIED: 403,
+  NOT_FOUND: 404,
+  REQUEST_TIMEOUT: 408,
+  CONFLICT: 409,
+  PAYLOAD_TOO_LARGE: 413,
+  UNSUPPORTED_MEDIA_TYPE: 415,
+  RATE_LIMITED: 429,
+  INTERNAL: 500,
+  PROVIDER_UNAVAILABLE: 502,
+  SERVICE_UNAVAILABLE: 503,
+} as const satisfies Record<ErrorCode, ContentfulStatusCode>;
 
 /** An error whose status, code and message are meant for the caller. */
 export class ApiError extends Error {
   override name = 'ApiError';
+  readonly status: ContentfulStatusCode;
   constructor(
-    readonly status: ContentfulStatusCode,
     readonly code: ErrorCode,
     detail: string,
     readonly headers: Record<string, string> = {},
   ) {
     super(detail);
+    this.status = STATUS_OF_CODE[code];
   }
 }
 
@@ -243,14 +253,13 @@ export function handleError(error: Error, c: Context<AppEnv>) {
     return validationResponse(c, error.problems);
   }
   if (error instanceof StateConflictError) {
-    return errorResponse(c, new ApiError(409, 'CONFLICT', error.message));
+    return errorResponse(c, new ApiError('CONFLICT', error.message));
   }
   if (error instanceof IdempotencyKeyTakenError) {
     // The idempotency middleware replays the twin's answer over this one.
     return errorResponse(
       c,
       new ApiError(
-        409,
         'CONFLICT',
         'Another request with this Idempotency-Key was answered first; retry with the same key to get its answer.',
       ),
@@ -266,14 +275,13 @@ export function handleError(error: Error, c: Context<AppEnv>) {
     return errorResponse(
       c,
       new ApiError(
-        502,
         'PROVIDER_UNAVAILABLE',
         `The channel's telephony provider (${provider}) could not answer: ${error.message}. Nothing was decided; try again, or ask an operator to check the channel's provider settings.`,
       ),
     );
   }
   if (error instanceof RecordNotFoundError) {
-    return errorResponse(c, new ApiError(404, 'NOT_FOUND', error.message));
+    return errorResponse(c, new ApiError('NOT_FOUND', error.message));
   }
   if (error instanceof ClientAbortError) {
     c.get('logger').info(
@@ -303,7 +311,6 @@ export function handleError(error: Error, c: Context<AppEnv>) {
     return errorResponse(
       c,
       new ApiError(
-        503,
         'SERVICE_UNAVAILABLE',
         `The service cannot take requests right now: ${unavailable}. Nothing was written; try again later.`,
         { 'Retry-After': '30' },
@@ -314,7 +321,6 @@ export function handleError(error: Error, c: Context<AppEnv>) {
   return errorResponse(
     c,
     new ApiError(
-      500,
       'INTERNAL',
       'Something went wrong on our side. Quote the request id when you report it.',
     ),

@@ -47,7 +47,6 @@ function refusal(c: Context<AppEnv>, held: Exclude<IdempotencyClaim, { kind: 'cl
     ]);
   }
   throw new ApiError(
-    409,
     'CONFLICT',
     `A request with this ${HEADER} is still running; wait for its answer, then retry with the same key to get it.`,
   );

@@ -85,7 +85,7 @@ export class TokenBuckets {
 }
 
 function rateLimited(detail: string, waitSeconds: number): ApiError {
-  return new ApiError(429, 'RATE_LIMITED', detail, { 'Retry-After': String(waitSeconds) });
+  return new ApiError('RATE_LIMITED', detail, { 'Retry-After': String(waitSeconds) });
 }
 
 /** At most `requestsPerMinute` requests per API key (runs after authentication). */

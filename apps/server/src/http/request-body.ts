@@ -47,7 +47,7 @@ function bodyRuleOf(method: string, path: string): BodyRule | undefined {
 }
 
 function unsupportedMediaType(detail: string): ApiError {
-  return new ApiError(415, 'UNSUPPORTED_MEDIA_TYPE', detail);
+  return new ApiError('UNSUPPORTED_MEDIA_TYPE', detail);
 }
 
 /**
@@ -87,7 +87,6 @@ function checkContentType(contentType: string | undefined, hasBody: boolean, rul
 
 function tooLarge(limitBytes: number): ApiError {
   return new ApiError(
-    413,
     'PAYLOAD_TOO_LARGE',
     `The request body is larger than ${limitBytes} bytes; send less.`,
   );

@@ -347,7 +347,14 @@ export interface HTTPValidationError extends Omit<Schema<'HTTPValidationError'>,
   detail: ValidationError[];
 }
 
-export interface ErrorResponse extends Schema<'ErrorResponse'> {}
+/**
+ * What kind of error this is, for programs. The API description's Errors section gives each code's status and meaning. Clients should treat a code they do not know by its status: codes may be added.
+ */
+export type ErrorCode = Schema<'ErrorCode'>;
+
+export interface ErrorResponse extends Omit<Schema<'ErrorResponse'>, 'code'> {
+  code: ErrorCode;
+}
 
 /** The query of `events_list`. */
 export interface EventListQuery extends NonNullable<
