@@ -5,7 +5,7 @@ import type { Context, MiddlewareHandler } from 'hono';
 import { matchedRoutes } from 'hono/route';
 import {
   apiKeyUseIsStale,
-  authenticateApiKey,
+  authenticateApiKeyTrusted,
   recordApiKeyUse,
 } from '../db/repositories/api-keys.js';
 import { parseApiKey } from '../domain/api-keys.js';
@@ -51,7 +51,7 @@ async function authenticateRequest(
         : `Send your API key in the ${API_KEY_HEADER} header; an operator creates one with "agentline key create".`,
     );
   }
-  const principal = await authenticateApiKey(c.get('db'), presented);
+  const principal = await authenticateApiKeyTrusted(c.get('db'), presented);
   // Unknown, wrong-secret and revoked keys get the same answer, so the answer reveals nothing
   // about which key ids exist.
   if (!principal) {
@@ -62,8 +62,11 @@ async function authenticateRequest(
     );
   }
   // Checked in memory first, so most requests stay read-only.
-  if (apiKeyUseIsStale(principal.lastUsedAt))
-    await recordApiKeyUse(c.get('db'), principal.apiKeyId);
+  const now = new Date();
+  if (apiKeyUseIsStale(principal.lastUsedAt, now)) {
+    await recordApiKeyUse(c.get('db'), principal.apiKeyId, now);
+    principal.lastUsedAt = now.toISOString();
+  }
   c.set('auth', {
     organizationId: principal.organizationId,
     keyId: principal.keyId,

@@ -7,6 +7,7 @@ import {
   parseApiKey,
 } from '../../domain/api-keys.js';
 import type { Permission } from '../../domain/permissions.js';
+import { perDatabase, remember } from '../engine/caches.js';
 import type { Db } from '../engine/client.js';
 import {
   columnsOf,
@@ -136,6 +137,7 @@ export interface ApiKeyPrincipal {
   keyName: string;
   organizationId: number;
   permissions: Permission[];
+  /** Moved on by the caller that records a use, so a remembered principal is not written again. */
   lastUsedAt: string | null;
 }
 
@@ -168,6 +170,52 @@ export async function authenticateApiKey(
     permissions: found.permissions,
     lastUsedAt: found.key.lastUsedAt,
   };
+}
+
+/**
+ * How long a process trusts an authentication it has made. Every process reads the key again
+ * after this, so a key revoked (or a role changed) by any process or the CLI is honoured by all of
+ * them within it, while a busy key costs one lookup and one hash per process this often instead of
+ * on every request.
+ */
+export const AUTHENTICATION_TRUST_MS = 500;
+
+/** The most authentications one process keeps: past it, the one used longest ago goes. */
+const TRUSTED_AUTHENTICATIONS = 10_000;
+
+interface TrustedAuthentication {
+  principal: ApiKeyPrincipal;
+  trustedUntil: number;
+}
+
+// Keyed by the whole presented value, secret included, so only the same key finds an entry; it
+// lives in process memory only, as the request's header itself does.
+const trustedAuthentications = perDatabase(() => new Map<string, TrustedAuthentication>());
+
+/**
+ * authenticateApiKey, remembered for AUTHENTICATION_TRUST_MS after each success. Failures are
+ * never remembered, so a new key works at once and a failing one costs what it always did.
+ */
+export async function authenticateApiKeyTrusted(
+  db: Db,
+  presentedKey: string,
+  now = Date.now(),
+): Promise<ApiKeyPrincipal | null> {
+  const trusted = trustedAuthentications(db);
+  const entry = trusted.get(presentedKey);
+  if (entry && entry.trustedUntil > now) return entry.principal;
+  const principal = await authenticateApiKey(db, presentedKey);
+  if (principal) {
+    remember(
+      trusted,
+      presentedKey,
+      { principal, trustedUntil: now + AUTHENTICATION_TRUST_MS },
+      TRUSTED_AUTHENTICATIONS,
+    );
+  } else {
+    trusted.delete(presentedKey);
+  }
+  return principal;
 }
 
 const LAST_USED_RESOLUTION_MS = 60_000;
