@@ -673,9 +673,24 @@ export const VariantResult = z
   .object({
     variant_id: z.int(),
     name: z.string(),
+    weight: z
+      .int()
+      .openapi({
+        description:
+          "The configured weight (percentage of the target's traffic), beside the observed `share`.",
+      }),
+    is_control: z.boolean(),
     session_count: z
       .int()
       .openapi({ description: 'Sessions routed to this variant while the experiment ran.' }),
+    share: z
+      .number()
+      .gte(0)
+      .lte(1)
+      .openapi({
+        description:
+          "Observed share of the experiment's sessions: `session_count / total_sessions`, 0 when the experiment has no sessions. Compare it with `weight / 100` to see whether the split is healthy (an Agentline extension).",
+      }),
   })
   .openapi('VariantResult');
 
@@ -683,6 +698,12 @@ export const ExperimentResults = z
   .object({
     experiment_id: z.int(),
     status: ExperimentStatus,
+    total_sessions: z
+      .int()
+      .openapi({
+        description:
+          'Sessions routed to any variant of the experiment (the sum of the `session_count`s).',
+      }),
     variants: z
       .array(VariantResult)
       .openapi({ description: 'One entry per variant, in variant order.' }),
@@ -1601,7 +1622,7 @@ export const experimentsResultsRoute = createRoute({
   tags: ['experiments'],
   summary: 'Sessions per variant',
   description:
-    'The number of sessions each variant handled, one entry per variant in variant order.\nReadable in every state: a draft has zero counts; a stopped experiment keeps its counts.\nNeeds `CHANNELS_READ`.\n',
+    "The number of sessions each variant handled, one entry per variant in variant order,\nwith the variant's configured `weight` beside its observed `share` of `total_sessions`.\nReadable in every state: a draft has zero counts; a stopped experiment keeps its counts.\nNeeds `CHANNELS_READ`.\n",
   'x-agentline-permission': 'CHANNELS_READ' as const,
   security: [{ APIKeyHeader: [] }],
   request: {

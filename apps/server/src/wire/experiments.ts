@@ -35,3 +35,29 @@ export function toWireExperiment(record: ExperimentRecord): WireExperiment {
     },
   };
 }
+
+export type WireExperimentResults = components['schemas']['ExperimentResults'];
+
+/** The results: `counts` are routed sessions per variant id (a variant without any is absent). */
+export function toWireResults(
+  record: ExperimentRecord,
+  counts: ReadonlyMap<number, number>,
+): WireExperimentResults {
+  const total = record.variants.reduce((sum, v) => sum + (counts.get(v.id) ?? 0), 0);
+  return {
+    experiment_id: record.id,
+    status: record.status,
+    total_sessions: total,
+    variants: record.variants.map((v) => {
+      const sessionCount = counts.get(v.id) ?? 0;
+      return {
+        variant_id: v.id,
+        name: v.name,
+        weight: v.weight,
+        is_control: v.isControl,
+        session_count: sessionCount,
+        share: total === 0 ? 0 : sessionCount / total,
+      };
+    }),
+  };
+}

@@ -267,7 +267,8 @@ export interface paths {
         };
         /**
          * Sessions per variant
-         * @description The number of sessions each variant handled, one entry per variant in variant order.
+         * @description The number of sessions each variant handled, one entry per variant in variant order,
+         *     with the variant's configured `weight` beside its observed `share` of `total_sessions`.
          *     Readable in every state: a draft has zero counts; a stopped experiment keeps its counts.
          *     Needs `CHANNELS_READ`.
          */
@@ -786,12 +787,19 @@ export interface components {
         VariantResult: {
             variant_id: number;
             name: string;
+            /** @description The configured weight (percentage of the target's traffic), beside the observed `share`. */
+            weight: number;
+            is_control: boolean;
             /** @description Sessions routed to this variant while the experiment ran. */
             session_count: number;
+            /** @description Observed share of the experiment's sessions: `session_count / total_sessions`, 0 when the experiment has no sessions. Compare it with `weight / 100` to see whether the split is healthy (an Agentline extension). */
+            share: number;
         };
         ExperimentResults: {
             experiment_id: number;
             status: components["schemas"]["ExperimentStatus"];
+            /** @description Sessions routed to any variant of the experiment (the sum of the `session_count`s). */
+            total_sessions: number;
             /** @description One entry per variant, in variant order. */
             variants: components["schemas"]["VariantResult"][];
         };

@@ -25,7 +25,7 @@ import {
 } from '../../domain/experiments.js';
 import { listPage, parseListQuery, projectItem } from '../../domain/list-query.js';
 import type { AppRouteHandler } from '../../http/router.js';
-import { toWireExperiment, type WireExperiment } from '../../wire/experiments.js';
+import { toWireExperiment, toWireResults, type WireExperiment } from '../../wire/experiments.js';
 import { experimentStartWarnings } from './start-warnings.js';
 import type * as routes from './experiments.routes.js';
 
@@ -146,17 +146,5 @@ export const experimentsResults: AppRouteHandler<typeof routes.experimentsResult
   const db = c.get('db');
   const { experiment_id: id } = c.req.valid('param');
   const record = await requireExperiment(db, c.get('auth').organizationId, id);
-  const counts = await sessionCountsByVariant(db, id);
-  return c.json(
-    {
-      experiment_id: id,
-      status: record.status,
-      variants: record.variants.map((v) => ({
-        variant_id: v.id,
-        name: v.name,
-        session_count: counts.get(v.id) ?? 0,
-      })),
-    },
-    200,
-  );
+  return c.json(toWireResults(record, await sessionCountsByVariant(db, id)), 200);
 };
