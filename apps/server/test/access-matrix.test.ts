@@ -181,6 +181,12 @@ const OPERATIONS: Operation[] = [
     body: () => ({}),
     foreign: 404,
   },
+  {
+    name: 'channel_targets_assignment',
+    method: 'GET',
+    path: () => `/api/v1/channels/targets/${fx.targets.main}/assignment?user_id=caller-1`,
+    foreign: 404,
+  },
 ];
 
 /** `T` is the body expected, as for `TestApi.request`. */

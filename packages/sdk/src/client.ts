@@ -13,6 +13,7 @@ import type {
   Agent,
   AgentListQuery,
   AgentListResponse,
+  Assignment,
   ChannelTarget,
   ChannelTargetListQuery,
   ChannelTargetListResponse,
@@ -334,6 +335,22 @@ export function createClient(options: ClientOptions = {}) {
       request: RequestOptions = {},
     ): AsyncGenerator<ChannelTarget, void> =>
       iteratePages((page) => channelTargets.list(page, request), query),
+    /**
+     * `GET /api/v1/channels/targets/{target_id}/assignment`: which agent (and variant) routing
+     * would give this user's next session on the target now; creates no session, event or count.
+     */
+    assignment: (
+      targetId: number,
+      userId: string,
+      request: RequestOptions = {},
+    ): ApiPromise<Assignment> =>
+      call(
+        raw.GET('/api/v1/channels/targets/{target_id}/assignment', {
+          params: { path: { target_id: targetId }, query: { user_id: userId } },
+          ...callOptions(request),
+        }),
+        request,
+      ),
   };
   const sessions = {
     /** `POST /api/v1/channels/targets/{target_id}/sessions`: which agent answers a new session on a channel target. */

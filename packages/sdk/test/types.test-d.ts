@@ -128,6 +128,7 @@ interface OperationMethods {
   sessions_route: AgentlineClient['sessions']['route'];
   agents_list: AgentlineClient['agents']['list'];
   channel_targets_list: AgentlineClient['channelTargets']['list'];
+  channel_targets_assignment: AgentlineClient['channelTargets']['assignment'];
 }
 
 type OkBody<O> = O extends { responses: { 200: { content: { 'application/json': infer B } } } }

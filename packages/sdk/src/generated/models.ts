@@ -341,6 +341,11 @@ export interface SessionRouteRequest extends Schema<'SessionRouteRequest'> {}
 
 export interface RoutedSession extends Schema<'RoutedSession'> {}
 
+/**
+ * What routing a session for the user would answer now; nothing was stored.
+ */
+export interface Assignment extends Schema<'Assignment'> {}
+
 export interface ValidationError extends Schema<'ValidationError'> {}
 
 export interface HTTPValidationError extends Omit<Schema<'HTTPValidationError'>, 'detail'> {

@@ -350,6 +350,32 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/channels/targets/{target_id}/assignment": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Preview which agent a user's next session would get
+         * @description Answers exactly what routing a session for `user_id` on the target would answer now
+         *     (`POST /api/v1/channels/targets/{target_id}/sessions` with that `user_id`), by the same
+         *     rules: the running experiment's sticky pick for the user, else the target's own agent. It
+         *     creates nothing: no session, no event, no count in the results, so support can check a
+         *     caller's assignment without touching the experiment (an Agentline extension). Needs
+         *     `CHANNELS_READ`. An unknown target is a 404; a target with no running experiment and no
+         *     agent of its own is a 409, as routing would answer.
+         */
+        get: operations["channel_targets_assignment"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -882,6 +908,16 @@ export interface components {
             variant_id: number | null;
             /** Format: date-time */
             created_at: string;
+        };
+        /** @description What routing a session for the user would answer now; nothing was stored. */
+        Assignment: {
+            target_id: number;
+            /** @description The agent that would answer the session. */
+            agent_id: number;
+            /** @description The running experiment that would pick the agent, or null. */
+            experiment_id: number | null;
+            /** @description The variant the user is assigned to, or null. */
+            variant_id: number | null;
         };
         ValidationError: {
             /** @description Where the bad input is, for example `["query", "limit"]` or `["body", "variants", 1, "weight"]`. */
@@ -1845,6 +1881,41 @@ export interface operations {
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    channel_targets_assignment: {
+        parameters: {
+            query: {
+                /** @description The caller whose assignment to preview, as routing receives it in `user_id`. */
+                user_id: string;
+            };
+            header?: never;
+            path: {
+                /** @description The channel target the session would arrive on. */
+                target_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The assignment routing would give the user now. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Assignment"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];

@@ -15,6 +15,7 @@ import {
   insertValues,
   jsonText,
   prepared,
+  runListRead,
   runStepsInTransaction,
   runStepsOnSqlite,
   selectList,
@@ -35,12 +36,16 @@ import {
   type IdempotentWrite,
 } from './idempotency.js';
 
-export interface RoutedSessionRecord {
-  sessionId: string;
+/** Who answers a session on the target: the same for routing and for its preview. */
+export interface Assignment {
   targetId: number;
   agentId: number;
   experimentId: number | null;
   variantId: number | null;
+}
+
+export interface RoutedSessionRecord extends Assignment {
+  sessionId: string;
   createdAt: string;
 }
 
@@ -138,9 +143,30 @@ function requireTarget(targetId: number, target: RoutingTarget | undefined): Rou
 }
 
 /**
- * The new session: a variant of the running experiment (`variants`, in order) answers it, or
- * else the target's own agent.
+ * Who answers a new session: a variant of the running experiment (`variants`, in order), or else
+ * the target's own agent. Routing and the assignment preview both decide here, so a preview
+ * answers what routing would.
  */
+function assign(
+  targetId: number,
+  target: RoutingTarget,
+  variants: readonly RoutingVariant[],
+  userId: string | null,
+  random: () => number,
+): Assignment {
+  const experimentId = target.runningExperimentId;
+  if (experimentId !== null) {
+    const variant = pickVariant(variants, experimentId, userId, random);
+    return { targetId, agentId: variant.agentId, experimentId, variantId: variant.id };
+  }
+  if (target.agentId !== null) {
+    return { targetId, agentId: target.agentId, experimentId: null, variantId: null };
+  }
+  throw new StateConflictError(
+    `Channel target ${targetId} has no agent of its own and no running experiment; assign it an agent or start an experiment on it.`,
+  );
+}
+
 function newSession(
   targetId: number,
   target: RoutingTarget,
@@ -148,19 +174,11 @@ function newSession(
   userId: string | null,
   random: () => number,
 ): RoutedSessionRecord {
-  const experimentId = target.runningExperimentId;
-  let pick: { agentId: number; experimentId: number | null; variantId: number | null };
-  if (experimentId !== null) {
-    const variant = pickVariant(variants, experimentId, userId, random);
-    pick = { agentId: variant.agentId, experimentId, variantId: variant.id };
-  } else if (target.agentId !== null) {
-    pick = { agentId: target.agentId, experimentId: null, variantId: null };
-  } else {
-    throw new StateConflictError(
-      `Channel target ${targetId} has no agent of its own and no running experiment; assign it an agent or start an experiment on it.`,
-    );
-  }
-  return { sessionId: randomUUID(), targetId, ...pick, createdAt: nowIso() };
+  return {
+    sessionId: randomUUID(),
+    ...assign(targetId, target, variants, userId, random),
+    createdAt: nowIso(),
+  };
 }
 
 function sessionValues(
@@ -205,6 +223,35 @@ function sessionStartedEvent(
   };
 }
 
+/** What the target and its running experiment are now, as routing reads them. */
+function* routingState(
+  organizationId: number,
+  targetId: number,
+): Steps<{ target: RoutingTarget; variants: RoutingVariant[] }> {
+  const [found] = yield* targetWithRunningExperiment({ organizationId, targetId });
+  const target = requireTarget(targetId, found);
+  const experimentId = target.runningExperimentId;
+  const variants = experimentId === null ? [] : yield* variantsInOrder({ experimentId });
+  return { target, variants };
+}
+
+/**
+ * What routing a session for `userId` would answer now, read in one snapshot and storing
+ * nothing: no session, no event, no count.
+ */
+export async function previewAssignment(
+  db: Db,
+  organizationId: number,
+  targetId: number,
+  userId: string,
+): Promise<Assignment> {
+  return runListRead(db, function* () {
+    const { target, variants } = yield* routingState(organizationId, targetId);
+    // A known user's pick is sticky (a hash), so it never draws from `random`.
+    return assign(targetId, target, variants, userId, Math.random);
+  });
+}
+
 /** One session, inside the group commit's transaction (SQLite). */
 function* routeOne({
   organizationId,
@@ -213,10 +260,7 @@ function* routeOne({
   random,
   answer,
 }: RouteRequest): Steps<RoutedSessionRecord> {
-  const [found] = yield* targetWithRunningExperiment({ organizationId, targetId });
-  const target = requireTarget(targetId, found);
-  const experimentId = target.runningExperimentId;
-  const variants = experimentId === null ? [] : yield* variantsInOrder({ experimentId });
+  const { target, variants } = yield* routingState(organizationId, targetId);
   const session = newSession(targetId, target, variants, request.userId, random);
   if (answer && !(yield* storeAnswerWithWrite(answer.write, answer.render(session)))) {
     throw new IdempotencyKeyTakenError();
