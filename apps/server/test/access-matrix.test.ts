@@ -175,6 +175,12 @@ const OPERATIONS: Operation[] = [
     foreign: 404,
   },
   {
+    name: 'experiments_history',
+    method: 'GET',
+    path: () => `/api/v1/experiments/${experimentId}/history`,
+    foreign: 404,
+  },
+  {
     name: 'sessions_route',
     method: 'POST',
     path: () => `/api/v1/channels/targets/${fx.targets.main}/sessions`,

@@ -21,6 +21,9 @@ import type {
   EventListQuery,
   EventListResponse,
   Experiment,
+  ExperimentChange,
+  ExperimentChangeListQuery,
+  ExperimentChangeListResponse,
   ExperimentCreate,
   ExperimentDeleteResponse,
   ExperimentListItem,
@@ -263,6 +266,30 @@ export function createClient(options: ClientOptions = {}) {
         raw.GET('/api/v1/experiments/{experiment_id}/results', experiment(experimentId, request)),
         request,
       ),
+    /**
+     * `GET /api/v1/experiments/{experiment_id}/history`: one page of the experiment's changes,
+     * newest first, each with its actor, request id and every changed field's before and after.
+     * Readable after the experiment is deleted.
+     */
+    history: (
+      experimentId: number,
+      query: ExperimentChangeListQuery = {},
+      request: RequestOptions = {},
+    ): ApiPromise<ExperimentChangeListResponse> =>
+      call(
+        raw.GET('/api/v1/experiments/{experiment_id}/history', {
+          params: { path: { experiment_id: experimentId }, query },
+          ...callOptions(request),
+        }),
+        request,
+      ),
+    /** Every change of the experiment, newest first, page after page. */
+    iterateHistory: (
+      experimentId: number,
+      query: ExperimentChangeListQuery = {},
+      request: RequestOptions = {},
+    ): AsyncGenerator<ExperimentChange, void> =>
+      iteratePages((page) => experiments.history(experimentId, page, request), query),
   };
   const telephony = {
     /**

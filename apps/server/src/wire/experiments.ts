@@ -1,7 +1,7 @@
 // The one place an experiment record becomes a wire Experiment (shape from the spec's generated
 // types, every property present).
 
-import type { ExperimentRecord } from '../db/repositories/experiments.js';
+import type { ExperimentChangeRecord, ExperimentRecord } from '../db/repositories/experiments.js';
 import type { components } from '../generated/openapi-types.js';
 
 export type WireExperiment = Required<components['schemas']['Experiment']>;
@@ -59,5 +59,23 @@ export function toWireResults(
         share: total === 0 ? 0 : sessionCount / total,
       };
     }),
+  };
+}
+
+export type WireExperimentChange = components['schemas']['ExperimentChange'];
+
+export function toWireChange(record: ExperimentChangeRecord): WireExperimentChange {
+  const { actor } = record;
+  return {
+    id: record.id,
+    experiment_id: record.experimentId,
+    occurred_at: record.occurredAt,
+    action: record.action,
+    actor:
+      actor.type === 'api_key'
+        ? { type: 'api_key', key_id: actor.keyId, key_name: actor.keyName }
+        : { type: actor.type },
+    request_id: record.requestId,
+    changes: record.changes as WireExperimentChange['changes'],
   };
 }

@@ -281,6 +281,38 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/experiments/{experiment_id}/history": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The experiment. */
+                experiment_id: components["parameters"]["ExperimentId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Change history
+         * @description Every change to the experiment, newest first: its creation, each update, start and stop,
+         *     and its deletion, with who made it (`actor`), the `request_id` of the API call that made
+         *     it, and each changed field's value before and after (an Agentline extension). An entry is
+         *     written in the same transaction as its change, so there is never a change without its
+         *     entry nor an entry for a change that was refused. The history of a deleted experiment
+         *     stays readable; an id that never named an experiment of the organization is a 404. Needs
+         *     `CHANNELS_READ`.
+         *
+         *     Paging takes `page`, `limit` and `cursor` as the other lists do (see Lists); there is no
+         *     search, order or `fields`. A cursor belongs to the experiment it was given out for.
+         */
+        get: operations["experiments_history"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/channels/targets/": {
         parameters: {
             query?: never;
@@ -828,6 +860,72 @@ export interface components {
             total_sessions: number;
             /** @description One entry per variant, in variant order. */
             variants: components["schemas"]["VariantResult"][];
+        };
+        /**
+         * @description What the change did to the experiment.
+         * @enum {string}
+         */
+        ExperimentChangeAction: "created" | "updated" | "started" | "stopped" | "deleted";
+        /**
+         * @description Who made the change: `api_key` (an API call; `key_id` and `key_name` name the key) or
+         *     `operator` (the `agentline` command-line tool, such as `agentline load`). `key_id` and
+         *     `key_name` are present exactly for `api_key`.
+         */
+        ExperimentChangeActor: {
+            /** @enum {string} */
+            type: "api_key" | "operator";
+            /** @description The public id of the API key (the part between `agl_` and the secret). */
+            key_id?: string;
+            /** @description The API key's name when it made the change. */
+            key_name?: string;
+        };
+        /** @description A field's value before and after the change (null where there was none). */
+        FieldChange: {
+            from: components["schemas"]["ChangedValue"];
+            to: components["schemas"]["ChangedValue"];
+        };
+        /** @description A field's value as the experiment record shows it; `variants` is a list of variants. */
+        ChangedValue: string | number | components["schemas"]["ChangedVariant"][] | null;
+        /** @description A variant as written, in a change of `variants`. */
+        ChangedVariant: {
+            name: string;
+            weight: number;
+            is_control: boolean;
+            agent_id: number;
+        };
+        ExperimentChange: {
+            id: number;
+            experiment_id: number;
+            /** Format: date-time */
+            occurred_at: string;
+            action: components["schemas"]["ExperimentChangeAction"];
+            actor: components["schemas"]["ExperimentChangeActor"];
+            /** @description The `X-Request-Id` of the API call that made the change; null for the operator. */
+            request_id: string | null;
+            /**
+             * @description Each field the change touched (`name`, `description`, `variants`, `status`) mapped to
+             *     its value before and after. `variants` is the whole variant set as written
+             *     (`name`, `weight`, `is_control`, `agent_id` of each, in order). A creation lists every
+             *     field set, from null; a deletion every field, to null, so the history keeps what was
+             *     deleted.
+             */
+            changes: {
+                [key: string]: components["schemas"]["FieldChange"];
+            };
+        };
+        /** @description One page of an experiment's changes, newest first. */
+        ExperimentChangeListResponse: {
+            items: components["schemas"]["ExperimentChange"][];
+            /** @description Page number of these results, 0-based. */
+            page: number;
+            /** @description The `limit` used. */
+            page_size: number;
+            /** @description ceil(total_count / page_size); null when page_size is 0. */
+            total_pages?: number | null;
+            /** @description Number of changes of the experiment. */
+            total_count?: number | null;
+            /** @description Pass as `cursor` to get the page after this one; null when this page is the last. Always present. */
+            next_cursor?: string | null;
         };
         /**
          * @description Agent property names usable in `search_fields`, `order_by` and `fields` (`name_exact` searches exact names).
@@ -1701,6 +1799,58 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ExperimentResults"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    experiments_history: {
+        parameters: {
+            query?: {
+                /** @description 0-based page to return. Leaving it out means 0. */
+                page?: components["parameters"]["Page"];
+                /**
+                 * @description Continues a walk where a page ended: the `next_cursor` of that page. With a cursor,
+                 *     `page` is ignored and the page starts right after the item the cursor marks, in the
+                 *     same order, so pages never repeat or skip an item while new records arrive, and a page
+                 *     deep into the list costs what the first one does. The cursor is bound to the query: send
+                 *     the same `search_fields`, `search_field_values`, `order_by`, `order_by_direction`,
+                 *     `start_datetime` and `end_datetime` with it (`limit` and `fields` may change). Cursors
+                 *     are opaque and signed by the server (HMAC-SHA256 with a secret of its own), bound to
+                 *     the query and the API key's organization: a cursor that was altered or made up, belongs
+                 *     to another organization or another query, or holds a position the list cannot have is
+                 *     a 422 at `["query", "cursor"]` whose message says what to do (pass `next_cursor` as
+                 *     received, or leave `cursor` out to start again). Cursors do not expire with time; when
+                 *     the operator rotates the signing secret, a cursor stays valid through that rotation (at
+                 *     least the next page of every walk in progress) and is refused after the one after it.
+                 */
+                cursor?: components["parameters"]["Cursor"];
+                /** @description Maximum number of items on the page (0 returns only the counts). */
+                limit?: components["parameters"]["Limit"];
+            };
+            header?: never;
+            path: {
+                /** @description The experiment. */
+                experiment_id: components["parameters"]["ExperimentId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of the experiment's changes, newest first. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ExperimentChangeListResponse"];
                 };
             };
             401: components["responses"]["Unauthorized"];

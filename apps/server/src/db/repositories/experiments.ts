@@ -15,6 +15,16 @@ import {
   type TargetFacts,
 } from '../../domain/experiments.js';
 import { RecordNotFoundError } from '../../domain/errors.js';
+import {
+  fieldChanges,
+  OPERATOR_NAME,
+  stateOf,
+  type ChangeAction,
+  type ChangeAuthor,
+  type ExperimentChangeProperty,
+  type ExperimentState,
+  type FieldChanges,
+} from '../../domain/experiment-history.js';
 import type { ListPosition, ListQuery } from '../../domain/list-query.js';
 import { nowIso } from '../../domain/timestamps.js';
 import type { Db } from '../engine/client.js';
@@ -25,6 +35,8 @@ import {
   idEquals,
   idIn,
   insertValues,
+  jsonText,
+  parsedJson,
   runListRead,
   runSteps,
   runStepsInTransaction,
@@ -37,6 +49,7 @@ import {
   agents,
   channels,
   channelTargets,
+  experimentChanges,
   experiments,
   experimentVariants,
   sessions,
@@ -174,6 +187,15 @@ function* readExperiment(organizationId: number, id: number): Steps<ExperimentRe
   return record ?? null;
 }
 
+/** What the history records of the organization's experiment `id` now, or null without one. */
+export function* experimentState(
+  organizationId: number,
+  id: number,
+): Steps<ExperimentState | null> {
+  const record = yield* readExperiment(organizationId, id);
+  return record && stateOf(record);
+}
+
 function* requireExperiment(organizationId: number, id: number): Steps<ExperimentRecord> {
   const record = yield* readExperiment(organizationId, id);
   if (!record) {
@@ -271,7 +293,7 @@ export async function createExperiment(
   organizationId: number,
   targetId: number,
   write: ExperimentWrite,
-  writtenBy: string,
+  author: ChangeAuthor,
 ): Promise<ExperimentRecord> {
   return runStepsInTransaction(db, function* () {
     const now = nowIso();
@@ -285,12 +307,14 @@ export async function createExperiment(
           status: 'draft',
           createdAt: now,
           updatedAt: now,
-          lastUpdatedBy: writtenBy,
+          lastUpdatedBy: authorName(author),
         },
       ])} RETURNING id`,
     );
     yield* insertVariants(created!.id, write);
-    return yield* requireExperiment(organizationId, created!.id);
+    const record = yield* requireExperiment(organizationId, created!.id);
+    yield* recordChange(organizationId, record.id, now, 'created', author, null, stateOf(record));
+    return record;
   });
 }
 
@@ -300,34 +324,47 @@ export async function replaceDraftExperiment(
   organizationId: number,
   id: number,
   write: ExperimentWrite,
-  writtenBy: string,
+  author: ChangeAuthor,
 ): Promise<ExperimentRecord> {
   return runStepsInTransaction(db, function* () {
     const current = yield* requireExperiment(organizationId, id);
     assertCanUpdate(id, current.status);
+    const now = nowIso();
     yield* execute(
       sql`UPDATE ${experiments} SET ${setValues(experiments, {
         name: write.name,
         description: write.description,
-        updatedAt: nowIso(),
-        lastUpdatedBy: writtenBy,
+        updatedAt: now,
+        lastUpdatedBy: authorName(author),
       })} WHERE ${experiments.id} = ${id}`,
     );
     yield* execute(
       sql`DELETE FROM ${experimentVariants} WHERE ${experimentVariants.experimentId} = ${id}`,
     );
     yield* insertVariants(id, write);
-    return yield* requireExperiment(organizationId, id);
+    const record = yield* requireExperiment(organizationId, id);
+    yield* recordChange(
+      organizationId,
+      id,
+      now,
+      'updated',
+      author,
+      stateOf(current),
+      stateOf(record),
+    );
+    return record;
   });
 }
 
-/** Moves an experiment to a new state inside one write transaction, if its current state allows. */
-/** Moves an experiment whose checks passed to `status`, stamping when and by whom. */
+/**
+ * Moves `current`, whose checks passed, to `status`, stamping when and by whom, with its history
+ * entry.
+ */
 function* setState(
   organizationId: number,
-  id: number,
+  current: ExperimentRecord,
   status: ExperimentStatus,
-  writtenBy: string,
+  author: ChangeAuthor,
 ): Steps<ExperimentRecord> {
   const now = nowIso();
   const stamp = status === 'running' ? { startedAt: now } : { stoppedAt: now };
@@ -336,23 +373,34 @@ function* setState(
       status,
       ...stamp,
       updatedAt: now,
-      lastUpdatedBy: writtenBy,
-    })} WHERE ${experiments.id} = ${id}`,
+      lastUpdatedBy: authorName(author),
+    })} WHERE ${experiments.id} = ${current.id}`,
   );
-  return yield* requireExperiment(organizationId, id);
+  const record = yield* requireExperiment(organizationId, current.id);
+  const action = status === 'running' ? 'started' : 'stopped';
+  yield* recordChange(
+    organizationId,
+    current.id,
+    now,
+    action,
+    author,
+    stateOf(current),
+    stateOf(record),
+  );
+  return record;
 }
 
 export async function startExperiment(
   db: Db,
   organizationId: number,
   id: number,
-  writtenBy: string,
+  author: ChangeAuthor,
 ): Promise<ExperimentRecord> {
   try {
     return await runStepsInTransaction(db, function* () {
       const current = yield* requireExperiment(organizationId, id);
       assertStartable(current, yield* experimentTarget(organizationId, current.targetId));
-      return yield* setState(organizationId, id, 'running', writtenBy);
+      return yield* setState(organizationId, current, 'running', author);
     });
   } catch (error) {
     if (!isUniqueViolation(error)) throw error;
@@ -377,20 +425,149 @@ export async function stopExperiment(
   db: Db,
   organizationId: number,
   id: number,
-  writtenBy: string,
+  author: ChangeAuthor,
 ): Promise<ExperimentRecord> {
   return runStepsInTransaction(db, function* () {
-    assertCanStop(id, (yield* requireExperiment(organizationId, id)).status);
-    return yield* setState(organizationId, id, 'stopped', writtenBy);
+    const current = yield* requireExperiment(organizationId, id);
+    assertCanStop(id, current.status);
+    return yield* setState(organizationId, current, 'stopped', author);
   });
 }
 
-/** Deletes a draft or stopped experiment and its variants; its sessions stay. */
-export async function deleteExperiment(db: Db, organizationId: number, id: number): Promise<void> {
+/** Deletes a draft or stopped experiment and its variants; its sessions and history stay. */
+export async function deleteExperiment(
+  db: Db,
+  organizationId: number,
+  id: number,
+  author: ChangeAuthor,
+): Promise<void> {
   await runStepsInTransaction(db, function* () {
     const current = yield* requireExperiment(organizationId, id);
     assertCanDelete(id, current.status);
     yield* execute(sql`DELETE FROM ${experiments} WHERE ${experiments.id} = ${id}`);
+    yield* recordChange(organizationId, id, nowIso(), 'deleted', author, stateOf(current), null);
+  });
+}
+
+/** The name an experiment's `last_updated_by` shows for the author of a change. */
+function authorName(author: ChangeAuthor): string {
+  return author.actor.type === 'api_key' ? author.actor.keyName : OPERATOR_NAME;
+}
+
+/**
+ * Writes the history entry of a change, inside the change's own transaction: the change and its
+ * entry commit together or not at all.
+ */
+export function* recordChange(
+  organizationId: number,
+  experimentId: number,
+  occurredAt: string,
+  action: ChangeAction,
+  author: ChangeAuthor,
+  before: ExperimentState | null,
+  after: ExperimentState | null,
+): Steps<void> {
+  const { actor } = author;
+  yield* execute(
+    sql`INSERT INTO ${experimentChanges} ${insertValues(experimentChanges, [
+      {
+        organizationId,
+        experimentId,
+        occurredAt,
+        action,
+        actorType: actor.type,
+        actorKeyId: actor.type === 'api_key' ? actor.keyId : null,
+        actorKeyName: actor.type === 'api_key' ? actor.keyName : null,
+        requestId: author.requestId,
+        changes: jsonText(fieldChanges(before, after)),
+      },
+    ])}`,
+  );
+}
+
+export interface ExperimentChangeRecord {
+  id: number;
+  experimentId: number;
+  occurredAt: string;
+  action: ChangeAction;
+  actor: ChangeAuthor['actor'];
+  requestId: string | null;
+  changes: FieldChanges;
+}
+
+interface ExperimentChangeRow {
+  id: number;
+  experimentId: number;
+  occurredAt: string;
+  action: ChangeAction;
+  actorType: 'api_key' | 'operator';
+  actorKeyId: string | null;
+  actorKeyName: string | null;
+  requestId: string | null;
+  /** Text on SQLite, parsed on PostgreSQL. */
+  changes: FieldChanges | string;
+}
+
+/**
+ * One page of an experiment's history, newest first. The experiment may be deleted; an id that
+ * never named an experiment of the organization (no record, no history) is not found.
+ */
+export async function experimentHistoryPage(
+  db: Db,
+  organizationId: number,
+  experimentId: number,
+  query: ListQuery<ExperimentChangeProperty>,
+): Promise<{ records: ExperimentChangeRecord[]; totalCount: number; next: ListPosition | null }> {
+  return runListRead(db, function* () {
+    const [known] = yield* selectRows<{ id: number }>(
+      sql`SELECT ${experiments.id} AS "id" FROM ${experiments}
+          WHERE ${experiments.organizationId} = ${organizationId} AND ${idEquals(experiments.id, experimentId)}
+        UNION ALL
+        SELECT ${experimentChanges.experimentId} AS "id" FROM ${experimentChanges}
+          WHERE ${experimentChanges.organizationId} = ${organizationId}
+            AND ${idEquals(experimentChanges.experimentId, experimentId)}
+        LIMIT 1`,
+    );
+    if (!known) {
+      throw new RecordNotFoundError(`There is no experiment ${experimentId} in this organization.`);
+    }
+    const { rows, totalCount, next } = yield* selectListPage<
+      ExperimentChangeProperty,
+      ExperimentChangeRow
+    >(
+      {
+        from: sql`${experimentChanges}`,
+        organizationColumn: experimentChanges.organizationId,
+        within: idEquals(experimentChanges.experimentId, experimentId),
+        primaryKey: experimentChanges.id,
+        columns: { id: experimentChanges.id },
+        fields: {
+          id: experimentChanges.id,
+          experimentId: experimentChanges.experimentId,
+          occurredAt: experimentChanges.occurredAt,
+          action: experimentChanges.action,
+          actorType: experimentChanges.actorType,
+          actorKeyId: experimentChanges.actorKeyId,
+          actorKeyName: experimentChanges.actorKeyName,
+          requestId: experimentChanges.requestId,
+          changes: experimentChanges.changes,
+        },
+      },
+      organizationId,
+      query,
+      db.spelling,
+    );
+    const records = rows.map(
+      ({ actorType, actorKeyId, actorKeyName, changes, ...row }): ExperimentChangeRecord => ({
+        ...row,
+        actor:
+          actorType === 'api_key'
+            ? { type: 'api_key', keyId: actorKeyId!, keyName: actorKeyName! }
+            : { type: 'operator' },
+        changes: parsedJson(changes),
+      }),
+    );
+    return { records, totalCount, next };
   });
 }
 

@@ -405,6 +405,23 @@ export const experimentVariants = pgTable(
   (t) => [index('experiment_variants_experiment_idx').on(t.experimentId, t.position)],
 );
 
+export const experimentChanges = pgTable(
+  'experiment_changes',
+  {
+    id: id(),
+    organizationId: organizationId(),
+    experimentId: integer('experiment_id').notNull(),
+    occurredAt: text('occurred_at').notNull(),
+    action: text('action').notNull(),
+    actorType: text('actor_type').notNull(),
+    actorKeyId: text('actor_key_id'),
+    actorKeyName: text('actor_key_name'),
+    requestId: text('request_id'),
+    changes: json('changes').$type<JsonObject>().notNull(),
+  },
+  (t) => [index('experiment_changes_experiment_idx').on(t.organizationId, t.experimentId, t.id)],
+);
+
 export const idempotencyKeys = pgTable(
   'idempotency_keys',
   {

@@ -412,6 +412,29 @@ export const experimentVariants = sqliteTable(
 );
 
 /**
+ * Every change to an experiment (docs/decisions.md section 9), written in the change's own
+ * transaction. `experiment_id` is a plain integer on purpose: the history outlives the experiment.
+ */
+export const experimentChanges = sqliteTable(
+  'experiment_changes',
+  {
+    id: id(),
+    organizationId: organizationId(),
+    experimentId: integer('experiment_id').notNull(),
+    occurredAt: text('occurred_at').notNull(),
+    action: text('action').notNull(),
+    /** `api_key` or `operator`; the key's id and name are set exactly for `api_key`. */
+    actorType: text('actor_type').notNull(),
+    actorKeyId: text('actor_key_id'),
+    actorKeyName: text('actor_key_name'),
+    requestId: text('request_id'),
+    changes: text('changes', { mode: 'json' }).$type<JsonObject>().notNull(),
+  },
+  // An experiment's page, newest first, and the existence check of a deleted one.
+  (t) => [index('experiment_changes_experiment_idx').on(t.organizationId, t.experimentId, t.id)],
+);
+
+/**
  * The first answer to each Idempotency-Key, per API key, replayed to retries for the retention (IDEMPOTENCY_RETENTION_SECONDS). A row
  * without a status is a request still running.
  */

@@ -1,6 +1,8 @@
+import type { Context } from 'hono';
 import {
   createExperiment,
   deleteExperiment,
+  experimentHistoryPage,
   findAgentIds,
   findExperimentTarget,
   getExperiment,
@@ -23,14 +25,27 @@ import {
   variantSetProblems,
   type VariantInput,
 } from '../../domain/experiments.js';
+import { experimentHistoryList, type ChangeAuthor } from '../../domain/experiment-history.js';
 import { listPage, parseListQuery, projectItem } from '../../domain/list-query.js';
+import type { AppEnv } from '../../http/app-env.js';
 import type { AppRouteHandler } from '../../http/router.js';
-import { toWireExperiment, toWireResults, type WireExperiment } from '../../wire/experiments.js';
+import {
+  toWireChange,
+  toWireExperiment,
+  toWireResults,
+  type WireExperiment,
+} from '../../wire/experiments.js';
 import { experimentStartWarnings } from './start-warnings.js';
 import type * as routes from './experiments.routes.js';
 
 function notFound(id: number): RecordNotFoundError {
   return new RecordNotFoundError(`There is no experiment ${id} in this organization.`);
+}
+
+/** The API key of the request as the author of the change it makes, with the request's id. */
+function authorOf(c: Context<AppEnv>): ChangeAuthor {
+  const { keyId, keyName } = c.get('auth');
+  return { actor: { type: 'api_key', keyId, keyName }, requestId: c.get('requestId') };
 }
 
 async function requireExperiment(db: Db, organizationId: number, id: number) {
@@ -83,7 +98,7 @@ export const experimentsList: AppRouteHandler<typeof routes.experimentsList> = a
 
 export const experimentsCreate: AppRouteHandler<typeof routes.experimentsCreate> = async (c) => {
   const db = c.get('db');
-  const { organizationId, keyName } = c.get('auth');
+  const { organizationId } = c.get('auth');
   const body = c.req.valid('json');
   const target = await findExperimentTarget(db, organizationId, body.target_id);
   const write = await checkedWrite(
@@ -92,7 +107,7 @@ export const experimentsCreate: AppRouteHandler<typeof routes.experimentsCreate>
     body,
     targetProblems(body.target_id, target),
   );
-  const record = await createExperiment(db, organizationId, body.target_id, write, keyName);
+  const record = await createExperiment(db, organizationId, body.target_id, write, authorOf(c));
   return c.json(toWireExperiment(record), 200);
 };
 
@@ -104,7 +119,7 @@ export const experimentsGet: AppRouteHandler<typeof routes.experimentsGet> = asy
 
 export const experimentsUpdate: AppRouteHandler<typeof routes.experimentsUpdate> = async (c) => {
   const db = c.get('db');
-  const { organizationId, keyName } = c.get('auth');
+  const { organizationId } = c.get('auth');
   const { experiment_id: id } = c.req.valid('param');
   const body = c.req.valid('json');
   const current = await requireExperiment(db, organizationId, id);
@@ -116,29 +131,29 @@ export const experimentsUpdate: AppRouteHandler<typeof routes.experimentsUpdate>
     body,
     targetChangeProblems(current.targetId, body.target_id, ['body', 'target_id']),
   );
-  const record = await replaceDraftExperiment(db, organizationId, id, write, keyName);
+  const record = await replaceDraftExperiment(db, organizationId, id, write, authorOf(c));
   return c.json(toWireExperiment(record), 200);
 };
 
 export const experimentsDelete: AppRouteHandler<typeof routes.experimentsDelete> = async (c) => {
   const { experiment_id: id } = c.req.valid('param');
-  await deleteExperiment(c.get('db'), c.get('auth').organizationId, id);
+  await deleteExperiment(c.get('db'), c.get('auth').organizationId, id, authorOf(c));
   return c.json({ id, deleted: true as const }, 200);
 };
 
 export const experimentsStart: AppRouteHandler<typeof routes.experimentsStart> = async (c) => {
   const db = c.get('db');
-  const { organizationId, keyName } = c.get('auth');
+  const { organizationId } = c.get('auth');
   const { experiment_id: id } = c.req.valid('param');
-  const record = await startExperiment(db, organizationId, id, keyName);
+  const record = await startExperiment(db, organizationId, id, authorOf(c));
   const warnings = await experimentStartWarnings(db, organizationId, id);
   return c.json({ experiment: toWireExperiment(record), warnings }, 200);
 };
 
 export const experimentsStop: AppRouteHandler<typeof routes.experimentsStop> = async (c) => {
   const { experiment_id: id } = c.req.valid('param');
-  const { organizationId, keyName } = c.get('auth');
-  const record = await stopExperiment(c.get('db'), organizationId, id, keyName);
+  const { organizationId } = c.get('auth');
+  const record = await stopExperiment(c.get('db'), organizationId, id, authorOf(c));
   return c.json(toWireExperiment(record), 200);
 };
 
@@ -147,4 +162,20 @@ export const experimentsResults: AppRouteHandler<typeof routes.experimentsResult
   const { experiment_id: id } = c.req.valid('param');
   const record = await requireExperiment(db, c.get('auth').organizationId, id);
   return c.json(toWireResults(record, await sessionCountsByVariant(db, id)), 200);
+};
+
+export const experimentsHistory: AppRouteHandler<typeof routes.experimentsHistory> = async (c) => {
+  const db = c.get('db');
+  const { organizationId } = c.get('auth');
+  const { experiment_id: id } = c.req.valid('param');
+  // The history pages like the other lists but has nothing to search, order by or narrow.
+  const signer = await cursorSigner(db);
+  const query = await parseListQuery(
+    experimentHistoryList(id),
+    { ...c.req.valid('query'), search_fields: [], search_field_values: [], fields: [] },
+    organizationId,
+    signer,
+  );
+  const { records, totalCount, next } = await experimentHistoryPage(db, organizationId, id, query);
+  return c.json(listPage(records.map(toWireChange), query, totalCount, next, signer), 200);
 };
