@@ -8,9 +8,9 @@ import type { ExperimentStatus } from './experiments.js';
 
 export type ChangeAction = components['schemas']['ExperimentChangeAction'];
 
-/** Who changed an experiment: an API key (through the API) or the operator's CLI. */
+/** Who changed an experiment: an API key (through the API), the operator's CLI, or a planned end. */
 export type ChangeActor =
-  { type: 'api_key'; keyId: string; keyName: string } | { type: 'operator' };
+  { type: 'api_key'; keyId: string; keyName: string } | { type: 'operator' } | { type: 'system' };
 
 /** Who made a change, and the API call it came with (null outside the API). */
 export interface ChangeAuthor {
@@ -20,6 +20,9 @@ export interface ChangeAuthor {
 
 /** The operator's CLI as the author of a change (`agentline load`). */
 export const OPERATOR: ChangeAuthor = { actor: { type: 'operator' }, requestId: null };
+
+/** The service itself as the author of a change: a planned end. */
+export const SYSTEM: ChangeAuthor = { actor: { type: 'system' }, requestId: null };
 
 /** What `last_updated_by` shows for a change the operator made. */
 export const OPERATOR_NAME = 'agentline load';
@@ -31,14 +34,21 @@ export interface ExperimentState {
   name: string;
   description: string | null;
   variants: ChangedVariant[];
+  end_at: string | null;
+  max_sessions: number | null;
   status: ExperimentStatus;
 }
 
 export type FieldChanges = Record<string, { from: unknown; to: unknown }>;
 
-const FIELDS = ['name', 'description', 'variants', 'status'] as const satisfies ReadonlyArray<
-  keyof ExperimentState
->;
+const FIELDS = [
+  'name',
+  'description',
+  'variants',
+  'end_at',
+  'max_sessions',
+  'status',
+] as const satisfies ReadonlyArray<keyof ExperimentState>;
 
 /**
  * Each field whose value differs between `before` and `after`, with both values; null stands for
@@ -63,6 +73,8 @@ export function stateOf(experiment: {
   name: string;
   description: string | null;
   status: ExperimentStatus;
+  endAt: string | null;
+  maxSessions: number | null;
   variants: ReadonlyArray<{ name: string; weight: number; isControl: boolean; agentId: number }>;
 }): ExperimentState {
   return {
@@ -74,6 +86,8 @@ export function stateOf(experiment: {
       is_control: v.isControl,
       agent_id: v.agentId,
     })),
+    end_at: experiment.endAt,
+    max_sessions: experiment.maxSessions,
     status: experiment.status,
   };
 }

@@ -294,7 +294,7 @@ export interface paths {
         /**
          * Change history
          * @description Every change to the experiment, newest first: its creation, each update, start and stop,
-         *     and its deletion, with who made it (`actor`), the `request_id` of the API call that made
+         *     its planned end (`ended`, by the `system`) and its deletion, with who made it (`actor`), the `request_id` of the API call that made
          *     it, and each changed field's value before and after (an Agentline extension). An entry is
          *     written in the same transaction as its change, so there is never a change without its
          *     entry nor an entry for a change that was refused. The history of a deleted experiment
@@ -768,6 +768,13 @@ export interface components {
             description?: string | null;
             /** @description The channel target whose traffic is split; fixed for the experiment's life. */
             target_id: number;
+            /**
+             * Format: date-time
+             * @description Planned end (an Agentline extension): from this moment the experiment routes no session; it reads as `stopped` with `stopped_at` equal to `end_at`, and its target is free for the next experiment. Null or absent: no planned end. Starting a draft whose `end_at` has passed is a 409.
+             */
+            end_at?: string | null;
+            /** @description Planned end by exposure (an Agentline extension): the experiment routes at most this many sessions, exactly, also under concurrent routing from several server processes, and stops with the last one. Null or absent: no cap. */
+            max_sessions?: number | null;
             /** @description Required. The complete variant set. */
             variants: components["schemas"]["VariantWrite"][];
         };
@@ -776,6 +783,13 @@ export interface components {
             description?: string | null;
             /** @description Optional; when given it must equal the stored target (the target cannot change). */
             target_id?: number;
+            /**
+             * Format: date-time
+             * @description Planned end (an Agentline extension): from this moment the experiment routes no session; it reads as `stopped` with `stopped_at` equal to `end_at`, and its target is free for the next experiment. Null or absent: no planned end. Starting a draft whose `end_at` has passed is a 409.
+             */
+            end_at?: string | null;
+            /** @description Planned end by exposure (an Agentline extension): the experiment routes at most this many sessions, exactly, also under concurrent routing from several server processes, and stops with the last one. Null or absent: no cap. */
+            max_sessions?: number | null;
             /** @description Required. The complete variant set, replacing the stored one. */
             variants: components["schemas"]["VariantWrite"][];
         };
@@ -797,6 +811,18 @@ export interface components {
             /** Format: date-time */
             stopped_at: string | null;
             target: components["schemas"]["ExperimentTarget"];
+            /**
+             * Format: date-time
+             * @description The planned end, or null.
+             */
+            end_at: string | null;
+            /** @description The most sessions the experiment routes, or null. */
+            max_sessions: number | null;
+            /**
+             * @description Why a stopped experiment stopped: `stopped` (a stop call), `end_at` (its planned end came; `stopped_at` is `end_at`), `max_sessions` (it routed its last allowed session; `stopped_at` is that session's moment). Null while it has not stopped.
+             * @enum {string|null}
+             */
+            ended_reason: "stopped" | "end_at" | "max_sessions" | null;
         };
         /** @description An experiment in a list. Every property is present unless `fields` narrows the item; `id` is always there. */
         ExperimentListItem: {
@@ -817,6 +843,18 @@ export interface components {
             /** Format: date-time */
             stopped_at?: string | null;
             target?: components["schemas"]["ExperimentTarget"];
+            /**
+             * Format: date-time
+             * @description The planned end, or null.
+             */
+            end_at?: string | null;
+            /** @description The most sessions the experiment routes, or null. */
+            max_sessions?: number | null;
+            /**
+             * @description Why a stopped experiment stopped: `stopped` (a stop call), `end_at` (its planned end came; `stopped_at` is `end_at`), `max_sessions` (it routed its last allowed session; `stopped_at` is that session's moment). Null while it has not stopped.
+             * @enum {string|null}
+             */
+            ended_reason?: "stopped" | "end_at" | "max_sessions" | null;
         };
         /** @description One page of experiments. */
         ExperimentListResponse: {
@@ -865,15 +903,16 @@ export interface components {
          * @description What the change did to the experiment.
          * @enum {string}
          */
-        ExperimentChangeAction: "created" | "updated" | "started" | "stopped" | "deleted";
+        ExperimentChangeAction: "created" | "updated" | "started" | "stopped" | "ended" | "deleted";
         /**
-         * @description Who made the change: `api_key` (an API call; `key_id` and `key_name` name the key) or
-         *     `operator` (the `agentline` command-line tool, such as `agentline load`). `key_id` and
-         *     `key_name` are present exactly for `api_key`.
+         * @description Who made the change: `api_key` (an API call; `key_id` and `key_name` name the key),
+         *     `operator` (the `agentline` command-line tool, such as `agentline load`) or `system` (a
+         *     planned end: `end_at` came or `max_sessions` was reached). `key_id` and `key_name` are
+         *     present exactly for `api_key`.
          */
         ExperimentChangeActor: {
             /** @enum {string} */
-            type: "api_key" | "operator";
+            type: "api_key" | "operator" | "system";
             /** @description The public id of the API key (the part between `agl_` and the secret). */
             key_id?: string;
             /** @description The API key's name when it made the change. */
@@ -903,7 +942,8 @@ export interface components {
             /** @description The `X-Request-Id` of the API call that made the change; null for the operator. */
             request_id: string | null;
             /**
-             * @description Each field the change touched (`name`, `description`, `variants`, `status`) mapped to
+             * @description Each field the change touched (`name`, `description`, `variants`, `end_at`,
+             *     `max_sessions`, `status`) mapped to
              *     its value before and after. `variants` is the whole variant set as written
              *     (`name`, `weight`, `is_control`, `agent_id` of each, in order). A creation lists every
              *     field set, from null; a deletion every field, to null, so the history keeps what was

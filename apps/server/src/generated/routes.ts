@@ -553,6 +553,24 @@ export const ExperimentCreate = z
       .openapi({
         description: "The channel target whose traffic is split; fixed for the experiment's life.",
       }),
+    end_at: z.iso
+      .datetime({ offset: true })
+      .nullable()
+      .openapi({
+        description:
+          'Planned end (an Agentline extension): from this moment the experiment routes no session; it reads as `stopped` with `stopped_at` equal to `end_at`, and its target is free for the next experiment. Null or absent: no planned end. Starting a draft whose `end_at` has passed is a 409.',
+      })
+      .optional(),
+    max_sessions: z
+      .int()
+      .gte(1)
+      .lte(1000000000)
+      .nullable()
+      .openapi({
+        description:
+          'Planned end by exposure (an Agentline extension): the experiment routes at most this many sessions, exactly, also under concurrent routing from several server processes, and stops with the last one. Null or absent: no cap.',
+      })
+      .optional(),
     variants: z
       .array(VariantWrite)
       .min(2)
@@ -570,6 +588,24 @@ export const ExperimentUpdate = z
       .openapi({
         description:
           'Optional; when given it must equal the stored target (the target cannot change).',
+      })
+      .optional(),
+    end_at: z.iso
+      .datetime({ offset: true })
+      .nullable()
+      .openapi({
+        description:
+          'Planned end (an Agentline extension): from this moment the experiment routes no session; it reads as `stopped` with `stopped_at` equal to `end_at`, and its target is free for the next experiment. Null or absent: no planned end. Starting a draft whose `end_at` has passed is a 409.',
+      })
+      .optional(),
+    max_sessions: z
+      .int()
+      .gte(1)
+      .lte(1000000000)
+      .nullable()
+      .openapi({
+        description:
+          'Planned end by exposure (an Agentline extension): the experiment routes at most this many sessions, exactly, also under concurrent routing from several server processes, and stops with the last one. Null or absent: no cap.',
       })
       .optional(),
     variants: z
@@ -597,6 +633,21 @@ export const Experiment = z
     started_at: z.iso.datetime({ offset: true }).nullable(),
     stopped_at: z.iso.datetime({ offset: true }).nullable(),
     target: ExperimentTarget,
+    end_at: z.iso
+      .datetime({ offset: true })
+      .nullable()
+      .openapi({ description: 'The planned end, or null.' }),
+    max_sessions: z
+      .int()
+      .nullable()
+      .openapi({ description: 'The most sessions the experiment routes, or null.' }),
+    ended_reason: z
+      .enum(['stopped', 'end_at', 'max_sessions'])
+      .nullable()
+      .openapi({
+        description:
+          "Why a stopped experiment stopped: `stopped` (a stop call), `end_at` (its planned end came; `stopped_at` is `end_at`), `max_sessions` (it routed its last allowed session; `stopped_at` is that session's moment). Null while it has not stopped.",
+      }),
   })
   .openapi('Experiment');
 
@@ -618,6 +669,24 @@ export const ExperimentListItem = z
     started_at: z.iso.datetime({ offset: true }).nullable().optional(),
     stopped_at: z.iso.datetime({ offset: true }).nullable().optional(),
     target: ExperimentTarget.optional(),
+    end_at: z.iso
+      .datetime({ offset: true })
+      .nullable()
+      .openapi({ description: 'The planned end, or null.' })
+      .optional(),
+    max_sessions: z
+      .int()
+      .nullable()
+      .openapi({ description: 'The most sessions the experiment routes, or null.' })
+      .optional(),
+    ended_reason: z
+      .enum(['stopped', 'end_at', 'max_sessions'])
+      .nullable()
+      .openapi({
+        description:
+          "Why a stopped experiment stopped: `stopped` (a stop call), `end_at` (its planned end came; `stopped_at` is `end_at`), `max_sessions` (it routed its last allowed session; `stopped_at` is that session's moment). Null while it has not stopped.",
+      })
+      .optional(),
   })
   .openapi('ExperimentListItem', {
     description:
@@ -711,12 +780,12 @@ export const ExperimentResults = z
   .openapi('ExperimentResults');
 
 export const ExperimentChangeAction = z
-  .enum(['created', 'updated', 'started', 'stopped', 'deleted'])
+  .enum(['created', 'updated', 'started', 'stopped', 'ended', 'deleted'])
   .openapi('ExperimentChangeAction', { description: 'What the change did to the experiment.' });
 
 export const ExperimentChangeActor = z
   .object({
-    type: z.enum(['api_key', 'operator']),
+    type: z.enum(['api_key', 'operator', 'system']),
     key_id: z
       .string()
       .openapi({
@@ -730,7 +799,7 @@ export const ExperimentChangeActor = z
   })
   .openapi('ExperimentChangeActor', {
     description:
-      'Who made the change: `api_key` (an API call; `key_id` and `key_name` name the key) or\n`operator` (the `agentline` command-line tool, such as `agentline load`). `key_id` and\n`key_name` are present exactly for `api_key`.\n',
+      'Who made the change: `api_key` (an API call; `key_id` and `key_name` name the key),\n`operator` (the `agentline` command-line tool, such as `agentline load`) or `system` (a\nplanned end: `end_at` came or `max_sessions` was reached). `key_id` and `key_name` are\npresent exactly for `api_key`.\n',
   });
 
 export const ChangedVariant = z
@@ -776,7 +845,7 @@ export const ExperimentChange = z
       .record(z.string(), FieldChange)
       .openapi({
         description:
-          'Each field the change touched (`name`, `description`, `variants`, `status`) mapped to\nits value before and after. `variants` is the whole variant set as written\n(`name`, `weight`, `is_control`, `agent_id` of each, in order). A creation lists every\nfield set, from null; a deletion every field, to null, so the history keeps what was\ndeleted.\n',
+          'Each field the change touched (`name`, `description`, `variants`, `end_at`,\n`max_sessions`, `status`) mapped to\nits value before and after. `variants` is the whole variant set as written\n(`name`, `weight`, `is_control`, `agent_id` of each, in order). A creation lists every\nfield set, from null; a deletion every field, to null, so the history keeps what was\ndeleted.\n',
       }),
   })
   .openapi('ExperimentChange');
@@ -1773,7 +1842,7 @@ export const experimentsHistoryRoute = createRoute({
   tags: ['experiments'],
   summary: 'Change history',
   description:
-    "Every change to the experiment, newest first: its creation, each update, start and stop,\nand its deletion, with who made it (`actor`), the `request_id` of the API call that made\nit, and each changed field's value before and after (an Agentline extension). An entry is\nwritten in the same transaction as its change, so there is never a change without its\nentry nor an entry for a change that was refused. The history of a deleted experiment\nstays readable; an id that never named an experiment of the organization is a 404. Needs\n`CHANNELS_READ`.\n\nPaging takes `page`, `limit` and `cursor` as the other lists do (see Lists); there is no\nsearch, order or `fields`. A cursor belongs to the experiment it was given out for.\n",
+    "Every change to the experiment, newest first: its creation, each update, start and stop,\nits planned end (`ended`, by the `system`) and its deletion, with who made it (`actor`), the `request_id` of the API call that made\nit, and each changed field's value before and after (an Agentline extension). An entry is\nwritten in the same transaction as its change, so there is never a change without its\nentry nor an entry for a change that was refused. The history of a deleted experiment\nstays readable; an id that never named an experiment of the organization is a 404. Needs\n`CHANNELS_READ`.\n\nPaging takes `page`, `limit` and `cursor` as the other lists do (see Lists); there is no\nsearch, order or `fields`. A cursor belongs to the experiment it was given out for.\n",
   'x-agentline-permission': 'CHANNELS_READ' as const,
   security: [{ APIKeyHeader: [] }],
   request: {

@@ -26,6 +26,9 @@ export function toWireExperiment(record: ExperimentRecord): WireExperiment {
     last_updated_by: record.lastUpdatedBy,
     started_at: record.startedAt,
     stopped_at: record.stoppedAt,
+    end_at: record.endAt,
+    max_sessions: record.maxSessions,
+    ended_reason: record.endedReason,
     target: {
       id: record.target.id,
       target: record.target.target,

@@ -306,9 +306,10 @@ export interface ExperimentResults extends Omit<
 export type ExperimentChangeAction = Schema<'ExperimentChangeAction'>;
 
 /**
- * Who made the change: `api_key` (an API call; `key_id` and `key_name` name the key) or
- * `operator` (the `agentline` command-line tool, such as `agentline load`). `key_id` and
- * `key_name` are present exactly for `api_key`.
+ * Who made the change: `api_key` (an API call; `key_id` and `key_name` name the key),
+ * `operator` (the `agentline` command-line tool, such as `agentline load`) or `system` (a
+ * planned end: `end_at` came or `max_sessions` was reached). `key_id` and `key_name` are
+ * present exactly for `api_key`.
  */
 export interface ExperimentChangeActor extends Schema<'ExperimentChangeActor'> {}
 

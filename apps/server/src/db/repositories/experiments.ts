@@ -6,11 +6,14 @@
 import { sql, type SQL } from 'drizzle-orm';
 import {
   anotherRunningConflict,
+  asOf,
   assertCanDelete,
   assertCanStop,
   assertCanUpdate,
   assertStartable,
   type ExperimentProperty,
+  dueEnd,
+  type EndedReason,
   type ExperimentStatus,
   type TargetFacts,
 } from '../../domain/experiments.js';
@@ -19,6 +22,7 @@ import {
   fieldChanges,
   OPERATOR_NAME,
   stateOf,
+  SYSTEM,
   type ChangeAction,
   type ChangeAuthor,
   type ExperimentChangeProperty,
@@ -75,6 +79,11 @@ export interface ExperimentRecord {
   startedAt: string | null;
   stoppedAt: string | null;
   lastUpdatedBy: string | null;
+  endAt: string | null;
+  maxSessions: number | null;
+  endedReason: EndedReason | null;
+  /** Sessions counted against max_sessions (kept only under a cap). */
+  routedSessions: number;
   variants: VariantRecord[];
   target: {
     id: number;
@@ -88,6 +97,8 @@ export interface ExperimentRecord {
 export interface ExperimentWrite {
   name: string;
   description: string | null;
+  endAt: string | null;
+  maxSessions: number | null;
   variants: Array<{ name: string; weight: number; isControl: boolean; agentId: number }>;
 }
 
@@ -128,6 +139,10 @@ const EXPERIMENT_FIELDS = {
   startedAt: experiments.startedAt,
   stoppedAt: experiments.stoppedAt,
   lastUpdatedBy: experiments.lastUpdatedBy,
+  endAt: experiments.endAt,
+  maxSessions: experiments.maxSessions,
+  endedReason: experiments.endedReason,
+  routedSessions: experiments.routedSessions,
   channelTarget: channelTargets.target,
   targetMode: channelTargets.targetMode,
   channelId: channels.id,
@@ -209,7 +224,8 @@ export async function getExperiment(
   organizationId: number,
   id: number,
 ): Promise<ExperimentRecord | null> {
-  return runSteps(db, () => readExperiment(organizationId, id));
+  const record = await runSteps(db, () => readExperiment(organizationId, id));
+  return record && asOf(record, nowIso());
 }
 
 const EXPERIMENT_LIST_TABLE: ListTable<ExperimentProperty> = {
@@ -237,7 +253,9 @@ export async function listExperiments(
       query,
       db.spelling,
     );
-    return { records: yield* withVariants(rows), totalCount, next };
+    const now = nowIso();
+    const records = (yield* withVariants(rows)).map((record) => asOf(record, now));
+    return { records, totalCount, next };
   });
 }
 
@@ -304,6 +322,8 @@ export async function createExperiment(
           targetId,
           name: write.name,
           description: write.description,
+          endAt: write.endAt,
+          maxSessions: write.maxSessions,
           status: 'draft',
           createdAt: now,
           updatedAt: now,
@@ -327,13 +347,15 @@ export async function replaceDraftExperiment(
   author: ChangeAuthor,
 ): Promise<ExperimentRecord> {
   return runStepsInTransaction(db, function* () {
-    const current = yield* requireExperiment(organizationId, id);
-    assertCanUpdate(id, current.status);
     const now = nowIso();
+    const current = yield* requireCurrent(organizationId, id, now);
+    assertCanUpdate(id, current.status);
     yield* execute(
       sql`UPDATE ${experiments} SET ${setValues(experiments, {
         name: write.name,
         description: write.description,
+        endAt: write.endAt,
+        maxSessions: write.maxSessions,
         updatedAt: now,
         lastUpdatedBy: authorName(author),
       })} WHERE ${experiments.id} = ${id}`,
@@ -367,7 +389,10 @@ function* setState(
   author: ChangeAuthor,
 ): Steps<ExperimentRecord> {
   const now = nowIso();
-  const stamp = status === 'running' ? { startedAt: now } : { stoppedAt: now };
+  const stamp =
+    status === 'running'
+      ? { startedAt: now }
+      : { stoppedAt: now, endedReason: 'stopped' satisfies EndedReason };
   yield* execute(
     sql`UPDATE ${experiments} SET ${setValues(experiments, {
       status,
@@ -398,8 +423,11 @@ export async function startExperiment(
 ): Promise<ExperimentRecord> {
   try {
     return await runStepsInTransaction(db, function* () {
-      const current = yield* requireExperiment(organizationId, id);
-      assertStartable(current, yield* experimentTarget(organizationId, current.targetId));
+      const now = nowIso();
+      const current = yield* requireCurrent(organizationId, id, now);
+      assertStartable(current, yield* experimentTarget(organizationId, current.targetId), now);
+      // An experiment whose end_at has come no longer holds the target, stored or not yet.
+      yield* storeDueEnds(sql`${experiments.targetId} = ${current.targetId}`, now);
       return yield* setState(organizationId, current, 'running', author);
     });
   } catch (error) {
@@ -428,7 +456,7 @@ export async function stopExperiment(
   author: ChangeAuthor,
 ): Promise<ExperimentRecord> {
   return runStepsInTransaction(db, function* () {
-    const current = yield* requireExperiment(organizationId, id);
+    const current = yield* requireCurrent(organizationId, id, nowIso());
     assertCanStop(id, current.status);
     return yield* setState(organizationId, current, 'stopped', author);
   });
@@ -442,7 +470,7 @@ export async function deleteExperiment(
   author: ChangeAuthor,
 ): Promise<void> {
   await runStepsInTransaction(db, function* () {
-    const current = yield* requireExperiment(organizationId, id);
+    const current = yield* requireCurrent(organizationId, id, nowIso());
     assertCanDelete(id, current.status);
     yield* execute(sql`DELETE FROM ${experiments} WHERE ${experiments.id} = ${id}`);
     yield* recordChange(organizationId, id, nowIso(), 'deleted', author, stateOf(current), null);
@@ -452,6 +480,77 @@ export async function deleteExperiment(
 /** The name an experiment's `last_updated_by` shows for the author of a change. */
 function authorName(author: ChangeAuthor): string {
   return author.actor.type === 'api_key' ? author.actor.keyName : OPERATOR_NAME;
+}
+
+/**
+ * Stores the planned end of the running experiment `id`: stopped at `stoppedAt` for `reason`,
+ * with the system's history entry, inside the caller's transaction (routing's, a start's, the
+ * sweep's). `last_updated_by` keeps the last person's name: the system is no one.
+ */
+export function* storePlannedEnd(
+  organizationId: number,
+  id: number,
+  reason: Exclude<EndedReason, 'stopped'>,
+  stoppedAt: string,
+): Steps<void> {
+  const current = yield* requireExperiment(organizationId, id);
+  if (current.status !== 'running') return;
+  const now = nowIso();
+  yield* execute(
+    sql`UPDATE ${experiments} SET ${setValues(experiments, {
+      status: 'stopped',
+      stoppedAt,
+      endedReason: reason,
+      updatedAt: now,
+    })} WHERE ${experiments.id} = ${id}`,
+  );
+  const after = yield* requireExperiment(organizationId, id);
+  yield* recordChange(organizationId, id, now, 'ended', SYSTEM, stateOf(current), stateOf(after));
+}
+
+/** Stores the end of every running experiment (matching `where`) whose end_at has come. */
+function* storeDueEnds(where: SQL, now: string): Steps<number> {
+  const due = yield* selectRows<{ id: number; organizationId: number; endAt: string }>(
+    sql`SELECT ${selectList({
+      id: experiments.id,
+      organizationId: experiments.organizationId,
+      endAt: experiments.endAt,
+    })} FROM ${experiments}
+      WHERE ${experiments.status} = 'running' AND ${experiments.endAt} <= ${now} AND ${where}
+      ORDER BY ${experiments.id} LIMIT ${SWEEP_BATCH}`,
+  );
+  for (const { id, organizationId, endAt } of due) {
+    yield* storePlannedEnd(organizationId, id, 'end_at', endAt);
+  }
+  return due.length;
+}
+
+/** Experiments one sweep transaction ends at most, so it holds the write lock only briefly. */
+const SWEEP_BATCH = 100;
+
+/**
+ * Stores the end of every running experiment whose end_at has come, in transactions of a few:
+ * what reads already show (asOf), made true in storage for lists and for experiments nobody
+ * routes to. Returns how many it ended.
+ */
+export async function sweepPlannedEnds(db: Db): Promise<number> {
+  let ended = 0;
+  for (;;) {
+    const batch = await runStepsInTransaction(db, () => storeDueEnds(sql`TRUE`, nowIso()));
+    ended += batch;
+    if (batch < SWEEP_BATCH) return ended;
+  }
+}
+
+/**
+ * The experiment as a write finds it: one whose end_at has come is first stored as ended, so
+ * the write sees (and the history shows) what every read already showed.
+ */
+function* requireCurrent(organizationId: number, id: number, now: string): Steps<ExperimentRecord> {
+  const record = yield* requireExperiment(organizationId, id);
+  if (record.status !== 'running' || dueEnd(record, now) !== 'end_at') return record;
+  yield* storePlannedEnd(organizationId, id, 'end_at', record.endAt!);
+  return yield* requireExperiment(organizationId, id);
 }
 
 /**
@@ -500,7 +599,7 @@ interface ExperimentChangeRow {
   experimentId: number;
   occurredAt: string;
   action: ChangeAction;
-  actorType: 'api_key' | 'operator';
+  actorType: ChangeAuthor['actor']['type'];
   actorKeyId: string | null;
   actorKeyName: string | null;
   requestId: string | null;
@@ -563,7 +662,7 @@ export async function experimentHistoryPage(
         actor:
           actorType === 'api_key'
             ? { type: 'api_key', keyId: actorKeyId!, keyName: actorKeyName! }
-            : { type: 'operator' },
+            : { type: actorType },
         changes: parsedJson(changes),
       }),
     );

@@ -8,15 +8,18 @@
 import { randomUUID } from 'node:crypto';
 import { sql, type Placeholder } from 'drizzle-orm';
 import { RecordNotFoundError, StateConflictError } from '../../domain/errors.js';
+import { dueEnd, type PlannedEnd } from '../../domain/experiments.js';
 import { nowIso } from '../../domain/timestamps.js';
 import { pickVariant } from '../../domain/variant-picking.js';
 import type { Db, PostgresDb, SqliteDb } from '../engine/client.js';
 import {
+  idEquals,
   insertValues,
   jsonText,
   prepared,
   runListRead,
   runStepsInTransaction,
+  runStepsInTransactionHolding,
   runStepsOnSqlite,
   selectList,
   type Steps,
@@ -29,6 +32,7 @@ import {
   sessions,
 } from '../schema/sqlite.js';
 import { batchedWrite, gatherWrites, type Outcome } from '../engine/write-batcher.js';
+import { storePlannedEnd } from './experiments.js';
 import {
   IdempotencyKeyTakenError,
   storeAnswersWithWrites,
@@ -60,7 +64,8 @@ export interface SessionAnswer {
   render: (session: RoutedSessionRecord) => string;
 }
 
-interface RoutingTarget {
+/** The target, and its running experiment's planned end (nulls and 0 without one). */
+interface RoutingTarget extends PlannedEnd {
   agentId: number | null;
   runningExperimentId: number | null;
 }
@@ -103,15 +108,26 @@ function placeholders<K extends string>(keys: readonly K[]): Record<K, Placehold
   return values as Record<K, Placeholder>;
 }
 
+// A target without a running experiment reads no planned end (LEFT JOIN nulls; 0 sessions).
+const PLANNED_END_FIELDS = {
+  endAt: experiments.endAt,
+  maxSessions: experiments.maxSessions,
+  routedSessions: sql`COALESCE(${experiments.routedSessions}, 0)`,
+};
+
 // Prepared once: routing is the hottest write path of the service.
 const targetWithRunningExperiment = prepared<RoutingTarget>(
   'agentline_routing_target',
-  sql`SELECT ${selectList({ agentId: channelTargets.agentId, runningExperimentId: experiments.id })}
+  sql`SELECT ${selectList({
+    agentId: channelTargets.agentId,
+    runningExperimentId: experiments.id,
+    ...PLANNED_END_FIELDS,
+  })}
       FROM ${channelTargets}
       LEFT JOIN ${experiments}
         ON ${experiments.targetId} = ${channelTargets.id} AND ${experiments.status} = 'running'
       WHERE ${channelTargets.organizationId} = ${sql.placeholder('organizationId')}
-        AND ${channelTargets.id} = ${sql.placeholder('targetId')}`,
+        AND ${idEquals(channelTargets.id, sql.placeholder('targetId'))}`,
 );
 
 const variantsInOrder = prepared<RoutingVariant>(
@@ -123,6 +139,14 @@ const variantsInOrder = prepared<RoutingVariant>(
   })} FROM ${experimentVariants}
       WHERE ${experimentVariants.experimentId} = ${sql.placeholder('experimentId')}
       ORDER BY ${experimentVariants.position}`,
+);
+
+/** Counts sessions routed to a capped experiment, in the routing transaction. */
+const countCappedSessions = prepared(
+  'agentline_routing_count_capped',
+  sql`UPDATE ${experiments}
+      SET routed_sessions = routed_sessions + CAST(${sql.placeholder('count')} AS INTEGER)
+      WHERE ${experiments.id} = ${sql.placeholder('experimentId')}`,
 );
 
 const insertSession = prepared(
@@ -153,9 +177,11 @@ function assign(
   variants: readonly RoutingVariant[],
   userId: string | null,
   random: () => number,
+  now: string,
 ): Assignment {
   const experimentId = target.runningExperimentId;
-  if (experimentId !== null) {
+  // A running experiment past its planned end takes no session: the target's own agent does.
+  if (experimentId !== null && dueEnd(target, now) === null) {
     const variant = pickVariant(variants, experimentId, userId, random);
     return { targetId, agentId: variant.agentId, experimentId, variantId: variant.id };
   }
@@ -174,11 +200,38 @@ function newSession(
   userId: string | null,
   random: () => number,
 ): RoutedSessionRecord {
+  const now = nowIso();
   return {
     sessionId: randomUUID(),
-    ...assign(targetId, target, variants, userId, random),
-    createdAt: nowIso(),
+    ...assign(targetId, target, variants, userId, random, now),
+    createdAt: now,
   };
+}
+
+/**
+ * After routing `counted` sessions to the target's running experiment (the last at
+ * `lastCountedAt`), in the same transaction: counts them against a max_sessions cap, and stores
+ * the planned end that came (end_at) or that they reached (the last allowed session).
+ */
+function* settlePlannedEnd(
+  organizationId: number,
+  target: RoutingTarget,
+  counted: number,
+  lastCountedAt: string | null,
+  now: string,
+): Steps<void> {
+  const experimentId = target.runningExperimentId;
+  if (experimentId === null) return;
+  const due = dueEnd(target, now);
+  if (due === 'end_at') {
+    yield* storePlannedEnd(organizationId, experimentId, 'end_at', target.endAt!);
+    return;
+  }
+  if (target.maxSessions === null) return;
+  if (counted > 0) yield* countCappedSessions({ experimentId, count: counted });
+  if (target.routedSessions + counted >= target.maxSessions) {
+    yield* storePlannedEnd(organizationId, experimentId, 'max_sessions', lastCountedAt ?? now);
+  }
 }
 
 function sessionValues(
@@ -248,7 +301,7 @@ export async function previewAssignment(
   return runListRead(db, function* () {
     const { target, variants } = yield* routingState(organizationId, targetId);
     // A known user's pick is sticky (a hash), so it never draws from `random`.
-    return assign(targetId, target, variants, userId, Math.random);
+    return assign(targetId, target, variants, userId, Math.random, nowIso());
   });
 }
 
@@ -267,6 +320,8 @@ function* routeOne({
   }
   yield* insertSession(sessionValues(organizationId, session, request));
   yield* insertEvent(sessionStartedEvent(organizationId, session, request));
+  const counted = session.experimentId === null ? 0 : 1;
+  yield* settlePlannedEnd(organizationId, target, counted, session.createdAt, session.createdAt);
   if (answer) answer.write.stored = true;
   return session;
 }
@@ -287,6 +342,9 @@ const postgresRouting = {
     targetId: number;
     agentId: number | null;
     runningExperimentId: number | null;
+    endAt: string | null;
+    maxSessions: number | null;
+    routedSessions: number;
     variantId: number | null;
     variantWeight: number | null;
     variantAgentId: number | null;
@@ -297,6 +355,7 @@ const postgresRouting = {
       targetId: channelTargets.id,
       agentId: channelTargets.agentId,
       runningExperimentId: experiments.id,
+      ...PLANNED_END_FIELDS,
       variantId: experimentVariants.id,
       variantWeight: experimentVariants.weight,
       variantAgentId: experimentVariants.agentId,
@@ -369,29 +428,63 @@ function sessionColumns(
   return columns;
 }
 
-/** The gathered sessions, in one transaction (PostgreSQL). */
-function* routeBatch(routes: RouteRequest[]): Steps<Array<Outcome<RoutedSessionRecord>>> {
+/**
+ * The advisory lock class whose key is a capped experiment's id: PostgreSQL batches that route
+ * to it take turns (see routeInOneTransaction).
+ */
+const CAPPED_EXPERIMENT_LOCK = 1634165601;
+
+/** A batch read a capped experiment whose turn it does not hold: it runs again holding it. */
+class CappedTurnNeeded extends Error {
+  constructor(readonly experimentIds: number[]) {
+    super('routing to a capped experiment needs its turn');
+  }
+}
+
+/**
+ * The gathered sessions, in one transaction (PostgreSQL). `heldTurns` are the capped
+ * experiments whose turn the transaction holds; one more stops the batch before it writes.
+ */
+function* routeBatch(
+  routes: RouteRequest[],
+  heldTurns: readonly number[],
+): Steps<Array<Outcome<RoutedSessionRecord>>> {
   const rows = yield* postgresRouting.targetsWithRunningExperimentVariants({
     organizationIds: routes.map((route) => route.organizationId),
     targetIds: routes.map((route) => route.targetId),
   });
+  const unheld = rows.flatMap((row) =>
+    row.maxSessions !== null && !heldTurns.includes(row.runningExperimentId!)
+      ? [row.runningExperimentId!]
+      : [],
+  );
+  if (unheld.length > 0) throw new CappedTurnNeeded(unheld);
   const rowsOfTarget = new Map<string, typeof rows>();
   for (const row of rows) {
     const key = `${row.organizationId}:${row.targetId}`;
     rowsOfTarget.set(key, [...(rowsOfTarget.get(key) ?? []), row]);
   }
   let routed: Array<{ route: RouteRequest; session: RoutedSessionRecord }> = [];
+  // The batch's running experiments as read, and the sessions each took so far: a capped one
+  // gives the batch only the sessions it has left, one after the other.
+  const running = new Map<number, { organizationId: number; target: RoutingTarget }>();
+  const takenInBatch = new Map<number, number>();
   const outcomes = routes.map((route): Outcome<RoutedSessionRecord> => {
     const { organizationId, targetId, request, random } = route;
     const ofTarget = rowsOfTarget.get(`${organizationId}:${targetId}`) ?? [];
     try {
-      const target = requireTarget(targetId, ofTarget[0]);
+      const read = requireTarget(targetId, ofTarget[0]);
+      const experimentId = read.runningExperimentId;
+      if (experimentId !== null) running.set(experimentId, { organizationId, target: read });
+      const taken = experimentId === null ? 0 : (takenInBatch.get(experimentId) ?? 0);
+      const target = { ...read, routedSessions: read.routedSessions + taken };
       const variants = ofTarget.flatMap((row) =>
         row.variantId === null
           ? []
           : [{ id: row.variantId, weight: row.variantWeight!, agentId: row.variantAgentId! }],
       );
       const session = newSession(targetId, target, variants, request.userId, random);
+      if (session.experimentId !== null) takenInBatch.set(session.experimentId, taken + 1);
       routed.push({ route, session });
       return { ok: true, value: session };
     } catch (error) {
@@ -428,15 +521,43 @@ function* routeBatch(routes: RouteRequest[]): Steps<Array<Outcome<RoutedSessionR
     routed.sort((a, b) => a.route.organizationId - b.route.organizationId);
     yield* postgresRouting.insertSessionsAndEvents(sessionColumns(routed));
   }
+  const now = nowIso();
+  for (const [experimentId, { organizationId, target }] of running) {
+    const counted = routed.filter(({ session }) => session.experimentId === experimentId);
+    const lastCountedAt = counted.at(-1)?.session.createdAt ?? null;
+    yield* settlePlannedEnd(organizationId, target, counted.length, lastCountedAt, now);
+  }
   for (const { route } of routed) if (route.answer) route.answer.write.stored = true;
   return outcomes;
 }
 
-function routeInOneTransaction(
+/**
+ * Routes the batch in one transaction. A capped experiment's count is one row every batch routing
+ * to it writes: batches that do take its turn (an advisory lock taken before BEGIN), so under
+ * load from several processes they wait for each other instead of failing their serializable
+ * commits over and over. Batches without a capped experiment never wait.
+ */
+async function routeInOneTransaction(
   db: PostgresDb,
   routes: RouteRequest[],
 ): Promise<Array<Outcome<RoutedSessionRecord>>> {
-  return runStepsInTransaction(db, () => routeBatch(routes));
+  let held: number[] = [];
+  for (;;) {
+    const turns = held;
+    try {
+      return turns.length === 0
+        ? await runStepsInTransaction(db, () => routeBatch(routes, turns))
+        : await runStepsInTransactionHolding(
+            db,
+            { lockClass: CAPPED_EXPERIMENT_LOCK, keys: turns },
+            () => routeBatch(routes, turns),
+          );
+    } catch (error) {
+      // Each round holds at least one more turn, so this ends.
+      if (!(error instanceof CappedTurnNeeded)) throw error;
+      held = [...new Set([...held, ...error.experimentIds])];
+    }
+  }
 }
 
 const routeOnPostgres = gatherWrites(

@@ -381,6 +381,11 @@ export const experiments = sqliteTable(
     startedAt: text('started_at'),
     stoppedAt: text('stopped_at'),
     lastUpdatedBy: text('last_updated_by'),
+    endAt: text('end_at'),
+    maxSessions: integer('max_sessions'),
+    endedReason: text('ended_reason'),
+    /** Sessions routed while running, kept only under a max_sessions cap (counted with each). */
+    routedSessions: integer('routed_sessions').notNull().default(0),
   },
   (t) => [
     index('experiments_organization_idx').on(t.organizationId, t.id),

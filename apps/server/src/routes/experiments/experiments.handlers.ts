@@ -27,6 +27,7 @@ import {
 } from '../../domain/experiments.js';
 import { experimentHistoryList, type ChangeAuthor } from '../../domain/experiment-history.js';
 import { listPage, parseListQuery, projectItem } from '../../domain/list-query.js';
+import { normalizeDateTime } from '../../domain/timestamps.js';
 import type { AppEnv } from '../../http/app-env.js';
 import type { AppRouteHandler } from '../../http/router.js';
 import {
@@ -58,7 +59,13 @@ async function requireExperiment(db: Db, organizationId: number, id: number) {
 async function checkedWrite(
   db: Db,
   organizationId: number,
-  body: { name: string; description?: string | null | undefined; variants: VariantInput[] },
+  body: {
+    name: string;
+    description?: string | null | undefined;
+    variants: VariantInput[];
+    end_at?: string | null | undefined;
+    max_sessions?: number | null | undefined;
+  },
   targetProblemsFound: InputProblem[],
 ): Promise<ExperimentWrite> {
   const agentIds = await findAgentIds(
@@ -66,8 +73,19 @@ async function checkedWrite(
     organizationId,
     body.variants.map((v) => v.agent_id),
   );
-  const problems = [
+  // Stored as canonical ISO text, so routing compares it with the clock as text.
+  const endAt = body.end_at == null ? null : normalizeDateTime(body.end_at);
+  const problems: InputProblem[] = [
     ...targetProblemsFound,
+    ...(body.end_at != null && endAt === null
+      ? [
+          {
+            loc: ['body', 'end_at'],
+            msg: `"${body.end_at}" is not a date-time between the years 0 and 9999 with a time zone; send ISO 8601 such as 2026-12-31T23:00:00Z.`,
+            type: 'datetime_parsing',
+          },
+        ]
+      : []),
     ...variantSetProblems(body.variants.map((v) => ({ ...v, agent: v.agent_id }))),
     ...missingAgentProblems(body.variants, agentIds),
   ];
@@ -75,6 +93,8 @@ async function checkedWrite(
   return {
     name: body.name,
     description: body.description ?? null,
+    endAt,
+    maxSessions: body.max_sessions ?? null,
     variants: body.variants.map((v) => ({
       name: v.name,
       weight: v.weight,
