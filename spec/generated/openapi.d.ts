@@ -267,11 +267,44 @@ export interface paths {
         };
         /**
          * Sessions per variant
-         * @description The number of sessions each variant handled, one entry per variant in variant order.
+         * @description The number of sessions each variant handled, one entry per variant in variant order,
+         *     with the variant's configured `weight` beside its observed `share` of `total_sessions`.
          *     Readable in every state: a draft has zero counts; a stopped experiment keeps its counts.
          *     Needs `CHANNELS_READ`.
          */
         get: operations["experiments_results"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/experiments/{experiment_id}/history": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The experiment. */
+                experiment_id: components["parameters"]["ExperimentId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Change history
+         * @description Every change to the experiment, newest first: its creation, each update, start and stop,
+         *     its planned end (`ended`, by the `system`) and its deletion, with who made it (`actor`), the `request_id` of the API call that made
+         *     it, and each changed field's value before and after (an Agentline extension). An entry is
+         *     written in the same transaction as its change, so there is never a change without its
+         *     entry nor an entry for a change that was refused. The history of a deleted experiment
+         *     stays readable; an id that never named an experiment of the organization is a 404. Needs
+         *     `CHANNELS_READ`.
+         *
+         *     Paging takes `page`, `limit` and `cursor` as the other lists do (see Lists); there is no
+         *     search, order or `fields`. A cursor belongs to the experiment it was given out for.
+         */
+        get: operations["experiments_history"];
         put?: never;
         post?: never;
         delete?: never;
@@ -343,6 +376,32 @@ export interface paths {
          *     with no running experiment and no agent of its own is a 409.
          */
         post: operations["sessions_route"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/channels/targets/{target_id}/assignment": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Preview which agent a user's next session would get
+         * @description Answers exactly what routing a session for `user_id` on the target would answer now
+         *     (`POST /api/v1/channels/targets/{target_id}/sessions` with that `user_id`), by the same
+         *     rules: the running experiment's sticky pick for the user, else the target's own agent. It
+         *     creates nothing: no session, no event, no count in the results, so support can check a
+         *     caller's assignment without touching the experiment (an Agentline extension). Needs
+         *     `CHANNELS_READ`. An unknown target is a 404; a target with no running experiment and no
+         *     agent of its own is a 409, as routing would answer.
+         */
+        get: operations["channel_targets_assignment"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -709,6 +768,13 @@ export interface components {
             description?: string | null;
             /** @description The channel target whose traffic is split; fixed for the experiment's life. */
             target_id: number;
+            /**
+             * Format: date-time
+             * @description Planned end (an Agentline extension): from this moment the experiment routes no session; it reads as `stopped` with `stopped_at` equal to `end_at`, and its target is free for the next experiment. Null or absent: no planned end. Starting a draft whose `end_at` has passed is a 409.
+             */
+            end_at?: string | null;
+            /** @description Planned end by exposure (an Agentline extension): the experiment routes at most this many sessions, exactly, also under concurrent routing from several server processes, and stops with the last one. Null or absent: no cap. */
+            max_sessions?: number | null;
             /** @description Required. The complete variant set. */
             variants: components["schemas"]["VariantWrite"][];
         };
@@ -717,6 +783,13 @@ export interface components {
             description?: string | null;
             /** @description Optional; when given it must equal the stored target (the target cannot change). */
             target_id?: number;
+            /**
+             * Format: date-time
+             * @description Planned end (an Agentline extension): from this moment the experiment routes no session; it reads as `stopped` with `stopped_at` equal to `end_at`, and its target is free for the next experiment. Null or absent: no planned end. Starting a draft whose `end_at` has passed is a 409.
+             */
+            end_at?: string | null;
+            /** @description Planned end by exposure (an Agentline extension): the experiment routes at most this many sessions, exactly, also under concurrent routing from several server processes, and stops with the last one. Null or absent: no cap. */
+            max_sessions?: number | null;
             /** @description Required. The complete variant set, replacing the stored one. */
             variants: components["schemas"]["VariantWrite"][];
         };
@@ -738,6 +811,18 @@ export interface components {
             /** Format: date-time */
             stopped_at: string | null;
             target: components["schemas"]["ExperimentTarget"];
+            /**
+             * Format: date-time
+             * @description The planned end, or null.
+             */
+            end_at: string | null;
+            /** @description The most sessions the experiment routes, or null. */
+            max_sessions: number | null;
+            /**
+             * @description Why a stopped experiment stopped: `stopped` (a stop call), `end_at` (its planned end came; `stopped_at` is `end_at`), `max_sessions` (it routed its last allowed session; `stopped_at` is that session's moment). Null while it has not stopped.
+             * @enum {string|null}
+             */
+            ended_reason: "stopped" | "end_at" | "max_sessions" | null;
         };
         /** @description An experiment in a list. Every property is present unless `fields` narrows the item; `id` is always there. */
         ExperimentListItem: {
@@ -758,6 +843,18 @@ export interface components {
             /** Format: date-time */
             stopped_at?: string | null;
             target?: components["schemas"]["ExperimentTarget"];
+            /**
+             * Format: date-time
+             * @description The planned end, or null.
+             */
+            end_at?: string | null;
+            /** @description The most sessions the experiment routes, or null. */
+            max_sessions?: number | null;
+            /**
+             * @description Why a stopped experiment stopped: `stopped` (a stop call), `end_at` (its planned end came; `stopped_at` is `end_at`), `max_sessions` (it routed its last allowed session; `stopped_at` is that session's moment). Null while it has not stopped.
+             * @enum {string|null}
+             */
+            ended_reason?: "stopped" | "end_at" | "max_sessions" | null;
         };
         /** @description One page of experiments. */
         ExperimentListResponse: {
@@ -786,14 +883,89 @@ export interface components {
         VariantResult: {
             variant_id: number;
             name: string;
+            /** @description The configured weight (percentage of the target's traffic), beside the observed `share`. */
+            weight: number;
+            is_control: boolean;
             /** @description Sessions routed to this variant while the experiment ran. */
             session_count: number;
+            /** @description Observed share of the experiment's sessions: `session_count / total_sessions`, 0 when the experiment has no sessions. Compare it with `weight / 100` to see whether the split is healthy (an Agentline extension). */
+            share: number;
         };
         ExperimentResults: {
             experiment_id: number;
             status: components["schemas"]["ExperimentStatus"];
+            /** @description Sessions routed to any variant of the experiment (the sum of the `session_count`s). */
+            total_sessions: number;
             /** @description One entry per variant, in variant order. */
             variants: components["schemas"]["VariantResult"][];
+        };
+        /**
+         * @description What the change did to the experiment.
+         * @enum {string}
+         */
+        ExperimentChangeAction: "created" | "updated" | "started" | "stopped" | "ended" | "deleted";
+        /**
+         * @description Who made the change: `api_key` (an API call; `key_id` and `key_name` name the key),
+         *     `operator` (the `agentline` command-line tool, such as `agentline load`) or `system` (a
+         *     planned end: `end_at` came or `max_sessions` was reached). `key_id` and `key_name` are
+         *     present exactly for `api_key`.
+         */
+        ExperimentChangeActor: {
+            /** @enum {string} */
+            type: "api_key" | "operator" | "system";
+            /** @description The public id of the API key (the part between `agl_` and the secret). */
+            key_id?: string;
+            /** @description The API key's name when it made the change. */
+            key_name?: string;
+        };
+        /** @description A field's value before and after the change (null where there was none). */
+        FieldChange: {
+            from: components["schemas"]["ChangedValue"];
+            to: components["schemas"]["ChangedValue"];
+        };
+        /** @description A field's value as the experiment record shows it; `variants` is a list of variants. */
+        ChangedValue: string | number | components["schemas"]["ChangedVariant"][] | null;
+        /** @description A variant as written, in a change of `variants`. */
+        ChangedVariant: {
+            name: string;
+            weight: number;
+            is_control: boolean;
+            agent_id: number;
+        };
+        ExperimentChange: {
+            id: number;
+            experiment_id: number;
+            /** Format: date-time */
+            occurred_at: string;
+            action: components["schemas"]["ExperimentChangeAction"];
+            actor: components["schemas"]["ExperimentChangeActor"];
+            /** @description The `X-Request-Id` of the API call that made the change; null for the operator. */
+            request_id: string | null;
+            /**
+             * @description Each field the change touched (`name`, `description`, `variants`, `end_at`,
+             *     `max_sessions`, `status`) mapped to
+             *     its value before and after. `variants` is the whole variant set as written
+             *     (`name`, `weight`, `is_control`, `agent_id` of each, in order). A creation lists every
+             *     field set, from null; a deletion every field, to null, so the history keeps what was
+             *     deleted.
+             */
+            changes: {
+                [key: string]: components["schemas"]["FieldChange"];
+            };
+        };
+        /** @description One page of an experiment's changes, newest first. */
+        ExperimentChangeListResponse: {
+            items: components["schemas"]["ExperimentChange"][];
+            /** @description Page number of these results, 0-based. */
+            page: number;
+            /** @description The `limit` used. */
+            page_size: number;
+            /** @description ceil(total_count / page_size); null when page_size is 0. */
+            total_pages?: number | null;
+            /** @description Number of changes of the experiment. */
+            total_count?: number | null;
+            /** @description Pass as `cursor` to get the page after this one; null when this page is the last. Always present. */
+            next_cursor?: string | null;
         };
         /**
          * @description Agent property names usable in `search_fields`, `order_by` and `fields` (`name_exact` searches exact names).
@@ -874,6 +1046,16 @@ export interface components {
             variant_id: number | null;
             /** Format: date-time */
             created_at: string;
+        };
+        /** @description What routing a session for the user would answer now; nothing was stored. */
+        Assignment: {
+            target_id: number;
+            /** @description The agent that would answer the session. */
+            agent_id: number;
+            /** @description The running experiment that would pick the agent, or null. */
+            experiment_id: number | null;
+            /** @description The variant the user is assigned to, or null. */
+            variant_id: number | null;
         };
         ValidationError: {
             /** @description Where the bad input is, for example `["query", "limit"]` or `["body", "variants", 1, "weight"]`. */
@@ -1670,6 +1852,58 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    experiments_history: {
+        parameters: {
+            query?: {
+                /** @description 0-based page to return. Leaving it out means 0. */
+                page?: components["parameters"]["Page"];
+                /**
+                 * @description Continues a walk where a page ended: the `next_cursor` of that page. With a cursor,
+                 *     `page` is ignored and the page starts right after the item the cursor marks, in the
+                 *     same order, so pages never repeat or skip an item while new records arrive, and a page
+                 *     deep into the list costs what the first one does. The cursor is bound to the query: send
+                 *     the same `search_fields`, `search_field_values`, `order_by`, `order_by_direction`,
+                 *     `start_datetime` and `end_datetime` with it (`limit` and `fields` may change). Cursors
+                 *     are opaque and signed by the server (HMAC-SHA256 with a secret of its own), bound to
+                 *     the query and the API key's organization: a cursor that was altered or made up, belongs
+                 *     to another organization or another query, or holds a position the list cannot have is
+                 *     a 422 at `["query", "cursor"]` whose message says what to do (pass `next_cursor` as
+                 *     received, or leave `cursor` out to start again). Cursors do not expire with time; when
+                 *     the operator rotates the signing secret, a cursor stays valid through that rotation (at
+                 *     least the next page of every walk in progress) and is refused after the one after it.
+                 */
+                cursor?: components["parameters"]["Cursor"];
+                /** @description Maximum number of items on the page (0 returns only the counts). */
+                limit?: components["parameters"]["Limit"];
+            };
+            header?: never;
+            path: {
+                /** @description The experiment. */
+                experiment_id: components["parameters"]["ExperimentId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of the experiment's changes, newest first. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ExperimentChangeListResponse"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     channel_targets_list: {
         parameters: {
             query?: {
@@ -1839,6 +2073,41 @@ export interface operations {
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    channel_targets_assignment: {
+        parameters: {
+            query: {
+                /** @description The caller whose assignment to preview, as routing receives it in `user_id`. */
+                user_id: string;
+            };
+            header?: never;
+            path: {
+                /** @description The channel target the session would arrive on. */
+                target_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The assignment routing would give the user now. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Assignment"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];

@@ -10,6 +10,7 @@ import { migrateDb } from './db/engine/migrate.js';
 import { eventReadersFor } from './db/repositories/event-readers.js';
 import { createFrontDoor } from './http/front-door.js';
 import { startIdempotencySweeper } from './http/idempotency.js';
+import { startPlannedEndSweeper } from './http/planned-ends.js';
 
 const SHUTDOWN_GRACE_MS = 10_000;
 const HEADERS_TIMEOUT_MS = 10_000;
@@ -31,6 +32,7 @@ async function main(): Promise<void> {
     // Often enough that the table holds little beyond the retention, at most once a minute.
     intervalMs: Math.min(60_000, idempotencyTimes.retentionMs / 4),
   });
+  const stopPlannedEnds = startPlannedEndSweeper(db, logger);
   const app = createApp({
     db,
     eventReaders,
@@ -72,6 +74,7 @@ async function main(): Promise<void> {
     stopping = true;
     logger.info({ signal }, 'shutting down: finishing in-flight requests');
     stopSweeper();
+    stopPlannedEnds();
     const force = setTimeout(() => {
       logger.warn('in-flight requests did not finish in time; exiting');
       process.exit(1);

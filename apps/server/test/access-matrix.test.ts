@@ -175,10 +175,22 @@ const OPERATIONS: Operation[] = [
     foreign: 404,
   },
   {
+    name: 'experiments_history',
+    method: 'GET',
+    path: () => `/api/v1/experiments/${experimentId}/history`,
+    foreign: 404,
+  },
+  {
     name: 'sessions_route',
     method: 'POST',
     path: () => `/api/v1/channels/targets/${fx.targets.main}/sessions`,
     body: () => ({}),
+    foreign: 404,
+  },
+  {
+    name: 'channel_targets_assignment',
+    method: 'GET',
+    path: () => `/api/v1/channels/targets/${fx.targets.main}/assignment?user_id=caller-1`,
     foreign: 404,
   },
 ];

@@ -171,4 +171,55 @@ describe('two server processes on one database', () => {
     }
     expect((await post(a.baseUrl, `/api/v1/experiments/${draft}/stop`)).status).toBe(200);
   }, 60_000);
+
+  it('counts exactly max_sessions sessions routed by 16 connections through both', async () => {
+    const maxSessions = 500;
+    const created = await post<Schemas['Experiment']>(
+      a.baseUrl,
+      '/api/v1/experiments/',
+      experimentBody(fx.targets.main, [fx.agents.pinned, fx.agents.alsoPinned], {
+        name: 'capped',
+        max_sessions: maxSessions,
+      }),
+    );
+    const id = created.body.id;
+    expect((await post(b.baseUrl, `/api/v1/experiments/${id}/start`)).status).toBe(200);
+
+    // 16 connections, 8 through each process, each routing one session after another: more
+    // sessions in all than the cap, so the last allowed one races with many more.
+    const perConnection = 40;
+    const connections = Array.from({ length: 16 }, (_, c) => async () => {
+      const server = c % 2 === 0 ? a : b;
+      const answers: Array<number | null> = [];
+      for (let i = 0; i < perConnection; i += 1) {
+        const res = await post<Schemas['RoutedSession']>(
+          server.baseUrl,
+          `/api/v1/channels/targets/${fx.targets.main}/sessions`,
+          { user_id: `capped-${c}-${i}` },
+        );
+        expect(res.status, JSON.stringify(res.body)).toBe(200);
+        answers.push(res.body.experiment_id);
+      }
+      return answers;
+    });
+    const answers = (await Promise.all(connections.map((run) => run()))).flat();
+    expect(answers).toHaveLength(16 * perConnection);
+    expect(answers.filter((experiment) => experiment === id)).toHaveLength(maxSessions);
+
+    const [stored] = await queryTestDb<{ n: number }>(
+      db,
+      sql`SELECT count(*) AS n FROM sessions WHERE experiment_id = ${id}`,
+    );
+    expect(Number(stored!.n)).toBe(maxSessions);
+    const record = await fetch(`${a.baseUrl}/api/v1/experiments/${id}`, {
+      headers: { 'Service-API-Key': acme.key },
+    }).then((r) => r.json() as Promise<Schemas['Experiment']>);
+    expect(record).toMatchObject({ status: 'stopped', ended_reason: 'max_sessions' });
+    // Stopped at the moment of the last counted session.
+    const [last] = await queryTestDb<{ at: string }>(
+      db,
+      sql`SELECT max(created_at) AS at FROM sessions WHERE experiment_id = ${id}`,
+    );
+    expect(record.stopped_at).toBe(last!.at);
+  }, 120_000);
 });

@@ -453,9 +453,24 @@ describe('results', () => {
     expect(res.body).toEqual({
       experiment_id: draft.id,
       status: 'draft',
+      total_sessions: 0,
       variants: [
-        { variant_id: draft.variants[0]!.id, name: 'control', session_count: 0 },
-        { variant_id: draft.variants[1]!.id, name: 'candidate', session_count: 0 },
+        {
+          variant_id: draft.variants[0]!.id,
+          name: 'control',
+          weight: 70,
+          is_control: true,
+          session_count: 0,
+          share: 0,
+        },
+        {
+          variant_id: draft.variants[1]!.id,
+          name: 'candidate',
+          weight: 30,
+          is_control: false,
+          session_count: 0,
+          share: 0,
+        },
       ],
     });
   });

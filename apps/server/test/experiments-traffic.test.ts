@@ -230,9 +230,25 @@ describe('routing with a running 70/30 experiment', () => {
       `/api/v1/experiments/${experiment.id}/results`,
       { key: acme.key },
     );
+    const candidateCount = routed.get(candidate.id)!;
+    expect(results.body.total_sessions).toBe(total);
     expect(results.body.variants).toEqual([
-      { variant_id: control.id, name: 'control', session_count: controlCount },
-      { variant_id: candidate.id, name: 'candidate', session_count: routed.get(candidate.id) },
+      {
+        variant_id: control.id,
+        name: 'control',
+        weight: 70,
+        is_control: true,
+        session_count: controlCount,
+        share: controlCount / total,
+      },
+      {
+        variant_id: candidate.id,
+        name: 'candidate',
+        weight: 30,
+        is_control: false,
+        session_count: candidateCount,
+        share: candidateCount / total,
+      },
     ]);
     await stop(experiment.id);
   }, 180_000);
@@ -291,5 +307,6 @@ describe('routing with a running 70/30 experiment', () => {
     );
     expect(results.body.status).toBe('stopped');
     expect(results.body.variants.reduce((sum, v) => sum + v.session_count, 0)).toBe(during);
+    expect(results.body.total_sessions).toBe(during);
   });
 });

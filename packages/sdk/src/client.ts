@@ -13,6 +13,7 @@ import type {
   Agent,
   AgentListQuery,
   AgentListResponse,
+  Assignment,
   ChannelTarget,
   ChannelTargetListQuery,
   ChannelTargetListResponse,
@@ -20,6 +21,9 @@ import type {
   EventListQuery,
   EventListResponse,
   Experiment,
+  ExperimentChange,
+  ExperimentChangeListQuery,
+  ExperimentChangeListResponse,
   ExperimentCreate,
   ExperimentDeleteResponse,
   ExperimentListItem,
@@ -262,6 +266,30 @@ export function createClient(options: ClientOptions = {}) {
         raw.GET('/api/v1/experiments/{experiment_id}/results', experiment(experimentId, request)),
         request,
       ),
+    /**
+     * `GET /api/v1/experiments/{experiment_id}/history`: one page of the experiment's changes,
+     * newest first, each with its actor, request id and every changed field's before and after.
+     * Readable after the experiment is deleted.
+     */
+    history: (
+      experimentId: number,
+      query: ExperimentChangeListQuery = {},
+      request: RequestOptions = {},
+    ): ApiPromise<ExperimentChangeListResponse> =>
+      call(
+        raw.GET('/api/v1/experiments/{experiment_id}/history', {
+          params: { path: { experiment_id: experimentId }, query },
+          ...callOptions(request),
+        }),
+        request,
+      ),
+    /** Every change of the experiment, newest first, page after page. */
+    iterateHistory: (
+      experimentId: number,
+      query: ExperimentChangeListQuery = {},
+      request: RequestOptions = {},
+    ): AsyncGenerator<ExperimentChange, void> =>
+      iteratePages((page) => experiments.history(experimentId, page, request), query),
   };
   const telephony = {
     /**
@@ -334,6 +362,22 @@ export function createClient(options: ClientOptions = {}) {
       request: RequestOptions = {},
     ): AsyncGenerator<ChannelTarget, void> =>
       iteratePages((page) => channelTargets.list(page, request), query),
+    /**
+     * `GET /api/v1/channels/targets/{target_id}/assignment`: which agent (and variant) routing
+     * would give this user's next session on the target now; creates no session, event or count.
+     */
+    assignment: (
+      targetId: number,
+      userId: string,
+      request: RequestOptions = {},
+    ): ApiPromise<Assignment> =>
+      call(
+        raw.GET('/api/v1/channels/targets/{target_id}/assignment', {
+          params: { path: { target_id: targetId }, query: { user_id: userId } },
+          ...callOptions(request),
+        }),
+        request,
+      ),
   };
   const sessions = {
     /** `POST /api/v1/channels/targets/{target_id}/sessions`: which agent answers a new session on a channel target. */

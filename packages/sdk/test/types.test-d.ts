@@ -127,9 +127,11 @@ interface OperationMethods {
   experiments_start: AgentlineClient['experiments']['start'];
   experiments_stop: AgentlineClient['experiments']['stop'];
   experiments_results: AgentlineClient['experiments']['results'];
+  experiments_history: AgentlineClient['experiments']['history'];
   sessions_route: AgentlineClient['sessions']['route'];
   agents_list: AgentlineClient['agents']['list'];
   channel_targets_list: AgentlineClient['channelTargets']['list'];
+  channel_targets_assignment: AgentlineClient['channelTargets']['assignment'];
 }
 
 type OkBody<O> = O extends { responses: { 200: { content: { 'application/json': infer B } } } }

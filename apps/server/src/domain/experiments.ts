@@ -204,15 +204,21 @@ export function assertCanStart(id: number, status: ExperimentStatus): void {
 }
 
 /**
- * Everything a start checks, in order: the life cycle, then the target, which an operator may have
- * turned into an agent-test target since the draft was written. Run inside the start's
- * transaction, so nothing changes between the check and the start.
+ * Everything a start checks, in order: the life cycle, a planned end still ahead, then the
+ * target, which an operator may have turned into an agent-test target since the draft was
+ * written. Run inside the start's transaction, so nothing changes between the check and the start.
  */
 export function assertStartable(
-  experiment: { id: number; status: ExperimentStatus; targetId: number },
+  experiment: { id: number; status: ExperimentStatus; targetId: number; endAt: string | null },
   target: TargetFacts | null,
+  now: string,
 ): void {
   assertCanStart(experiment.id, experiment.status);
+  if (experiment.endAt !== null && experiment.endAt <= now) {
+    throw new StateConflictError(
+      `Experiment ${experiment.id} has an end_at (${experiment.endAt}) that has passed, so it would end as it starts; set a later end_at, or null, with PUT /api/v1/experiments/${experiment.id} first.`,
+    );
+  }
   const problems = targetProblems(experiment.targetId, target, ['path', 'experiment_id']);
   if (problems.length > 0) throw new InputRuleError(problems);
 }
@@ -269,4 +275,41 @@ export function startWarnings(variants: readonly VariantAgentFacts[]): string[] 
     }
   }
   return warnings;
+}
+
+// Planned ends (docs/decisions.md section 9): a running experiment ends by itself when its
+// end_at comes or when it has routed max_sessions sessions.
+
+export type EndedReason = NonNullable<components['schemas']['Experiment']['ended_reason']>;
+
+/** What a planned end reads of a running experiment. Timestamps are canonical ISO text. */
+export interface PlannedEnd {
+  endAt: string | null;
+  maxSessions: number | null;
+  routedSessions: number;
+}
+
+/**
+ * Why a running experiment takes no more sessions at `now`, or null while it does. An end_at
+ * that has come wins: its moment is the earlier one.
+ */
+export function dueEnd(plan: PlannedEnd, now: string): Exclude<EndedReason, 'stopped'> | null {
+  if (plan.endAt !== null && plan.endAt <= now) return 'end_at';
+  if (plan.maxSessions !== null && plan.routedSessions >= plan.maxSessions) return 'max_sessions';
+  return null;
+}
+
+/**
+ * An experiment as it reads at `now`: one running past its end_at is stopped from end_at on,
+ * whether or not routing or the sweep has stored that yet.
+ */
+export function asOf<
+  E extends PlannedEnd & {
+    status: ExperimentStatus;
+    stoppedAt: string | null;
+    endedReason: EndedReason | null;
+  },
+>(experiment: E, now: string): E {
+  if (experiment.status !== 'running' || dueEnd(experiment, now) !== 'end_at') return experiment;
+  return { ...experiment, status: 'stopped', stoppedAt: experiment.endAt, endedReason: 'end_at' };
 }

@@ -553,6 +553,24 @@ export const ExperimentCreate = z
       .openapi({
         description: "The channel target whose traffic is split; fixed for the experiment's life.",
       }),
+    end_at: z.iso
+      .datetime({ offset: true })
+      .nullable()
+      .openapi({
+        description:
+          'Planned end (an Agentline extension): from this moment the experiment routes no session; it reads as `stopped` with `stopped_at` equal to `end_at`, and its target is free for the next experiment. Null or absent: no planned end. Starting a draft whose `end_at` has passed is a 409.',
+      })
+      .optional(),
+    max_sessions: z
+      .int()
+      .gte(1)
+      .lte(1000000000)
+      .nullable()
+      .openapi({
+        description:
+          'Planned end by exposure (an Agentline extension): the experiment routes at most this many sessions, exactly, also under concurrent routing from several server processes, and stops with the last one. Null or absent: no cap.',
+      })
+      .optional(),
     variants: z
       .array(VariantWrite)
       .min(2)
@@ -570,6 +588,24 @@ export const ExperimentUpdate = z
       .openapi({
         description:
           'Optional; when given it must equal the stored target (the target cannot change).',
+      })
+      .optional(),
+    end_at: z.iso
+      .datetime({ offset: true })
+      .nullable()
+      .openapi({
+        description:
+          'Planned end (an Agentline extension): from this moment the experiment routes no session; it reads as `stopped` with `stopped_at` equal to `end_at`, and its target is free for the next experiment. Null or absent: no planned end. Starting a draft whose `end_at` has passed is a 409.',
+      })
+      .optional(),
+    max_sessions: z
+      .int()
+      .gte(1)
+      .lte(1000000000)
+      .nullable()
+      .openapi({
+        description:
+          'Planned end by exposure (an Agentline extension): the experiment routes at most this many sessions, exactly, also under concurrent routing from several server processes, and stops with the last one. Null or absent: no cap.',
       })
       .optional(),
     variants: z
@@ -597,6 +633,21 @@ export const Experiment = z
     started_at: z.iso.datetime({ offset: true }).nullable(),
     stopped_at: z.iso.datetime({ offset: true }).nullable(),
     target: ExperimentTarget,
+    end_at: z.iso
+      .datetime({ offset: true })
+      .nullable()
+      .openapi({ description: 'The planned end, or null.' }),
+    max_sessions: z
+      .int()
+      .nullable()
+      .openapi({ description: 'The most sessions the experiment routes, or null.' }),
+    ended_reason: z
+      .enum(['stopped', 'end_at', 'max_sessions'])
+      .nullable()
+      .openapi({
+        description:
+          "Why a stopped experiment stopped: `stopped` (a stop call), `end_at` (its planned end came; `stopped_at` is `end_at`), `max_sessions` (it routed its last allowed session; `stopped_at` is that session's moment). Null while it has not stopped.",
+      }),
   })
   .openapi('Experiment');
 
@@ -618,6 +669,24 @@ export const ExperimentListItem = z
     started_at: z.iso.datetime({ offset: true }).nullable().optional(),
     stopped_at: z.iso.datetime({ offset: true }).nullable().optional(),
     target: ExperimentTarget.optional(),
+    end_at: z.iso
+      .datetime({ offset: true })
+      .nullable()
+      .openapi({ description: 'The planned end, or null.' })
+      .optional(),
+    max_sessions: z
+      .int()
+      .nullable()
+      .openapi({ description: 'The most sessions the experiment routes, or null.' })
+      .optional(),
+    ended_reason: z
+      .enum(['stopped', 'end_at', 'max_sessions'])
+      .nullable()
+      .openapi({
+        description:
+          "Why a stopped experiment stopped: `stopped` (a stop call), `end_at` (its planned end came; `stopped_at` is `end_at`), `max_sessions` (it routed its last allowed session; `stopped_at` is that session's moment). Null while it has not stopped.",
+      })
+      .optional(),
   })
   .openapi('ExperimentListItem', {
     description:
@@ -673,9 +742,24 @@ export const VariantResult = z
   .object({
     variant_id: z.int(),
     name: z.string(),
+    weight: z
+      .int()
+      .openapi({
+        description:
+          "The configured weight (percentage of the target's traffic), beside the observed `share`.",
+      }),
+    is_control: z.boolean(),
     session_count: z
       .int()
       .openapi({ description: 'Sessions routed to this variant while the experiment ran.' }),
+    share: z
+      .number()
+      .gte(0)
+      .lte(1)
+      .openapi({
+        description:
+          "Observed share of the experiment's sessions: `session_count / total_sessions`, 0 when the experiment has no sessions. Compare it with `weight / 100` to see whether the split is healthy (an Agentline extension).",
+      }),
   })
   .openapi('VariantResult');
 
@@ -683,11 +767,116 @@ export const ExperimentResults = z
   .object({
     experiment_id: z.int(),
     status: ExperimentStatus,
+    total_sessions: z
+      .int()
+      .openapi({
+        description:
+          'Sessions routed to any variant of the experiment (the sum of the `session_count`s).',
+      }),
     variants: z
       .array(VariantResult)
       .openapi({ description: 'One entry per variant, in variant order.' }),
   })
   .openapi('ExperimentResults');
+
+export const ExperimentChangeAction = z
+  .enum(['created', 'updated', 'started', 'stopped', 'ended', 'deleted'])
+  .openapi('ExperimentChangeAction', { description: 'What the change did to the experiment.' });
+
+export const ExperimentChangeActor = z
+  .object({
+    type: z.enum(['api_key', 'operator', 'system']),
+    key_id: z
+      .string()
+      .openapi({
+        description: 'The public id of the API key (the part between `agl_` and the secret).',
+      })
+      .optional(),
+    key_name: z
+      .string()
+      .openapi({ description: "The API key's name when it made the change." })
+      .optional(),
+  })
+  .openapi('ExperimentChangeActor', {
+    description:
+      'Who made the change: `api_key` (an API call; `key_id` and `key_name` name the key),\n`operator` (the `agentline` command-line tool, such as `agentline load`) or `system` (a\nplanned end: `end_at` came or `max_sessions` was reached). `key_id` and `key_name` are\npresent exactly for `api_key`.\n',
+  });
+
+export const ChangedVariant = z
+  .object({
+    name: z.string(),
+    weight: z.int(),
+    is_control: z.boolean(),
+    agent_id: z.int(),
+  })
+  .openapi('ChangedVariant', { description: 'A variant as written, in a change of `variants`.' });
+
+export const ChangedValue = z
+  .union([z.string(), z.int(), z.array(ChangedVariant), z.null()])
+  .openapi('ChangedValue', {
+    description:
+      "A field's value as the experiment record shows it; `variants` is a list of variants.",
+  });
+
+export const FieldChange = z
+  .object({
+    from: ChangedValue,
+    to: ChangedValue,
+  })
+  .openapi('FieldChange', {
+    description: "A field's value before and after the change (null where there was none).",
+  });
+
+export const ExperimentChange = z
+  .object({
+    id: z.int(),
+    experiment_id: z.int(),
+    occurred_at: z.iso.datetime({ offset: true }),
+    action: ExperimentChangeAction,
+    actor: ExperimentChangeActor,
+    request_id: z
+      .string()
+      .nullable()
+      .openapi({
+        description:
+          'The `X-Request-Id` of the API call that made the change; null for the operator.',
+      }),
+    changes: z
+      .record(z.string(), FieldChange)
+      .openapi({
+        description:
+          'Each field the change touched (`name`, `description`, `variants`, `end_at`,\n`max_sessions`, `status`) mapped to\nits value before and after. `variants` is the whole variant set as written\n(`name`, `weight`, `is_control`, `agent_id` of each, in order). A creation lists every\nfield set, from null; a deletion every field, to null, so the history keeps what was\ndeleted.\n',
+      }),
+  })
+  .openapi('ExperimentChange');
+
+export const ExperimentChangeListResponse = z
+  .object({
+    items: z.array(ExperimentChange),
+    page: z.int().openapi({ description: 'Page number of these results, 0-based.' }),
+    page_size: z.int().openapi({ description: 'The `limit` used.' }),
+    total_pages: z
+      .int()
+      .nullable()
+      .openapi({ description: 'ceil(total_count / page_size); null when page_size is 0.' })
+      .optional(),
+    total_count: z
+      .int()
+      .nullable()
+      .openapi({ description: 'Number of changes of the experiment.' })
+      .optional(),
+    next_cursor: z
+      .string()
+      .nullable()
+      .openapi({
+        description:
+          'Pass as `cursor` to get the page after this one; null when this page is the last. Always present.',
+      })
+      .optional(),
+  })
+  .openapi('ExperimentChangeListResponse', {
+    description: "One page of an experiment's changes, newest first.",
+  });
 
 export const AgentProperties = z
   .enum(['id', 'name', 'name_exact', 'prompt_id', 'pinned_prompt_version'])
@@ -843,6 +1032,23 @@ export const RoutedSession = z
     created_at: z.iso.datetime({ offset: true }),
   })
   .openapi('RoutedSession');
+
+export const Assignment = z
+  .object({
+    target_id: z.int(),
+    agent_id: z.int().openapi({ description: 'The agent that would answer the session.' }),
+    experiment_id: z
+      .int()
+      .nullable()
+      .openapi({ description: 'The running experiment that would pick the agent, or null.' }),
+    variant_id: z
+      .int()
+      .nullable()
+      .openapi({ description: 'The variant the user is assigned to, or null.' }),
+  })
+  .openapi('Assignment', {
+    description: 'What routing a session for the user would answer now; nothing was stored.',
+  });
 
 export const ValidationError = z
   .object({
@@ -1616,7 +1822,7 @@ export const experimentsResultsRoute = createRoute({
   tags: ['experiments'],
   summary: 'Sessions per variant',
   description:
-    'The number of sessions each variant handled, one entry per variant in variant order.\nReadable in every state: a draft has zero counts; a stopped experiment keeps its counts.\nNeeds `CHANNELS_READ`.\n',
+    "The number of sessions each variant handled, one entry per variant in variant order,\nwith the variant's configured `weight` beside its observed `share` of `total_sessions`.\nReadable in every state: a draft has zero counts; a stopped experiment keeps its counts.\nNeeds `CHANNELS_READ`.\n",
   'x-agentline-permission': 'CHANNELS_READ' as const,
   security: [{ APIKeyHeader: [] }],
   request: {
@@ -1632,6 +1838,46 @@ export const experimentsResultsRoute = createRoute({
       }),
       content: {
         'application/json': { schema: ExperimentResults },
+      },
+    },
+    401: unauthorizedResponse,
+    403: forbiddenResponse,
+    404: notFoundResponse,
+    422: validationFailedResponse,
+    429: rateLimitedResponse,
+    500: internalErrorResponse,
+    503: serviceUnavailableResponse,
+  },
+});
+
+export const experimentsHistoryRoute = createRoute({
+  method: 'get',
+  path: '/api/v1/experiments/{experiment_id}/history',
+  operationId: 'experiments_history',
+  tags: ['experiments'],
+  summary: 'Change history',
+  description:
+    "Every change to the experiment, newest first: its creation, each update, start and stop,\nits planned end (`ended`, by the `system`) and its deletion, with who made it (`actor`), the `request_id` of the API call that made\nit, and each changed field's value before and after (an Agentline extension). An entry is\nwritten in the same transaction as its change, so there is never a change without its\nentry nor an entry for a change that was refused. The history of a deleted experiment\nstays readable; an id that never named an experiment of the organization is a 404. Needs\n`CHANNELS_READ`.\n\nPaging takes `page`, `limit` and `cursor` as the other lists do (see Lists); there is no\nsearch, order or `fields`. A cursor belongs to the experiment it was given out for.\n",
+  'x-agentline-permission': 'CHANNELS_READ' as const,
+  security: [{ APIKeyHeader: [] }],
+  request: {
+    params: z.object({
+      experiment_id: experimentIdParameter,
+    }),
+    query: z.object({
+      page: pageParameter,
+      cursor: cursorParameter,
+      limit: limitParameter,
+    }),
+  },
+  responses: {
+    200: {
+      description: "One page of the experiment's changes, newest first.",
+      headers: z.object({
+        'X-Request-Id': xRequestIdHeader,
+      }),
+      content: {
+        'application/json': { schema: ExperimentChangeListResponse },
       },
     },
     401: unauthorizedResponse,
@@ -1806,6 +2052,56 @@ export const sessionsRouteRoute = createRoute({
   },
 });
 
+export const channelTargetsAssignmentRoute = createRoute({
+  method: 'get',
+  path: '/api/v1/channels/targets/{target_id}/assignment',
+  operationId: 'channel_targets_assignment',
+  tags: ['sessions'],
+  summary: "Preview which agent a user's next session would get",
+  description:
+    "Answers exactly what routing a session for `user_id` on the target would answer now\n(`POST /api/v1/channels/targets/{target_id}/sessions` with that `user_id`), by the same\nrules: the running experiment's sticky pick for the user, else the target's own agent. It\ncreates nothing: no session, no event, no count in the results, so support can check a\ncaller's assignment without touching the experiment (an Agentline extension). Needs\n`CHANNELS_READ`. An unknown target is a 404; a target with no running experiment and no\nagent of its own is a 409, as routing would answer.\n",
+  'x-agentline-permission': 'CHANNELS_READ' as const,
+  security: [{ APIKeyHeader: [] }],
+  request: {
+    params: z.object({
+      target_id: integerParam(z.int().gte(1)).openapi({
+        param: { description: 'The channel target the session would arrive on.' },
+      }),
+    }),
+    query: z.object({
+      user_id: z
+        .string()
+        .min(1)
+        .max(256)
+        .openapi({
+          param: {
+            description:
+              'The caller whose assignment to preview, as routing receives it in `user_id`.',
+          },
+        }),
+    }),
+  },
+  responses: {
+    200: {
+      description: 'The assignment routing would give the user now.',
+      headers: z.object({
+        'X-Request-Id': xRequestIdHeader,
+      }),
+      content: {
+        'application/json': { schema: Assignment },
+      },
+    },
+    401: unauthorizedResponse,
+    403: forbiddenResponse,
+    404: notFoundResponse,
+    409: conflictResponse,
+    422: validationFailedResponse,
+    429: rateLimitedResponse,
+    500: internalErrorResponse,
+    503: serviceUnavailableResponse,
+  },
+});
+
 export const routes = {
   eventsList: eventsListRoute,
   promptsList: promptsListRoute,
@@ -1819,9 +2115,11 @@ export const routes = {
   experimentsStart: experimentsStartRoute,
   experimentsStop: experimentsStopRoute,
   experimentsResults: experimentsResultsRoute,
+  experimentsHistory: experimentsHistoryRoute,
   channelTargetsList: channelTargetsListRoute,
   agentsList: agentsListRoute,
   sessionsRoute: sessionsRouteRoute,
+  channelTargetsAssignment: channelTargetsAssignmentRoute,
 } as const;
 
 /** The spec's document-level fields, for `app.getOpenAPI31Document(openApiDocumentConfig)`. */
@@ -1833,7 +2131,7 @@ export const openApiDocumentConfig = {
     summary:
       'Events, prompts, telephony A2P check, experiments and session routing of an AI-agent platform.',
     description:
-      'Agentline serves the HTTP API of a platform for AI agents that talk to people over phone,\nSMS and web chat. This document is the whole contract: the server and the TypeScript SDK\nare generated from it and checked against it.\n\n## Authentication and tenancy\nEvery `/api/v1` operation needs an API key in the `Service-API-Key` header\n(`agl_<key id>_<secret>`, created by an operator with `agentline key create`). A key belongs\nto one organization and sees only that organization\'s records; an id that belongs to another\norganization answers exactly like an id that does not exist (404).\n\nA key has one role, and a role is a named set of permissions (possibly empty, to park a key).\nEach operation names the one it needs in its `x-agentline-permission` extension, which is\nwhat the server enforces; this table lists them (a test keeps the two in agreement):\n\n| Permission | Operations |\n|---|---|\n| `EVENTS_READ` | `events_list` |\n| `PROMPTS_READ` | `prompts_list` |\n| `CHANNELS_READ` | `channels_telephony_numbers_verify_a2p_compliance`, `channels_telephony_numbers_a2p_status`, `experiments_list`, `experiments_get`, `experiments_results`, `agents_list`, `channel_targets_list` |\n| `CHANNELS_WRITE` | `experiments_create`, `experiments_update`, `experiments_start`, `experiments_stop` |\n| `CHANNELS_DELETE` | `experiments_delete` |\n| `SESSIONS_WRITE` | `sessions_route` |\n\nA missing, malformed, unknown or revoked key is a **401** (`UNAUTHENTICATED`, with\n`WWW-Authenticate: ApiKey header="Service-API-Key"`); a valid key whose role lacks the\npermission is a **403** (`PERMISSION_DENIED`, naming the permission). A key revoked, or a role\nchanged, takes effect for every server process within one second. Failed authentications\nare limited per client address (an IPv6 address counts with the rest of its /64) and per key\nid (the public part of a key); the server\'s operator sets how many a minute each may have.\nPast that, a request from that address, or with that key id, is answered **429**\n(`RATE_LIMITED`, with `Retry-After`) instead of 401: at once if it carries no well-formed key\n(nothing of it is looked up or read), and otherwise once its key has failed. A valid key is\nalways served, whatever other clients at its address did.\n\nA key has two limits of its own, set by the server\'s operator and counted by each server\nprocess: how many requests it may send a minute, and how many it may have in progress at once\n(4 by default). Past either, the request is answered **429** (`RATE_LIMITED`, with\n`Retry-After`) before its body is read, and nothing of it is done; other keys are served as\nusual. A request refused for having too many in progress may be sent again as soon as one of\nthe key\'s requests is answered (`Retry-After: 1`); a client that needs more at once asks the\noperator to raise the limit, or spreads its requests over the server\'s processes.\n\n## Responses and errors\nEvery successful operation answers **200** with `application/json`, create and delete included.\n\nInput that fails validation (query, path or body) is a **422** with `HTTPValidationError`:\n`{"detail": [{"loc": ["query", "limit"], "msg": "...", "type": "less_than_equal"}]}`.\n`loc` starts with `query`, `path` or `body` and continues with the field name and array\nindexes (`["body", "variants", 1, "weight"]`). `type` is a short machine word: `missing`,\n`int_parsing`, `bool_parsing`, `greater_than_equal`, `less_than_equal`, `string_too_short`,\n`string_too_long`, `too_short`, `too_long`, `enum`, `string_type`, `int_type`, `bool_type`,\n`object_type`, `list_type`, `string_pattern_mismatch`, `datetime_parsing`, `json_invalid`,\n`extra_forbidden`, `value_error`, `query_timeout` (a list query that ran too long; see Lists).\nExperiment rule violations in a body are 422s too, with the `loc` of the offending field and a\nmessage that says what to fix.\n\nEvery other error has the body `ErrorResponse`: `{"detail": "<what happened and what to do>",\n"code": "<UPPER_SNAKE>", "request_id": "<id>"}`. Codes: `BAD_REQUEST` (400, 417 or 431: a\nrequest that is not valid HTTP, such as a malformed request line or header, a missing or\ninvalid `Host`, a backslash in the path, an `Expect` other than `100-continue`, `CONNECT`, or\nheaders over 16 KiB), `UNAUTHENTICATED` (401), `PERMISSION_DENIED` (403), `NOT_FOUND` (404),\n`REQUEST_TIMEOUT` (408: the request\'s headers did not arrive within 10 s, or all of it within\n30 s), `CONFLICT` (409, a state rule), `PAYLOAD_TOO_LARGE` (413), `UNSUPPORTED_MEDIA_TYPE`\n(415: a body that is not uncompressed JSON in UTF-8), `RATE_LIMITED` (429, with\n`Retry-After`), `INTERNAL` (500), `PROVIDER_UNAVAILABLE` (502, the telephony provider failed),\n`SERVICE_UNAVAILABLE` (503, the database cannot take the request). The 400, 408, 417 and 431\nanswers come before any operation is chosen, so no operation lists them. Error bodies never\ncarry stack traces, SQL or secrets.\n\nA request refused before its body was read (401, 413, 429, ...) may go on sending the body\nafter the answer: the answer says `Connection: close`, and the server reads and discards up to\nits body limit (1 MiB by default) for up to 10 s before it closes the connection, so a client\nthat reads only once it has written everything still gets the answer. A body larger or slower\nthan that is cut off.\n\nEvery response carries `X-Request-Id`: a safe incoming `X-Request-Id` (1-128 characters of\n`A-Za-z0-9._:-`) is echoed, otherwise one is generated. Error bodies repeat it.\n\n## Retries\nA 408, 429 or 5xx answer and a failed connection may be retried: GET, PUT and DELETE as they\nare, a POST with the same `Idempotency-Key` (see that header). Wait what `Retry-After` (or\n`retry-after-ms`, in milliseconds) says, otherwise back off exponentially with jitter. A\nclient may send `Agentline-Retry-Count` (0 on the first attempt of a call, then 1, 2...): the\nserver writes it to its access log as `retry_count`, so retries can be told apart there, and\notherwise ignores it. The TypeScript SDK does all of this by default; it waits at most 60 s\nfor one `Retry-After`, and fails at once with the error when asked to wait longer.\n\n## Values\n- Field names are snake_case on the wire.\n- Date-times are ISO 8601 in UTC with a `Z` and milliseconds on output\n  (`2026-03-17T07:22:20.252Z`). Date-times given as input must carry `Z` or an offset.\n- Ids, counts and weights are JSON integers: `"50"` or `50.5` where an integer is due is a 422.\n- Text never contains U+0000 (NUL): a query parameter or body string holding it is a 422\n  (`value_error`, with its `loc`), whichever database the server runs on.\n- Text is well-formed Unicode: a body string or key holding a lone surrogate (an unpaired\n  `\\ud800`-`\\udfff` escape) is a 422 (`value_error`, with its `loc`).\n\n## Request bodies\nAn operation that takes a body reads it as JSON in UTF-8: send `Content-Type:\napplication/json` (a `charset` parameter, if any, must be `utf-8`) and no `Content-Encoding`\nother than `identity`; anything else is a **415** (`UNSUPPORTED_MEDIA_TYPE`). An operation\nwhose body is optional (routing a session) also takes no body and no `Content-Type`. A body\nnested deeper than 64 levels of arrays and objects is a 422 (`value_error`, with the `loc`\nwhere the limit is crossed); the contract\'s deepest body needs four.\n\n## Lists\nThe events, prompts, experiments, agents and channel targets lists share their query\nparameters:\n- Arrays are repeated keys: `?search_fields=type&search_fields=source&search_field_values=call&search_field_values=llm`.\n- `page` (0-based, default 0) and `limit` (0 to 1000, default 25) select a page.\n- `search_fields[i]` is matched against `search_field_values[i]`; both lists must have the\n  same length, and all pairs must match (AND). How a value matches depends on the field:\n  text fields match a case-insensitive substring; identifier fields of events (`session_id`,\n  `conversation_id`, `source_id`, `user_id`) match by exact, case-sensitive equality (they\n  are looked up, not browsed); `name_exact` is exact, case-sensitive\n  equality with `name`; `name_description` is a case-insensitive substring of `name` or of\n  `description`; integer fields (`id`, `agent_count`, `target_id`, `agent_id`) need an integer\n  value (else 422) and match by equality; boolean fields (`session_end_enabled`) need `true` or\n  `false` (else 422); date-time fields match when the value is a prefix of the field\'s ISO text\n  (`2026-05` is that month); object fields (`attributes`, `llm_config`) match a case-insensitive\n  substring of their JSON text. No property name contains `list`, so every value is one literal\n  string: commas and brackets are ordinary characters.\n- `order_by` takes any property; `order_by_direction` defaults to `asc` when `order_by` is\n  given. Without `order_by`, events come newest first (`timestamp desc`), prompts and\n  experiments by `id asc`. The record\'s primary key always breaks ties, so pages never overlap\n  or skip.\n- `fields` narrows each item to the listed properties (absent or empty: all). `name_exact` and\n  `name_description` in `fields` mean `name` (and `description`). The properties a schema marks\n  required (`timestamp` of an event, `id` of a prompt or experiment) are always included.\n- `start_datetime` (inclusive) and `end_datetime` (exclusive) filter events on `timestamp`,\n  prompts on `last_updated` and experiments on `created_at` (agents and channel targets have\n  no time, and take no window). An unparseable value, or a start after the end, is a 422.\n- The envelope: `page` as asked, `page_size` = the `limit` used, `total_count` = all matches,\n  `total_pages` = ceil(total_count / limit) (`null` when limit is 0), `next_cursor` = where the\n  next page starts (`null` on the last page). A page past the end is a 200 with `items: []`.\n- To walk a whole list, follow `next_cursor`: pass it as `cursor` with the same query. A\n  cursor page ignores `page`, costs the same at any depth, and neither repeats nor skips an\n  item while new records arrive (records are added to their place in the order; a walk in the\n  default newest-first order of events does not see events newer than its first page). `page`\n  still works for jumping to a page, at a cost that grows with its depth.\n- Unknown query parameters are ignored. A property name that does not exist is a 422 whose\n  message lists the allowed names.\n- A list query that runs longer than the server allows (5 seconds by default; the operator\n  sets it) is stopped and answered **422** with one entry, `{"loc": ["query"], "type":\n  "query_timeout", "msg": "The query took longer than 5000 ms and was stopped. Narrow it:\n  ..."}`: the query as asked costs the database too much, and sending it again costs as much.\n  Narrow it: search a field that is looked up exactly (`session_id`, `conversation_id`,\n  `user_id` or `source_id` of events) rather than a substring of a large one (`attributes`,\n  `description`), add a time window (`start_datetime`, `end_datetime`), or use fewer and\n  longer search values. Other requests, of this key and others, are not held up by it.\n- Query parameters the interface types as "or null" (`page`, `order_by`, `order_by_direction`,\n  `fields`, `start_datetime`, `end_datetime`) take null by being left out: a query string has\n  no null.\n- The A2P status of a telephony channel\'s numbers (`GET\n  /api/v1/channels/telephony/{channel_id}/numbers/a2p-status`) pages the same way, with the\n  same envelope, and takes only `page`, `limit` and `cursor`.\n',
+      'Agentline serves the HTTP API of a platform for AI agents that talk to people over phone,\nSMS and web chat. This document is the whole contract: the server and the TypeScript SDK\nare generated from it and checked against it.\n\n## Authentication and tenancy\nEvery `/api/v1` operation needs an API key in the `Service-API-Key` header\n(`agl_<key id>_<secret>`, created by an operator with `agentline key create`). A key belongs\nto one organization and sees only that organization\'s records; an id that belongs to another\norganization answers exactly like an id that does not exist (404).\n\nA key has one role, and a role is a named set of permissions (possibly empty, to park a key).\nEach operation names the one it needs in its `x-agentline-permission` extension, which is\nwhat the server enforces; this table lists them (a test keeps the two in agreement):\n\n| Permission | Operations |\n|---|---|\n| `EVENTS_READ` | `events_list` |\n| `PROMPTS_READ` | `prompts_list` |\n| `CHANNELS_READ` | `channels_telephony_numbers_verify_a2p_compliance`, `channels_telephony_numbers_a2p_status`, `experiments_list`, `experiments_get`, `experiments_results`, `experiments_history`, `agents_list`, `channel_targets_list`, `channel_targets_assignment` |\n| `CHANNELS_WRITE` | `experiments_create`, `experiments_update`, `experiments_start`, `experiments_stop` |\n| `CHANNELS_DELETE` | `experiments_delete` |\n| `SESSIONS_WRITE` | `sessions_route` |\n\nA missing, malformed, unknown or revoked key is a **401** (`UNAUTHENTICATED`, with\n`WWW-Authenticate: ApiKey header="Service-API-Key"`); a valid key whose role lacks the\npermission is a **403** (`PERMISSION_DENIED`, naming the permission). A key revoked, or a role\nchanged, takes effect for every server process within one second. Failed authentications\nare limited per client address (an IPv6 address counts with the rest of its /64) and per key\nid (the public part of a key); the server\'s operator sets how many a minute each may have.\nPast that, a request from that address, or with that key id, is answered **429**\n(`RATE_LIMITED`, with `Retry-After`) instead of 401: at once if it carries no well-formed key\n(nothing of it is looked up or read), and otherwise once its key has failed. A valid key is\nalways served, whatever other clients at its address did.\n\nA key has two limits of its own, set by the server\'s operator and counted by each server\nprocess: how many requests it may send a minute, and how many it may have in progress at once\n(4 by default). Past either, the request is answered **429** (`RATE_LIMITED`, with\n`Retry-After`) before its body is read, and nothing of it is done; other keys are served as\nusual. A request refused for having too many in progress may be sent again as soon as one of\nthe key\'s requests is answered (`Retry-After: 1`); a client that needs more at once asks the\noperator to raise the limit, or spreads its requests over the server\'s processes.\n\n## Responses and errors\nEvery successful operation answers **200** with `application/json`, create and delete included.\n\nInput that fails validation (query, path or body) is a **422** with `HTTPValidationError`:\n`{"detail": [{"loc": ["query", "limit"], "msg": "...", "type": "less_than_equal"}]}`.\n`loc` starts with `query`, `path` or `body` and continues with the field name and array\nindexes (`["body", "variants", 1, "weight"]`). `type` is a short machine word: `missing`,\n`int_parsing`, `bool_parsing`, `greater_than_equal`, `less_than_equal`, `string_too_short`,\n`string_too_long`, `too_short`, `too_long`, `enum`, `string_type`, `int_type`, `bool_type`,\n`object_type`, `list_type`, `string_pattern_mismatch`, `datetime_parsing`, `json_invalid`,\n`extra_forbidden`, `value_error`, `query_timeout` (a list query that ran too long; see Lists).\nExperiment rule violations in a body are 422s too, with the `loc` of the offending field and a\nmessage that says what to fix.\n\nEvery other error has the body `ErrorResponse`: `{"detail": "<what happened and what to do>",\n"code": "<UPPER_SNAKE>", "request_id": "<id>"}`. Codes: `BAD_REQUEST` (400, 417 or 431: a\nrequest that is not valid HTTP, such as a malformed request line or header, a missing or\ninvalid `Host`, a backslash in the path, an `Expect` other than `100-continue`, `CONNECT`, or\nheaders over 16 KiB), `UNAUTHENTICATED` (401), `PERMISSION_DENIED` (403), `NOT_FOUND` (404),\n`REQUEST_TIMEOUT` (408: the request\'s headers did not arrive within 10 s, or all of it within\n30 s), `CONFLICT` (409, a state rule), `PAYLOAD_TOO_LARGE` (413), `UNSUPPORTED_MEDIA_TYPE`\n(415: a body that is not uncompressed JSON in UTF-8), `RATE_LIMITED` (429, with\n`Retry-After`), `INTERNAL` (500), `PROVIDER_UNAVAILABLE` (502, the telephony provider failed),\n`SERVICE_UNAVAILABLE` (503, the database cannot take the request). The 400, 408, 417 and 431\nanswers come before any operation is chosen, so no operation lists them. Error bodies never\ncarry stack traces, SQL or secrets.\n\nA request refused before its body was read (401, 413, 429, ...) may go on sending the body\nafter the answer: the answer says `Connection: close`, and the server reads and discards up to\nits body limit (1 MiB by default) for up to 10 s before it closes the connection, so a client\nthat reads only once it has written everything still gets the answer. A body larger or slower\nthan that is cut off.\n\nEvery response carries `X-Request-Id`: a safe incoming `X-Request-Id` (1-128 characters of\n`A-Za-z0-9._:-`) is echoed, otherwise one is generated. Error bodies repeat it.\n\n## Retries\nA 408, 429 or 5xx answer and a failed connection may be retried: GET, PUT and DELETE as they\nare, a POST with the same `Idempotency-Key` (see that header). Wait what `Retry-After` (or\n`retry-after-ms`, in milliseconds) says, otherwise back off exponentially with jitter. A\nclient may send `Agentline-Retry-Count` (0 on the first attempt of a call, then 1, 2...): the\nserver writes it to its access log as `retry_count`, so retries can be told apart there, and\notherwise ignores it. The TypeScript SDK does all of this by default; it waits at most 60 s\nfor one `Retry-After`, and fails at once with the error when asked to wait longer.\n\n## Values\n- Field names are snake_case on the wire.\n- Date-times are ISO 8601 in UTC with a `Z` and milliseconds on output\n  (`2026-03-17T07:22:20.252Z`). Date-times given as input must carry `Z` or an offset.\n- Ids, counts and weights are JSON integers: `"50"` or `50.5` where an integer is due is a 422.\n- Text never contains U+0000 (NUL): a query parameter or body string holding it is a 422\n  (`value_error`, with its `loc`), whichever database the server runs on.\n- Text is well-formed Unicode: a body string or key holding a lone surrogate (an unpaired\n  `\\ud800`-`\\udfff` escape) is a 422 (`value_error`, with its `loc`).\n\n## Request bodies\nAn operation that takes a body reads it as JSON in UTF-8: send `Content-Type:\napplication/json` (a `charset` parameter, if any, must be `utf-8`) and no `Content-Encoding`\nother than `identity`; anything else is a **415** (`UNSUPPORTED_MEDIA_TYPE`). An operation\nwhose body is optional (routing a session) also takes no body and no `Content-Type`. A body\nnested deeper than 64 levels of arrays and objects is a 422 (`value_error`, with the `loc`\nwhere the limit is crossed); the contract\'s deepest body needs four.\n\n## Lists\nThe events, prompts, experiments, agents and channel targets lists share their query\nparameters:\n- Arrays are repeated keys: `?search_fields=type&search_fields=source&search_field_values=call&search_field_values=llm`.\n- `page` (0-based, default 0) and `limit` (0 to 1000, default 25) select a page.\n- `search_fields[i]` is matched against `search_field_values[i]`; both lists must have the\n  same length, and all pairs must match (AND). How a value matches depends on the field:\n  text fields match a case-insensitive substring; identifier fields of events (`session_id`,\n  `conversation_id`, `source_id`, `user_id`) match by exact, case-sensitive equality (they\n  are looked up, not browsed); `name_exact` is exact, case-sensitive\n  equality with `name`; `name_description` is a case-insensitive substring of `name` or of\n  `description`; integer fields (`id`, `agent_count`, `target_id`, `agent_id`) need an integer\n  value (else 422) and match by equality; boolean fields (`session_end_enabled`) need `true` or\n  `false` (else 422); date-time fields match when the value is a prefix of the field\'s ISO text\n  (`2026-05` is that month); object fields (`attributes`, `llm_config`) match a case-insensitive\n  substring of their JSON text. No property name contains `list`, so every value is one literal\n  string: commas and brackets are ordinary characters.\n- `order_by` takes any property; `order_by_direction` defaults to `asc` when `order_by` is\n  given. Without `order_by`, events come newest first (`timestamp desc`), prompts and\n  experiments by `id asc`. The record\'s primary key always breaks ties, so pages never overlap\n  or skip.\n- `fields` narrows each item to the listed properties (absent or empty: all). `name_exact` and\n  `name_description` in `fields` mean `name` (and `description`). The properties a schema marks\n  required (`timestamp` of an event, `id` of a prompt or experiment) are always included.\n- `start_datetime` (inclusive) and `end_datetime` (exclusive) filter events on `timestamp`,\n  prompts on `last_updated` and experiments on `created_at` (agents and channel targets have\n  no time, and take no window). An unparseable value, or a start after the end, is a 422.\n- The envelope: `page` as asked, `page_size` = the `limit` used, `total_count` = all matches,\n  `total_pages` = ceil(total_count / limit) (`null` when limit is 0), `next_cursor` = where the\n  next page starts (`null` on the last page). A page past the end is a 200 with `items: []`.\n- To walk a whole list, follow `next_cursor`: pass it as `cursor` with the same query. A\n  cursor page ignores `page`, costs the same at any depth, and neither repeats nor skips an\n  item while new records arrive (records are added to their place in the order; a walk in the\n  default newest-first order of events does not see events newer than its first page). `page`\n  still works for jumping to a page, at a cost that grows with its depth.\n- Unknown query parameters are ignored. A property name that does not exist is a 422 whose\n  message lists the allowed names.\n- A list query that runs longer than the server allows (5 seconds by default; the operator\n  sets it) is stopped and answered **422** with one entry, `{"loc": ["query"], "type":\n  "query_timeout", "msg": "The query took longer than 5000 ms and was stopped. Narrow it:\n  ..."}`: the query as asked costs the database too much, and sending it again costs as much.\n  Narrow it: search a field that is looked up exactly (`session_id`, `conversation_id`,\n  `user_id` or `source_id` of events) rather than a substring of a large one (`attributes`,\n  `description`), add a time window (`start_datetime`, `end_datetime`), or use fewer and\n  longer search values. Other requests, of this key and others, are not held up by it.\n- Query parameters the interface types as "or null" (`page`, `order_by`, `order_by_direction`,\n  `fields`, `start_datetime`, `end_datetime`) take null by being left out: a query string has\n  no null.\n- The A2P status of a telephony channel\'s numbers (`GET\n  /api/v1/channels/telephony/{channel_id}/numbers/a2p-status`) pages the same way, with the\n  same envelope, and takes only `page`, `limit` and `cursor`.\n',
     license: {
       name: 'MIT',
       identifier: 'MIT',
@@ -1937,6 +2235,13 @@ export function registerSpecComponents(app: Pick<OpenAPIHono, 'openAPIRegistry'>
   app.openAPIRegistry.register('ExperimentDeleteResponse', ExperimentDeleteResponse);
   app.openAPIRegistry.register('VariantResult', VariantResult);
   app.openAPIRegistry.register('ExperimentResults', ExperimentResults);
+  app.openAPIRegistry.register('ExperimentChangeAction', ExperimentChangeAction);
+  app.openAPIRegistry.register('ExperimentChangeActor', ExperimentChangeActor);
+  app.openAPIRegistry.register('FieldChange', FieldChange);
+  app.openAPIRegistry.register('ChangedValue', ChangedValue);
+  app.openAPIRegistry.register('ChangedVariant', ChangedVariant);
+  app.openAPIRegistry.register('ExperimentChange', ExperimentChange);
+  app.openAPIRegistry.register('ExperimentChangeListResponse', ExperimentChangeListResponse);
   app.openAPIRegistry.register('AgentProperties', AgentProperties);
   app.openAPIRegistry.register('Agent', Agent);
   app.openAPIRegistry.register('AgentListResponse', AgentListResponse);
@@ -1945,6 +2250,7 @@ export function registerSpecComponents(app: Pick<OpenAPIHono, 'openAPIRegistry'>
   app.openAPIRegistry.register('ChannelTargetListResponse', ChannelTargetListResponse);
   app.openAPIRegistry.register('SessionRouteRequest', SessionRouteRequest);
   app.openAPIRegistry.register('RoutedSession', RoutedSession);
+  app.openAPIRegistry.register('Assignment', Assignment);
   app.openAPIRegistry.register('ValidationError', ValidationError);
   app.openAPIRegistry.register('HTTPValidationError', HTTPValidationError);
   app.openAPIRegistry.register('ErrorCode', ErrorCode);

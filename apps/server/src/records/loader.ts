@@ -42,7 +42,8 @@ import {
   telephonyNumbers,
   tools,
 } from '../db/schema/sqlite.js';
-import { experimentTarget } from '../db/repositories/experiments.js';
+import { experimentState, experimentTarget, recordChange } from '../db/repositories/experiments.js';
+import { fieldChanges, OPERATOR, OPERATOR_NAME } from '../domain/experiment-history.js';
 
 export interface RecordProblem {
   path: JsonPath;
@@ -117,8 +118,6 @@ export function loadedIds(
     ),
   );
 }
-
-const LOADED_BY = 'agentline load';
 
 /** Inserts or updates (matched by name, or by sid for provider records) everything in `records`. */
 export async function loadPlatformRecords(
@@ -601,8 +600,16 @@ class RecordsLoader {
     if (targetId === null) return;
     // The API's rules for a target, a replaced draft and a fixed target (domain/experiments.ts).
     const target = yield* experimentTarget(this.organizationId, targetId);
-    const [existing] = yield* selectRows<{ status: ExperimentStatus; targetId: number }>(
-      sql`SELECT ${selectList({ status: experiments.status, targetId: experiments.targetId })}
+    const [existing] = yield* selectRows<{
+      id: number;
+      status: ExperimentStatus;
+      targetId: number;
+    }>(
+      sql`SELECT ${selectList({
+        id: experiments.id,
+        status: experiments.status,
+        targetId: experiments.targetId,
+      })}
           FROM ${experiments}
           WHERE ${experiments.organizationId} = ${this.organizationId}
             AND ${experiments.name} = ${experiment.name}
@@ -622,6 +629,7 @@ class RecordsLoader {
     ];
     for (const problem of problems) this.problem(problem.loc, problem.msg);
     if (problems.length > 0) return;
+    const before = existing ? yield* experimentState(this.organizationId, existing.id) : null;
     const experimentId = yield* this.save(
       EXPERIMENT,
       experiment.name,
@@ -630,7 +638,7 @@ class RecordsLoader {
         description: experiment.description,
         targetId,
         updatedAt: this.nowIso,
-        lastUpdatedBy: LOADED_BY,
+        lastUpdatedBy: OPERATOR_NAME,
       },
       path,
       // The load's one moment, not the database's clock at the insert, which runs later: a new
@@ -651,5 +659,18 @@ class RecordsLoader {
         agentId: agentIds[position]!,
       });
     }
+    // The operator's change goes into the history in the load's transaction, as an API change
+    // does; loading a draft again unchanged is no change and leaves no entry.
+    const after = yield* experimentState(this.organizationId, experimentId);
+    if (before && Object.keys(fieldChanges(before, after)).length === 0) return;
+    yield* recordChange(
+      this.organizationId,
+      experimentId,
+      this.nowIso,
+      before ? 'updated' : 'created',
+      OPERATOR,
+      before,
+      after,
+    );
   }
 }

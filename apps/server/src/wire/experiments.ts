@@ -1,7 +1,7 @@
 // The one place an experiment record becomes a wire Experiment (shape from the spec's generated
 // types, every property present).
 
-import type { ExperimentRecord } from '../db/repositories/experiments.js';
+import type { ExperimentChangeRecord, ExperimentRecord } from '../db/repositories/experiments.js';
 import type { components } from '../spec-types.js';
 
 export type WireExperiment = Required<components['schemas']['Experiment']>;
@@ -26,6 +26,9 @@ export function toWireExperiment(record: ExperimentRecord): WireExperiment {
     last_updated_by: record.lastUpdatedBy,
     started_at: record.startedAt,
     stopped_at: record.stoppedAt,
+    end_at: record.endAt,
+    max_sessions: record.maxSessions,
+    ended_reason: record.endedReason,
     target: {
       id: record.target.id,
       target: record.target.target,
@@ -33,5 +36,49 @@ export function toWireExperiment(record: ExperimentRecord): WireExperiment {
       channel_id: record.target.channelId,
       channel_name: record.target.channelName,
     },
+  };
+}
+
+export type WireExperimentResults = components['schemas']['ExperimentResults'];
+
+/** The results: `counts` are routed sessions per variant id (a variant without any is absent). */
+export function toWireResults(
+  record: ExperimentRecord,
+  counts: ReadonlyMap<number, number>,
+): WireExperimentResults {
+  const total = record.variants.reduce((sum, v) => sum + (counts.get(v.id) ?? 0), 0);
+  return {
+    experiment_id: record.id,
+    status: record.status,
+    total_sessions: total,
+    variants: record.variants.map((v) => {
+      const sessionCount = counts.get(v.id) ?? 0;
+      return {
+        variant_id: v.id,
+        name: v.name,
+        weight: v.weight,
+        is_control: v.isControl,
+        session_count: sessionCount,
+        share: total === 0 ? 0 : sessionCount / total,
+      };
+    }),
+  };
+}
+
+export type WireExperimentChange = components['schemas']['ExperimentChange'];
+
+export function toWireChange(record: ExperimentChangeRecord): WireExperimentChange {
+  const { actor } = record;
+  return {
+    id: record.id,
+    experiment_id: record.experimentId,
+    occurred_at: record.occurredAt,
+    action: record.action,
+    actor:
+      actor.type === 'api_key'
+        ? { type: 'api_key', key_id: actor.keyId, key_name: actor.keyName }
+        : { type: actor.type },
+    request_id: record.requestId,
+    changes: record.changes as WireExperimentChange['changes'],
   };
 }

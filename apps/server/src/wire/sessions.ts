@@ -1,7 +1,8 @@
 // The one place a routed session becomes the wire RoutedSession (shape from the spec's generated
-// types); session routing also stores this text as its Idempotency-Key answer.
+// types); session routing also stores this text as its Idempotency-Key answer. The assignment
+// preview's answer is the same decision without a session.
 
-import type { RoutedSessionRecord } from '../db/repositories/sessions.js';
+import type { Assignment, RoutedSessionRecord } from '../db/repositories/sessions.js';
 import type { components } from '../spec-types.js';
 
 export type WireRoutedSession = Required<components['schemas']['RoutedSession']>;
@@ -13,4 +14,13 @@ export const toWireSession = (session: RoutedSessionRecord): WireRoutedSession =
   experiment_id: session.experimentId,
   variant_id: session.variantId,
   created_at: session.createdAt,
+});
+
+export type WireAssignment = components['schemas']['Assignment'];
+
+export const toWireAssignment = (assignment: Assignment): WireAssignment => ({
+  target_id: assignment.targetId,
+  agent_id: assignment.agentId,
+  experiment_id: assignment.experimentId,
+  variant_id: assignment.variantId,
 });

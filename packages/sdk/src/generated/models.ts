@@ -301,6 +301,52 @@ export interface ExperimentResults extends Omit<
 }
 
 /**
+ * What the change did to the experiment.
+ */
+export type ExperimentChangeAction = Schema<'ExperimentChangeAction'>;
+
+/**
+ * Who made the change: `api_key` (an API call; `key_id` and `key_name` name the key),
+ * `operator` (the `agentline` command-line tool, such as `agentline load`) or `system` (a
+ * planned end: `end_at` came or `max_sessions` was reached). `key_id` and `key_name` are
+ * present exactly for `api_key`.
+ */
+export interface ExperimentChangeActor extends Schema<'ExperimentChangeActor'> {}
+
+/**
+ * A field's value before and after the change (null where there was none).
+ */
+export interface FieldChange extends Omit<Schema<'FieldChange'>, 'from' | 'to'> {
+  from: ChangedValue;
+  to: ChangedValue;
+}
+
+/**
+ * A field's value as the experiment record shows it; `variants` is a list of variants.
+ */
+export type ChangedValue = Schema<'ChangedValue'>;
+
+/**
+ * A variant as written, in a change of `variants`.
+ */
+export interface ChangedVariant extends Schema<'ChangedVariant'> {}
+
+export interface ExperimentChange extends Omit<Schema<'ExperimentChange'>, 'action' | 'actor'> {
+  action: ExperimentChangeAction;
+  actor: ExperimentChangeActor;
+}
+
+/**
+ * One page of an experiment's changes, newest first.
+ */
+export interface ExperimentChangeListResponse extends Omit<
+  Schema<'ExperimentChangeListResponse'>,
+  'items'
+> {
+  items: ExperimentChange[];
+}
+
+/**
  * Agent property names usable in `search_fields`, `order_by` and `fields` (`name_exact` searches exact names).
  */
 export type AgentProperties = Schema<'AgentProperties'>;
@@ -341,6 +387,11 @@ export interface SessionRouteRequest extends Schema<'SessionRouteRequest'> {}
 
 export interface RoutedSession extends Schema<'RoutedSession'> {}
 
+/**
+ * What routing a session for the user would answer now; nothing was stored.
+ */
+export interface Assignment extends Schema<'Assignment'> {}
+
 export interface ValidationError extends Schema<'ValidationError'> {}
 
 export interface HTTPValidationError extends Omit<Schema<'HTTPValidationError'>, 'detail'> {
@@ -374,6 +425,11 @@ export interface A2pNumberStatusListQuery extends NonNullable<
 /** The query of `experiments_list`. */
 export interface ExperimentListQuery extends NonNullable<
   operations['experiments_list']['parameters']['query']
+> {}
+
+/** The query of `experiments_history`. */
+export interface ExperimentChangeListQuery extends NonNullable<
+  operations['experiments_history']['parameters']['query']
 > {}
 
 /** The query of `channel_targets_list`. */

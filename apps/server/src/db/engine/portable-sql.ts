@@ -24,7 +24,7 @@ import { PgDialect } from 'drizzle-orm/pg-core';
 import { SQLiteSyncDialect } from 'drizzle-orm/sqlite-core';
 import type { Statement } from 'better-sqlite3';
 import type pg from 'pg';
-import type { Db, SqliteDb } from './client.js';
+import type { Db, PostgresDb, SqliteDb } from './client.js';
 import { isConcurrencyConflict, QueryTimeoutError } from './errors.js';
 import { perDatabase, remember } from './caches.js';
 
@@ -156,11 +156,13 @@ async function inPostgresTransaction<T>(
   begin: string,
   start: () => Steps<T>,
   budget?: () => Budget,
+  holding?: AdvisoryLocks,
 ): Promise<T> {
   for (let attempt = 1; ; attempt += 1) {
     const client = await pool.connect();
     let broken: Error | undefined;
     try {
+      if (holding) await takeAdvisoryLocks(client, holding);
       await client.query(begin);
       const spend = budget?.();
       const result = await runStepsOnPostgres(client, start(), spend && (() => spend(client)));
@@ -171,6 +173,11 @@ async function inPostgresTransaction<T>(
       await client.query('ROLLBACK').catch((rollbackError: Error) => (broken = rollbackError));
       if (attempt >= MAX_TRANSACTION_ATTEMPTS || !isConcurrencyConflict(error)) throw error;
     } finally {
+      if (holding && !broken) {
+        await client
+          .query('SELECT pg_advisory_unlock_all()')
+          .catch((unlockError: Error) => (broken = unlockError));
+      }
       client.release(broken);
     }
     // A little jitter so the transactions that collided do not collide again.
@@ -183,6 +190,40 @@ export async function runSteps<T>(db: Db, start: () => Steps<T>): Promise<T> {
   return db.kind === 'sqlite'
     ? runStepsOnSqlite(db, start())
     : runStepsOnPostgres(db.pool, start());
+}
+
+/** PostgreSQL advisory locks (two-key form): one class, a key per lock. */
+export interface AdvisoryLocks {
+  lockClass: number;
+  keys: readonly number[];
+}
+
+/** Takes the locks in key order (so two holders never wait on each other in a cycle). */
+async function takeAdvisoryLocks(client: pg.PoolClient, { lockClass, keys }: AdvisoryLocks) {
+  for (const key of [...new Set(keys)].sort((a, b) => a - b)) {
+    await client.query('SELECT pg_advisory_lock($1, $2)', [lockClass, key]);
+  }
+}
+
+/**
+ * runStepsInTransaction on PostgreSQL, holding session advisory locks taken before BEGIN. A
+ * SERIALIZABLE transaction's snapshot is taken by its first statement, so one that waits inside
+ * for a row or lock another writer holds always sees that writer's commit too late and fails
+ * (40001), again and again under steady load. Taken before BEGIN, the wait comes first and the
+ * snapshot after it: writers of one shared row (a capped experiment's count) take turns instead.
+ */
+export async function runStepsInTransactionHolding<T>(
+  db: PostgresDb,
+  locks: AdvisoryLocks,
+  start: () => Steps<T>,
+): Promise<T> {
+  return inPostgresTransaction(
+    db.pool,
+    'BEGIN ISOLATION LEVEL SERIALIZABLE',
+    start,
+    undefined,
+    locks,
+  );
 }
 
 /**

@@ -6,15 +6,29 @@
 import { sql, type SQL } from 'drizzle-orm';
 import {
   anotherRunningConflict,
+  asOf,
   assertCanDelete,
   assertCanStop,
   assertCanUpdate,
   assertStartable,
   type ExperimentProperty,
+  dueEnd,
+  type EndedReason,
   type ExperimentStatus,
   type TargetFacts,
 } from '../../domain/experiments.js';
 import { RecordNotFoundError } from '../../domain/errors.js';
+import {
+  fieldChanges,
+  OPERATOR_NAME,
+  stateOf,
+  SYSTEM,
+  type ChangeAction,
+  type ChangeAuthor,
+  type ExperimentChangeProperty,
+  type ExperimentState,
+  type FieldChanges,
+} from '../../domain/experiment-history.js';
 import type { ListPosition, ListQuery } from '../../domain/list-query.js';
 import { nowIso } from '../../domain/timestamps.js';
 import type { Db } from '../engine/client.js';
@@ -25,6 +39,8 @@ import {
   idEquals,
   idIn,
   insertValues,
+  jsonText,
+  parsedJson,
   runListRead,
   runSteps,
   runStepsInTransaction,
@@ -37,6 +53,7 @@ import {
   agents,
   channels,
   channelTargets,
+  experimentChanges,
   experiments,
   experimentVariants,
   sessions,
@@ -62,6 +79,11 @@ export interface ExperimentRecord {
   startedAt: string | null;
   stoppedAt: string | null;
   lastUpdatedBy: string | null;
+  endAt: string | null;
+  maxSessions: number | null;
+  endedReason: EndedReason | null;
+  /** Sessions counted against max_sessions (kept only under a cap). */
+  routedSessions: number;
   variants: VariantRecord[];
   target: {
     id: number;
@@ -75,6 +97,8 @@ export interface ExperimentRecord {
 export interface ExperimentWrite {
   name: string;
   description: string | null;
+  endAt: string | null;
+  maxSessions: number | null;
   variants: Array<{ name: string; weight: number; isControl: boolean; agentId: number }>;
 }
 
@@ -115,6 +139,10 @@ const EXPERIMENT_FIELDS = {
   startedAt: experiments.startedAt,
   stoppedAt: experiments.stoppedAt,
   lastUpdatedBy: experiments.lastUpdatedBy,
+  endAt: experiments.endAt,
+  maxSessions: experiments.maxSessions,
+  endedReason: experiments.endedReason,
+  routedSessions: experiments.routedSessions,
   channelTarget: channelTargets.target,
   targetMode: channelTargets.targetMode,
   channelId: channels.id,
@@ -174,6 +202,15 @@ function* readExperiment(organizationId: number, id: number): Steps<ExperimentRe
   return record ?? null;
 }
 
+/** What the history records of the organization's experiment `id` now, or null without one. */
+export function* experimentState(
+  organizationId: number,
+  id: number,
+): Steps<ExperimentState | null> {
+  const record = yield* readExperiment(organizationId, id);
+  return record && stateOf(record);
+}
+
 function* requireExperiment(organizationId: number, id: number): Steps<ExperimentRecord> {
   const record = yield* readExperiment(organizationId, id);
   if (!record) {
@@ -187,7 +224,8 @@ export async function getExperiment(
   organizationId: number,
   id: number,
 ): Promise<ExperimentRecord | null> {
-  return runSteps(db, () => readExperiment(organizationId, id));
+  const record = await runSteps(db, () => readExperiment(organizationId, id));
+  return record && asOf(record, nowIso());
 }
 
 const EXPERIMENT_LIST_TABLE: ListTable<ExperimentProperty> = {
@@ -215,7 +253,9 @@ export async function listExperiments(
       query,
       db.spelling,
     );
-    return { records: yield* withVariants(rows), totalCount, next };
+    const now = nowIso();
+    const records = (yield* withVariants(rows)).map((record) => asOf(record, now));
+    return { records, totalCount, next };
   });
 }
 
@@ -271,7 +311,7 @@ export async function createExperiment(
   organizationId: number,
   targetId: number,
   write: ExperimentWrite,
-  writtenBy: string,
+  author: ChangeAuthor,
 ): Promise<ExperimentRecord> {
   return runStepsInTransaction(db, function* () {
     const now = nowIso();
@@ -282,15 +322,19 @@ export async function createExperiment(
           targetId,
           name: write.name,
           description: write.description,
+          endAt: write.endAt,
+          maxSessions: write.maxSessions,
           status: 'draft',
           createdAt: now,
           updatedAt: now,
-          lastUpdatedBy: writtenBy,
+          lastUpdatedBy: authorName(author),
         },
       ])} RETURNING id`,
     );
     yield* insertVariants(created!.id, write);
-    return yield* requireExperiment(organizationId, created!.id);
+    const record = yield* requireExperiment(organizationId, created!.id);
+    yield* recordChange(organizationId, record.id, now, 'created', author, null, stateOf(record));
+    return record;
   });
 }
 
@@ -300,59 +344,91 @@ export async function replaceDraftExperiment(
   organizationId: number,
   id: number,
   write: ExperimentWrite,
-  writtenBy: string,
+  author: ChangeAuthor,
 ): Promise<ExperimentRecord> {
   return runStepsInTransaction(db, function* () {
-    const current = yield* requireExperiment(organizationId, id);
+    const now = nowIso();
+    const current = yield* requireCurrent(organizationId, id, now);
     assertCanUpdate(id, current.status);
     yield* execute(
       sql`UPDATE ${experiments} SET ${setValues(experiments, {
         name: write.name,
         description: write.description,
-        updatedAt: nowIso(),
-        lastUpdatedBy: writtenBy,
+        endAt: write.endAt,
+        maxSessions: write.maxSessions,
+        updatedAt: now,
+        lastUpdatedBy: authorName(author),
       })} WHERE ${experiments.id} = ${id}`,
     );
     yield* execute(
       sql`DELETE FROM ${experimentVariants} WHERE ${experimentVariants.experimentId} = ${id}`,
     );
     yield* insertVariants(id, write);
-    return yield* requireExperiment(organizationId, id);
+    const record = yield* requireExperiment(organizationId, id);
+    yield* recordChange(
+      organizationId,
+      id,
+      now,
+      'updated',
+      author,
+      stateOf(current),
+      stateOf(record),
+    );
+    return record;
   });
 }
 
-/** Moves an experiment to a new state inside one write transaction, if its current state allows. */
-/** Moves an experiment whose checks passed to `status`, stamping when and by whom. */
+/**
+ * Moves `current`, whose checks passed, to `status`, stamping when and by whom, with its history
+ * entry.
+ */
 function* setState(
   organizationId: number,
-  id: number,
+  current: ExperimentRecord,
   status: ExperimentStatus,
-  writtenBy: string,
+  author: ChangeAuthor,
 ): Steps<ExperimentRecord> {
   const now = nowIso();
-  const stamp = status === 'running' ? { startedAt: now } : { stoppedAt: now };
+  const stamp =
+    status === 'running'
+      ? { startedAt: now }
+      : { stoppedAt: now, endedReason: 'stopped' satisfies EndedReason };
   yield* execute(
     sql`UPDATE ${experiments} SET ${setValues(experiments, {
       status,
       ...stamp,
       updatedAt: now,
-      lastUpdatedBy: writtenBy,
-    })} WHERE ${experiments.id} = ${id}`,
+      lastUpdatedBy: authorName(author),
+    })} WHERE ${experiments.id} = ${current.id}`,
   );
-  return yield* requireExperiment(organizationId, id);
+  const record = yield* requireExperiment(organizationId, current.id);
+  const action = status === 'running' ? 'started' : 'stopped';
+  yield* recordChange(
+    organizationId,
+    current.id,
+    now,
+    action,
+    author,
+    stateOf(current),
+    stateOf(record),
+  );
+  return record;
 }
 
 export async function startExperiment(
   db: Db,
   organizationId: number,
   id: number,
-  writtenBy: string,
+  author: ChangeAuthor,
 ): Promise<ExperimentRecord> {
   try {
     return await runStepsInTransaction(db, function* () {
-      const current = yield* requireExperiment(organizationId, id);
-      assertStartable(current, yield* experimentTarget(organizationId, current.targetId));
-      return yield* setState(organizationId, id, 'running', writtenBy);
+      const now = nowIso();
+      const current = yield* requireCurrent(organizationId, id, now);
+      assertStartable(current, yield* experimentTarget(organizationId, current.targetId), now);
+      // An experiment whose end_at has come no longer holds the target, stored or not yet.
+      yield* storeDueEnds(sql`${experiments.targetId} = ${current.targetId}`, now);
+      return yield* setState(organizationId, current, 'running', author);
     });
   } catch (error) {
     if (!isUniqueViolation(error)) throw error;
@@ -377,20 +453,220 @@ export async function stopExperiment(
   db: Db,
   organizationId: number,
   id: number,
-  writtenBy: string,
+  author: ChangeAuthor,
 ): Promise<ExperimentRecord> {
   return runStepsInTransaction(db, function* () {
-    assertCanStop(id, (yield* requireExperiment(organizationId, id)).status);
-    return yield* setState(organizationId, id, 'stopped', writtenBy);
+    const current = yield* requireCurrent(organizationId, id, nowIso());
+    assertCanStop(id, current.status);
+    return yield* setState(organizationId, current, 'stopped', author);
   });
 }
 
-/** Deletes a draft or stopped experiment and its variants; its sessions stay. */
-export async function deleteExperiment(db: Db, organizationId: number, id: number): Promise<void> {
+/** Deletes a draft or stopped experiment and its variants; its sessions and history stay. */
+export async function deleteExperiment(
+  db: Db,
+  organizationId: number,
+  id: number,
+  author: ChangeAuthor,
+): Promise<void> {
   await runStepsInTransaction(db, function* () {
-    const current = yield* requireExperiment(organizationId, id);
+    const current = yield* requireCurrent(organizationId, id, nowIso());
     assertCanDelete(id, current.status);
     yield* execute(sql`DELETE FROM ${experiments} WHERE ${experiments.id} = ${id}`);
+    yield* recordChange(organizationId, id, nowIso(), 'deleted', author, stateOf(current), null);
+  });
+}
+
+/** The name an experiment's `last_updated_by` shows for the author of a change. */
+function authorName(author: ChangeAuthor): string {
+  return author.actor.type === 'api_key' ? author.actor.keyName : OPERATOR_NAME;
+}
+
+/**
+ * Stores the planned end of the running experiment `id`: stopped at `stoppedAt` for `reason`,
+ * with the system's history entry, inside the caller's transaction (routing's, a start's, the
+ * sweep's). `last_updated_by` keeps the last person's name: the system is no one.
+ */
+export function* storePlannedEnd(
+  organizationId: number,
+  id: number,
+  reason: Exclude<EndedReason, 'stopped'>,
+  stoppedAt: string,
+): Steps<void> {
+  const current = yield* requireExperiment(organizationId, id);
+  if (current.status !== 'running') return;
+  const now = nowIso();
+  yield* execute(
+    sql`UPDATE ${experiments} SET ${setValues(experiments, {
+      status: 'stopped',
+      stoppedAt,
+      endedReason: reason,
+      updatedAt: now,
+    })} WHERE ${experiments.id} = ${id}`,
+  );
+  const after = yield* requireExperiment(organizationId, id);
+  yield* recordChange(organizationId, id, now, 'ended', SYSTEM, stateOf(current), stateOf(after));
+}
+
+/** Stores the end of every running experiment (matching `where`) whose end_at has come. */
+function* storeDueEnds(where: SQL, now: string): Steps<number> {
+  const due = yield* selectRows<{ id: number; organizationId: number; endAt: string }>(
+    sql`SELECT ${selectList({
+      id: experiments.id,
+      organizationId: experiments.organizationId,
+      endAt: experiments.endAt,
+    })} FROM ${experiments}
+      WHERE ${experiments.status} = 'running' AND ${experiments.endAt} <= ${now} AND ${where}
+      ORDER BY ${experiments.id} LIMIT ${SWEEP_BATCH}`,
+  );
+  for (const { id, organizationId, endAt } of due) {
+    yield* storePlannedEnd(organizationId, id, 'end_at', endAt);
+  }
+  return due.length;
+}
+
+/** Experiments one sweep transaction ends at most, so it holds the write lock only briefly. */
+const SWEEP_BATCH = 100;
+
+/**
+ * Stores the end of every running experiment whose end_at has come, in transactions of a few:
+ * what reads already show (asOf), made true in storage for lists and for experiments nobody
+ * routes to. Returns how many it ended.
+ */
+export async function sweepPlannedEnds(db: Db): Promise<number> {
+  let ended = 0;
+  for (;;) {
+    const batch = await runStepsInTransaction(db, () => storeDueEnds(sql`TRUE`, nowIso()));
+    ended += batch;
+    if (batch < SWEEP_BATCH) return ended;
+  }
+}
+
+/**
+ * The experiment as a write finds it: one whose end_at has come is first stored as ended, so
+ * the write sees (and the history shows) what every read already showed.
+ */
+function* requireCurrent(organizationId: number, id: number, now: string): Steps<ExperimentRecord> {
+  const record = yield* requireExperiment(organizationId, id);
+  if (record.status !== 'running' || dueEnd(record, now) !== 'end_at') return record;
+  yield* storePlannedEnd(organizationId, id, 'end_at', record.endAt!);
+  return yield* requireExperiment(organizationId, id);
+}
+
+/**
+ * Writes the history entry of a change, inside the change's own transaction: the change and its
+ * entry commit together or not at all.
+ */
+export function* recordChange(
+  organizationId: number,
+  experimentId: number,
+  occurredAt: string,
+  action: ChangeAction,
+  author: ChangeAuthor,
+  before: ExperimentState | null,
+  after: ExperimentState | null,
+): Steps<void> {
+  const { actor } = author;
+  yield* execute(
+    sql`INSERT INTO ${experimentChanges} ${insertValues(experimentChanges, [
+      {
+        organizationId,
+        experimentId,
+        occurredAt,
+        action,
+        actorType: actor.type,
+        actorKeyId: actor.type === 'api_key' ? actor.keyId : null,
+        actorKeyName: actor.type === 'api_key' ? actor.keyName : null,
+        requestId: author.requestId,
+        changes: jsonText(fieldChanges(before, after)),
+      },
+    ])}`,
+  );
+}
+
+export interface ExperimentChangeRecord {
+  id: number;
+  experimentId: number;
+  occurredAt: string;
+  action: ChangeAction;
+  actor: ChangeAuthor['actor'];
+  requestId: string | null;
+  changes: FieldChanges;
+}
+
+interface ExperimentChangeRow {
+  id: number;
+  experimentId: number;
+  occurredAt: string;
+  action: ChangeAction;
+  actorType: ChangeAuthor['actor']['type'];
+  actorKeyId: string | null;
+  actorKeyName: string | null;
+  requestId: string | null;
+  /** Text on SQLite, parsed on PostgreSQL. */
+  changes: FieldChanges | string;
+}
+
+/**
+ * One page of an experiment's history, newest first. The experiment may be deleted; an id that
+ * never named an experiment of the organization (no record, no history) is not found.
+ */
+export async function experimentHistoryPage(
+  db: Db,
+  organizationId: number,
+  experimentId: number,
+  query: ListQuery<ExperimentChangeProperty>,
+): Promise<{ records: ExperimentChangeRecord[]; totalCount: number; next: ListPosition | null }> {
+  return runListRead(db, function* () {
+    const [known] = yield* selectRows<{ id: number }>(
+      sql`SELECT ${experiments.id} AS "id" FROM ${experiments}
+          WHERE ${experiments.organizationId} = ${organizationId} AND ${idEquals(experiments.id, experimentId)}
+        UNION ALL
+        SELECT ${experimentChanges.experimentId} AS "id" FROM ${experimentChanges}
+          WHERE ${experimentChanges.organizationId} = ${organizationId}
+            AND ${idEquals(experimentChanges.experimentId, experimentId)}
+        LIMIT 1`,
+    );
+    if (!known) {
+      throw new RecordNotFoundError(`There is no experiment ${experimentId} in this organization.`);
+    }
+    const { rows, totalCount, next } = yield* selectListPage<
+      ExperimentChangeProperty,
+      ExperimentChangeRow
+    >(
+      {
+        from: sql`${experimentChanges}`,
+        organizationColumn: experimentChanges.organizationId,
+        within: idEquals(experimentChanges.experimentId, experimentId),
+        primaryKey: experimentChanges.id,
+        columns: { id: experimentChanges.id },
+        fields: {
+          id: experimentChanges.id,
+          experimentId: experimentChanges.experimentId,
+          occurredAt: experimentChanges.occurredAt,
+          action: experimentChanges.action,
+          actorType: experimentChanges.actorType,
+          actorKeyId: experimentChanges.actorKeyId,
+          actorKeyName: experimentChanges.actorKeyName,
+          requestId: experimentChanges.requestId,
+          changes: experimentChanges.changes,
+        },
+      },
+      organizationId,
+      query,
+      db.spelling,
+    );
+    const records = rows.map(
+      ({ actorType, actorKeyId, actorKeyName, changes, ...row }): ExperimentChangeRecord => ({
+        ...row,
+        actor:
+          actorType === 'api_key'
+            ? { type: 'api_key', keyId: actorKeyId!, keyName: actorKeyName! }
+            : { type: actorType },
+        changes: parsedJson(changes),
+      }),
+    );
+    return { records, totalCount, next };
   });
 }
 

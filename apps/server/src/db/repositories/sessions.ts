@@ -8,14 +8,18 @@
 import { randomUUID } from 'node:crypto';
 import { sql, type Placeholder } from 'drizzle-orm';
 import { RecordNotFoundError, StateConflictError } from '../../domain/errors.js';
+import { dueEnd, type PlannedEnd } from '../../domain/experiments.js';
 import { nowIso } from '../../domain/timestamps.js';
 import { pickVariant } from '../../domain/variant-picking.js';
 import type { Db, PostgresDb, SqliteDb } from '../engine/client.js';
 import {
+  idEquals,
   insertValues,
   jsonText,
   prepared,
+  runListRead,
   runStepsInTransaction,
+  runStepsInTransactionHolding,
   runStepsOnSqlite,
   selectList,
   type Steps,
@@ -28,6 +32,7 @@ import {
   sessions,
 } from '../schema/sqlite.js';
 import { batchedWrite, gatherWrites, type Outcome } from '../engine/write-batcher.js';
+import { storePlannedEnd } from './experiments.js';
 import {
   IdempotencyKeyTakenError,
   storeAnswersWithWrites,
@@ -35,12 +40,16 @@ import {
   type IdempotentWrite,
 } from './idempotency.js';
 
-export interface RoutedSessionRecord {
-  sessionId: string;
+/** Who answers a session on the target: the same for routing and for its preview. */
+export interface Assignment {
   targetId: number;
   agentId: number;
   experimentId: number | null;
   variantId: number | null;
+}
+
+export interface RoutedSessionRecord extends Assignment {
+  sessionId: string;
   createdAt: string;
 }
 
@@ -55,7 +64,8 @@ export interface SessionAnswer {
   render: (session: RoutedSessionRecord) => string;
 }
 
-interface RoutingTarget {
+/** The target, and its running experiment's planned end (nulls and 0 without one). */
+interface RoutingTarget extends PlannedEnd {
   agentId: number | null;
   runningExperimentId: number | null;
 }
@@ -98,15 +108,26 @@ function placeholders<K extends string>(keys: readonly K[]): Record<K, Placehold
   return values as Record<K, Placeholder>;
 }
 
+// A target without a running experiment reads no planned end (LEFT JOIN nulls; 0 sessions).
+const PLANNED_END_FIELDS = {
+  endAt: experiments.endAt,
+  maxSessions: experiments.maxSessions,
+  routedSessions: sql`COALESCE(${experiments.routedSessions}, 0)`,
+};
+
 // Prepared once: routing is the hottest write path of the service.
 const targetWithRunningExperiment = prepared<RoutingTarget>(
   'agentline_routing_target',
-  sql`SELECT ${selectList({ agentId: channelTargets.agentId, runningExperimentId: experiments.id })}
+  sql`SELECT ${selectList({
+    agentId: channelTargets.agentId,
+    runningExperimentId: experiments.id,
+    ...PLANNED_END_FIELDS,
+  })}
       FROM ${channelTargets}
       LEFT JOIN ${experiments}
         ON ${experiments.targetId} = ${channelTargets.id} AND ${experiments.status} = 'running'
       WHERE ${channelTargets.organizationId} = ${sql.placeholder('organizationId')}
-        AND ${channelTargets.id} = ${sql.placeholder('targetId')}`,
+        AND ${idEquals(channelTargets.id, sql.placeholder('targetId'))}`,
 );
 
 const variantsInOrder = prepared<RoutingVariant>(
@@ -118,6 +139,14 @@ const variantsInOrder = prepared<RoutingVariant>(
   })} FROM ${experimentVariants}
       WHERE ${experimentVariants.experimentId} = ${sql.placeholder('experimentId')}
       ORDER BY ${experimentVariants.position}`,
+);
+
+/** Counts sessions routed to a capped experiment, in the routing transaction. */
+const countCappedSessions = prepared(
+  'agentline_routing_count_capped',
+  sql`UPDATE ${experiments}
+      SET routed_sessions = routed_sessions + CAST(${sql.placeholder('count')} AS INTEGER)
+      WHERE ${experiments.id} = ${sql.placeholder('experimentId')}`,
 );
 
 const insertSession = prepared(
@@ -138,9 +167,32 @@ function requireTarget(targetId: number, target: RoutingTarget | undefined): Rou
 }
 
 /**
- * The new session: a variant of the running experiment (`variants`, in order) answers it, or
- * else the target's own agent.
+ * Who answers a new session: a variant of the running experiment (`variants`, in order), or else
+ * the target's own agent. Routing and the assignment preview both decide here, so a preview
+ * answers what routing would.
  */
+function assign(
+  targetId: number,
+  target: RoutingTarget,
+  variants: readonly RoutingVariant[],
+  userId: string | null,
+  random: () => number,
+  now: string,
+): Assignment {
+  const experimentId = target.runningExperimentId;
+  // A running experiment past its planned end takes no session: the target's own agent does.
+  if (experimentId !== null && dueEnd(target, now) === null) {
+    const variant = pickVariant(variants, experimentId, userId, random);
+    return { targetId, agentId: variant.agentId, experimentId, variantId: variant.id };
+  }
+  if (target.agentId !== null) {
+    return { targetId, agentId: target.agentId, experimentId: null, variantId: null };
+  }
+  throw new StateConflictError(
+    `Channel target ${targetId} has no agent of its own and no running experiment; assign it an agent or start an experiment on it.`,
+  );
+}
+
 function newSession(
   targetId: number,
   target: RoutingTarget,
@@ -148,19 +200,38 @@ function newSession(
   userId: string | null,
   random: () => number,
 ): RoutedSessionRecord {
+  const now = nowIso();
+  return {
+    sessionId: randomUUID(),
+    ...assign(targetId, target, variants, userId, random, now),
+    createdAt: now,
+  };
+}
+
+/**
+ * After routing `counted` sessions to the target's running experiment (the last at
+ * `lastCountedAt`), in the same transaction: counts them against a max_sessions cap, and stores
+ * the planned end that came (end_at) or that they reached (the last allowed session).
+ */
+function* settlePlannedEnd(
+  organizationId: number,
+  target: RoutingTarget,
+  counted: number,
+  lastCountedAt: string | null,
+  now: string,
+): Steps<void> {
   const experimentId = target.runningExperimentId;
-  let pick: { agentId: number; experimentId: number | null; variantId: number | null };
-  if (experimentId !== null) {
-    const variant = pickVariant(variants, experimentId, userId, random);
-    pick = { agentId: variant.agentId, experimentId, variantId: variant.id };
-  } else if (target.agentId !== null) {
-    pick = { agentId: target.agentId, experimentId: null, variantId: null };
-  } else {
-    throw new StateConflictError(
-      `Channel target ${targetId} has no agent of its own and no running experiment; assign it an agent or start an experiment on it.`,
-    );
+  if (experimentId === null) return;
+  const due = dueEnd(target, now);
+  if (due === 'end_at') {
+    yield* storePlannedEnd(organizationId, experimentId, 'end_at', target.endAt!);
+    return;
   }
-  return { sessionId: randomUUID(), targetId, ...pick, createdAt: nowIso() };
+  if (target.maxSessions === null) return;
+  if (counted > 0) yield* countCappedSessions({ experimentId, count: counted });
+  if (target.routedSessions + counted >= target.maxSessions) {
+    yield* storePlannedEnd(organizationId, experimentId, 'max_sessions', lastCountedAt ?? now);
+  }
 }
 
 function sessionValues(
@@ -205,6 +276,35 @@ function sessionStartedEvent(
   };
 }
 
+/** What the target and its running experiment are now, as routing reads them. */
+function* routingState(
+  organizationId: number,
+  targetId: number,
+): Steps<{ target: RoutingTarget; variants: RoutingVariant[] }> {
+  const [found] = yield* targetWithRunningExperiment({ organizationId, targetId });
+  const target = requireTarget(targetId, found);
+  const experimentId = target.runningExperimentId;
+  const variants = experimentId === null ? [] : yield* variantsInOrder({ experimentId });
+  return { target, variants };
+}
+
+/**
+ * What routing a session for `userId` would answer now, read in one snapshot and storing
+ * nothing: no session, no event, no count.
+ */
+export async function previewAssignment(
+  db: Db,
+  organizationId: number,
+  targetId: number,
+  userId: string,
+): Promise<Assignment> {
+  return runListRead(db, function* () {
+    const { target, variants } = yield* routingState(organizationId, targetId);
+    // A known user's pick is sticky (a hash), so it never draws from `random`.
+    return assign(targetId, target, variants, userId, Math.random, nowIso());
+  });
+}
+
 /** One session, inside the group commit's transaction (SQLite). */
 function* routeOne({
   organizationId,
@@ -213,16 +313,15 @@ function* routeOne({
   random,
   answer,
 }: RouteRequest): Steps<RoutedSessionRecord> {
-  const [found] = yield* targetWithRunningExperiment({ organizationId, targetId });
-  const target = requireTarget(targetId, found);
-  const experimentId = target.runningExperimentId;
-  const variants = experimentId === null ? [] : yield* variantsInOrder({ experimentId });
+  const { target, variants } = yield* routingState(organizationId, targetId);
   const session = newSession(targetId, target, variants, request.userId, random);
   if (answer && !(yield* storeAnswerWithWrite(answer.write, answer.render(session)))) {
     throw new IdempotencyKeyTakenError();
   }
   yield* insertSession(sessionValues(organizationId, session, request));
   yield* insertEvent(sessionStartedEvent(organizationId, session, request));
+  const counted = session.experimentId === null ? 0 : 1;
+  yield* settlePlannedEnd(organizationId, target, counted, session.createdAt, session.createdAt);
   if (answer) answer.write.stored = true;
   return session;
 }
@@ -243,6 +342,9 @@ const postgresRouting = {
     targetId: number;
     agentId: number | null;
     runningExperimentId: number | null;
+    endAt: string | null;
+    maxSessions: number | null;
+    routedSessions: number;
     variantId: number | null;
     variantWeight: number | null;
     variantAgentId: number | null;
@@ -253,6 +355,7 @@ const postgresRouting = {
       targetId: channelTargets.id,
       agentId: channelTargets.agentId,
       runningExperimentId: experiments.id,
+      ...PLANNED_END_FIELDS,
       variantId: experimentVariants.id,
       variantWeight: experimentVariants.weight,
       variantAgentId: experimentVariants.agentId,
@@ -325,29 +428,63 @@ function sessionColumns(
   return columns;
 }
 
-/** The gathered sessions, in one transaction (PostgreSQL). */
-function* routeBatch(routes: RouteRequest[]): Steps<Array<Outcome<RoutedSessionRecord>>> {
+/**
+ * The advisory lock class whose key is a capped experiment's id: PostgreSQL batches that route
+ * to it take turns (see routeInOneTransaction).
+ */
+const CAPPED_EXPERIMENT_LOCK = 1634165601;
+
+/** A batch read a capped experiment whose turn it does not hold: it runs again holding it. */
+class CappedTurnNeeded extends Error {
+  constructor(readonly experimentIds: number[]) {
+    super('routing to a capped experiment needs its turn');
+  }
+}
+
+/**
+ * The gathered sessions, in one transaction (PostgreSQL). `heldTurns` are the capped
+ * experiments whose turn the transaction holds; one more stops the batch before it writes.
+ */
+function* routeBatch(
+  routes: RouteRequest[],
+  heldTurns: readonly number[],
+): Steps<Array<Outcome<RoutedSessionRecord>>> {
   const rows = yield* postgresRouting.targetsWithRunningExperimentVariants({
     organizationIds: routes.map((route) => route.organizationId),
     targetIds: routes.map((route) => route.targetId),
   });
+  const unheld = rows.flatMap((row) =>
+    row.maxSessions !== null && !heldTurns.includes(row.runningExperimentId!)
+      ? [row.runningExperimentId!]
+      : [],
+  );
+  if (unheld.length > 0) throw new CappedTurnNeeded(unheld);
   const rowsOfTarget = new Map<string, typeof rows>();
   for (const row of rows) {
     const key = `${row.organizationId}:${row.targetId}`;
     rowsOfTarget.set(key, [...(rowsOfTarget.get(key) ?? []), row]);
   }
   let routed: Array<{ route: RouteRequest; session: RoutedSessionRecord }> = [];
+  // The batch's running experiments as read, and the sessions each took so far: a capped one
+  // gives the batch only the sessions it has left, one after the other.
+  const running = new Map<number, { organizationId: number; target: RoutingTarget }>();
+  const takenInBatch = new Map<number, number>();
   const outcomes = routes.map((route): Outcome<RoutedSessionRecord> => {
     const { organizationId, targetId, request, random } = route;
     const ofTarget = rowsOfTarget.get(`${organizationId}:${targetId}`) ?? [];
     try {
-      const target = requireTarget(targetId, ofTarget[0]);
+      const read = requireTarget(targetId, ofTarget[0]);
+      const experimentId = read.runningExperimentId;
+      if (experimentId !== null) running.set(experimentId, { organizationId, target: read });
+      const taken = experimentId === null ? 0 : (takenInBatch.get(experimentId) ?? 0);
+      const target = { ...read, routedSessions: read.routedSessions + taken };
       const variants = ofTarget.flatMap((row) =>
         row.variantId === null
           ? []
           : [{ id: row.variantId, weight: row.variantWeight!, agentId: row.variantAgentId! }],
       );
       const session = newSession(targetId, target, variants, request.userId, random);
+      if (session.experimentId !== null) takenInBatch.set(session.experimentId, taken + 1);
       routed.push({ route, session });
       return { ok: true, value: session };
     } catch (error) {
@@ -384,15 +521,43 @@ function* routeBatch(routes: RouteRequest[]): Steps<Array<Outcome<RoutedSessionR
     routed.sort((a, b) => a.route.organizationId - b.route.organizationId);
     yield* postgresRouting.insertSessionsAndEvents(sessionColumns(routed));
   }
+  const now = nowIso();
+  for (const [experimentId, { organizationId, target }] of running) {
+    const counted = routed.filter(({ session }) => session.experimentId === experimentId);
+    const lastCountedAt = counted.at(-1)?.session.createdAt ?? null;
+    yield* settlePlannedEnd(organizationId, target, counted.length, lastCountedAt, now);
+  }
   for (const { route } of routed) if (route.answer) route.answer.write.stored = true;
   return outcomes;
 }
 
-function routeInOneTransaction(
+/**
+ * Routes the batch in one transaction. A capped experiment's count is one row every batch routing
+ * to it writes: batches that do take its turn (an advisory lock taken before BEGIN), so under
+ * load from several processes they wait for each other instead of failing their serializable
+ * commits over and over. Batches without a capped experiment never wait.
+ */
+async function routeInOneTransaction(
   db: PostgresDb,
   routes: RouteRequest[],
 ): Promise<Array<Outcome<RoutedSessionRecord>>> {
-  return runStepsInTransaction(db, () => routeBatch(routes));
+  let held: number[] = [];
+  for (;;) {
+    const turns = held;
+    try {
+      return turns.length === 0
+        ? await runStepsInTransaction(db, () => routeBatch(routes, turns))
+        : await runStepsInTransactionHolding(
+            db,
+            { lockClass: CAPPED_EXPERIMENT_LOCK, keys: turns },
+            () => routeBatch(routes, turns),
+          );
+    } catch (error) {
+      // Each round holds at least one more turn, so this ends.
+      if (!(error instanceof CappedTurnNeeded)) throw error;
+      held = [...new Set([...held, ...error.experimentIds])];
+    }
+  }
 }
 
 const routeOnPostgres = gatherWrites(

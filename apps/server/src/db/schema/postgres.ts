@@ -377,6 +377,11 @@ export const experiments = pgTable(
     startedAt: text('started_at'),
     stoppedAt: text('stopped_at'),
     lastUpdatedBy: text('last_updated_by'),
+    endAt: text('end_at'),
+    maxSessions: integer('max_sessions'),
+    endedReason: text('ended_reason'),
+    /** Sessions routed while running, kept only under a max_sessions cap (counted with each). */
+    routedSessions: integer('routed_sessions').notNull().default(0),
   },
   (t) => [
     index('experiments_organization_idx').on(t.organizationId, t.id),
@@ -403,6 +408,23 @@ export const experimentVariants = pgTable(
       .references(() => agents.id),
   },
   (t) => [index('experiment_variants_experiment_idx').on(t.experimentId, t.position)],
+);
+
+export const experimentChanges = pgTable(
+  'experiment_changes',
+  {
+    id: id(),
+    organizationId: organizationId(),
+    experimentId: integer('experiment_id').notNull(),
+    occurredAt: text('occurred_at').notNull(),
+    action: text('action').notNull(),
+    actorType: text('actor_type').notNull(),
+    actorKeyId: text('actor_key_id'),
+    actorKeyName: text('actor_key_name'),
+    requestId: text('request_id'),
+    changes: json('changes').$type<JsonObject>().notNull(),
+  },
+  (t) => [index('experiment_changes_experiment_idx').on(t.organizationId, t.experimentId, t.id)],
 );
 
 export const idempotencyKeys = pgTable(

@@ -381,6 +381,11 @@ export const experiments = sqliteTable(
     startedAt: text('started_at'),
     stoppedAt: text('stopped_at'),
     lastUpdatedBy: text('last_updated_by'),
+    endAt: text('end_at'),
+    maxSessions: integer('max_sessions'),
+    endedReason: text('ended_reason'),
+    /** Sessions routed while running, kept only under a max_sessions cap (counted with each). */
+    routedSessions: integer('routed_sessions').notNull().default(0),
   },
   (t) => [
     index('experiments_organization_idx').on(t.organizationId, t.id),
@@ -409,6 +414,29 @@ export const experimentVariants = sqliteTable(
       .references(() => agents.id),
   },
   (t) => [index('experiment_variants_experiment_idx').on(t.experimentId, t.position)],
+);
+
+/**
+ * Every change to an experiment (docs/decisions.md section 9), written in the change's own
+ * transaction. `experiment_id` is a plain integer on purpose: the history outlives the experiment.
+ */
+export const experimentChanges = sqliteTable(
+  'experiment_changes',
+  {
+    id: id(),
+    organizationId: organizationId(),
+    experimentId: integer('experiment_id').notNull(),
+    occurredAt: text('occurred_at').notNull(),
+    action: text('action').notNull(),
+    /** `api_key` or `operator`; the key's id and name are set exactly for `api_key`. */
+    actorType: text('actor_type').notNull(),
+    actorKeyId: text('actor_key_id'),
+    actorKeyName: text('actor_key_name'),
+    requestId: text('request_id'),
+    changes: text('changes', { mode: 'json' }).$type<JsonObject>().notNull(),
+  },
+  // An experiment's page, newest first, and the existence check of a deleted one.
+  (t) => [index('experiment_changes_experiment_idx').on(t.organizationId, t.experimentId, t.id)],
 );
 
 /**

@@ -1,6 +1,8 @@
+import type { Context } from 'hono';
 import {
   createExperiment,
   deleteExperiment,
+  experimentHistoryPage,
   findAgentIds,
   findExperimentTarget,
   getExperiment,
@@ -23,14 +25,28 @@ import {
   variantSetProblems,
   type VariantInput,
 } from '../../domain/experiments.js';
+import { experimentHistoryList, type ChangeAuthor } from '../../domain/experiment-history.js';
 import { listPage, parseListQuery, projectItem } from '../../domain/list-query.js';
+import { normalizeDateTime } from '../../domain/timestamps.js';
+import type { AppEnv } from '../../http/app-env.js';
 import type { AppRouteHandler } from '../../http/router.js';
-import { toWireExperiment, type WireExperiment } from '../../wire/experiments.js';
+import {
+  toWireChange,
+  toWireExperiment,
+  toWireResults,
+  type WireExperiment,
+} from '../../wire/experiments.js';
 import { experimentStartWarnings } from './start-warnings.js';
 import type * as routes from './experiments.routes.js';
 
 function notFound(id: number): RecordNotFoundError {
   return new RecordNotFoundError(`There is no experiment ${id} in this organization.`);
+}
+
+/** The API key of the request as the author of the change it makes, with the request's id. */
+function authorOf(c: Context<AppEnv>): ChangeAuthor {
+  const { keyId, keyName } = c.get('auth');
+  return { actor: { type: 'api_key', keyId, keyName }, requestId: c.get('requestId') };
 }
 
 async function requireExperiment(db: Db, organizationId: number, id: number) {
@@ -43,7 +59,13 @@ async function requireExperiment(db: Db, organizationId: number, id: number) {
 async function checkedWrite(
   db: Db,
   organizationId: number,
-  body: { name: string; description?: string | null | undefined; variants: VariantInput[] },
+  body: {
+    name: string;
+    description?: string | null | undefined;
+    variants: VariantInput[];
+    end_at?: string | null | undefined;
+    max_sessions?: number | null | undefined;
+  },
   targetProblemsFound: InputProblem[],
 ): Promise<ExperimentWrite> {
   const agentIds = await findAgentIds(
@@ -51,8 +73,19 @@ async function checkedWrite(
     organizationId,
     body.variants.map((v) => v.agent_id),
   );
-  const problems = [
+  // Stored as canonical ISO text, so routing compares it with the clock as text.
+  const endAt = body.end_at == null ? null : normalizeDateTime(body.end_at);
+  const problems: InputProblem[] = [
     ...targetProblemsFound,
+    ...(body.end_at != null && endAt === null
+      ? [
+          {
+            loc: ['body', 'end_at'],
+            msg: `"${body.end_at}" is not a date-time between the years 0 and 9999 with a time zone; send ISO 8601 such as 2026-12-31T23:00:00Z.`,
+            type: 'datetime_parsing',
+          },
+        ]
+      : []),
     ...variantSetProblems(body.variants.map((v) => ({ ...v, agent: v.agent_id }))),
     ...missingAgentProblems(body.variants, agentIds),
   ];
@@ -60,6 +93,8 @@ async function checkedWrite(
   return {
     name: body.name,
     description: body.description ?? null,
+    endAt,
+    maxSessions: body.max_sessions ?? null,
     variants: body.variants.map((v) => ({
       name: v.name,
       weight: v.weight,
@@ -83,7 +118,7 @@ export const experimentsList: AppRouteHandler<typeof routes.experimentsList> = a
 
 export const experimentsCreate: AppRouteHandler<typeof routes.experimentsCreate> = async (c) => {
   const db = c.get('db');
-  const { organizationId, keyName } = c.get('auth');
+  const { organizationId } = c.get('auth');
   const body = c.req.valid('json');
   const target = await findExperimentTarget(db, organizationId, body.target_id);
   const write = await checkedWrite(
@@ -92,7 +127,7 @@ export const experimentsCreate: AppRouteHandler<typeof routes.experimentsCreate>
     body,
     targetProblems(body.target_id, target),
   );
-  const record = await createExperiment(db, organizationId, body.target_id, write, keyName);
+  const record = await createExperiment(db, organizationId, body.target_id, write, authorOf(c));
   return c.json(toWireExperiment(record), 200);
 };
 
@@ -104,7 +139,7 @@ export const experimentsGet: AppRouteHandler<typeof routes.experimentsGet> = asy
 
 export const experimentsUpdate: AppRouteHandler<typeof routes.experimentsUpdate> = async (c) => {
   const db = c.get('db');
-  const { organizationId, keyName } = c.get('auth');
+  const { organizationId } = c.get('auth');
   const { experiment_id: id } = c.req.valid('param');
   const body = c.req.valid('json');
   const current = await requireExperiment(db, organizationId, id);
@@ -116,29 +151,29 @@ export const experimentsUpdate: AppRouteHandler<typeof routes.experimentsUpdate>
     body,
     targetChangeProblems(current.targetId, body.target_id, ['body', 'target_id']),
   );
-  const record = await replaceDraftExperiment(db, organizationId, id, write, keyName);
+  const record = await replaceDraftExperiment(db, organizationId, id, write, authorOf(c));
   return c.json(toWireExperiment(record), 200);
 };
 
 export const experimentsDelete: AppRouteHandler<typeof routes.experimentsDelete> = async (c) => {
   const { experiment_id: id } = c.req.valid('param');
-  await deleteExperiment(c.get('db'), c.get('auth').organizationId, id);
+  await deleteExperiment(c.get('db'), c.get('auth').organizationId, id, authorOf(c));
   return c.json({ id, deleted: true as const }, 200);
 };
 
 export const experimentsStart: AppRouteHandler<typeof routes.experimentsStart> = async (c) => {
   const db = c.get('db');
-  const { organizationId, keyName } = c.get('auth');
+  const { organizationId } = c.get('auth');
   const { experiment_id: id } = c.req.valid('param');
-  const record = await startExperiment(db, organizationId, id, keyName);
+  const record = await startExperiment(db, organizationId, id, authorOf(c));
   const warnings = await experimentStartWarnings(db, organizationId, id);
   return c.json({ experiment: toWireExperiment(record), warnings }, 200);
 };
 
 export const experimentsStop: AppRouteHandler<typeof routes.experimentsStop> = async (c) => {
   const { experiment_id: id } = c.req.valid('param');
-  const { organizationId, keyName } = c.get('auth');
-  const record = await stopExperiment(c.get('db'), organizationId, id, keyName);
+  const { organizationId } = c.get('auth');
+  const record = await stopExperiment(c.get('db'), organizationId, id, authorOf(c));
   return c.json(toWireExperiment(record), 200);
 };
 
@@ -146,17 +181,21 @@ export const experimentsResults: AppRouteHandler<typeof routes.experimentsResult
   const db = c.get('db');
   const { experiment_id: id } = c.req.valid('param');
   const record = await requireExperiment(db, c.get('auth').organizationId, id);
-  const counts = await sessionCountsByVariant(db, id);
-  return c.json(
-    {
-      experiment_id: id,
-      status: record.status,
-      variants: record.variants.map((v) => ({
-        variant_id: v.id,
-        name: v.name,
-        session_count: counts.get(v.id) ?? 0,
-      })),
-    },
-    200,
+  return c.json(toWireResults(record, await sessionCountsByVariant(db, id)), 200);
+};
+
+export const experimentsHistory: AppRouteHandler<typeof routes.experimentsHistory> = async (c) => {
+  const db = c.get('db');
+  const { organizationId } = c.get('auth');
+  const { experiment_id: id } = c.req.valid('param');
+  // The history pages like the other lists but has nothing to search, order by or narrow.
+  const signer = await cursorSigner(db);
+  const query = await parseListQuery(
+    experimentHistoryList(id),
+    { ...c.req.valid('query'), search_fields: [], search_field_values: [], fields: [] },
+    organizationId,
+    signer,
   );
+  const { records, totalCount, next } = await experimentHistoryPage(db, organizationId, id, query);
+  return c.json(listPage(records.map(toWireChange), query, totalCount, next, signer), 200);
 };

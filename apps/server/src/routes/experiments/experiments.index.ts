@@ -10,4 +10,5 @@ export const experimentsRouter = createRouter()
   .openapi(routes.experimentsDelete, handlers.experimentsDelete)
   .openapi(routes.experimentsStart, handlers.experimentsStart)
   .openapi(routes.experimentsStop, handlers.experimentsStop)
-  .openapi(routes.experimentsResults, handlers.experimentsResults);
+  .openapi(routes.experimentsResults, handlers.experimentsResults)
+  .openapi(routes.experimentsHistory, handlers.experimentsHistory);

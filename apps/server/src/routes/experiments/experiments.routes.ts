@@ -13,6 +13,7 @@ import { claimIdempotencyKeyFirst } from '../../http/idempotency.js';
 export {
   experimentsDeleteRoute as experimentsDelete,
   experimentsGetRoute as experimentsGet,
+  experimentsHistoryRoute as experimentsHistory,
   experimentsListRoute as experimentsList,
   experimentsResultsRoute as experimentsResults,
   experimentsUpdateRoute as experimentsUpdate,

@@ -1,6 +1,6 @@
-import { routeSession } from '../../db/repositories/sessions.js';
+import { previewAssignment, routeSession } from '../../db/repositories/sessions.js';
 import type { AppRouteHandler } from '../../http/router.js';
-import { toWireSession } from '../../wire/sessions.js';
+import { toWireAssignment, toWireSession } from '../../wire/sessions.js';
 import type * as routes from './sessions.routes.js';
 
 export const sessionsRoute: AppRouteHandler<typeof routes.sessionsRoute> = async (c) => {
@@ -18,4 +18,18 @@ export const sessionsRoute: AppRouteHandler<typeof routes.sessionsRoute> = async
   );
   c.get('metrics').recordRoutedSession(session.experimentId, session.variantId);
   return c.json(toWireSession(session), 200);
+};
+
+export const channelTargetsAssignment: AppRouteHandler<
+  typeof routes.channelTargetsAssignment
+> = async (c) => {
+  const { target_id: targetId } = c.req.valid('param');
+  const { user_id: userId } = c.req.valid('query');
+  const assignment = await previewAssignment(
+    c.get('db'),
+    c.get('auth').organizationId,
+    targetId,
+    userId,
+  );
+  return c.json(toWireAssignment(assignment), 200);
 };

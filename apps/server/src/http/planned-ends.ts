@@ -1,0 +1,32 @@
+// The sweep that stores planned ends nobody routed past: an experiment whose end_at came reads as
+// stopped at once (domain/experiments.ts `asOf`), and routing stores that with the next session;
+// without traffic this stores it, so lists and the database agree within a minute.
+
+import type { Logger } from 'pino';
+import type { Db } from '../db/engine/client.js';
+import { sweepPlannedEnds } from '../db/repositories/experiments.js';
+
+/** How often the sweep runs: twice a minute, so a planned end is stored within one. */
+export const PLANNED_END_SWEEP_MS = 30_000;
+
+/** Sweeps now and then every `intervalMs`; returns a function that stops it. */
+export function startPlannedEndSweeper(
+  db: Db,
+  logger: Logger,
+  intervalMs = PLANNED_END_SWEEP_MS,
+): () => void {
+  let running: Promise<void> | null = null;
+  const tick = () => {
+    running ??= sweepPlannedEnds(db)
+      .then((ended) => {
+        if (ended > 0) logger.info({ ended }, 'planned experiment ends stored');
+      })
+      .catch((error: unknown) => logger.warn({ err: error }, 'planned end sweep failed'))
+      .finally(() => (running = null));
+  };
+  tick();
+  const timer = setInterval(tick, intervalMs);
+  // The timer does not keep the process alive.
+  timer.unref();
+  return () => clearInterval(timer);
+}
