@@ -26,9 +26,26 @@ const created = await client.experiments.create({
   name: 'ESM consumer',
   target_id: draft.target_id,
   variants: writableVariants(draft),
+  end_at: new Date(Date.now() + 24 * 3600 * 1000).toISOString(),
+  max_sessions: 1000,
 });
+check(created.max_sessions === 1000 && created.ended_reason === null, 'the planned end is kept');
 const started = await client.experiments.start(created.id);
+// The preview answers what routing then does, and routes nothing itself.
+const preview = await client.channelTargets.assignment(draft.target_id, '+14155550100');
+const routed = await client.sessions.route(draft.target_id, { user_id: '+14155550100' });
+check(
+  preview.variant_id === routed.variant_id && preview.agent_id === routed.agent_id,
+  'the assignment preview equals the routing answer',
+);
+const results = await client.experiments.results(created.id);
+check(results.total_sessions === 1, `one session counted, got ${results.total_sessions}`);
 await client.experiments.stop(created.id);
+const actions = [];
+for await (const change of client.experiments.iterateHistory(created.id, { limit: 1 })) {
+  actions.push(change.action);
+}
+check(actions.join() === 'stopped,started,created', `the history, newest first: ${actions}`);
 const missing = await client.experiments.get(999999).catch((error) => error);
 check(missing instanceof NotFoundError && missing.status === 404, 'expected a NotFoundError');
 check(missing.requestId, 'a NotFoundError carries the request id');
@@ -75,5 +92,5 @@ try {
 }
 
 console.log(
-  `esm (Node ${process.versions.node}): ${events.total_count} events, experiment ${created.id} ${started.experiment.status} with ${started.warnings.length} warning(s); withResponse, idempotencyKey, abort and timeouts as documented`,
+  `esm (Node ${process.versions.node}): ${events.total_count} events, experiment ${created.id} ${started.experiment.status} with ${started.warnings.length} warning(s); assignment preview, results and history; withResponse, idempotencyKey, abort and timeouts as documented`,
 );

@@ -4,9 +4,11 @@ import {
   ApiUserAbortError,
   createClient,
   NotFoundError,
+  type Assignment,
   type Event,
   type EventListQuery,
   type Experiment,
+  type ExperimentChange,
   type ExperimentCreate,
   type ExperimentListItem,
   type Prompt,
@@ -22,13 +24,26 @@ const variants: VariantWrite[] = [
 ];
 
 export async function typed(): Promise<string[]> {
-  const body: ExperimentCreate = { name: 'typed', target_id: 1, variants };
+  const body: ExperimentCreate = {
+    name: 'typed',
+    target_id: 1,
+    variants,
+    end_at: '2026-12-31T23:00:00Z',
+    max_sessions: 10_000,
+  };
   const options: PostRequestOptions = { idempotencyKey: 'k-1', timeout: 5_000, maxRetries: 1 };
   const created: Experiment = await client.experiments.create(body, options);
   // @ts-expect-error: variants is required on create
   await client.experiments.create({ name: 'typed', target_id: 1 });
   const started = await client.experiments.start(created.id);
   const status: 'draft' | 'running' | 'stopped' = started.experiment.status;
+  const preview: Assignment = await client.channelTargets.assignment(1, '+14155550100');
+  const share: number = (await client.experiments.results(created.id)).variants[0]!.share;
+  for await (const change of client.experiments.iterateHistory(created.id)) {
+    const named: ExperimentChange = change;
+    const by: 'api_key' | 'operator' | 'system' = named.actor.type;
+    void by;
+  }
 
   // Items of every list assign to the named models.
   const query: EventListQuery = { limit: 10, order_by: 'timestamp' };
@@ -57,6 +72,7 @@ export async function typed(): Promise<string[]> {
     status,
     ...started.warnings,
     String(events.length + prompts.length + experiments.length),
+    String(preview.variant_id ?? share),
     requestId ?? '',
   ];
 }

@@ -10,6 +10,7 @@ import { cursorSecretRotateCommand } from './commands/cursor-secret.js';
 import { demoCommand } from './commands/demo.js';
 import { listCommand } from './commands/directory.js';
 import { eventsImportCommand } from './commands/events-import.js';
+import { experimentsShowCommand } from './commands/experiments.js';
 import { keyCreateCommand, keyListCommand, keyRevokeCommand } from './commands/key.js';
 import { loadCommand } from './commands/load.js';
 import { migrateCommand } from './commands/migrate.js';
@@ -28,6 +29,7 @@ const COMMANDS: readonly Command[] = [
   keyListCommand,
   loadCommand,
   listCommand,
+  experimentsShowCommand,
   eventsImportCommand,
   cursorSecretRotateCommand,
   demoCommand,

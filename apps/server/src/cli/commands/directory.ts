@@ -33,7 +33,7 @@ import { formatTable } from '../table.js';
 const MAX_PAGE_SIZE = spec.components.parameters.Limit.schema.maximum;
 
 /** Every record of a list, by id, following its cursors a thousand at a time. */
-async function everyRecord<P extends string, R>(
+export async function everyRecord<P extends string, R>(
   db: Db,
   organizationId: number,
   resource: ListResource<P>,
