@@ -10,6 +10,7 @@ import { cursorSecretRotateCommand } from './commands/cursor-secret.js';
 import { demoCommand } from './commands/demo.js';
 import { listCommand } from './commands/directory.js';
 import { eventsImportCommand } from './commands/events-import.js';
+import { eventsTailCommand } from './commands/events-tail.js';
 import { keyCreateCommand, keyListCommand, keyRevokeCommand } from './commands/key.js';
 import { loadCommand } from './commands/load.js';
 import { migrateCommand } from './commands/migrate.js';
@@ -29,6 +30,7 @@ const COMMANDS: readonly Command[] = [
   loadCommand,
   listCommand,
   eventsImportCommand,
+  eventsTailCommand,
   cursorSecretRotateCommand,
   demoCommand,
 ];
