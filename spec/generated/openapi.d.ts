@@ -23,6 +23,59 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/events/stream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Follow events as they are committed
+         * @description A live feed of the organization's events as Server-Sent Events (an Agentline extension).
+         *     Needs `EVENTS_READ`. It delivers every event matching `search_fields` /
+         *     `search_field_values` that is committed after the stream's starting position, in commit
+         *     order, each exactly once per connection, whoever wrote it (session routing in any server
+         *     process, `agentline events import`); an event arrives within one second of its commit.
+         *     Search pairs and `fields` mean exactly what they mean on the events list, and each message
+         *     carries the event as the list would show it with the same `fields`.
+         *
+         *     Where it starts:
+         *     - with a `Last-Event-ID` header: right after the message that carried that id, with
+         *       nothing skipped and nothing repeated, however long the client was away;
+         *     - else with `start_datetime`: from the first committed event whose `timestamp` is at or
+         *       after it (a replay, in commit order), then live; the bound holds for the whole stream,
+         *       so a later-committed event with an older `timestamp` (an import of old events) is not
+         *       sent;
+         *     - else: from the moment the stream opened.
+         *
+         *     The wire format (`text/event-stream`, UTF-8):
+         *     - an event: `id: <resume token>`, `event: event`, `data: <Event as JSON>`, a blank
+         *       line. The id is an opaque resume token: keep the last one and send it back as
+         *       `Last-Event-ID` to continue; do not parse it.
+         *     - `: keep-alive` comment lines every 15 seconds while nothing else is sent, so proxies
+         *       and clients can tell a quiet stream from a dead one.
+         *     - a failure after the stream opened: `event: error` with `data: <EventStreamError>`,
+         *       then the server closes the stream. `SLOW_CONSUMER`: the client read too slowly and the
+         *       server's buffer for it filled; `INTERNAL`: the server failed; `SERVICE_UNAVAILABLE`:
+         *       the database did not answer. In every case reconnect with the last id received.
+         *     - when the server shuts down it ends the stream without an error message; reconnect
+         *       with the last id received.
+         *
+         *     Errors found before the stream opens are ordinary JSON answers: 401, 403, 422 (a bad
+         *     search pair, `fields` value, `start_datetime`, or a `Last-Event-ID` that is not a token
+         *     this API issued), and 429 when the API key already holds its most concurrent streams
+         *     (`EVENT_STREAMS_PER_KEY`, 10 by default, per server process).
+         */
+        get: operations["events_stream"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/prompts/": {
         parameters: {
             query?: never;
@@ -432,6 +485,16 @@ export interface components {
          * @enum {string}
          */
         ExperimentProperties: "id" | "name" | "name_exact" | "description" | "status" | "target_id" | "agent_id" | "created_at" | "updated_at" | "started_at" | "stopped_at";
+        /** @description The data of an `event: error` message on the events stream, sent just before the server closes it. Reconnect with the last event id received: nothing is lost. */
+        EventStreamError: {
+            /** @description What went wrong, for a person. */
+            detail: string;
+            /**
+             * @description `SLOW_CONSUMER`: the client fell too far behind; `INTERNAL`: the server failed; `SERVICE_UNAVAILABLE`: the database did not answer.
+             * @enum {string}
+             */
+            code: "SLOW_CONSUMER" | "INTERNAL" | "SERVICE_UNAVAILABLE";
+        };
         /** @description A logged occurrence within a session. Every property is present in a full item (null where unknown); `fields` can narrow an item, but `timestamp` is always there. */
         Event: {
             /**
@@ -1314,6 +1377,45 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["EventListResponse"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    events_stream: {
+        parameters: {
+            query?: {
+                /** @description Event properties to match, paired by index with `search_field_values`, as on the events list. */
+                search_fields?: components["schemas"]["EventProperties"][];
+                /** @description Values to search for, paired by index with `search_fields` (the two lists must have the same length). Each value is one literal string. */
+                search_field_values?: components["parameters"]["SearchFieldValues"];
+                /** @description Properties to include in each event (absent or empty means all), as on the events list. */
+                fields?: components["schemas"]["EventProperties"][];
+                /** @description Replay the events whose `timestamp` is at or after this instant (ISO 8601 date-time with `Z` or an offset), in commit order, then follow new ones with the same bound. With `Last-Event-ID` the stream resumes right after that message instead, and the bound still applies. */
+                start_datetime?: string;
+            };
+            header?: {
+                /** @description The `id` of the last message received on an earlier connection (the Server-Sent Events reconnection header). The stream continues right after it. */
+                "Last-Event-ID"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The stream. Each message's `data` is an `Event` (`event: event`) or an `EventStreamError` (`event: error`, the last message). */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": string;
                 };
             };
             401: components["responses"]["Unauthorized"];

@@ -91,6 +91,37 @@ try {
   silent.unref();
 }
 
+// The live stream: a replay from start_datetime, then a session routed now arrives live, and
+// `position` resumes a new iterator right after what the first one handed out.
+const following = new AbortController();
+const streamed = client.events.stream(
+  { start_datetime: '2000-01-01T00:00:00Z' },
+  { signal: following.signal },
+);
+let replayed = 0;
+let routed = false;
+for await (const event of streamed) {
+  replayed += 1;
+  if (replayed === events.total_count && !routed) {
+    routed = true;
+    await client.sessions.route(draft.target_id, { user_id: 'esm-consumer' });
+  }
+  if (event.type === 'session-started' && routed) following.abort();
+}
+check(replayed > events.total_count, `the stream replayed and followed, got ${replayed}`);
+check(streamed.position, 'the stream exposes its position');
+const afterRestart = new AbortController();
+setTimeout(() => afterRestart.abort(), 1_000);
+let repeated = 0;
+for await (const event of client.events.stream(
+  {},
+  { lastEventId: streamed.position, signal: afterRestart.signal },
+)) {
+  check(event.timestamp, 'events carry their timestamp');
+  repeated += 1;
+}
+check(repeated === 0, `resuming from position repeats nothing, got ${repeated}`);
+
 console.log(
-  `esm (Node ${process.versions.node}): ${events.total_count} events, experiment ${created.id} ${started.experiment.status} with ${started.warnings.length} warning(s); assignment preview, results and history; withResponse, idempotencyKey, abort and timeouts as documented`,
+  `esm (Node ${process.versions.node}): ${events.total_count} events, experiment ${created.id} ${started.experiment.status} with ${started.warnings.length} warning(s); assignment preview, results and history; withResponse, idempotencyKey, abort and timeouts as documented; stream replayed ${replayed} events and resumed from its position`,
 );

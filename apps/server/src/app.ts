@@ -13,6 +13,7 @@ import { registerSpecComponents } from './generated/routes.js';
 import type { AppEnv } from './http/app-env.js';
 import { authenticate, authorize } from './http/auth.js';
 import { concurrencyLimit } from './http/concurrency-limit.js';
+import { EventStreams } from './http/event-stream.js';
 import { ApiError, errorResponse, handleError } from './http/errors.js';
 import { Metrics, metricsEndpoint } from './http/metrics.js';
 import { idempotency } from './http/idempotency.js';
@@ -46,6 +47,9 @@ export interface AppOptions {
   metricsToken?: string;
   /** SQLite's reader threads for the events list (main.ts starts them); absent: it reads inline. */
   eventReaders?: EventReaders;
+  /** The process's event streams; main.ts makes them to close them on shutdown. Absent: one of
+   * EVENT_STREAMS_PER_KEY's default streams per key, made here. */
+  eventStreams?: EventStreams;
 }
 
 export type App = OpenAPIHono<AppEnv>;
@@ -64,16 +68,16 @@ export function createApp({
   metrics = new Metrics(),
   metricsToken,
   eventReaders,
+  eventStreams = new EventStreams(db, { perKey: DEFAULT_CONFIG.eventStreamsPerKey }),
 }: AppOptions): App {
   const app = createRouter();
 
   app.use(requestContext(db, logger, metrics));
-  if (eventReaders) {
-    app.use('/api/v1/events/*', async (c, next) => {
-      c.set('eventReaders', eventReaders);
-      await next();
-    });
-  }
+  app.use('/api/v1/events/*', async (c, next) => {
+    if (eventReaders) c.set('eventReaders', eventReaders);
+    c.set('eventStreams', eventStreams);
+    await next();
+  });
   app.use('/api/*', queryStringLimit(MAX_QUERY_STRING_CHARACTERS));
   app.use('/api/*', rejectNulInQuery());
 

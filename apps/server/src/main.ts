@@ -8,6 +8,7 @@ import { ConfigError, idempotencyTimesOf, loadConfig } from './config.js';
 import { createDb } from './db/engine/client.js';
 import { migrateDb } from './db/engine/migrate.js';
 import { eventReadersFor } from './db/repositories/event-readers.js';
+import { EventStreams } from './http/event-stream.js';
 import { createFrontDoor } from './http/front-door.js';
 import { startIdempotencySweeper } from './http/idempotency.js';
 import { startPlannedEndSweeper } from './http/planned-ends.js';
@@ -33,9 +34,11 @@ async function main(): Promise<void> {
     intervalMs: Math.min(60_000, idempotencyTimes.retentionMs / 4),
   });
   const stopPlannedEnds = startPlannedEndSweeper(db, logger);
+  const eventStreams = new EventStreams(db, { perKey: config.eventStreamsPerKey });
   const app = createApp({
     db,
     eventReaders,
+    eventStreams,
     logger,
     bodyLimitBytes: config.bodyLimitBytes,
     rateLimitPerMinute: config.rateLimitPerMinute,
@@ -86,8 +89,14 @@ async function main(): Promise<void> {
         process.exit(0);
       });
     });
-    // Idle keep-alive connections would otherwise hold close() open until they time out.
+    // Event streams never finish by themselves: each ends cleanly (its client reconnects with
+    // its last id, to another process), and its connection then goes idle.
+    logger.info({ streams: eventStreams.size }, 'closing event streams');
+    eventStreams.close();
+    // Idle keep-alive connections would otherwise hold close() open until they time out; a
+    // stream's connection turns idle once its last bytes are written.
     server.closeIdleConnections();
+    setTimeout(() => server.closeIdleConnections(), 100).unref();
   };
   process.on('SIGTERM', shutdown);
   process.on('SIGINT', shutdown);

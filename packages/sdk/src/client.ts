@@ -39,6 +39,12 @@ import type {
   SessionRouteRequest,
 } from './generated/models.js';
 import type { paths } from '../../../spec/generated/openapi.js';
+import {
+  openEventStream,
+  type EventStream,
+  type EventStreamOptions,
+  type EventStreamQuery,
+} from './event-stream.js';
 import { iteratePages } from './pagination.js';
 import { retryingFetch, type RetryPolicy } from './retry.js';
 
@@ -119,8 +125,9 @@ export function createClient(options: ClientOptions = {}) {
     maxRetries: options.maxRetries ?? 2,
     timeoutMs: options.timeout ?? 60_000,
   };
+  const baseUrl = options.baseUrl ?? environment(BASE_URL_ENV) ?? 'http://127.0.0.1:8080';
   const raw: Client<paths> = createFetchClient<paths>({
-    baseUrl: options.baseUrl ?? environment(BASE_URL_ENV) ?? 'http://127.0.0.1:8080',
+    baseUrl,
     headers,
     fetch: retryingFetch(baseFetch, policy),
   });
@@ -184,6 +191,15 @@ export function createClient(options: ClientOptions = {}) {
       query: EventListQuery = {},
       request: RequestOptions = {},
     ): AsyncGenerator<Event, void> => iteratePages((page) => events.list(page, request), query),
+    /**
+     * `GET /api/v1/events/stream`: every matching event committed from now on (or after
+     * `lastEventId`, or from `start_datetime`), in commit order, for as long as you iterate:
+     * `for await (const e of client.events.stream({ search_fields: ['type'], search_field_values: ['session-ended'] }))`.
+     * It reconnects by itself, resuming after the last event it handed out; `position` is that
+     * event's resume token, for continuing after a restart of your own process.
+     */
+    stream: (query: EventStreamQuery = {}, streamOptions: EventStreamOptions = {}): EventStream =>
+      openEventStream({ baseUrl, headers, fetch: baseFetch }, query, streamOptions),
   };
   const prompts = {
     /** `GET /api/v1/prompts/`: one page of prompts with their tools and validation issues. */

@@ -5,6 +5,7 @@ export type {
   RequestOptions,
   PostRequestOptions,
 } from './client.js';
+export type { EventStream, EventStreamOptions, EventStreamQuery } from './event-stream.js';
 export { ApiPromise, type WithResponse } from './api-promise.js';
 export { MAX_RETRY_AFTER_MS, RETRY_COUNT_HEADER } from './retry.js';
 export {

@@ -75,6 +75,8 @@ test('method signatures name the models, and the items assign to them', () => {
   expectTypeOf(client.experiments.create).parameter(0).toEqualTypeOf<ExperimentCreate>();
   expectTypeOf(client.experiments.update).parameter(1).toEqualTypeOf<ExperimentUpdate>();
   expectTypeOf(client.events.iterate).returns.toEqualTypeOf<AsyncGenerator<Event, void>>();
+  expectTypeOf(client.events.stream).returns.toExtend<AsyncIterable<Event>>();
+  expectTypeOf(client.events.stream).returns.toHaveProperty('position');
   expectTypeOf(client.telephony.a2pStatus).parameter(0).toEqualTypeOf<number>();
   expectTypeOf(client.telephony.a2pStatus)
     .parameter(1)
@@ -88,7 +90,7 @@ test('method signatures name the models, and the items assign to them', () => {
   expectTypeOf<Experiment['variants'][number]>().toEqualTypeOf<Variant>();
   expectTypeOf<NonNullable<Prompt['tools_full']>[number]>().toEqualTypeOf<Tool>();
   // What the wire gives (openapi-fetch's types) assigns to the named models.
-  type Wire<O extends keyof operations> =
+  type Wire<O extends Exclude<keyof operations, 'events_stream'>> =
     operations[O]['responses'][200]['content']['application/json'];
   expectTypeOf<Wire<'events_list'>['items'][number]>().toExtend<Event>();
   expectTypeOf<Wire<'prompts_list'>['items'][number]>().toExtend<Prompt>();
@@ -116,6 +118,7 @@ test('each error class has its status as a literal type', () => {
  */
 interface OperationMethods {
   events_list: AgentlineClient['events']['list'];
+  events_stream: AgentlineClient['events']['stream'];
   prompts_list: AgentlineClient['prompts']['list'];
   channels_telephony_numbers_verify_a2p_compliance: AgentlineClient['telephony']['verifyA2pCompliance'];
   channels_telephony_numbers_a2p_status: AgentlineClient['telephony']['a2pStatus'];

@@ -19,6 +19,8 @@ export interface CliIo {
   stderr: Writable & { isTTY?: boolean };
   stdin?: Readable;
   env: NodeJS.ProcessEnv;
+  /** Aborted when the command should stop (Ctrl-C): what a command that follows waits for. */
+  signal?: AbortSignal;
   /** Directory that relative file arguments start from; defaults to process.cwd(). */
   cwd?: string;
 }

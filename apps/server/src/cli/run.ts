@@ -11,6 +11,7 @@ import { demoCommand } from './commands/demo.js';
 import { listCommand } from './commands/directory.js';
 import { eventsImportCommand } from './commands/events-import.js';
 import { experimentsShowCommand } from './commands/experiments.js';
+import { eventsTailCommand } from './commands/events-tail.js';
 import { keyCreateCommand, keyListCommand, keyRevokeCommand } from './commands/key.js';
 import { loadCommand } from './commands/load.js';
 import { migrateCommand } from './commands/migrate.js';
@@ -31,6 +32,7 @@ const COMMANDS: readonly Command[] = [
   listCommand,
   experimentsShowCommand,
   eventsImportCommand,
+  eventsTailCommand,
   cursorSecretRotateCommand,
   demoCommand,
 ];

@@ -6,6 +6,7 @@ import type { Db } from '../db/engine/client.js';
 import type { EventReaders } from '../db/repositories/events.js';
 import type { IdempotentWrite } from '../db/repositories/idempotency.js';
 import type { Permission } from '../domain/permissions.js';
+import type { EventStreams } from './event-stream.js';
 import type { Metrics } from './metrics.js';
 
 export interface AuthContext {
@@ -33,6 +34,8 @@ export interface AppEnv {
     operationId: string;
     /** SQLite's reader threads for the events list, when the server started them. */
     eventReaders?: EventReaders;
+    /** The process's event streams (GET /api/v1/events/stream), set for every events route. */
+    eventStreams: EventStreams;
     /** A POST with an Idempotency-Key that may run: where its answer goes (http/idempotency.ts). */
     idempotentWrite?: IdempotentWrite;
   };

@@ -13,35 +13,13 @@
 import type { MiddlewareHandler } from 'hono';
 import type { AppEnv } from './app-env.js';
 import { ApiError } from './errors.js';
+import { InFlightCounts } from './in-flight-counts.js';
 
 /**
  * A request refused for this limit may be sent again as soon as one of the key's requests ends,
  * typically within milliseconds: one second is the shortest wait Retry-After can say.
  */
 const RETRY_AFTER_SECONDS = 1;
-
-/** Requests in progress per API key id; a key with none has no entry. */
-export class InFlightCounts {
-  readonly #counts = new Map<string, number>();
-
-  /** Takes one of `limit` slots of `keyId`; false (nothing taken) when all are taken. */
-  tryTake(keyId: string, limit: number): boolean {
-    const count = this.#counts.get(keyId) ?? 0;
-    if (count >= limit) return false;
-    this.#counts.set(keyId, count + 1);
-    return true;
-  }
-
-  release(keyId: string): void {
-    const count = (this.#counts.get(keyId) ?? 0) - 1;
-    if (count > 0) this.#counts.set(keyId, count);
-    else this.#counts.delete(keyId);
-  }
-
-  inFlight(keyId: string): number {
-    return this.#counts.get(keyId) ?? 0;
-  }
-}
 
 /**
  * At most `perKey` requests of one API key in progress at once (runs after authentication).

@@ -29,9 +29,23 @@ export interface ResponseToValidate {
   body: unknown;
 }
 
+export interface StreamMessageToValidate {
+  /** The stream's path (`/api/v1/events/stream?fields=type`); the query is ignored. */
+  url: string;
+  /** The message's `event` field. */
+  event: string;
+  /** The message's `data`, parsed. */
+  data: unknown;
+}
+
 export interface SpecValidator {
   /** Throws an Error that says what does not match when the response breaks the contract. */
   validateResponse(response: ResponseToValidate): void;
+  /**
+   * Throws unless a `text/event-stream` answer's message is one the spec declares: its `event`
+   * named in the media type's `x-agentline-message-data`, its data valid against that schema.
+   */
+  validateStreamMessage(message: StreamMessageToValidate): void;
 }
 
 const DOCUMENT_ID = 'openapi.json';
@@ -61,6 +75,30 @@ export function createSpecValidator(specDocument: unknown): SpecValidator {
   };
 
   return {
+    validateStreamMessage({ url, event, data }) {
+      const pathname = new URL(url, 'http://localhost').pathname;
+      const template = matchTemplate(templates, pathname);
+      const label = `GET ${pathname} message "${event}"`;
+      if (!template) throw new Error(`${label}: the path matches no path of the spec`);
+      const mediaPath = ['paths', template, 'get', 'responses', '200', 'content'];
+      const media = mediaPath.reduce<unknown>((node, key) => asObject(node)[key], document);
+      const declared = asObject(
+        asObject(asObject(media)['text/event-stream'])['x-agentline-message-data'] ?? {},
+      );
+      const mediaPointer = `/${mediaPath.map(escapePointer).join('/')}/text~1event-stream`;
+      if (!(event in declared)) {
+        throw new Error(
+          `${label}: the spec declares no such message (declared: ${Object.keys(declared).join(', ')})`,
+        );
+      }
+      const schemaPointer = `${mediaPointer}/x-agentline-message-data/${escapePointer(event)}`;
+      const validate = validatorFor(schemaPointer);
+      if (!validate(data)) {
+        throw new Error(
+          `${label}: the data does not match ${DOCUMENT_ID}#${schemaPointer}:\n${formatErrors(validate.errors ?? [])}\ndata: ${preview(data)}`,
+        );
+      }
+    },
     validateResponse({ method, url, status, headers, body }) {
       const pathname = new URL(url, 'http://localhost').pathname;
       const label = `${method.toUpperCase()} ${pathname} -> ${status}`;
@@ -124,14 +162,19 @@ export function createSpecValidator(specDocument: unknown): SpecValidator {
 let defaultValidator: SpecValidator | undefined;
 
 /** Validates against apps/server/src/generated/openapi.json, read on first use. */
+function defaultSpecValidator(): SpecValidator {
+  defaultValidator ??= createSpecValidator(
+    JSON.parse(readFileSync(new URL('../../src/generated/openapi.json', import.meta.url), 'utf8')),
+  );
+  return defaultValidator;
+}
+
 export const specValidator: SpecValidator = {
   validateResponse(response) {
-    defaultValidator ??= createSpecValidator(
-      JSON.parse(
-        readFileSync(new URL('../../src/generated/openapi.json', import.meta.url), 'utf8'),
-      ),
-    );
-    defaultValidator.validateResponse(response);
+    defaultSpecValidator().validateResponse(response);
+  },
+  validateStreamMessage(message) {
+    defaultSpecValidator().validateStreamMessage(message);
   },
 };
 

@@ -24,6 +24,11 @@ export type PromptProperties = Schema<'PromptProperties'>;
 export type ExperimentProperties = Schema<'ExperimentProperties'>;
 
 /**
+ * The data of an `event: error` message on the events stream, sent just before the server closes it. Reconnect with the last event id received: nothing is lost.
+ */
+export interface EventStreamError extends Schema<'EventStreamError'> {}
+
+/**
  * A logged occurrence within a session. Every property is present in a full item (null where unknown); `fields` can narrow an item, but `timestamp` is always there.
  */
 export interface Event extends Schema<'Event'> {}

@@ -61,7 +61,7 @@ export interface ListSqlOptions<P extends string> {
 }
 
 export function listConditions<P extends string>(
-  query: ListQuery<P>,
+  query: Pick<ListQuery<P>, 'filters' | 'window'>,
   options: ListSqlOptions<P>,
 ): SQL[] {
   const conditions: SQL[] = [];

@@ -35,7 +35,7 @@ import {
   splitPage,
   type ColumnMap,
 } from '../engine/list-sql.js';
-import { runListRead, selectRows, type Steps } from '../engine/portable-sql.js';
+import { runListRead, runSteps, selectRows, type Steps } from '../engine/portable-sql.js';
 import { perDatabase, remember } from '../engine/caches.js';
 import { events } from '../schema/sqlite.js';
 import type { components } from '../../spec-types.js';
@@ -169,10 +169,13 @@ function* resolveValues(
   return resolved;
 }
 
+/** What selects events, whatever their order or page: search pairs and the time window. */
+type EventSelection = Pick<ListQuery<EventProperty>, 'filters' | 'window'>;
+
 function eventConditions(
   db: Db,
   organizationId: number,
-  query: ListQuery<EventProperty>,
+  query: EventSelection,
   resolved: ResolvedValues,
   access: Access,
 ): SQL | undefined {
@@ -213,6 +216,26 @@ function eventConditions(
   );
 }
 
+/**
+ * `FROM ... WHERE` of the matching events with ids above `afterId` (and at most `throughId`):
+ * NOT INDEXED makes SQLite read only that rowid range, whatever else matches (its planner would
+ * otherwise walk every event of the organization in one of its indexes).
+ */
+function eventsAbove(
+  db: Db,
+  organizationId: number,
+  query: EventSelection,
+  resolved: ResolvedValues,
+  afterId: number,
+  throughId?: number,
+): SQL {
+  const onSqlite = db.kind === 'sqlite';
+  const upTo = throughId === undefined ? sql`` : sql`AND id <= ${throughId}`;
+  return sql`${sql.raw(onSqlite ? 'events NOT INDEXED' : 'events')}
+    WHERE id > ${afterId} ${upTo}
+    AND ${eventConditions(db, organizationId, query, resolved, onSqlite ? 'walk' : 'plan')}`;
+}
+
 function filterKey(organizationId: number, query: ListQuery<EventProperty>): string {
   return JSON.stringify([organizationId, query.filters, query.window]);
 }
@@ -251,11 +274,8 @@ function* countMatching(
     cached.throughId < throughId &&
     throughId - cached.throughId <= MAX_COUNT_DELTA
   ) {
-    // NOT INDEXED: SQLite reads only the rowid range of the new events, whatever else matches.
     const [delta] = yield* selectRows<{ n: number }>(
-      sql`SELECT count(*) AS n FROM ${sql.raw(onSqlite ? 'events NOT INDEXED' : 'events')}
-          WHERE id > ${cached.throughId}
-          AND ${eventConditions(db, organizationId, query, resolved, onSqlite ? 'walk' : 'plan')}`,
+      sql`SELECT count(*) AS n FROM ${eventsAbove(db, organizationId, query, resolved, cached.throughId)}`,
     );
     count = cached.count + delta!.n;
   } else {
@@ -369,7 +389,7 @@ function* readPage(
   return pageOf(read, end < totalCount);
 }
 
-const UNFILTERED = { filters: [], window: {} };
+const UNFILTERED: EventSelection = { filters: [], window: {} };
 
 function isFiltered(query: ListQuery<EventProperty>): boolean {
   return (
@@ -405,4 +425,85 @@ export async function listEvents(
 ): Promise<EventsPage> {
   if (readers) return readers.listEvents({ organizationId, query });
   return runListRead(db, () => listing(db, organizationId, query));
+}
+
+// The live feed (GET /api/v1/events/stream, db/repositories/event-feed.ts). Its order is commit
+// order, and it reads by id: an organization's events commit in id order (SQLite has one writer;
+// on PostgreSQL each organization's writers take turns from id assignment to commit, migration
+// 0003), so once its highest committed id is M, no event of it with an id <= M can appear later.
+// Organizations are read separately for that reason: across them ids do not commit in order.
+
+/** What a stream selects and shows: search pairs, time window, projection. */
+export type EventStreamQuery = Pick<ListQuery<EventProperty>, 'filters' | 'window' | 'projection'>;
+
+/** An event of the feed: its id (its place in commit order) and its wire object as JSON text. */
+export type FeedEvent = ListedEvent;
+
+/**
+ * A position from which a stream that opens now sees only later commits: every event of the
+ * organization at or below it is committed (highestEventId).
+ */
+export async function currentEventPosition(db: Db, organizationId: number): Promise<number> {
+  return runSteps(db, () => highestEventId(db, organizationId));
+}
+
+/**
+ * Up to `limit` of the organization's events committed after `afterId`, whole, in id order,
+ * and the position they bring the reader to: the last one's id when there may be more, else the
+ * organization's highest committed id (nothing at or below it can commit later).
+ */
+export async function readEventsAfter(
+  db: Db,
+  organizationId: number,
+  afterId: number,
+  limit: number,
+): Promise<{ rows: FeedEvent[]; through: number }> {
+  return runSteps(db, function* () {
+    const highest = yield* highestEventId(db, organizationId);
+    if (highest <= afterId) return { rows: [], through: afterId };
+    const rows = yield* selectRows<FeedEvent>(
+      sql`SELECT id, ${itemJson(db, null)} AS json
+          FROM ${eventsAbove(db, organizationId, UNFILTERED, new Map(), afterId, highest)}
+          ORDER BY id LIMIT ${limit}`,
+    );
+    return { rows, through: rows.length === limit ? rows.at(-1)!.id : highest };
+  });
+}
+
+/** The ids in (afterId, throughId] that match the stream's search pairs and window. */
+export async function matchingEventIds(
+  db: Db,
+  organizationId: number,
+  query: EventStreamQuery,
+  afterId: number,
+  throughId: number,
+): Promise<Set<number>> {
+  const rows = await runSteps(db, () =>
+    selectRows<{ id: number }>(
+      sql`SELECT id FROM ${eventsAbove(db, organizationId, query, new Map(), afterId, throughId)}`,
+    ),
+  );
+  return new Set(rows.map((row) => row.id));
+}
+
+/**
+ * A stream's replay: up to `limit` matching events in (afterId, throughId], in id order, as the
+ * list shows them with the stream's `fields`. A client chooses how much it replays, so it runs
+ * as a list read does (PostgreSQL's list pool, under the list query timeout).
+ */
+export async function replayEvents(
+  db: Db,
+  organizationId: number,
+  query: EventStreamQuery,
+  afterId: number,
+  throughId: number,
+  limit: number,
+): Promise<FeedEvent[]> {
+  return runListRead(db, () =>
+    selectRows<FeedEvent>(
+      sql`SELECT id, ${itemJson(db, query.projection)} AS json
+          FROM ${eventsAbove(db, organizationId, query, new Map(), afterId, throughId)}
+          ORDER BY id LIMIT ${limit}`,
+    ),
+  );
 }

@@ -3,6 +3,8 @@ import { listPageJson, parseListQuery } from '../../domain/list-query.js';
 import { cursorSigner } from '../../db/repositories/cursor-signer.js';
 import { listEvents } from '../../db/repositories/events.js';
 import type { AppRouteHandler } from '../../http/router.js';
+import { ApiError } from '../../http/errors.js';
+import { positionOfResumeToken } from '../../http/event-stream.js';
 import { jsonTextResponse } from '../../http/json-text.js';
 import type * as routes from './events.routes.js';
 
@@ -27,5 +29,36 @@ export const eventsList: AppRouteHandler<typeof routes.eventsList> = async (c) =
       next,
       signer,
     ),
+  );
+};
+
+export const eventsStream: AppRouteHandler<typeof routes.eventsStream> = async (c) => {
+  const db = c.get('db');
+  const { organizationId, keyId } = c.get('auth');
+  const params = c.req.valid('query');
+  const lastEventId = c.req.valid('header')['Last-Event-ID'];
+  // The list's own parsing, so search pairs, window and fields mean what they mean there.
+  const query = await parseListQuery(
+    EVENT_LIST,
+    { ...params, page: 0, limit: 0 },
+    organizationId,
+    await cursorSigner(db),
+  );
+  // An empty Last-Event-ID is what a client sends that has received no id yet.
+  const start = lastEventId ? { afterId: positionOfResumeToken(lastEventId) } : undefined;
+  const streams = c.get('eventStreams');
+  const response = await streams.open(
+    c,
+    keyId,
+    organizationId,
+    query,
+    start ?? (query.window.start ? { afterId: 0 } : 'now'),
+  );
+  if (response) return response;
+  throw new ApiError(
+    'RATE_LIMITED',
+    `This API key already has ${streams.perKey} event streams open on this server, the most it may have at once; close one, or send this again once one has ended (Retry-After).`,
+    // A place frees as soon as one of the key's streams closes.
+    { 'Retry-After': '1' },
   );
 };

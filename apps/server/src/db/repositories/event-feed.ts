@@ -1,0 +1,367 @@
+// One watcher per process for the live events feed (GET /api/v1/events/stream and `agentline
+// events tail`): every open stream subscribes here, and the watcher reads each watched
+// organization's new events once per tick and hands them to every subscriber, so the database
+// sees one read per organization per tick, whatever the number of streams (docs/decisions.md,
+// "Live events"; the choice of polling is measured in docs/benchmarks.md).
+//
+// A subscriber's `position` is an event id: every matching event of its organization with an id
+// at or below it has been handed over, none above it. A new subscriber first replays from its
+// position up to the watcher's (its own reads: a resume or a start_datetime), then turns live:
+// the switch happens in one synchronous step with reading the watcher's position, so the next
+// batch starts exactly where the replay ended. Ids are commit order per organization
+// (repositories/events.ts, "The live feed"), so reading by id skips nothing and repeats nothing.
+
+import { databaseUnavailableReason, isQueryTimeout } from '../engine/errors.js';
+import type { Db } from '../engine/client.js';
+import { EVENT_PROPERTIES } from '../../domain/events.js';
+import {
+  currentEventPosition,
+  matchingEventIds,
+  readEventsAfter,
+  replayEvents,
+  type EventStreamQuery,
+  type FeedEvent,
+} from './events.js';
+
+/** Why a subscription ended early; the subscriber hears it once, then nothing more. */
+export type FeedFailureCode = 'SLOW_CONSUMER' | 'INTERNAL' | 'SERVICE_UNAVAILABLE';
+
+export interface FeedFailure {
+  code: FeedFailureCode;
+  detail: string;
+}
+
+/** Where a subscriber receives its events. `Chunk` is what `encode` makes of a batch. */
+export interface FeedSink<Chunk> {
+  /**
+   * The next events in commit order, encoded; never called with an empty batch. False ends the
+   * subscription: the sink could not take them and has told its client why.
+   */
+  send(chunk: Chunk): boolean;
+  /** Resolves once the sink can take more: a replay reads its next page only then. */
+  ready(): Promise<void>;
+  /** The subscription ended because of `failure`; nothing follows. */
+  fail(failure: FeedFailure): void;
+  /** The feed closed (the process is shutting down); nothing follows. */
+  end(): void;
+}
+
+export interface EventFeedOptions<Chunk> {
+  /** Turns events (their id and wire JSON) into what sinks are sent; once per batch and view. */
+  encode: (events: readonly FeedEvent[]) => Chunk;
+  /** How often new events are looked for; the delivery delay after a commit is at most this. */
+  pollMs?: number;
+  /** Events read per statement, by the watcher and by a replay. */
+  batchSize?: number;
+}
+
+/** Where a subscription starts: after an event id, or after what is committed now. */
+export type FeedStart = { afterId: number } | 'now';
+
+export interface Subscription {
+  /** Every matching event with an id at or below this has been sent. */
+  readonly position: number;
+  /** Stops the subscription; the sink hears nothing more. */
+  close(): void;
+}
+
+interface Subscriber<Chunk> extends Subscription {
+  position: number;
+  readonly organizationId: number;
+  readonly query: EventStreamQuery;
+  readonly sink: FeedSink<Chunk>;
+  /** Search pairs and window: subscribers with the same one share each batch's match. */
+  readonly selectionKey: string | null;
+  /** The projection: subscribers with the same view share each batch's encoding. */
+  readonly viewKey: string;
+  live: boolean;
+  closed: boolean;
+}
+
+interface WatchedOrganization<Chunk> {
+  /** Every event of the organization at or below it has been read (null: still being found). */
+  position: number | null;
+  ready: Promise<void>;
+  subscribers: Set<Subscriber<Chunk>>;
+}
+
+const DEFAULT_POLL_MS = 200;
+const DEFAULT_BATCH_SIZE = 1000;
+
+function failureOf(error: unknown): FeedFailure {
+  const unavailable = databaseUnavailableReason(error);
+  if (unavailable) {
+    return {
+      code: 'SERVICE_UNAVAILABLE',
+      detail: `The service cannot read events right now: ${unavailable}. Reconnect later with the last event id received; nothing is lost.`,
+    };
+  }
+  if (isQueryTimeout(error)) {
+    return {
+      code: 'INTERNAL',
+      detail:
+        'Replaying the events this stream asked for took longer than the list query timeout; reconnect with the last event id received, or narrow the search.',
+    };
+  }
+  return {
+    code: 'INTERNAL',
+    detail:
+      'Something went wrong on our side while reading events; reconnect with the last event id received.',
+  };
+}
+
+/** The events a view shows: each one's wire object narrowed to the projection, in wire order. */
+function project(events: readonly FeedEvent[], projection: ReadonlySet<string> | null) {
+  if (!projection) return events;
+  const kept = EVENT_PROPERTIES.filter((property) => projection.has(property));
+  return events.map(({ id, json }) => {
+    const whole = JSON.parse(json) as Record<string, unknown>;
+    return {
+      id,
+      json: JSON.stringify(Object.fromEntries(kept.map((key) => [key, whole[key]]))),
+    } as FeedEvent;
+  });
+}
+
+export class EventFeed<Chunk> {
+  readonly #db: Db;
+  readonly #encode: (events: readonly FeedEvent[]) => Chunk;
+  readonly #pollMs: number;
+  readonly #batchSize: number;
+  readonly #watched = new Map<number, WatchedOrganization<Chunk>>();
+  #timer: NodeJS.Timeout | undefined;
+  #ticking = false;
+  #closed = false;
+
+  constructor(db: Db, options: EventFeedOptions<Chunk>) {
+    this.#db = db;
+    this.#encode = options.encode;
+    this.#pollMs = options.pollMs ?? DEFAULT_POLL_MS;
+    this.#batchSize = options.batchSize ?? DEFAULT_BATCH_SIZE;
+  }
+
+  /** Open subscriptions, all organizations together. */
+  get size(): number {
+    let size = 0;
+    for (const watched of this.#watched.values()) size += watched.subscribers.size;
+    return size;
+  }
+
+  /**
+   * Subscribes `sink` to the organization's events that match `query`, from `start`. Resolves
+   * once the starting position is known; events follow through the sink.
+   */
+  async subscribe(
+    organizationId: number,
+    query: EventStreamQuery,
+    start: FeedStart,
+    sink: FeedSink<Chunk>,
+  ): Promise<Subscription> {
+    const position =
+      start === 'now' ? await currentEventPosition(this.#db, organizationId) : start.afterId;
+    const selected = query.filters.length > 0 || query.window.start !== undefined;
+    const subscriber: Subscriber<Chunk> = {
+      position,
+      organizationId,
+      query,
+      sink,
+      selectionKey: selected ? JSON.stringify([query.filters, query.window]) : null,
+      viewKey: query.projection ? [...query.projection].sort().join(',') : '',
+      live: false,
+      closed: false,
+      close: () => this.#remove(subscriber),
+    };
+    if (this.#closed) {
+      subscriber.closed = true;
+      sink.end();
+      return subscriber;
+    }
+    const watched = this.#watch(organizationId);
+    watched.subscribers.add(subscriber);
+    void watched.ready.then(
+      () => this.#catchUp(subscriber),
+      (error: unknown) => this.#fail(subscriber, failureOf(error)),
+    );
+    return subscriber;
+  }
+
+  /** Ends every subscription (their sinks hear `end`) and stops watching. */
+  close(): void {
+    this.#closed = true;
+    clearTimeout(this.#timer);
+    for (const watched of this.#watched.values()) {
+      for (const subscriber of watched.subscribers) {
+        subscriber.closed = true;
+        subscriber.sink.end();
+      }
+    }
+    this.#watched.clear();
+  }
+
+  #watch(organizationId: number): WatchedOrganization<Chunk> {
+    let watched = this.#watched.get(organizationId);
+    if (!watched) {
+      const entry: WatchedOrganization<Chunk> = {
+        position: null,
+        subscribers: new Set(),
+        ready: currentEventPosition(this.#db, organizationId).then((position) => {
+          entry.position = position;
+        }),
+      };
+      // A failure reaches each subscriber through `ready`; the watcher drops the organization.
+      entry.ready.catch(() => this.#watched.delete(organizationId));
+      this.#watched.set(organizationId, entry);
+      watched = entry;
+    }
+    this.#schedule();
+    return watched;
+  }
+
+  #remove(subscriber: Subscriber<Chunk>): void {
+    subscriber.closed = true;
+    const watched = this.#watched.get(subscriber.organizationId);
+    if (!watched) return;
+    watched.subscribers.delete(subscriber);
+    if (watched.subscribers.size === 0) this.#watched.delete(subscriber.organizationId);
+  }
+
+  #fail(subscriber: Subscriber<Chunk>, failure: FeedFailure): void {
+    if (subscriber.closed) return;
+    this.#remove(subscriber);
+    subscriber.sink.fail(failure);
+  }
+
+  #send(subscriber: Subscriber<Chunk>, chunk: Chunk): void {
+    if (!subscriber.sink.send(chunk)) this.#remove(subscriber);
+  }
+
+  /** Replays the subscriber up to the watcher's position, then makes it live. */
+  async #catchUp(subscriber: Subscriber<Chunk>): Promise<void> {
+    try {
+      for (;;) {
+        if (subscriber.closed) return;
+        const watched = this.#watched.get(subscriber.organizationId);
+        const through = watched?.position;
+        if (through === null || through === undefined) return;
+        if (subscriber.position >= through) {
+          // The watcher's next batch starts at `through`: from here on it feeds this subscriber.
+          subscriber.live = true;
+          return;
+        }
+        // A replay goes at the client's pace; live batches do not wait (send may refuse them).
+        await subscriber.sink.ready();
+        if (subscriber.closed) return;
+        const events = await replayEvents(
+          this.#db,
+          subscriber.organizationId,
+          subscriber.query,
+          subscriber.position,
+          through,
+          this.#batchSize,
+        );
+        if (subscriber.closed) return;
+        if (events.length > 0) this.#send(subscriber, this.#encode(events));
+        subscriber.position = events.length === this.#batchSize ? events.at(-1)!.id : through;
+      }
+    } catch (error) {
+      this.#fail(subscriber, failureOf(error));
+    }
+  }
+
+  #schedule(): void {
+    if (this.#closed || this.#ticking || this.#timer || this.#watched.size === 0) return;
+    this.#timer = setTimeout(() => {
+      this.#timer = undefined;
+      void this.#tick();
+    }, this.#pollMs);
+  }
+
+  async #tick(): Promise<void> {
+    this.#ticking = true;
+    try {
+      for (const [organizationId, watched] of this.#watched) {
+        if (watched.position === null) continue;
+        try {
+          await this.#advance(watched, organizationId);
+        } catch (error) {
+          const failure = failureOf(error);
+          for (const subscriber of watched.subscribers) this.#fail(subscriber, failure);
+        }
+      }
+    } finally {
+      this.#ticking = false;
+      this.#schedule();
+    }
+  }
+
+  /** Reads the organization's new events and hands them to its live subscribers. */
+  async #advance(watched: WatchedOrganization<Chunk>, organizationId: number): Promise<void> {
+    for (;;) {
+      const from = watched.position!;
+      const { rows, through } = await readEventsAfter(
+        this.#db,
+        organizationId,
+        from,
+        this.#batchSize,
+      );
+      if (through === from || this.#closed) return;
+      // One match per selection among the live subscribers, not one per subscriber.
+      const selections = new Map<string, EventStreamQuery>();
+      for (const subscriber of watched.subscribers) {
+        if (subscriber.live && subscriber.selectionKey !== null) {
+          selections.set(subscriber.selectionKey, subscriber.query);
+        }
+      }
+      const matches = new Map<string, Set<number>>();
+      if (rows.length > 0) {
+        for (const [key, query] of selections) {
+          matches.set(key, await matchingEventIds(this.#db, organizationId, query, from, through));
+        }
+      }
+      if (this.#closed) return;
+      // From here to the end of the fan-out nothing awaits: a subscriber that turns live in
+      // between sees the watcher's position either before or after this batch, never half.
+      watched.position = through;
+      this.#fanOut(watched, rows, from, through, matches);
+      if (rows.length < this.#batchSize) return;
+    }
+  }
+
+  #fanOut(
+    watched: WatchedOrganization<Chunk>,
+    rows: readonly FeedEvent[],
+    from: number,
+    through: number,
+    matches: ReadonlyMap<string, ReadonlySet<number>>,
+  ): void {
+    // Subscribers at the batch's start with the same selection and view get the same chunk.
+    const shared = new Map<string, Chunk | null>();
+    for (const subscriber of watched.subscribers) {
+      if (!subscriber.live) continue;
+      const match = subscriber.selectionKey === null ? null : matches.get(subscriber.selectionKey);
+      if (subscriber.position < from || (rows.length > 0 && match === undefined)) {
+        // It missed a batch or has no match for this one (it turned live after the match was
+        // read): it replays up to the watcher's position and turns live again.
+        subscriber.live = false;
+        void this.#catchUp(subscriber);
+        continue;
+      }
+      const selected = (after: number) =>
+        rows.filter((row) => row.id > after && (!match || match.has(row.id)));
+      if (subscriber.position === from) {
+        const key = `${subscriber.selectionKey}\n${subscriber.viewKey}`;
+        let chunk = shared.get(key);
+        if (chunk === undefined) {
+          const events = project(selected(from), subscriber.query.projection);
+          chunk = events.length > 0 ? this.#encode(events) : null;
+          shared.set(key, chunk);
+        }
+        if (chunk !== null) this.#send(subscriber, chunk);
+      } else {
+        const events = project(selected(subscriber.position), subscriber.query.projection);
+        if (events.length > 0) this.#send(subscriber, this.#encode(events));
+      }
+      subscriber.position = Math.max(subscriber.position, through);
+    }
+  }
+}

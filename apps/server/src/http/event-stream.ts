@@ -1,0 +1,192 @@
+// The events stream's HTTP side (GET /api/v1/events/stream): Server-Sent Events over the
+// process's one event feed (db/repositories/event-feed.ts), a bounded buffer per stream, the
+// keep-alive comment, and the per-key count of open streams. The wire format is the spec's.
+
+import type { Context } from 'hono';
+import { InputRuleError } from '../domain/errors.js';
+import type { Db } from '../db/engine/client.js';
+import {
+  EventFeed,
+  type FeedFailure,
+  type FeedStart,
+  type Subscription,
+} from '../db/repositories/event-feed.js';
+import type { EventStreamQuery, FeedEvent } from '../db/repositories/events.js';
+import { InFlightCounts } from './in-flight-counts.js';
+
+export interface EventStreamOptions {
+  /** Streams one API key may hold open at once in this process (EVENT_STREAMS_PER_KEY). */
+  perKey: number;
+  /** Quiet time after which a keep-alive comment is sent. */
+  keepAliveMs?: number;
+  /**
+   * Bytes a stream may have waiting for a client that reads slowly (beyond what the socket
+   * holds); a batch that finds them full ends it with SLOW_CONSUMER.
+   */
+  bufferBytes?: number;
+  /** How often the feed looks for new events. */
+  pollMs?: number;
+}
+
+const DEFAULT_KEEP_ALIVE_MS = 15_000;
+const DEFAULT_BUFFER_BYTES = 4 * 1024 * 1024;
+
+const encoder = new TextEncoder();
+const KEEP_ALIVE = encoder.encode(': keep-alive\n\n');
+
+/**
+ * A resume token is the event's id in commit order (repositories/events.ts, "The live feed").
+ * The spec calls it opaque so that it may carry more one day; today it is the decimal id.
+ */
+export function resumeToken(eventId: number): string {
+  return String(eventId);
+}
+
+/** The position a `Last-Event-ID` names, or a 422 that says what is wrong with it. */
+export function positionOfResumeToken(token: string): number {
+  if (/^\d{1,16}$/.test(token) && Number.isSafeInteger(Number(token))) return Number(token);
+  throw new InputRuleError([
+    {
+      loc: ['header', 'Last-Event-ID'],
+      msg: `"${token.slice(0, 40)}" is not an id this stream sent; send the id of the last message received, as it came, or leave the header out to start anew.`,
+      type: 'value_error',
+    },
+  ]);
+}
+
+/** A data field's value may not hold a line break (JSON outside strings may): one line each. */
+function dataLines(json: string): string {
+  return json.replace(/\r\n|\r|\n/g, '\ndata: ');
+}
+
+export function encodeEvents(events: readonly FeedEvent[]): Uint8Array {
+  let text = '';
+  for (const { id, json } of events) {
+    text += `id: ${resumeToken(id)}\nevent: event\ndata: ${dataLines(json)}\n\n`;
+  }
+  return encoder.encode(text);
+}
+
+function encodeFailure({ code, detail }: FeedFailure): Uint8Array {
+  return encoder.encode(`event: error\ndata: ${JSON.stringify({ detail, code })}\n\n`);
+}
+
+/** The process's event streams: one feed for all of them, and each key's open count. */
+export class EventStreams {
+  readonly #feed: EventFeed<Uint8Array>;
+  readonly #open = new InFlightCounts();
+  readonly #perKey: number;
+  readonly #keepAliveMs: number;
+  readonly #bufferBytes: number;
+
+  constructor(db: Db, options: EventStreamOptions) {
+    this.#feed = new EventFeed(db, { encode: encodeEvents, pollMs: options.pollMs });
+    this.#perKey = options.perKey;
+    this.#keepAliveMs = options.keepAliveMs ?? DEFAULT_KEEP_ALIVE_MS;
+    this.#bufferBytes = options.bufferBytes ?? DEFAULT_BUFFER_BYTES;
+  }
+
+  /** Streams one API key may hold open at once. */
+  get perKey(): number {
+    return this.#perKey;
+  }
+
+  /** Streams open in this process. */
+  get size(): number {
+    return this.#feed.size;
+  }
+
+  /** Ends every stream cleanly (SIGTERM): clients reconnect with their last id elsewhere. */
+  close(): void {
+    this.#feed.close();
+  }
+
+  /** The stream's response, or null when the key holds its most streams already. */
+  async open(
+    c: Context,
+    keyId: string,
+    organizationId: number,
+    query: EventStreamQuery,
+    start: FeedStart,
+  ): Promise<Response | null> {
+    if (!this.#open.tryTake(keyId, this.#perKey)) return null;
+    let released = false;
+    let subscription: Subscription | undefined;
+    let controller!: ReadableStreamDefaultController<Uint8Array>;
+    let drained: Array<() => void> = [];
+    const wakeReplay = () => {
+      for (const resume of drained) resume();
+      drained = [];
+    };
+    const release = () => {
+      if (released) return;
+      released = true;
+      clearTimeout(keepAlive);
+      subscription?.close();
+      wakeReplay();
+      this.#open.release(keyId);
+    };
+    const finish = (last?: Uint8Array) => {
+      if (released) return;
+      if (last) controller.enqueue(last);
+      controller.close();
+      release();
+    };
+    /**
+     * Queues bytes for the client. A client whose buffer is already full when more comes has
+     * fallen too far behind: it gets SLOW_CONSUMER instead, and false.
+     */
+    const write = (bytes: Uint8Array): boolean => {
+      if (released) return false;
+      if ((controller.desiredSize ?? 0) <= 0) {
+        finish(
+          encodeFailure({
+            code: 'SLOW_CONSUMER',
+            detail: `This stream's client read too slowly: more than ${this.#bufferBytes} bytes waited for it. Reconnect with the last event id received; nothing is lost.`,
+          }),
+        );
+        return false;
+      }
+      controller.enqueue(bytes);
+      keepAlive.refresh();
+      return true;
+    };
+    const keepAlive = setTimeout(() => {
+      if (write(KEEP_ALIVE)) keepAlive.refresh();
+    }, this.#keepAliveMs);
+    const body = new ReadableStream<Uint8Array>(
+      {
+        start: (streamController) => {
+          controller = streamController;
+        },
+        // Called whenever the buffer has room again.
+        pull: wakeReplay,
+        // The client went away.
+        cancel: release,
+      },
+      { highWaterMark: this.#bufferBytes, size: (chunk) => chunk.byteLength },
+    );
+    try {
+      subscription = await this.#feed.subscribe(organizationId, query, start, {
+        send: write,
+        ready: () =>
+          released || (controller.desiredSize ?? 0) > 0
+            ? Promise.resolve()
+            : new Promise<void>((resume) => drained.push(resume)),
+        fail: (failure) => finish(encodeFailure(failure)),
+        end: () => finish(),
+      });
+    } catch (error) {
+      release();
+      throw error;
+    }
+    // The headers go out with this first comment, so the client knows at once the stream is open.
+    write(KEEP_ALIVE);
+    return c.body(body, 200, {
+      'Content-Type': 'text/event-stream; charset=utf-8',
+      'Cache-Control': 'no-store',
+      // Proxies that buffer answers (nginx) would hold events back.
+      'X-Accel-Buffering': 'no',
+    });
+  }
+}

@@ -1,0 +1,194 @@
+// The events stream under load (issue 25): one server process holds `--streams` open streams of
+// one organization while a second process (event-writer.ts) writes `--rate` events a second.
+// `pnpm bench:stream [--streams 1000] [--rate 1000] [--seconds 15] [--sampled 20] [--database postgres://...]`
+//
+// Prints the delivery delay from write to arrival (p50, p99) over the sampled streams, which
+// parse every message with eventsource-parser; the other streams read and count bytes, as a
+// client that keeps up does. Also the server's RSS, and /healthz and events-list p99 measured
+// beside the streams compared with the same load without streams (both while the writer writes).
+// Bounded: fixed phases of `--seconds` each, 127.0.0.1 only.
+
+import { spawn } from 'node:child_process';
+import { request, Agent } from 'node:http';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { createParser } from 'eventsource-parser';
+import { createDb } from '../../apps/server/src/db/engine/client.js';
+import { migrateDb } from '../../apps/server/src/db/engine/migrate.js';
+import { startServerProcess } from '../../apps/server/test/support/server-process.js';
+import { createBenchDatabase } from './bench-database.js';
+import { benchTenant } from './bench-tenant.js';
+import { TABLE_HEADER, formatRow, load, type LoadResult } from './load.js';
+
+const { values } = parseArgs({
+  options: {
+    streams: { type: 'string', default: '1000' },
+    rate: { type: 'string', default: '1000' },
+    seconds: { type: 'string', default: '15' },
+    sampled: { type: 'string', default: '20' },
+    database: { type: 'string' },
+  },
+});
+const streamCount = Number(values.streams);
+const rate = Number(values.rate);
+const seconds = Number(values.seconds);
+const sampled = Math.min(Number(values.sampled), streamCount);
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+
+const directory = mkdtempSync(join(tmpdir(), 'agentline-bench-stream-'));
+const database = await createBenchDatabase(directory, values.database, 'stream');
+const db = createDb(database.url);
+await migrateDb(db);
+const { organizationId, key } = await benchTenant(db, 'Bench');
+await db.close();
+
+const server = await startServerProcess(
+  { DATABASE_URL: database.url, EVENT_STREAMS_PER_KEY: String(streamCount + 10) },
+  { keepOutput: false },
+);
+
+/** The writer process for `runSeconds`; resolves with the number of events it wrote. */
+function writeEvents(runSeconds: number): Promise<number> {
+  const child = spawn(
+    process.execPath,
+    [
+      '--import',
+      'tsx',
+      'tools/bench/event-writer.ts',
+      database.url,
+      String(organizationId),
+      String(rate),
+      String(runSeconds),
+    ],
+    { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] },
+  );
+  let output = '';
+  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  return new Promise((resolve, reject) =>
+    child.once('exit', (code) =>
+      code === 0 ? resolve(Number(output.trim())) : reject(new Error(`writer exited ${code}`)),
+    ),
+  );
+}
+
+const headers = { 'Service-API-Key': key };
+const lightLoad = async (runSeconds: number) => {
+  const [healthz, list] = await Promise.all([
+    load({
+      url: `${server.baseUrl}/healthz`,
+      connections: 4,
+      seconds: runSeconds,
+      maxRequests: 3_000 * runSeconds,
+    }),
+    load({
+      url: `${server.baseUrl}/api/v1/events/?limit=25`,
+      connections: 4,
+      seconds: runSeconds,
+      maxRequests: 1_500 * runSeconds,
+      headers,
+    }),
+  ]);
+  return { healthz, list };
+};
+
+const percentile = (sorted: number[], p: number) =>
+  sorted.length === 0
+    ? Number.NaN
+    : sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))]!;
+
+try {
+  // 1. Without streams, while the writer writes.
+  const writingAlone = writeEvents(seconds + 2);
+  await new Promise((resolve) => setTimeout(resolve, 1000));
+  const alone = await lightLoad(seconds);
+  await writingAlone;
+
+  // 2. Open the streams ("now"), then write and measure beside them.
+  const agent = new Agent({ keepAlive: false, maxSockets: Infinity });
+  const delays: number[] = [];
+  let bytes = 0;
+  let received = 0;
+  const requests: Array<{ destroy(): void }> = [];
+  const opened = await Promise.all(
+    Array.from(
+      { length: streamCount },
+      (_, index) =>
+        new Promise<void>((resolve, reject) => {
+          const req = request(
+            `${server.baseUrl}/api/v1/events/stream`,
+            { headers, agent },
+            (res) => {
+              if (res.statusCode !== 200) {
+                reject(new Error(`stream ${index}: status ${res.statusCode}`));
+                return;
+              }
+              resolve();
+              if (index < sampled) {
+                const parser = createParser({
+                  onEvent(message) {
+                    const event = JSON.parse(message.data) as {
+                      attributes?: { written_at?: number };
+                    };
+                    received += 1;
+                    const writtenAt = event.attributes?.written_at;
+                    if (writtenAt) delays.push(Date.now() - writtenAt);
+                  },
+                });
+                res.setEncoding('utf8');
+                res.on('data', (text: string) => parser.feed(text));
+              } else {
+                res.on('data', (chunk: Buffer) => (bytes += chunk.length));
+              }
+            },
+          );
+          req.on('error', () => undefined);
+          req.end();
+          requests.push(req);
+        }),
+    ),
+  );
+  void opened;
+  const rssIdle = server.rssMiB();
+  const writingBeside = writeEvents(seconds + 2);
+  await new Promise((resolve) => setTimeout(resolve, 1000));
+  let rssPeak = rssIdle;
+  const rssTimer = setInterval(() => (rssPeak = Math.max(rssPeak, server.rssMiB())), 500);
+  const beside = await lightLoad(seconds);
+  const written = await writingBeside;
+  await new Promise((resolve) => setTimeout(resolve, 1500));
+  clearInterval(rssTimer);
+  for (const req of requests) req.destroy();
+
+  delays.sort((a, b) => a - b);
+  const expectedPerStream = written;
+  console.log(
+    `events stream, ${database.url.startsWith('postgres') ? 'PostgreSQL' : 'SQLite'}: ${streamCount} streams, writer ${rate} events/s for ${seconds + 2} s (${written} events)`,
+  );
+  console.log(
+    `delivery delay (write to arrival, ${sampled} parsed streams, ${delays.length} of ${expectedPerStream * sampled} events): p50 ${percentile(delays, 0.5)} ms, p99 ${percentile(delays, 0.99)} ms, max ${delays.at(-1)} ms`,
+  );
+  console.log(
+    `other streams read ${(bytes / 1024 / 1024).toFixed(1)} MiB; sampled streams received ${received} events`,
+  );
+  console.log(
+    `server RSS: ${rssIdle.toFixed(0)} MiB with the streams open, ${rssPeak.toFixed(0)} MiB peak while writing`,
+  );
+  console.log(TABLE_HEADER);
+  const rows: Array<[string, LoadResult]> = [
+    ['/healthz, no streams', alone.healthz],
+    [`/healthz, ${streamCount} streams`, beside.healthz],
+    ['events list, no streams', alone.list],
+    [`events list, ${streamCount} streams`, beside.list],
+  ];
+  for (const [label, result] of rows) console.log(formatRow(label, result));
+  console.log(
+    `p99 ratio with streams: /healthz ${(beside.healthz.p99Ms / alone.healthz.p99Ms).toFixed(2)}x, events list ${(beside.list.p99Ms / alone.list.p99Ms).toFixed(2)}x`,
+  );
+} finally {
+  await server.stop();
+  await database.drop();
+  rmSync(directory, { recursive: true, force: true });
+}
