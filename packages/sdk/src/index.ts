@@ -4,6 +4,7 @@ export type {
   ClientOptions,
   RequestOptions,
   PostRequestOptions,
+  ExperimentTimelineQuery,
 } from './client.js';
 export { ApiPromise, type WithResponse } from './api-promise.js';
 export { MAX_RETRY_AFTER_MS, RETRY_COUNT_HEADER } from './retry.js';
