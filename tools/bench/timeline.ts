@@ -114,10 +114,15 @@ try {
   const rows: string[] = [];
   for (const [label, query] of shapes) {
     const url = `${server.baseUrl}/api/v1/experiments/${experiment.id}/results/timeline?${query}`;
-    const answer = await fetch(url, { headers }).then(
-      (r) =>
-        r.json() as Promise<{ buckets: Array<{ variants: Array<{ session_count: number }> }> }>,
-    );
+    // Tried twice: the connection kept alive from the setup's requests may have been closed by
+    // the server while the sessions were stored.
+    const get = () => fetch(url, { headers });
+    const answer = await get()
+      .catch(get)
+      .then(
+        (r) =>
+          r.json() as Promise<{ buckets: Array<{ variants: Array<{ session_count: number }> }> }>,
+      );
     const counted = answer.buckets
       .flatMap((b) => b.variants)
       .reduce((sum, v) => sum + v.session_count, 0);
