@@ -334,6 +334,40 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/experiments/{experiment_id}/results/timeline": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The experiment. */
+                experiment_id: components["parameters"]["ExperimentId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Sessions per variant over time
+         * @description The results over time (an Agentline extension): the sessions each variant handled per
+         *     hour or per day, so a split that broke on one day or a variant that stopped getting
+         *     traffic shows. Buckets are contiguous and ascending, empty ones included, each with one
+         *     entry per variant in variant order. A bucket starts at local midnight (`day`) or at the
+         *     local hour (`hour`) in `time_zone`, so a day across a daylight saving change has 23 or 25
+         *     hours and zones with :30 or :45 offsets work; `start` is that instant in UTC.
+         *
+         *     The window runs from `start_datetime` (inclusive, default the experiment's `started_at`)
+         *     to `end_datetime` (exclusive, default `stopped_at`, or now while it runs), widened to
+         *     whole buckets. Over the whole run the buckets add up exactly to the results. A draft has
+         *     no buckets. A window of more than 1000 buckets is a 422: narrow it or use `day`. Needs
+         *     `CHANNELS_READ`.
+         */
+        get: operations["experiments_results_timeline"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/experiments/{experiment_id}/history": {
         parameters: {
             query?: never;
@@ -961,6 +995,29 @@ export interface components {
             total_sessions: number;
             /** @description One entry per variant, in variant order. */
             variants: components["schemas"]["VariantResult"][];
+        };
+        ExperimentTimeline: {
+            experiment_id: number;
+            /** @enum {string} */
+            interval: "hour" | "day";
+            /** @description The IANA time zone of the buckets, as the request named it. */
+            time_zone: string;
+            /** @description Contiguous buckets in ascending order, empty ones included. */
+            buckets: components["schemas"]["TimelineBucket"][];
+        };
+        TimelineBucket: {
+            /**
+             * Format: date-time
+             * @description The UTC instant of the bucket's local midnight or local hour; the bucket ends where the next one starts.
+             */
+            start: string;
+            /** @description One entry per variant, in variant order. */
+            variants: components["schemas"]["TimelineVariant"][];
+        };
+        TimelineVariant: {
+            variant_id: number;
+            /** @description Sessions routed to the variant in the bucket. */
+            session_count: number;
         };
         /**
          * @description What the change did to the experiment.
@@ -1943,6 +2000,49 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ExperimentResults"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    experiments_results_timeline: {
+        parameters: {
+            query?: {
+                /** @description Length of a bucket; `day` when left out. */
+                interval?: "hour" | "day";
+                /**
+                 * @description IANA time zone name (such as `America/New_York`) whose local midnights or hours start
+                 *     the buckets; `UTC` when left out. An unknown name is a 422.
+                 */
+                time_zone?: string;
+                /** @description Inclusive start of the time window (ISO 8601 date-time with `Z` or an offset). */
+                start_datetime?: components["parameters"]["StartDatetime"];
+                /** @description Exclusive end of the time window (ISO 8601 date-time with `Z` or an offset). */
+                end_datetime?: components["parameters"]["EndDatetime"];
+            };
+            header?: never;
+            path: {
+                /** @description The experiment. */
+                experiment_id: components["parameters"]["ExperimentId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Session counts per variant and bucket. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ExperimentTimeline"];
                 };
             };
             401: components["responses"]["Unauthorized"];

@@ -40,6 +40,11 @@ check(
 );
 const results = await client.experiments.results(created.id);
 check(results.total_sessions === 1, `one session counted, got ${results.total_sessions}`);
+const timeline = await client.experiments.timeline(created.id, { time_zone: 'Asia/Kolkata' });
+const inBuckets = timeline.buckets
+  .flatMap((b) => b.variants)
+  .reduce((n, v) => n + v.session_count, 0);
+check(inBuckets === 1, `the timeline adds up to the results, got ${inBuckets}`);
 await client.experiments.stop(created.id);
 const actions = [];
 for await (const change of client.experiments.iterateHistory(created.id, { limit: 1 })) {
@@ -125,5 +130,5 @@ for await (const event of client.events.stream(
 check(repeated === 0, `resuming from position repeats nothing, got ${repeated}`);
 
 console.log(
-  `esm (Node ${process.versions.node}): ${events.total_count} events, experiment ${created.id} ${started.experiment.status} with ${started.warnings.length} warning(s); assignment preview, results and history; withResponse, idempotencyKey, abort and timeouts as documented; stream replayed ${replayed} events and resumed from its position`,
+  `esm (Node ${process.versions.node}): ${events.total_count} events, experiment ${created.id} ${started.experiment.status} with ${started.warnings.length} warning(s); assignment preview, results, timeline and history; withResponse, idempotencyKey, abort and timeouts as documented; stream replayed ${replayed} events and resumed from its position`,
 );

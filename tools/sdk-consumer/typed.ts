@@ -39,6 +39,13 @@ export async function typed(): Promise<string[]> {
   const status: 'draft' | 'running' | 'stopped' = started.experiment.status;
   const preview: Assignment = await client.channelTargets.assignment(1, '+14155550100');
   const share: number = (await client.experiments.results(created.id)).variants[0]!.share;
+  const timeline = await client.experiments.timeline(created.id, {
+    interval: 'hour',
+    time_zone: 'Asia/Kolkata',
+  });
+  const perHour: number = timeline.buckets[0]!.variants[0]!.session_count;
+  // @ts-expect-error: interval is hour or day
+  await client.experiments.timeline(created.id, { interval: 'week' });
   for await (const change of client.experiments.iterateHistory(created.id)) {
     const named: ExperimentChange = change;
     const by: 'api_key' | 'operator' | 'system' = named.actor.type;
@@ -72,7 +79,7 @@ export async function typed(): Promise<string[]> {
     status,
     ...started.warnings,
     String(events.length + prompts.length + experiments.length),
-    String(preview.variant_id ?? share),
+    String(preview.variant_id ?? share + perHour),
     requestId ?? '',
   ];
 }

@@ -181,6 +181,12 @@ const OPERATIONS: Operation[] = [
     foreign: 404,
   },
   {
+    name: 'experiments_results_timeline',
+    method: 'GET',
+    path: () => `/api/v1/experiments/${experimentId}/results/timeline`,
+    foreign: 404,
+  },
+  {
     name: 'experiments_history',
     method: 'GET',
     path: () => `/api/v1/experiments/${experimentId}/history`,

@@ -135,6 +135,19 @@ describe('@agentline/sdk against the running server', () => {
     for (const variant of created.variants) {
       expect(counted[variant.id]).toBe(routed.filter((s) => s.variant_id === variant.id).length);
     }
+    const timeline = await client.experiments.timeline(created.id, {
+      interval: 'hour',
+      time_zone: 'Asia/Kathmandu',
+    });
+    // One bucket or two (a run across a local hour); either way they add up to the results.
+    const inBuckets = new Map<number, number>();
+    for (const { start, variants } of timeline.buckets) {
+      expect(new Date(start).getUTCMinutes()).toBe(15);
+      for (const v of variants) {
+        inBuckets.set(v.variant_id, (inBuckets.get(v.variant_id) ?? 0) + v.session_count);
+      }
+    }
+    expect(Object.fromEntries(inBuckets)).toEqual(counted);
 
     await expect(client.experiments.delete(created.id)).rejects.toBeInstanceOf(ConflictError);
     expect((await client.experiments.stop(created.id)).status).toBe('stopped');

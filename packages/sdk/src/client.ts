@@ -30,6 +30,7 @@ import type {
   ExperimentListQuery,
   ExperimentListResponse,
   ExperimentResults,
+  ExperimentTimeline,
   ExperimentStartResponse,
   ExperimentUpdate,
   Prompt,
@@ -38,7 +39,7 @@ import type {
   RoutedSession,
   SessionRouteRequest,
 } from './generated/models.js';
-import type { paths } from '../../../spec/generated/openapi.js';
+import type { operations, paths } from '../../../spec/generated/openapi.js';
 import {
   openEventStream,
   type EventStream,
@@ -78,6 +79,11 @@ export interface PostRequestOptions extends RequestOptions {
    */
   idempotencyKey?: string | undefined;
 }
+
+/** The query of `experiments.timeline`: `interval`, `time_zone` and the window. */
+export type ExperimentTimelineQuery = NonNullable<
+  operations['experiments_results_timeline']['parameters']['query']
+>;
 
 export interface ClientOptions {
   /** The organization's API key; defaults to the AGENTLINE_API_KEY environment variable. */
@@ -280,6 +286,23 @@ export function createClient(options: ClientOptions = {}) {
     results: (experimentId: number, request: RequestOptions = {}): ApiPromise<ExperimentResults> =>
       call(
         raw.GET('/api/v1/experiments/{experiment_id}/results', experiment(experimentId, request)),
+        request,
+      ),
+    /**
+     * `GET /api/v1/experiments/{experiment_id}/results/timeline`: sessions per variant per hour or
+     * day in a time zone (local midnights and hours, daylight saving included), every bucket of
+     * the window in order, empty ones too. Over the whole run the buckets add up to `results`.
+     */
+    timeline: (
+      experimentId: number,
+      query: ExperimentTimelineQuery = {},
+      request: RequestOptions = {},
+    ): ApiPromise<ExperimentTimeline> =>
+      call(
+        raw.GET('/api/v1/experiments/{experiment_id}/results/timeline', {
+          params: { path: { experiment_id: experimentId }, query },
+          ...callOptions(request),
+        }),
         request,
       ),
     /**

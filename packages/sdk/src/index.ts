@@ -4,6 +4,7 @@ export type {
   ClientOptions,
   RequestOptions,
   PostRequestOptions,
+  ExperimentTimelineQuery,
 } from './client.js';
 export type { EventStream, EventStreamOptions, EventStreamQuery } from './event-stream.js';
 export { ApiPromise, type WithResponse } from './api-promise.js';

@@ -130,6 +130,7 @@ interface OperationMethods {
   experiments_start: AgentlineClient['experiments']['start'];
   experiments_stop: AgentlineClient['experiments']['stop'];
   experiments_results: AgentlineClient['experiments']['results'];
+  experiments_results_timeline: AgentlineClient['experiments']['timeline'];
   experiments_history: AgentlineClient['experiments']['history'];
   sessions_route: AgentlineClient['sessions']['route'];
   agents_list: AgentlineClient['agents']['list'];

@@ -1,7 +1,11 @@
 // The one place an experiment record becomes a wire Experiment (shape from the spec's generated
 // types, every property present).
 
-import type { ExperimentChangeRecord, ExperimentRecord } from '../db/repositories/experiments.js';
+import type {
+  ExperimentChangeRecord,
+  ExperimentRecord,
+  TimelineCount,
+} from '../db/repositories/experiments.js';
 import type { components } from '../spec-types.js';
 
 export type WireExperiment = Required<components['schemas']['Experiment']>;
@@ -62,6 +66,31 @@ export function toWireResults(
         share: total === 0 ? 0 : sessionCount / total,
       };
     }),
+  };
+}
+
+export type WireExperimentTimeline = components['schemas']['ExperimentTimeline'];
+
+/** The timeline: `bounds` as timelineBounds gives them, `counts` as sessionCountsByBucket does. */
+export function toWireTimeline(
+  record: ExperimentRecord,
+  timeline: { interval: WireExperimentTimeline['interval']; timeZone: string },
+  bounds: readonly string[],
+  counts: readonly TimelineCount[],
+): WireExperimentTimeline {
+  const perBucket = bounds.slice(1).map(() => new Map<number, number>());
+  for (const { bucket, variantId, n } of counts) perBucket[bucket]?.set(variantId, n);
+  return {
+    experiment_id: record.id,
+    interval: timeline.interval,
+    time_zone: timeline.timeZone,
+    buckets: perBucket.map((bucketCounts, bucket) => ({
+      start: bounds[bucket]!,
+      variants: record.variants.map((v) => ({
+        variant_id: v.id,
+        session_count: bucketCounts.get(v.id) ?? 0,
+      })),
+    })),
   };
 }
 

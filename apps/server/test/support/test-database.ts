@@ -14,7 +14,7 @@ import pg from 'pg';
 import { createDb, type Db, type SqliteDb } from '../../src/db/engine/client.js';
 import { migrateDb } from '../../src/db/engine/migrate.js';
 import { insertValues, runSteps, selectRows } from '../../src/db/engine/portable-sql.js';
-import { events } from '../../src/db/schema/sqlite.js';
+import { events, sessions } from '../../src/db/schema/sqlite.js';
 
 export const TEST_BACKEND: Db['kind'] =
   process.env.AGENTLINE_TEST_BACKEND === 'postgres' ? 'postgres' : 'sqlite';
@@ -156,4 +156,13 @@ export async function insertTestEvents(db: Db, rows: readonly TestEvent[]): Prom
     attributes: row.attributes ? JSON.stringify(row.attributes) : null,
   }));
   await queryTestDb(db, sql`INSERT INTO ${events} ${insertValues(events, values)}`);
+}
+
+/** Inserts sessions as routing stores them, with the `createdAt` each row says. */
+export async function insertTestSessions(
+  db: Db,
+  rows: ReadonlyArray<typeof sessions.$inferInsert>,
+): Promise<void> {
+  if (rows.length === 0) return;
+  await queryTestDb(db, sql`INSERT INTO ${sessions} ${insertValues(sessions, rows)}`);
 }

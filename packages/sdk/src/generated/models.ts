@@ -305,6 +305,22 @@ export interface ExperimentResults extends Omit<
   variants: VariantResult[];
 }
 
+export interface ExperimentTimeline extends Omit<Schema<'ExperimentTimeline'>, 'buckets'> {
+  /**
+   * Contiguous buckets in ascending order, empty ones included.
+   */
+  buckets: TimelineBucket[];
+}
+
+export interface TimelineBucket extends Omit<Schema<'TimelineBucket'>, 'variants'> {
+  /**
+   * One entry per variant, in variant order.
+   */
+  variants: TimelineVariant[];
+}
+
+export interface TimelineVariant extends Schema<'TimelineVariant'> {}
+
 /**
  * What the change did to the experiment.
  */

@@ -710,3 +710,39 @@ export async function variantAgents(db: Db, experimentId: number): Promise<Varia
     ),
   );
 }
+
+export interface TimelineCount {
+  bucket: number;
+  variantId: number;
+  n: number;
+}
+
+/**
+ * Sessions per bucket and variant in one statement: the buckets `[bounds[i], bounds[i + 1])`
+ * are a VALUES list joined by range to the experiment's sessions, each bucket a range scan of
+ * the (experiment_id, created_at) index. Buckets and variants without sessions are absent.
+ */
+export async function sessionCountsByBucket(
+  db: Db,
+  experimentId: number,
+  bounds: readonly string[],
+): Promise<TimelineCount[]> {
+  if (bounds.length < 2) return [];
+  const buckets = bounds
+    .slice(1)
+    .map(
+      (end, bucket) =>
+        sql`(CAST(${bucket} AS INTEGER), CAST(${bounds[bucket]} AS TEXT), CAST(${end} AS TEXT))`,
+    );
+  const rows = await runSteps(db, () =>
+    selectRows<{ bucket: number; variantId: number | null; n: number }>(
+      sql`WITH buckets (bucket, lo, hi) AS (VALUES ${sql.join(buckets, sql`, `)})
+        SELECT buckets.bucket AS "bucket", ${sessions.variantId} AS "variantId", count(*) AS "n"
+        FROM buckets INNER JOIN ${sessions}
+          ON ${idEquals(sessions.experimentId, experimentId)}
+          AND ${sessions.createdAt} >= buckets.lo AND ${sessions.createdAt} < buckets.hi
+        GROUP BY buckets.bucket, ${sessions.variantId}`,
+    ),
+  );
+  return rows.flatMap((r) => (r.variantId === null ? [] : [{ ...r, variantId: r.variantId }]));
+}

@@ -326,7 +326,11 @@ export const sessions = sqliteTable(
     conversationId: text('conversation_id'),
     createdAt: isoTimestamp('created_at'),
   },
-  (t) => [index('sessions_experiment_variant_idx').on(t.experimentId, t.variantId)],
+  (t) => [
+    index('sessions_experiment_variant_idx').on(t.experimentId, t.variantId),
+    // The results timeline counts each bucket as a range of created_at, read from this index alone.
+    index('sessions_experiment_created_idx').on(t.experimentId, t.createdAt, t.variantId),
+  ],
 );
 
 export const events = sqliteTable(

@@ -8,6 +8,7 @@ import {
   getExperiment,
   listExperiments,
   replaceDraftExperiment,
+  sessionCountsByBucket,
   sessionCountsByVariant,
   startExperiment,
   stopExperiment,
@@ -25,6 +26,7 @@ import {
   variantSetProblems,
   type VariantInput,
 } from '../../domain/experiments.js';
+import { timelineBounds, zoneNamed } from '../../domain/experiment-timeline.js';
 import { experimentHistoryList, type ChangeAuthor } from '../../domain/experiment-history.js';
 import { listPage, parseListQuery, projectItem } from '../../domain/list-query.js';
 import { normalizeDateTime } from '../../domain/timestamps.js';
@@ -34,6 +36,7 @@ import {
   toWireChange,
   toWireExperiment,
   toWireResults,
+  toWireTimeline,
   type WireExperiment,
 } from '../../wire/experiments.js';
 import { experimentStartWarnings } from './start-warnings.js';
@@ -182,6 +185,34 @@ export const experimentsResults: AppRouteHandler<typeof routes.experimentsResult
   const { experiment_id: id } = c.req.valid('param');
   const record = await requireExperiment(db, c.get('auth').organizationId, id);
   return c.json(toWireResults(record, await sessionCountsByVariant(db, id)), 200);
+};
+
+export const experimentsResultsTimeline: AppRouteHandler<
+  typeof routes.experimentsResultsTimeline
+> = async (c) => {
+  const db = c.get('db');
+  const { experiment_id: id } = c.req.valid('param');
+  const query = c.req.valid('query');
+  const interval = query.interval ?? 'day';
+  const timeZone = query.time_zone ?? 'UTC';
+  const record = await requireExperiment(db, c.get('auth').organizationId, id);
+  const zone = zoneNamed(timeZone);
+  if (!zone) {
+    throw new InputRuleError([
+      {
+        loc: ['query', 'time_zone'],
+        msg: `"${timeZone}" is not an IANA time zone name; use one such as UTC, Europe/Paris or America/New_York.`,
+        type: 'value_error',
+      },
+    ]);
+  }
+  const bounds = timelineBounds(
+    { interval, zone, startDatetime: query.start_datetime, endDatetime: query.end_datetime },
+    record,
+    Date.now(),
+  ).map((instant) => new Date(instant).toISOString());
+  const counts = await sessionCountsByBucket(db, id, bounds);
+  return c.json(toWireTimeline(record, { interval, timeZone: zone.name }, bounds, counts), 200);
 };
 
 export const experimentsHistory: AppRouteHandler<typeof routes.experimentsHistory> = async (c) => {

@@ -11,4 +11,5 @@ export const experimentsRouter = createRouter()
   .openapi(routes.experimentsStart, handlers.experimentsStart)
   .openapi(routes.experimentsStop, handlers.experimentsStop)
   .openapi(routes.experimentsResults, handlers.experimentsResults)
+  .openapi(routes.experimentsResultsTimeline, handlers.experimentsResultsTimeline)
   .openapi(routes.experimentsHistory, handlers.experimentsHistory);

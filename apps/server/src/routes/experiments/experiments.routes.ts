@@ -16,6 +16,7 @@ export {
   experimentsHistoryRoute as experimentsHistory,
   experimentsListRoute as experimentsList,
   experimentsResultsRoute as experimentsResults,
+  experimentsResultsTimelineRoute as experimentsResultsTimeline,
   experimentsUpdateRoute as experimentsUpdate,
 } from '../../generated/routes.js';
 

@@ -1,0 +1,1 @@
+CREATE INDEX `sessions_experiment_created_idx` ON `sessions` (`experiment_id`,`created_at`,`variant_id`);

@@ -1,0 +1,144 @@
+// The results timeline of an experiment with 1,000,000 sessions over 30 days (issue 24's
+// benchmark): `pnpm bench:timeline [--seconds 10] [--connections 4] [--sessions 1000000]
+// [--database postgres://...]`. Stores the sessions straight into the database (routing them
+// over HTTP would take the whole run), then measures GET .../results/timeline over HTTP on
+// 127.0.0.1 for 30 UTC days and for 720 New York hours, and checks the buckets add up.
+
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { createDb } from '../../apps/server/src/db/engine/client.js';
+import { migrateDb } from '../../apps/server/src/db/engine/migrate.js';
+import { loadedIds, loadPlatformRecords } from '../../apps/server/src/records/loader.js';
+import { platformRecordsSchema } from '../../apps/server/src/records/format.js';
+import { startServerProcess } from '../../apps/server/test/support/server-process.js';
+import { insertTestSessions } from '../../apps/server/test/support/test-database.js';
+import { benchTenant } from './bench-tenant.js';
+import { createBenchDatabase } from './bench-database.js';
+import { TABLE_HEADER, formatRow, load } from './load.js';
+
+const { values } = parseArgs({
+  options: {
+    seconds: { type: 'string', default: '10' },
+    connections: { type: 'string', default: '4' },
+    sessions: { type: 'string', default: '1000000' },
+    database: { type: 'string' },
+  },
+});
+const seconds = Number(values.seconds);
+const connections = Number(values.connections);
+const sessionCount = Number(values.sessions);
+const DAYS = 30;
+const DAY_MS = 24 * 3_600_000;
+
+const directory = mkdtempSync(join(tmpdir(), 'agentline-bench-timeline-'));
+const database = await createBenchDatabase(directory, values.database, 'timeline');
+const setup = createDb(database.url);
+await migrateDb(setup);
+const { organizationId, key } = await benchTenant(setup, 'Bench');
+const { records } = await loadPlatformRecords(
+  setup,
+  organizationId,
+  platformRecordsSchema.parse({
+    prompts: [
+      {
+        name: 'p',
+        context: 'Answer.',
+        llm_config: { model: 'm', provider: 'openai', version: null },
+      },
+    ],
+    agents: [
+      { name: 'a', prompt: 'p', pinned_prompt_version: 1 },
+      { name: 'b', prompt: 'p', pinned_prompt_version: 1 },
+    ],
+    channels: [{ name: 'web', kind: 'web_chat', targets: [{ target: 'main', agent: 'a' }] }],
+  }),
+);
+const agentIds = loadedIds(records, 'agents');
+const targetId = Object.values(loadedIds(records, 'channel_targets'))[0]!;
+
+const server = await startServerProcess({ DATABASE_URL: database.url }, { keepOutput: false });
+const headers = { 'Service-API-Key': key, 'Content-Type': 'application/json' };
+try {
+  const experiment = await fetch(`${server.baseUrl}/api/v1/experiments/`, {
+    method: 'POST',
+    headers,
+    body: JSON.stringify({
+      name: 'bench',
+      target_id: targetId,
+      variants: [
+        { name: 'a', weight: 50, is_control: true, agent_id: agentIds.a! },
+        { name: 'b', weight: 50, agent_id: agentIds.b! },
+      ],
+    }),
+  }).then(
+    (r) => r.json() as Promise<{ id: number; variants: Array<{ id: number; agent_id: number }> }>,
+  );
+  await fetch(`${server.baseUrl}/api/v1/experiments/${experiment.id}/start`, {
+    method: 'POST',
+    headers,
+  });
+
+  // The last 30 whole UTC days, one session every 30 days / n, alternating variants.
+  const end = Math.floor(Date.now() / DAY_MS) * DAY_MS;
+  const start = end - DAYS * DAY_MS;
+  const loadStarted = performance.now();
+  const batch = 500;
+  for (let first = 0; first < sessionCount; first += batch) {
+    const rows = Array.from({ length: Math.min(batch, sessionCount - first) }, (_, i) => {
+      const n = first + i;
+      const variant = experiment.variants[n % 2]!;
+      return {
+        id: `bench-${n}`,
+        organizationId,
+        targetId,
+        agentId: variant.agent_id,
+        experimentId: experiment.id,
+        variantId: variant.id,
+        userId: `user-${n}`,
+        createdAt: new Date(start + Math.floor((n * DAYS * DAY_MS) / sessionCount)).toISOString(),
+      };
+    });
+    await insertTestSessions(setup, rows);
+  }
+  const loadSeconds = (performance.now() - loadStarted) / 1000;
+  await setup.close();
+  await database.settle();
+
+  const window = `start_datetime=${new Date(start).toISOString()}&end_datetime=${new Date(end).toISOString()}`;
+  const shapes = [
+    ['30 days, UTC', `interval=day&${window}`],
+    ['720 hours, America/New_York', `interval=hour&time_zone=America/New_York&${window}`],
+  ] as const;
+  const rows: string[] = [];
+  for (const [label, query] of shapes) {
+    const url = `${server.baseUrl}/api/v1/experiments/${experiment.id}/results/timeline?${query}`;
+    // Tried twice: the connection kept alive from the setup's requests may have been closed by
+    // the server while the sessions were stored.
+    const get = () => fetch(url, { headers });
+    const answer = await get()
+      .catch(get)
+      .then(
+        (r) =>
+          r.json() as Promise<{ buckets: Array<{ variants: Array<{ session_count: number }> }> }>,
+      );
+    const counted = answer.buckets
+      .flatMap((b) => b.variants)
+      .reduce((sum, v) => sum + v.session_count, 0);
+    if (counted !== sessionCount) throw new Error(`${label}: buckets hold ${counted} sessions`);
+    await load({ url, connections, seconds: 2, maxRequests: 20, headers }); // warm-up
+    // At most 400 requests: with a request count autocannon ignores the duration.
+    const result = await load({ url, connections, seconds, maxRequests: 400, headers });
+    rows.push(formatRow(`${label} (${answer.buckets.length} buckets)`, result));
+  }
+  console.log(
+    `results timeline on ${database.url.startsWith('postgres') ? 'postgres' : 'sqlite'}: ${sessionCount} sessions over ${DAYS} days (stored in ${loadSeconds.toFixed(0)} s), ${connections} connections, ${seconds} s each, server RSS ${server.rssMiB().toFixed(0)} MiB`,
+  );
+  console.log(TABLE_HEADER);
+  for (const row of rows) console.log(row);
+} finally {
+  await server.stop();
+  await database.drop();
+  rmSync(directory, { recursive: true, force: true });
+}
