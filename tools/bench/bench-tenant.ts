@@ -6,6 +6,8 @@ import type { Db } from '../../apps/server/src/db/engine/client.js';
 import { createKeyWithOwnRole } from '../../apps/server/src/db/repositories/api-keys.js';
 import { createOrganization } from '../../apps/server/src/db/repositories/organizations.js';
 import { PERMISSIONS } from '../../apps/server/src/domain/permissions.js';
+import { platformRecordsSchema } from '../../apps/server/src/records/format.js';
+import { loadedIds, loadPlatformRecords } from '../../apps/server/src/records/loader.js';
 
 /** A key holding every permission, in a role of its own, of an existing organization. */
 export function benchKey(db: Db, organizationId: number): Promise<string> {
@@ -24,4 +26,40 @@ export async function benchTenant(
 ): Promise<{ organizationId: number; key: string }> {
   const organization = await createOrganization(db, name);
   return { organizationId: organization.id, key: await benchKey(db, organization.id) };
+}
+
+/**
+ * A new organization with an admin key, two agents (`a`, `b`) and one web chat target answered by
+ * `a`: what an experiment splitting a target's sessions needs.
+ */
+export async function benchRoutingTenant(
+  db: Db,
+  name: string,
+): Promise<{
+  organizationId: number;
+  key: string;
+  agentIds: Record<string, number>;
+  targetId: number;
+}> {
+  const tenant = await benchTenant(db, name);
+  const { records } = await loadPlatformRecords(
+    db,
+    tenant.organizationId,
+    platformRecordsSchema.parse({
+      prompts: [
+        {
+          name: 'p',
+          context: 'Answer.',
+          llm_config: { model: 'm', provider: 'openai', version: null },
+        },
+      ],
+      agents: [
+        { name: 'a', prompt: 'p', pinned_prompt_version: 1 },
+        { name: 'b', prompt: 'p', pinned_prompt_version: 1 },
+      ],
+      channels: [{ name: 'web', kind: 'web_chat', targets: [{ target: 'main', agent: 'a' }] }],
+    }),
+  );
+  const targetId = Object.values(loadedIds(records, 'channel_targets'))[0]!;
+  return { ...tenant, agentIds: loadedIds(records, 'agents'), targetId };
 }

@@ -11,9 +11,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { createDb } from '../../apps/server/src/db/engine/client.js';
 import { migrateDb } from '../../apps/server/src/db/engine/migrate.js';
-import { loadedIds, loadPlatformRecords } from '../../apps/server/src/records/loader.js';
-import { platformRecordsSchema } from '../../apps/server/src/records/format.js';
-import { benchTenant } from './bench-tenant.js';
+import { benchRoutingTenant } from './bench-tenant.js';
 import { startServerProcess } from '../../apps/server/test/support/server-process.js';
 import { createBenchDatabase } from './bench-database.js';
 import { TABLE_HEADER, formatRow, load } from './load.js';
@@ -33,27 +31,7 @@ const database = await createBenchDatabase(directory, values.database, 'sessions
 const db = createDb(database.url);
 await migrateDb(db);
 // An organization with an admin role and key, as the server tests make them.
-const { organizationId, key: fullKey } = await benchTenant(db, 'Bench');
-const { records } = await loadPlatformRecords(
-  db,
-  organizationId,
-  platformRecordsSchema.parse({
-    prompts: [
-      {
-        name: 'p',
-        context: 'Answer.',
-        llm_config: { model: 'm', provider: 'openai', version: null },
-      },
-    ],
-    agents: [
-      { name: 'a', prompt: 'p', pinned_prompt_version: 1 },
-      { name: 'b', prompt: 'p', pinned_prompt_version: 1 },
-    ],
-    channels: [{ name: 'web', kind: 'web_chat', targets: [{ target: 'main', agent: 'a' }] }],
-  }),
-);
-const agentIds = loadedIds(records, 'agents');
-const [targetId] = Object.values(loadedIds(records, 'channel_targets'));
+const { key: fullKey, agentIds, targetId } = await benchRoutingTenant(db, 'Bench');
 await db.close();
 
 const server = await startServerProcess({ DATABASE_URL: database.url }, { keepOutput: false });

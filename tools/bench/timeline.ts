@@ -10,11 +10,9 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { createDb } from '../../apps/server/src/db/engine/client.js';
 import { migrateDb } from '../../apps/server/src/db/engine/migrate.js';
-import { loadedIds, loadPlatformRecords } from '../../apps/server/src/records/loader.js';
-import { platformRecordsSchema } from '../../apps/server/src/records/format.js';
 import { startServerProcess } from '../../apps/server/test/support/server-process.js';
 import { insertTestSessions } from '../../apps/server/test/support/test-database.js';
-import { benchTenant } from './bench-tenant.js';
+import { benchRoutingTenant } from './bench-tenant.js';
 import { createBenchDatabase } from './bench-database.js';
 import { TABLE_HEADER, formatRow, load } from './load.js';
 
@@ -36,27 +34,7 @@ const directory = mkdtempSync(join(tmpdir(), 'agentline-bench-timeline-'));
 const database = await createBenchDatabase(directory, values.database, 'timeline');
 const setup = createDb(database.url);
 await migrateDb(setup);
-const { organizationId, key } = await benchTenant(setup, 'Bench');
-const { records } = await loadPlatformRecords(
-  setup,
-  organizationId,
-  platformRecordsSchema.parse({
-    prompts: [
-      {
-        name: 'p',
-        context: 'Answer.',
-        llm_config: { model: 'm', provider: 'openai', version: null },
-      },
-    ],
-    agents: [
-      { name: 'a', prompt: 'p', pinned_prompt_version: 1 },
-      { name: 'b', prompt: 'p', pinned_prompt_version: 1 },
-    ],
-    channels: [{ name: 'web', kind: 'web_chat', targets: [{ target: 'main', agent: 'a' }] }],
-  }),
-);
-const agentIds = loadedIds(records, 'agents');
-const targetId = Object.values(loadedIds(records, 'channel_targets'))[0]!;
+const { organizationId, key, agentIds, targetId } = await benchRoutingTenant(setup, 'Bench');
 
 const server = await startServerProcess({ DATABASE_URL: database.url }, { keepOutput: false });
 const headers = { 'Service-API-Key': key, 'Content-Type': 'application/json' };
