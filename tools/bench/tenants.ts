@@ -1,6 +1,6 @@
 // What one organization's slow searches cost another organization (issue #22's benchmark):
 // `pnpm bench:tenants [--events 1000000] [--seconds 20] [--concurrency 32] [--hammer]
-// [--per-key <n>] [--list-timeout <ms>] [--compare-off] [--rounds 1]
+// [--per-key <n>] [--list-reads <n>] [--list-timeout <ms>] [--compare-off] [--rounds 1]
 // [--database postgres://user:password@host:5432/postgres]`.
 //
 // Organization A gets `--events` events (the events benchmark's data, bench-events.ts);
@@ -10,9 +10,10 @@
 // (each worker sends its next search when the last is answered; after a 429 it waits what
 // Retry-After says, as the SDK does, or with --hammer sends again at once). Prints p50, p99 and
 // max of B's requests and A's answers by status. The server runs with its defaults, or with
-// --per-key (CONCURRENT_REQUESTS_PER_KEY) and --list-timeout (LIST_QUERY_TIMEOUT_MS);
-// --compare-off also measures it with both turned off (what the pool split alone gives), in
-// turn with the first in each of `--rounds` rounds, on the same data.
+// --per-key (CONCURRENT_REQUESTS_PER_KEY), --list-reads (CONCURRENT_LIST_READS_PER_KEY) and
+// --list-timeout (LIST_QUERY_TIMEOUT_MS); --compare-off also measures it with all three off
+// (what the pool split alone gives), in turn with the first in each of `--rounds` rounds, on the
+// same data.
 // The database is a temporary SQLite file, or with --database a new database on that PostgreSQL
 // server (the role needs CREATEDB), dropped at the end.
 
@@ -37,6 +38,7 @@ const { values } = parseArgs({
     concurrency: { type: 'string', default: '32' },
     hammer: { type: 'boolean', default: false },
     'per-key': { type: 'string' },
+    'list-reads': { type: 'string' },
     'list-timeout': { type: 'string' },
     'compare-off': { type: 'boolean', default: false },
     rounds: { type: 'string', default: '1' },
@@ -52,6 +54,7 @@ const concurrency = Number(values.concurrency);
 const rounds = Number(values.rounds);
 const defaults = loadConfig({});
 const perKey = values['per-key'] ?? String(defaults.concurrentRequestsPerKey);
+const listReads = values['list-reads'] ?? String(defaults.concurrentListReadsPerKey);
 const listTimeout = values['list-timeout'] ?? String(defaults.listQueryTimeoutMs);
 /** How long B is timed alone, before A starts. */
 const IDLE_SECONDS = 5;
@@ -233,10 +236,18 @@ try {
     `${kind}, ${events} events of A, DATABASE_POOL_SIZE=${defaults.databasePoolSize}, SQLITE_READER_THREADS=${defaults.sqliteReaderThreads}`,
   );
   const configurations: Array<Record<string, string>> = [
-    { CONCURRENT_REQUESTS_PER_KEY: perKey, LIST_QUERY_TIMEOUT_MS: listTimeout },
+    {
+      CONCURRENT_REQUESTS_PER_KEY: perKey,
+      CONCURRENT_LIST_READS_PER_KEY: listReads,
+      LIST_QUERY_TIMEOUT_MS: listTimeout,
+    },
   ];
   if (values['compare-off']) {
-    configurations.push({ CONCURRENT_REQUESTS_PER_KEY: '0', LIST_QUERY_TIMEOUT_MS: '0' });
+    configurations.push({
+      CONCURRENT_REQUESTS_PER_KEY: '0',
+      CONCURRENT_LIST_READS_PER_KEY: '0',
+      LIST_QUERY_TIMEOUT_MS: '0',
+    });
   }
   for (let round = 1; round <= rounds; round += 1) {
     for (const configuration of configurations) {

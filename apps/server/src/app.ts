@@ -12,6 +12,7 @@ import spec from './generated/openapi.json' with { type: 'json' };
 import { registerSpecComponents } from './generated/routes.js';
 import type { AppEnv } from './http/app-env.js';
 import { authenticate, authorize } from './http/auth.js';
+import { listReadTurns } from './http/list-read-turns.js';
 import { concurrencyLimit } from './http/concurrency-limit.js';
 import { EventStreams } from './http/event-stream.js';
 import { ApiError, errorResponse, handleError } from './http/errors.js';
@@ -38,6 +39,8 @@ export interface AppOptions {
   rateLimitPerMinute?: number;
   /** Requests one API key may have in progress at once; absent or 0 means no limit. */
   concurrentRequestsPerKey?: number;
+  /** List reads of one API key that run at once (the others wait); absent or 0: no limit. */
+  concurrentListReadsPerKey?: number;
   /** How long Idempotency-Key answers are kept and claims are leased (config.ts's defaults). */
   idempotencyTimes?: IdempotencyTimes;
   /** Failed authentications per client address and per key id a minute; absent means no limit. */
@@ -63,6 +66,7 @@ export function createApp({
   bodyLimitBytes = DEFAULT_CONFIG.bodyLimitBytes,
   rateLimitPerMinute = 0,
   concurrentRequestsPerKey = 0,
+  concurrentListReadsPerKey = 0,
   authFailureLimit: authFailures,
   idempotencyTimes = idempotencyTimesOf(DEFAULT_CONFIG),
   metrics = new Metrics(),
@@ -103,6 +107,7 @@ export function createApp({
     app.use('/api/v1/*', concurrencyLimit(concurrentRequestsPerKey));
   // Then may they do this: a key that may not costs no body read, parse or idempotency row.
   app.use('/api/v1/*', authorize);
+  if (concurrentListReadsPerKey > 0) app.use('/api/v1/*', listReadTurns(concurrentListReadsPerKey));
   app.use('/api/v1/*', requestBody(bodyLimitBytes));
   app.use('/api/v1/*', idempotency(idempotencyTimes));
   registerSpecComponents(app);

@@ -20,6 +20,8 @@ export interface Config {
   rateLimitPerMinute: number;
   /** Requests one API key may have in progress at once in this process; 0 turns the limit off. */
   concurrentRequestsPerKey: number;
+  /** Of those, list reads that run at once; the others wait their turn; 0 turns this off. */
+  concurrentListReadsPerKey: number;
   /** Event streams one API key may hold open at once in this process. */
   eventStreamsPerKey: number;
   /** How long a list read may run before it is stopped (a 422); 0 lets it run. */
@@ -109,6 +111,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     // Below the list connections of the default pool (half of DATABASE_POOL_SIZE's 10): one key
     // cannot hold them all (README, Configuration).
     concurrentRequestsPerKey: readInteger(env, 'CONCURRENT_REQUESTS_PER_KEY', 4, 0, 100_000),
+    // Two slow list reads of a key keep at most two database cores busy, whatever the cores.
+    concurrentListReadsPerKey: readInteger(env, 'CONCURRENT_LIST_READS_PER_KEY', 2, 0, 100_000),
     eventStreamsPerKey: readInteger(env, 'EVENT_STREAMS_PER_KEY', 10, 1, 100_000),
     listQueryTimeoutMs: readInteger(env, 'LIST_QUERY_TIMEOUT_MS', 5_000, 0, 3_600_000),
     authFailuresPerMinute: readInteger(env, 'AUTH_FAILURES_PER_MINUTE', 60, 0, 1_000_000),

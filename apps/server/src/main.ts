@@ -43,6 +43,7 @@ async function main(): Promise<void> {
     bodyLimitBytes: config.bodyLimitBytes,
     rateLimitPerMinute: config.rateLimitPerMinute,
     concurrentRequestsPerKey: config.concurrentRequestsPerKey,
+    concurrentListReadsPerKey: config.concurrentListReadsPerKey,
     idempotencyTimes,
     authFailureLimit: {
       perMinute: config.authFailuresPerMinute,

@@ -27,13 +27,15 @@ export async function startServerProcess(
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
     cwd: SERVER_DIR,
     // Tests and benchmarks drive many requests through one key, standing for many clients: the
-    // per-key cap on requests in progress is off unless the caller sets it.
+    // per-key caps on requests in progress and on list reads at once are off unless the caller
+    // sets them.
     env: {
       ...process.env,
       HOST: '127.0.0.1',
       PORT: '0',
       LOG_LEVEL: 'info',
       CONCURRENT_REQUESTS_PER_KEY: '0',
+      CONCURRENT_LIST_READS_PER_KEY: '0',
       ...env,
     },
   });

@@ -263,6 +263,13 @@ function listReadBudget(timeoutMs: number): Budget {
 }
 
 /**
+ * A list read runs in its own backend only: no parallel workers. A slow read (a substring search
+ * over every event) otherwise brings two more processes to its sequential scan, and a few of them
+ * take every core of the database server from the other organizations' requests.
+ */
+const ONE_BACKEND_PER_READ = 'SET LOCAL max_parallel_workers_per_gather = 0';
+
+/**
  * Runs a list read: a sequence of reads that must see one snapshot (a page and its count), and
  * that a client can make slow (a substring search, a deep page). On PostgreSQL it runs on the
  * list pool, in a read-only transaction bounded by the database's list query timeout (a 422
@@ -272,7 +279,7 @@ function listReadBudget(timeoutMs: number): Budget {
 export async function runListRead<T>(db: Db, start: () => Steps<T>): Promise<T> {
   if (db.kind === 'sqlite') return sqliteTransaction(db).deferred(start()) as T;
   const timeoutMs = db.listQueryTimeoutMs;
-  const begin = 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY';
+  const begin = `BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; ${ONE_BACKEND_PER_READ}`;
   if (timeoutMs <= 0) return inPostgresTransaction(db.listPool, begin, start);
   // One round trip: the simple query protocol takes both statements at once.
   return inPostgresTransaction(
