@@ -11,7 +11,7 @@ import {
   experimentBody,
   type RoutingFixture,
 } from './support/routing-fixture.js';
-import { queryTestDb } from './support/test-database.js';
+import { insertTestSessions, queryTestDb } from './support/test-database.js';
 
 let api: TestApi;
 let acme: Tenant;
@@ -242,6 +242,60 @@ describe('the results timeline', () => {
       '2026-03-10T01:15:00.000Z',
       '2026-03-10T02:15:00.000Z',
     ]);
+  });
+
+  it('counts days that do not start on a quarter hour (Monrovia, 1970: UTC-00:44:30)', async () => {
+    // Buckets of every zone today start on quarter hours, which the stored counts are kept by;
+    // a bucket that does not is counted from the sessions themselves, and must agree.
+    const created = await api.request<Schemas['Experiment']>('POST', '/api/v1/experiments/', {
+      key: acme.key,
+      body: experimentBody(fx.targets.second, [fx.agents.pinned, fx.agents.alsoPinned]),
+    });
+    expect((await call('POST', `${created.body.id}/start`)).status).toBe(200);
+    expect((await call('POST', `${created.body.id}/stop`)).status).toBe(200);
+    const [first, second] = created.body.variants.map((v) => v.id) as [number, number];
+    // Every 47 minutes from 1 June 1970 00:00 UTC for three days, and around a local midnight.
+    const times = [
+      ...Array.from({ length: 92 }, (_, i) =>
+        new Date(Date.parse('1970-06-01T00:00:00Z') + i * 47 * 60_000).toISOString(),
+      ),
+      '1970-06-02T00:44:29.999Z',
+      '1970-06-02T00:44:30.000Z',
+      '1970-06-02T00:44:59.999Z',
+      '1970-06-02T00:45:00.000Z',
+    ];
+    await insertTestSessions(
+      api.db,
+      times.map((createdAt, i) => ({
+        id: `monrovia-${i}`,
+        organizationId: acme.organizationId,
+        targetId: fx.targets.second,
+        agentId: fx.agents.pinned,
+        experimentId: created.body.id,
+        variantId: i % 3 === 0 ? second : first,
+        createdAt,
+      })),
+    );
+    const t = await okTimeline(created.body.id, {
+      time_zone: 'Africa/Monrovia',
+      start_datetime: '1970-06-01T00:00:00Z',
+      end_datetime: '1970-06-04T00:00:00Z',
+    });
+    expect(t.buckets[0]!.start).toBe('1970-05-31T00:44:30.000Z');
+    expect(t.buckets).toHaveLength(4);
+    const bounds = [...starts(t), '1970-06-04T00:44:30.000Z'];
+    t.buckets.forEach((bucket, b) => {
+      for (const variant of bucket.variants) {
+        const expected = times.filter(
+          (time, i) =>
+            time >= bounds[b]! &&
+            time < bounds[b + 1]! &&
+            (i % 3 === 0 ? second : first) === variant.variant_id,
+        ).length;
+        expect(variant.session_count, `${bucket.start} ${variant.variant_id}`).toBe(expected);
+      }
+    });
+    expect([...totals(t).values()].reduce((sum, n) => sum + n, 0)).toBe(times.length);
   });
 
   it('answers 1000 buckets and refuses 1001, naming the limit', async () => {

@@ -92,8 +92,27 @@ export function bucketStart(zone: Zone, interval: TimelineInterval, instant: num
   return inside;
 }
 
-/** The start of the bucket after the one starting at `start`. */
-function nextBucketStart(zone: Zone, interval: TimelineInterval, start: number): number {
+/**
+ * The starts of the buckets after the one starting at `start`, whose wall clock reads `wall`,
+ * and the wall clock at the last of them. When `start` is on the hour or at midnight and the
+ * zone's offset is the same a day later, the clock ran evenly for that day (no zone changes its
+ * offset twice within a day), so the day's buckets are nominal: one reading of the clock gives a
+ * day of hours. Otherwise the next bucket is found on the clock, alone.
+ */
+function followingBuckets(zone: Zone, interval: TimelineInterval, start: number, wall: number) {
+  const dayLater = start + DAY_MS;
+  const dayLaterWall = zone.wallAt(dayLater);
+  if (truncate(wall, interval) === wall && dayLaterWall - dayLater === wall - start) {
+    const size = NOMINAL_MS[interval];
+    const starts = Array.from({ length: DAY_MS / size }, (_, i) => start + (i + 1) * size);
+    return { starts, lastWall: dayLaterWall };
+  }
+  const next = bucketAfter(zone, interval, start);
+  return { starts: [next], lastWall: zone.wallAt(next) };
+}
+
+/** The start of the bucket after the one starting at `start`, read from the clock. */
+function bucketAfter(zone: Zone, interval: TimelineInterval, start: number): number {
   const nominalNext = bucketStart(zone, interval, start + NOMINAL_MS[interval]);
   if (nominalNext > start) return nominalNext;
   // A bucket longer than nominal (the day or hour a clock is set back).
@@ -137,18 +156,26 @@ export function timelineBounds(request: TimelineRequest, run: TimelineRun, now: 
       } satisfies InputProblem,
     ]);
   }
-  const bounds = [bucketStart(zone, interval, start)];
-  while (bounds[bounds.length - 1]! < end) {
-    if (bounds.length > MAX_TIMELINE_BUCKETS) {
-      throw new InputRuleError([
-        {
-          loc: ['query', 'end_datetime'],
-          msg: `The window holds more than ${MAX_TIMELINE_BUCKETS} ${interval} buckets; narrow start_datetime and end_datetime${interval === 'hour' ? ' or use interval=day' : ''}.`,
-          type: 'value_error',
-        },
-      ]);
+  let last = bucketStart(zone, interval, start);
+  let lastWall = zone.wallAt(last);
+  const bounds = [last];
+  while (last < end) {
+    const following = followingBuckets(zone, interval, last, lastWall);
+    for (const next of following.starts) {
+      if (last >= end) break;
+      if (bounds.length > MAX_TIMELINE_BUCKETS) {
+        throw new InputRuleError([
+          {
+            loc: ['query', 'end_datetime'],
+            msg: `The window holds more than ${MAX_TIMELINE_BUCKETS} ${interval} buckets; narrow start_datetime and end_datetime${interval === 'hour' ? ' or use interval=day' : ''}.`,
+            type: 'value_error',
+          },
+        ]);
+      }
+      bounds.push(next);
+      last = next;
     }
-    bounds.push(nextBucketStart(zone, interval, bounds[bounds.length - 1]!));
+    lastWall = following.lastWall;
   }
   return bounds;
 }

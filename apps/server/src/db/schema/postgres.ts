@@ -322,6 +322,26 @@ export const sessions = pgTable(
   ],
 );
 
+/**
+ * Routed sessions per experiment, quarter hour (UTC, `slot_start`) and variant, kept in step with
+ * sessions by a trigger on their insert (migration 0008): the results and their timeline add these up
+ * instead of counting a million sessions. A row per writer (PostgreSQL's backend process id; 0 on
+ * SQLite, which has one writer): concurrent routing transactions never update the same row, so
+ * counting adds no wait and no serialization failure to routing. Every zone's offset is a
+ * multiple of 15 minutes, so an hour or day bucket of any zone is whole quarter hours.
+ */
+export const experimentSessionCounts = pgTable(
+  'experiment_session_counts',
+  {
+    experimentId: integer('experiment_id').notNull(),
+    slotStart: text('slot_start').notNull(),
+    variantId: integer('variant_id').notNull(),
+    writer: integer('writer').notNull(),
+    sessionCount: integer('session_count').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.experimentId, t.slotStart, t.variantId, t.writer] })],
+);
+
 export const events = pgTable(
   'events',
   {
