@@ -436,10 +436,19 @@ const CAPPED_EXPERIMENT_LOCK = 1634165601;
 
 /** A batch read a capped experiment whose turn it does not hold: it runs again holding it. */
 class CappedTurnNeeded extends Error {
-  constructor(readonly experimentIds: number[]) {
+  /** `experimentIds` by the `organizationId:targetId` of the target they run on. */
+  constructor(readonly experimentsOfTargets: Map<string, number>) {
     super('routing to a capped experiment needs its turn');
   }
 }
+
+/**
+ * The capped experiment each target ran when a batch last routed to it, per database: the next
+ * batch for the target takes that turn before it begins, instead of finding out in a transaction
+ * it must then roll back. A stale entry (the experiment ended) costs an unneeded lock; a missing
+ * one costs that rollback, once.
+ */
+const cappedExperimentOfTarget = new WeakMap<PostgresDb, Map<string, number>>();
 
 /**
  * The gathered sessions, in one transaction (PostgreSQL). `heldTurns` are the capped
@@ -453,12 +462,14 @@ function* routeBatch(
     organizationIds: routes.map((route) => route.organizationId),
     targetIds: routes.map((route) => route.targetId),
   });
-  const unheld = rows.flatMap((row) =>
-    row.maxSessions !== null && !heldTurns.includes(row.runningExperimentId!)
-      ? [row.runningExperimentId!]
-      : [],
+  const unheld = new Map(
+    rows.flatMap((row) =>
+      row.maxSessions !== null && !heldTurns.includes(row.runningExperimentId!)
+        ? [[`${row.organizationId}:${row.targetId}`, row.runningExperimentId!] as const]
+        : [],
+    ),
   );
-  if (unheld.length > 0) throw new CappedTurnNeeded(unheld);
+  if (unheld.size > 0) throw new CappedTurnNeeded(unheld);
   const rowsOfTarget = new Map<string, typeof rows>();
   for (const row of rows) {
     const key = `${row.organizationId}:${row.targetId}`;
@@ -541,7 +552,15 @@ async function routeInOneTransaction(
   db: PostgresDb,
   routes: RouteRequest[],
 ): Promise<Array<Outcome<RoutedSessionRecord>>> {
-  let held: number[] = [];
+  let cappedOfTarget = cappedExperimentOfTarget.get(db);
+  if (!cappedOfTarget) {
+    cappedOfTarget = new Map();
+    cappedExperimentOfTarget.set(db, cappedOfTarget);
+  }
+  const known = routes.flatMap(
+    ({ organizationId, targetId }) => cappedOfTarget.get(`${organizationId}:${targetId}`) ?? [],
+  );
+  let held = [...new Set(known)];
   for (;;) {
     const turns = held;
     try {
@@ -555,7 +574,10 @@ async function routeInOneTransaction(
     } catch (error) {
       // Each round holds at least one more turn, so this ends.
       if (!(error instanceof CappedTurnNeeded)) throw error;
-      held = [...new Set([...held, ...error.experimentIds])];
+      for (const [target, experimentId] of error.experimentsOfTargets) {
+        cappedOfTarget.set(target, experimentId);
+      }
+      held = [...new Set([...held, ...error.experimentsOfTargets.values()])];
     }
   }
 }
