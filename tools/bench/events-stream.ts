@@ -4,18 +4,16 @@
 //
 // Prints the delivery delay from write to arrival (p50, p99) over the sampled streams, which
 // parse every message with eventsource-parser; the other streams read and count bytes, as a
-// client that keeps up does. Also the server's RSS, and /healthz and events-list p99 measured
+// client that keeps up does. The streams are read by a process of their own (stream-readers.ts). Also the server's RSS, and /healthz and events-list p99 measured
 // beside the streams compared with the same load without streams (both while the writer writes).
 // Bounded: fixed phases of `--seconds` each, 127.0.0.1 only.
 
 import { spawn } from 'node:child_process';
-import { request, Agent } from 'node:http';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { createParser } from 'eventsource-parser';
 import { createDb } from '../../apps/server/src/db/engine/client.js';
 import { migrateDb } from '../../apps/server/src/db/engine/migrate.js';
 import { startServerProcess } from '../../apps/server/test/support/server-process.js';
@@ -94,11 +92,6 @@ const lightLoad = async (runSeconds: number) => {
   return { healthz, list };
 };
 
-const percentile = (sorted: number[], p: number) =>
-  sorted.length === 0
-    ? Number.NaN
-    : sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))]!;
-
 try {
   // 1. Without streams, while the writer writes.
   const writingAlone = writeEvents(seconds + 2);
@@ -106,51 +99,27 @@ try {
   const alone = await lightLoad(seconds);
   await writingAlone;
 
-  // 2. Open the streams ("now"), then write and measure beside them.
-  const agent = new Agent({ keepAlive: false, maxSockets: Infinity });
-  const delays: number[] = [];
-  let bytes = 0;
-  let received = 0;
-  const requests: Array<{ destroy(): void }> = [];
-  const opened = await Promise.all(
-    Array.from(
-      { length: streamCount },
-      (_, index) =>
-        new Promise<void>((resolve, reject) => {
-          const req = request(
-            `${server.baseUrl}/api/v1/events/stream`,
-            { headers, agent },
-            (res) => {
-              if (res.statusCode !== 200) {
-                reject(new Error(`stream ${index}: status ${res.statusCode}`));
-                return;
-              }
-              resolve();
-              if (index < sampled) {
-                const parser = createParser({
-                  onEvent(message) {
-                    const event = JSON.parse(message.data) as {
-                      attributes?: { written_at?: number };
-                    };
-                    received += 1;
-                    const writtenAt = event.attributes?.written_at;
-                    if (writtenAt) delays.push(Date.now() - writtenAt);
-                  },
-                });
-                res.setEncoding('utf8');
-                res.on('data', (text: string) => parser.feed(text));
-              } else {
-                res.on('data', (chunk: Buffer) => (bytes += chunk.length));
-              }
-            },
-          );
-          req.on('error', () => undefined);
-          req.end();
-          requests.push(req);
-        }),
-    ),
+  // 2. Open the streams ("now") in their own process, then write and measure beside them.
+  const readers = spawn(
+    process.execPath,
+    [
+      '--import',
+      'tsx',
+      'tools/bench/stream-readers.ts',
+      server.baseUrl,
+      key,
+      String(streamCount),
+      String(sampled),
+    ],
+    { cwd: ROOT, stdio: ['pipe', 'pipe', 'inherit'] },
   );
-  void opened;
+  let readersOutput = '';
+  readers.stdout.on('data', (chunk: Buffer) => (readersOutput += chunk.toString()));
+  const readersExited = new Promise<number | null>((resolve) => readers.once('exit', resolve));
+  while (!readersOutput.startsWith('open\n')) {
+    if (readers.exitCode !== null) throw new Error('the stream readers could not open the streams');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
   const rssIdle = server.rssMiB();
   const writingBeside = writeEvents(seconds + 2);
   await new Promise((resolve) => setTimeout(resolve, 1000));
@@ -160,18 +129,26 @@ try {
   const written = await writingBeside;
   await new Promise((resolve) => setTimeout(resolve, 1500));
   clearInterval(rssTimer);
-  for (const req of requests) req.destroy();
+  readers.stdin.end();
+  if ((await readersExited) !== 0) throw new Error('the stream readers failed');
+  const delays = JSON.parse(readersOutput.slice('open\n'.length)) as {
+    p50: number | null;
+    p99: number | null;
+    max: number | null;
+    count: number;
+    received: number;
+    bytes: number;
+  };
 
-  delays.sort((a, b) => a - b);
   const expectedPerStream = written;
   console.log(
     `events stream, ${database.url.startsWith('postgres') ? 'PostgreSQL' : 'SQLite'}: ${streamCount} streams, writer ${rate} events/s for ${seconds + 2} s (${written} events)`,
   );
   console.log(
-    `delivery delay (write to arrival, ${sampled} parsed streams, ${delays.length} of ${expectedPerStream * sampled} events): p50 ${percentile(delays, 0.5)} ms, p99 ${percentile(delays, 0.99)} ms, max ${delays.at(-1)} ms`,
+    `delivery delay (write to arrival, ${sampled} parsed streams, ${delays.count} of ${expectedPerStream * sampled} events): p50 ${delays.p50} ms, p99 ${delays.p99} ms, max ${delays.max} ms`,
   );
   console.log(
-    `other streams read ${(bytes / 1024 / 1024).toFixed(1)} MiB; sampled streams received ${received} events`,
+    `other streams read ${(delays.bytes / 1024 / 1024).toFixed(1)} MiB; sampled streams received ${delays.received} events`,
   );
   console.log(
     `server RSS: ${rssIdle.toFixed(0)} MiB with the streams open, ${rssPeak.toFixed(0)} MiB peak while writing`,

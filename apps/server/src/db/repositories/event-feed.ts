@@ -87,6 +87,12 @@ interface WatchedOrganization<Chunk> {
 
 const DEFAULT_POLL_MS = 200;
 const DEFAULT_BATCH_SIZE = 1000;
+/**
+ * Sends handed to sinks per turn of the event loop. Each send ends in a socket write of the
+ * whole batch; a thousand of them in one turn would hold every other request of the process
+ * until all are written.
+ */
+const SENDS_PER_TURN = 50;
 
 function failureOf(error: unknown): FeedFailure {
   const unavailable = databaseUnavailableReason(error);
@@ -132,6 +138,9 @@ export class EventFeed<Chunk> {
   #timer: NodeJS.Timeout | undefined;
   #ticking = false;
   #closed = false;
+  /** Chunks to hand to sinks, in the order they were sent: a few per turn (SENDS_PER_TURN). */
+  readonly #deliveries: Array<{ subscriber: Subscriber<Chunk>; chunk: Chunk }> = [];
+  #delivering = false;
 
   constructor(db: Db, options: EventFeedOptions<Chunk>) {
     this.#db = db;
@@ -231,8 +240,23 @@ export class EventFeed<Chunk> {
     subscriber.sink.fail(failure);
   }
 
+  /**
+   * Queues `chunk` for the subscriber's sink. Every send goes through the one queue, so each
+   * subscriber's chunks arrive in the order they were sent, replays and live batches alike.
+   */
   #send(subscriber: Subscriber<Chunk>, chunk: Chunk): void {
-    if (!subscriber.sink.send(chunk)) this.#remove(subscriber);
+    this.#deliveries.push({ subscriber, chunk });
+    if (this.#delivering) return;
+    this.#delivering = true;
+    setImmediate(() => this.#deliver());
+  }
+
+  #deliver(): void {
+    for (const { subscriber, chunk } of this.#deliveries.splice(0, SENDS_PER_TURN)) {
+      if (!subscriber.closed && !subscriber.sink.send(chunk)) this.#remove(subscriber);
+    }
+    if (this.#deliveries.length > 0) setImmediate(() => this.#deliver());
+    else this.#delivering = false;
   }
 
   /** Replays the subscriber up to the watcher's position, then makes it live. */
