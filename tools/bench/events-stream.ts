@@ -120,36 +120,54 @@ try {
     if (readers.exitCode !== null) throw new Error('the stream readers could not open the streams');
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
+  /** The readers' reports so far: the complete lines after `open`. */
+  const reportLines = () => readersOutput.split('\n').slice(1, -1);
+  /** The readers' delivery delays since the last report. */
+  const readerReport = async () => {
+    const before = reportLines().length;
+    readers.stdin.write('report\n');
+    while (reportLines().length === before) {
+      if (readers.exitCode !== null) throw new Error('the stream readers failed');
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    return JSON.parse(reportLines().at(-1)!) as {
+      p50: number | null;
+      p99: number | null;
+      max: number | null;
+      count: number;
+      received: number;
+      bytes: number;
+    };
+  };
   const rssIdle = server.rssMiB();
-  const writingBeside = writeEvents(seconds + 2);
-  await new Promise((resolve) => setTimeout(resolve, 1000));
   let rssPeak = rssIdle;
   const rssTimer = setInterval(() => (rssPeak = Math.max(rssPeak, server.rssMiB())), 500);
-  const beside = await lightLoad(seconds);
-  const written = await writingBeside;
+  // 2a. The streams and the writer alone.
+  const writtenAlone = await writeEvents(seconds + 2);
   await new Promise((resolve) => setTimeout(resolve, 1500));
+  const streamsAlone = await readerReport();
+  // 2b. The same with the light requests beside them.
+  const writingBeside = writeEvents(seconds + 2);
+  await new Promise((resolve) => setTimeout(resolve, 1000));
+  const beside = await lightLoad(seconds);
+  const writtenBeside = await writingBeside;
+  await new Promise((resolve) => setTimeout(resolve, 1500));
+  const streamsBeside = await readerReport();
   clearInterval(rssTimer);
   readers.stdin.end();
   if ((await readersExited) !== 0) throw new Error('the stream readers failed');
-  const delays = JSON.parse(readersOutput.slice('open\n'.length)) as {
-    p50: number | null;
-    p99: number | null;
-    max: number | null;
-    count: number;
-    received: number;
-    bytes: number;
-  };
 
-  const expectedPerStream = written;
   console.log(
-    `events stream, ${database.url.startsWith('postgres') ? 'PostgreSQL' : 'SQLite'}: ${streamCount} streams, writer ${rate} events/s for ${seconds + 2} s (${written} events)`,
+    `events stream, ${database.url.startsWith('postgres') ? 'PostgreSQL' : 'SQLite'}: ${streamCount} streams, writer ${rate} events/s for ${seconds + 2} s per phase`,
   );
-  console.log(
-    `delivery delay (write to arrival, ${sampled} parsed streams, ${delays.count} of ${expectedPerStream * sampled} events): p50 ${delays.p50} ms, p99 ${delays.p99} ms, max ${delays.max} ms`,
-  );
-  console.log(
-    `other streams read ${(delays.bytes / 1024 / 1024).toFixed(1)} MiB; sampled streams received ${delays.received} events`,
-  );
+  for (const [label, written, delays] of [
+    ['streams and writer only', writtenAlone, streamsAlone],
+    ['with the light requests', writtenBeside, streamsBeside],
+  ] as const) {
+    console.log(
+      `delivery delay, ${label} (write to arrival, ${sampled} parsed streams, ${delays.count} of ${written * sampled} events): p50 ${delays.p50} ms, p99 ${delays.p99} ms, max ${delays.max} ms; other streams read ${(delays.bytes / 1024 / 1024).toFixed(1)} MiB`,
+    );
+  }
   console.log(
     `server RSS: ${rssIdle.toFixed(0)} MiB with the streams open, ${rssPeak.toFixed(0)} MiB peak while writing`,
   );

@@ -2,9 +2,10 @@
 // streams reading hundreds of MiB a second would otherwise share an event loop with the load
 // generator, whose latencies would then measure the readers' work instead of the server's.
 // `node --import tsx tools/bench/stream-readers.ts <base url> <api key> <streams> <sampled>`:
-// opens the streams ("now", no filter), prints `open` once all answered 200, then reads until its
-// stdin closes and prints one JSON line: the sampled streams' delivery delays (write to arrival:
-// p50, p99, max, how many), the events they parsed, and the bytes the other streams read.
+// opens the streams ("now", no filter) and prints `open` once all answered 200. Each line on its
+// stdin asks for one JSON line: the sampled streams' delivery delays since the last one (write to
+// arrival: p50, p99, max, how many), the events they parsed and the bytes the other streams read;
+// it exits when its stdin closes.
 
 import { Agent, request, type ClientRequest } from 'node:http';
 import { createParser } from 'eventsource-parser';
@@ -57,9 +58,7 @@ await Promise.all(
   ),
 );
 process.stdout.write('open\n');
-process.stdin.resume();
-process.stdin.on('end', () => {
-  for (const req of requests) req.destroy();
+function report(): string {
   delays.sort((a, b) => a - b);
   const percentile = (p: number) =>
     delays.length === 0 ? null : delays[Math.min(delays.length - 1, Math.floor(delays.length * p))];
@@ -71,6 +70,19 @@ process.stdin.on('end', () => {
     received,
     bytes,
   };
-  // Exits once the line is written: an exit right away may cut a pipe's pending output.
-  process.stdout.write(`${JSON.stringify(summary)}\n`, () => process.exit(0));
+  delays.length = 0;
+  received = 0;
+  bytes = 0;
+  return `${JSON.stringify(summary)}\n`;
+}
+
+process.stdin.setEncoding('utf8');
+process.stdin.on('data', (text: string) => {
+  for (let lines = text.split('\n').length - 1; lines > 0; lines -= 1) {
+    process.stdout.write(report());
+  }
+});
+process.stdin.on('end', () => {
+  for (const req of requests) req.destroy();
+  process.exit(0);
 });
