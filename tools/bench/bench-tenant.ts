@@ -3,6 +3,11 @@
 // this module rather than borrowing the tests' harness.
 
 import type { Db } from '../../apps/server/src/db/engine/client.js';
+import type {
+  AgentlineClient,
+  Experiment,
+  ExperimentCreate,
+} from '../../packages/sdk/src/index.js';
 import { createKeyWithOwnRole } from '../../apps/server/src/db/repositories/api-keys.js';
 import { createOrganization } from '../../apps/server/src/db/repositories/organizations.js';
 import { PERMISSIONS } from '../../apps/server/src/domain/permissions.js';
@@ -62,4 +67,28 @@ export async function benchRoutingTenant(
   );
   const targetId = Object.values(loadedIds(records, 'channel_targets'))[0]!;
   return { ...tenant, agentIds: loadedIds(records, 'agents'), targetId };
+}
+
+/**
+ * Creates and starts, through the SDK as a customer would, a 50/50 experiment between the routing
+ * tenant's agents `a` (the control) and `b` on its target, with `plannedEnd` fields if given.
+ */
+export async function startSplitExperiment(
+  client: AgentlineClient,
+  { agentIds, targetId }: { agentIds: Record<string, number>; targetId: number },
+  name: string,
+  plannedEnd: Pick<ExperimentCreate, 'end_at' | 'max_sessions'> = {},
+): Promise<Experiment> {
+  // The draft as created: its variants' ids are what sessions are counted under.
+  const created = await client.experiments.create({
+    name,
+    target_id: targetId,
+    variants: [
+      { name: 'a', weight: 50, is_control: true, agent_id: agentIds.a! },
+      { name: 'b', weight: 50, agent_id: agentIds.b! },
+    ],
+    ...plannedEnd,
+  });
+  await client.experiments.start(created.id);
+  return created;
 }

@@ -13,7 +13,8 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { createDb } from '../../apps/server/src/db/engine/client.js';
 import { migrateDb } from '../../apps/server/src/db/engine/migrate.js';
-import { benchRoutingTenant } from './bench-tenant.js';
+import { createClient } from '../../packages/sdk/src/index.js';
+import { benchRoutingTenant, startSplitExperiment } from './bench-tenant.js';
 import { startServerProcess } from '../../apps/server/test/support/server-process.js';
 import { createBenchDatabase } from './bench-database.js';
 import { TABLE_HEADER, formatRow, load, medianOf, type LoadResult } from './load.js';
@@ -35,40 +36,18 @@ const database = await createBenchDatabase(directory, values.database, 'sessions
 const db = createDb(database.url);
 await migrateDb(db);
 // An organization with an admin role and key, as the server tests make them.
-const { key: fullKey, agentIds, targetId } = await benchRoutingTenant(db, 'Bench');
+const tenant = await benchRoutingTenant(db, 'Bench');
+const { key: fullKey, targetId } = tenant;
 await db.close();
 
 const server = await startServerProcess({ DATABASE_URL: database.url }, { keepOutput: false });
 const headers = { 'Service-API-Key': fullKey, 'Content-Type': 'application/json' };
-/** Creates and starts a 50/50 experiment on the target, with `plannedEnd` fields if given. */
-async function startExperiment(name: string, plannedEnd: Record<string, unknown> = {}) {
-  const created = await fetch(`${server.baseUrl}/api/v1/experiments/`, {
-    method: 'POST',
-    headers,
-    body: JSON.stringify({
-      name,
-      target_id: targetId,
-      variants: [
-        { name: 'a', weight: 50, is_control: true, agent_id: agentIds.a! },
-        { name: 'b', weight: 50, agent_id: agentIds.b! },
-      ],
-      ...plannedEnd,
-    }),
-  }).then((r) => r.json() as Promise<{ id: number }>);
-  await fetch(`${server.baseUrl}/api/v1/experiments/${created.id}/start`, {
-    method: 'POST',
-    headers,
-  });
-  return created;
-}
-
-const stopExperiment = (id: number) =>
-  fetch(`${server.baseUrl}/api/v1/experiments/${id}/stop`, { method: 'POST', headers });
+const client = createClient({ apiKey: fullKey, baseUrl: server.baseUrl });
 
 interface Shape {
   label: string;
   keyed: boolean;
-  plannedEnd: () => Record<string, unknown>;
+  plannedEnd: () => Parameters<typeof startSplitExperiment>[3];
 }
 
 const SHAPES: Shape[] = [
@@ -96,12 +75,10 @@ try {
     });
   /** One run of `shape` on an experiment of its own; the sessions its results count. */
   async function measure(shape: Shape, runSeconds: number) {
-    const experiment = await startExperiment(shape.label, shape.plannedEnd());
+    const experiment = await startSplitExperiment(client, tenant, shape.label, shape.plannedEnd());
     const result = await run(runSeconds, shape.keyed);
-    const results = await fetch(`${server.baseUrl}/api/v1/experiments/${experiment.id}/results`, {
-      headers,
-    }).then((r) => r.json() as Promise<{ total_sessions: number }>);
-    await stopExperiment(experiment.id);
+    const results = await client.experiments.results(experiment.id);
+    await client.experiments.stop(experiment.id);
     await database.settle();
     return { result, counted: results.total_sessions };
   }

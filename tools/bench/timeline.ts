@@ -13,7 +13,8 @@ import { createDb } from '../../apps/server/src/db/engine/client.js';
 import { migrateDb } from '../../apps/server/src/db/engine/migrate.js';
 import { startServerProcess } from '../../apps/server/test/support/server-process.js';
 import { insertTestSessions } from '../../apps/server/test/support/test-database.js';
-import { benchRoutingTenant } from './bench-tenant.js';
+import { createClient, type ExperimentTimelineQuery } from '../../packages/sdk/src/index.js';
+import { benchRoutingTenant, startSplitExperiment } from './bench-tenant.js';
 import { createBenchDatabase } from './bench-database.js';
 import { TABLE_HEADER, formatRow, load } from './load.js';
 
@@ -35,29 +36,14 @@ const directory = mkdtempSync(join(tmpdir(), 'agentline-bench-timeline-'));
 const database = await createBenchDatabase(directory, values.database, 'timeline');
 const setup = createDb(database.url);
 await migrateDb(setup);
-const { organizationId, key, agentIds, targetId } = await benchRoutingTenant(setup, 'Bench');
+const tenant = await benchRoutingTenant(setup, 'Bench');
+const { organizationId, key, targetId } = tenant;
 
 const server = await startServerProcess({ DATABASE_URL: database.url }, { keepOutput: false });
-const headers = { 'Service-API-Key': key, 'Content-Type': 'application/json' };
+const headers = { 'Service-API-Key': key };
+const client = createClient({ apiKey: key, baseUrl: server.baseUrl });
 try {
-  const experiment = await fetch(`${server.baseUrl}/api/v1/experiments/`, {
-    method: 'POST',
-    headers,
-    body: JSON.stringify({
-      name: 'bench',
-      target_id: targetId,
-      variants: [
-        { name: 'a', weight: 50, is_control: true, agent_id: agentIds.a! },
-        { name: 'b', weight: 50, agent_id: agentIds.b! },
-      ],
-    }),
-  }).then(
-    (r) => r.json() as Promise<{ id: number; variants: Array<{ id: number; agent_id: number }> }>,
-  );
-  await fetch(`${server.baseUrl}/api/v1/experiments/${experiment.id}/start`, {
-    method: 'POST',
-    headers,
-  });
+  const experiment = await startSplitExperiment(client, tenant, 'bench');
 
   // The last 30 whole UTC days, one session every 30 days / n, alternating variants.
   const end = Math.floor(Date.now() / DAY_MS) * DAY_MS;
@@ -94,23 +80,18 @@ try {
   await setup.close();
   await database.settle();
 
-  const window = `start_datetime=${new Date(start).toISOString()}&end_datetime=${new Date(end).toISOString()}`;
-  const shapes = [
-    ['30 days, UTC', `interval=day&${window}`],
-    ['720 hours, America/New_York', `interval=hour&time_zone=America/New_York&${window}`],
-  ] as const;
+  const window = {
+    start_datetime: new Date(start).toISOString(),
+    end_datetime: new Date(end).toISOString(),
+  };
+  const shapes: Array<[string, ExperimentTimelineQuery]> = [
+    ['30 days, UTC', { interval: 'day', ...window }],
+    ['720 hours, America/New_York', { interval: 'hour', time_zone: 'America/New_York', ...window }],
+  ];
   const rows: string[] = [];
   for (const [label, query] of shapes) {
-    const url = `${server.baseUrl}/api/v1/experiments/${experiment.id}/results/timeline?${query}`;
-    // Tried twice: the connection kept alive from the setup's requests may have been closed by
-    // the server while the sessions were stored.
-    const get = () => fetch(url, { headers });
-    const answer = await get()
-      .catch(get)
-      .then(
-        (r) =>
-          r.json() as Promise<{ buckets: Array<{ variants: Array<{ session_count: number }> }> }>,
-      );
+    const answer = await client.experiments.timeline(experiment.id, query);
+    const url = `${server.baseUrl}/api/v1/experiments/${experiment.id}/results/timeline?${new URLSearchParams(query as Record<string, string>).toString()}`;
     const counted = answer.buckets
       .flatMap((b) => b.variants)
       .reduce((sum, v) => sum + v.session_count, 0);
