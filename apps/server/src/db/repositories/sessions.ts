@@ -31,6 +31,7 @@ import {
   experimentVariants,
   sessions,
 } from '../schema/sqlite.js';
+import { perDatabase, remember } from '../engine/caches.js';
 import { batchedWrite, gatherWrites, type Outcome } from '../engine/write-batcher.js';
 import { storePlannedEnd } from './experiments.js';
 import {
@@ -448,7 +449,9 @@ class CappedTurnNeeded extends Error {
  * it must then roll back. A stale entry (the experiment ended) costs an unneeded lock; a missing
  * one costs that rollback, once.
  */
-const cappedExperimentOfTarget = new WeakMap<PostgresDb, Map<string, number>>();
+const cappedExperimentOfTarget = perDatabase((_db: PostgresDb) => new Map<string, number>());
+/** Targets remembered per database; past it the one routed to longest ago is forgotten. */
+const CAPPED_TARGETS_REMEMBERED = 10_000;
 
 /**
  * The gathered sessions, in one transaction (PostgreSQL). `heldTurns` are the capped
@@ -552,11 +555,7 @@ async function routeInOneTransaction(
   db: PostgresDb,
   routes: RouteRequest[],
 ): Promise<Array<Outcome<RoutedSessionRecord>>> {
-  let cappedOfTarget = cappedExperimentOfTarget.get(db);
-  if (!cappedOfTarget) {
-    cappedOfTarget = new Map();
-    cappedExperimentOfTarget.set(db, cappedOfTarget);
-  }
+  const cappedOfTarget = cappedExperimentOfTarget(db);
   const known = routes.flatMap(
     ({ organizationId, targetId }) => cappedOfTarget.get(`${organizationId}:${targetId}`) ?? [],
   );
@@ -575,7 +574,7 @@ async function routeInOneTransaction(
       // Each round holds at least one more turn, so this ends.
       if (!(error instanceof CappedTurnNeeded)) throw error;
       for (const [target, experimentId] of error.experimentsOfTargets) {
-        cappedOfTarget.set(target, experimentId);
+        remember(cappedOfTarget, target, experimentId, CAPPED_TARGETS_REMEMBERED);
       }
       held = [...new Set([...held, ...error.experimentsOfTargets.values()])];
     }
