@@ -106,7 +106,9 @@ describe.runIf(onSqlite)('the events list on SQLite reader threads', () => {
   describe('a slow list request beside light ones', () => {
     let server: ServerProcess;
     // A middle page of a timestamp-prefix search ordered by another column: the slowest shape.
-    const slowPath = `/api/v1/events/?search_fields=timestamp&search_field_values=2026&order_by=session_id&limit=1000&page=60`;
+    // Each page once: a page asked for again is answered from the kept answers.
+    const slowPath = (page: number) =>
+      `/api/v1/events/?search_fields=timestamp&search_field_values=2026&order_by=session_id&limit=1000&page=${page}`;
 
     beforeAll(async () => {
       server = await startServerProcess({ DATABASE_URL: databaseUrl, SQLITE_READER_THREADS: '2' });
@@ -133,9 +135,9 @@ describe.runIf(onSqlite)('the events list on SQLite reader threads', () => {
     // requests would wait for the slow page ahead of them and finish after it.
     it('answers /healthz and a light list request while the slow page is read', async () => {
       await timed('/healthz');
-      const alone = await timed(slowPath);
+      const alone = await timed(slowPath(59));
       expect(alone).toBeGreaterThan(100);
-      const slowEnds = finishedAt(slowPath);
+      const slowEnds = finishedAt(slowPath(60));
       await new Promise((resolve) => setTimeout(resolve, 10));
       const healthzEnds = await finishedAt('/healthz');
       const lightListEnds = await finishedAt('/api/v1/events/?limit=0');

@@ -1,9 +1,24 @@
 // Finished JSON answers kept in memory, each valid for one version of the data it was built from.
-// The version lives in the database (organizations.records_version, bumped by every load of
-// records), so a server process never serves an answer older than a load that another process
-// (the CLI) committed: it reads the version on every request and rebuilds when it moved.
+// The version lives in the database (the prompts list: organizations.records_version, bumped by
+// every load of records; the events list: the organization's highest event id), so a server
+// process never serves an answer older than a write that another process (the CLI, another
+// server) committed: it reads the version on every request and rebuilds when it moved.
 
 import { jsonBytes, type JsonBytes, type JsonText } from '../domain/json-text.js';
+import type { CursorSigner, ListQuery } from '../domain/list-query.js';
+
+/**
+ * A list answer's key: the organization, the query, and the secret its next_cursor is sealed
+ * with (after a rotation, kept answers would hand out cursors sealed with the previous secret).
+ */
+export function listAnswerKey(
+  organizationId: number,
+  signer: CursorSigner,
+  query: ListQuery<string>,
+): string {
+  const projection = query.projection ? [...query.projection].sort() : null;
+  return `${organizationId}:${signer.sealingSecretId}:${JSON.stringify({ ...query, projection })}`;
+}
 
 export interface VersionedCacheOptions {
   /** Total size of the kept answers; the least recently used go first beyond it. */

@@ -53,11 +53,16 @@ export interface ListedEvent {
   json: JsonText<EventItem>;
 }
 
-/** One page of the list, the number of events matching its query, and where the next starts. */
+/**
+ * One page of the list, the number of events matching its query, where the next starts, and the
+ * organization's highest event id in the snapshot it was read from (highestEventId): the same
+ * query reads the same page for as long as that id is unchanged.
+ */
 export interface EventsPage {
   rows: ListedEvent[];
   totalCount: number;
   next: ListPosition | null;
+  throughId: number;
 }
 
 /** The column (or expression) each property is searched and ordered by. */
@@ -407,7 +412,7 @@ function* listing(
   const totalCount = yield* countMatching(db, organizationId, query, resolved, throughId);
   const access = yield* pageAccess(db, organizationId, query, totalCount, throughId);
   const { rows, next } = yield* readPage(db, organizationId, query, resolved, totalCount, access);
-  return { rows, totalCount, next };
+  return { rows, totalCount, next, throughId };
 }
 
 /** What reads events pages off the event loop: SQLite's reader threads (event-readers.ts). */
@@ -440,8 +445,8 @@ export type EventStreamQuery = Pick<ListQuery<EventProperty>, 'filters' | 'windo
 export type FeedEvent = ListedEvent;
 
 /**
- * A position from which a stream that opens now sees only later commits: every event of the
- * organization at or below it is committed (highestEventId).
+ * The organization's highest committed event id (highestEventId): a stream that opens now sees
+ * only later commits, and an EventsPage read at this id is still the page of its query.
  */
 export async function currentEventPosition(db: Db, organizationId: number): Promise<number> {
   return runSteps(db, () => highestEventId(db, organizationId));

@@ -1,35 +1,56 @@
 import { EVENT_LIST } from '../../domain/events.js';
 import { listPageJson, parseListQuery } from '../../domain/list-query.js';
 import { cursorSigner } from '../../db/repositories/cursor-signer.js';
-import { listEvents } from '../../db/repositories/events.js';
+import { currentEventPosition, listEvents } from '../../db/repositories/events.js';
+import { perDatabase } from '../../db/engine/caches.js';
 import type { AppRouteHandler } from '../../http/router.js';
 import { ApiError } from '../../http/errors.js';
 import { positionOfResumeToken } from '../../http/event-stream.js';
 import { jsonTextResponse } from '../../http/json-text.js';
+import { listAnswerKey, VersionedJsonCache } from '../../http/versioned-cache.js';
+import type { components } from '../../spec-types.js';
 import type * as routes from './events.routes.js';
+
+type EventListResponse = components['schemas']['EventListResponse'];
+
+/** Most of the kept answers are default pages of about 8 KB. */
+const MAX_KEPT_ANSWER_BYTES = 32 * 1024 * 1024;
+
+// A dashboard polls the same first pages again and again, while events only ever get added: an
+// answer is kept per organization and query for as long as the organization's highest event id
+// is unchanged (EventsPage), so a repeated request reads one index entry instead of its page and
+// count (and, on SQLite, answers without the trip to a reader thread). Cursor pages continue one
+// walk each and are not kept: an export would push every polled page out.
+const answerCache = perDatabase(
+  () => new VersionedJsonCache<EventListResponse>({ maxBytes: MAX_KEPT_ANSWER_BYTES }),
+);
 
 export const eventsList: AppRouteHandler<typeof routes.eventsList> = async (c) => {
   const db = c.get('db');
   const { organizationId } = c.get('auth');
   const signer = await cursorSigner(db);
   const query = await parseListQuery(EVENT_LIST, c.req.valid('query'), organizationId, signer);
-  const { rows, totalCount, next } = await listEvents(
+  const key = query.after ? null : listAnswerKey(organizationId, signer, query);
+  if (key !== null) {
+    const kept = answerCache(db).get(key, await currentEventPosition(db, organizationId));
+    if (kept !== null) return jsonTextResponse(c, kept);
+  }
+  const { rows, totalCount, next, throughId } = await listEvents(
     db,
     organizationId,
     query,
     c.get('eventReaders'),
   );
   // The items are wire Events rendered by the database (listEvents; domain/json-text.ts).
-  return jsonTextResponse(
-    c,
-    listPageJson(
-      rows.map((row) => row.json),
-      query,
-      totalCount,
-      next,
-      signer,
-    ),
+  const json = listPageJson<EventListResponse['items'][number]>(
+    rows.map((row) => row.json),
+    query,
+    totalCount,
+    next,
+    signer,
   );
+  if (key !== null) answerCache(db).set(key, throughId, json);
+  return jsonTextResponse(c, json);
 };
 
 export const eventsStream: AppRouteHandler<typeof routes.eventsStream> = async (c) => {

@@ -11,7 +11,7 @@ import { cursorSigner } from '../../db/repositories/cursor-signer.js';
 import { recordsVersion } from '../../db/repositories/organizations.js';
 import { perDatabase } from '../../db/engine/caches.js';
 import { listPrompts } from '../../db/repositories/prompts.js';
-import { VersionedJsonCache } from '../../http/versioned-cache.js';
+import { listAnswerKey, VersionedJsonCache } from '../../http/versioned-cache.js';
 import type { AppRouteHandler } from '../../http/router.js';
 import { jsonTextResponse } from '../../http/json-text.js';
 import { jsonText } from '../../domain/json-text.js';
@@ -52,9 +52,7 @@ export const promptsList: AppRouteHandler<typeof routes.promptsList> = async (c)
   const signer = await cursorSigner(db);
   const query = await parseListQuery(PROMPT_LIST, c.req.valid('query'), organizationId, signer);
   const version = await recordsVersion(db, organizationId);
-  const projection = query.projection ? [...query.projection].sort() : null;
-  // A kept page's next_cursor is sealed with the secret of its time: kept per sealing secret.
-  const key = `${organizationId}:${signer.sealingSecretId}:${JSON.stringify({ ...query, projection })}`;
+  const key = listAnswerKey(organizationId, signer, query);
   const cached = pageCache(db).get(key, version);
   // Kept pages are sent as the bytes they were kept as (domain/json-text.ts).
   if (cached !== null) return jsonTextResponse(c, cached);
