@@ -1,6 +1,6 @@
 // What every request handler can rely on finding in the Hono context.
 
-import type { IncomingMessage } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import type { Db } from '../db/engine/client.js';
 import type { EventReaders } from '../db/repositories/events.js';
@@ -20,7 +20,7 @@ export interface AuthContext {
 
 export interface AppEnv {
   /** Set by @hono/node-server; absent for in-process requests (`app.request` in tests). */
-  Bindings: { incoming?: IncomingMessage };
+  Bindings: { incoming?: IncomingMessage; outgoing?: ServerResponse };
   Variables: {
     requestId: string;
     /** A child logger that already carries the request id. */

@@ -2,7 +2,7 @@
 // request. Headers are never logged, so API keys and provider credentials cannot leak through here.
 
 import { randomUUID } from 'node:crypto';
-import type { MiddlewareHandler } from 'hono';
+import type { Context, MiddlewareHandler } from 'hono';
 import type { Logger } from 'pino';
 import type { Db } from '../db/engine/client.js';
 import type { AppEnv } from './app-env.js';
@@ -33,6 +33,23 @@ export const SECURITY_HEADERS = [
   ['Cross-Origin-Opener-Policy', 'same-origin'],
 ] as const;
 
+/**
+ * X-Request-Id and the security headers, set before the response exists (changing a finished
+ * response's headers makes the Node adapter rebuild it as a full Web Response). Served through
+ * Node, they go on Node's own response, which the answer's headers are merged into: on the Web
+ * Response they would give every answer a Headers object that the adapter then copies out name by
+ * name, a cost larger than the request's routing (docs/benchmarks.md). In process (app.request)
+ * there is only the Web Response.
+ */
+function setEnvelopeHeaders(c: Context<AppEnv>, requestId: string): void {
+  const outgoing = c.env?.outgoing;
+  const set = outgoing
+    ? (name: string, value: string) => outgoing.setHeader(name, value)
+    : (name: string, value: string) => c.header(name, value);
+  set('X-Request-Id', requestId);
+  for (const [name, value] of SECURITY_HEADERS) set(name, value);
+}
+
 export function requestContext(
   db: Db,
   logger: Logger,
@@ -45,10 +62,7 @@ export function requestContext(
     c.set('logger', requestLogger);
     c.set('db', db);
     c.set('metrics', metrics);
-    // Set before the response exists: changing a finished response's headers makes the Node
-    // adapter rebuild it as a full Web Response, which costs more than the rest of the request.
-    c.header('X-Request-Id', requestId);
-    for (const [name, value] of SECURITY_HEADERS) c.header(name, value);
+    setEnvelopeHeaders(c, requestId);
     const started = performance.now();
     try {
       await next();
