@@ -14,12 +14,21 @@ import { startIdempotencySweeper } from './http/idempotency.js';
 import { startPlannedEndSweeper } from './http/planned-ends.js';
 
 const SHUTDOWN_GRACE_MS = 10_000;
+// Log lines are collected and written to stdout together, by libuv's threads, once 8 KiB are
+// waiting and at least every 100 ms: a write() per access line on the event loop cost a light
+// request more than anything of its own but the socket write (docs/benchmarks.md), and a slow
+// reader of stdout (a stalled log collector) would have stalled every request. pino writes out what is left when the process exits; a killed process
+// loses at most its last 100 ms of lines.
+const LOG_OUTPUT = { dest: 1, sync: false, minLength: 8192, periodicFlush: 100 };
 const HEADERS_TIMEOUT_MS = 10_000;
 const REQUEST_TIMEOUT_MS = 30_000;
 
 async function main(): Promise<void> {
   const config = loadConfig();
-  const logger = pino({ level: config.logLevel, base: { service: 'agentline' } });
+  const logger = pino(
+    { level: config.logLevel, base: { service: 'agentline' } },
+    pino.destination(LOG_OUTPUT),
+  );
   const db = createDb(config.databaseUrl, {
     poolSize: config.databasePoolSize,
     listQueryTimeoutMs: config.listQueryTimeoutMs,
@@ -70,6 +79,8 @@ async function main(): Promise<void> {
       { address: info.address, port: info.port, database: db.kind },
       `Agentline listening on http://${info.address}:${info.port} (API reference: /docs)`,
     );
+    // Whoever started the process waits for this line.
+    logger.flush();
   });
 
   let stopping = false;
