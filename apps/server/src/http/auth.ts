@@ -41,8 +41,9 @@ async function authenticateRequest(
 ): Promise<void> {
   const presented = c.req.header(API_KEY_HEADER)?.trim();
   const parsed = presented ? parseApiKey(presented) : null;
-  const budget = failures?.budget(c, parsed?.keyId);
+  // The budgets are looked up only for a request that fails: a valid key never needs them.
   if (!presented || !parsed) {
+    const budget = failures?.budget(c, undefined);
     if (budget?.refusal) throw budget.refusal;
     budget?.recordFailure();
     throw unauthenticated(
@@ -55,6 +56,7 @@ async function authenticateRequest(
   // Unknown, wrong-secret and revoked keys get the same answer, so the answer reveals nothing
   // about which key ids exist.
   if (!principal) {
+    const budget = failures?.budget(c, parsed.keyId);
     budget?.recordFailure();
     if (budget?.refusal) throw budget.refusal;
     throw unauthenticated(
