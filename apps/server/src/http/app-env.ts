@@ -23,7 +23,7 @@ export interface AppEnv {
   Bindings: { incoming?: IncomingMessage; outgoing?: ServerResponse };
   Variables: {
     requestId: string;
-    /** A child logger that already carries the request id. */
+    /** The process's logger; requestLogger (request-context.ts) adds the request id. */
     logger: Logger;
     db: Db;
     /** Where handlers count what /metrics reports beyond requests (routed sessions). */

@@ -16,6 +16,7 @@ import { ProviderUnavailableError } from '../providers/telephony-provider.js';
 import { IdempotencyKeyTakenError } from '../db/repositories/idempotency.js';
 import type { components } from '../spec-types.js';
 import type { AppEnv } from './app-env.js';
+import { requestLogger } from './request-context.js';
 
 export type ErrorCode = components['schemas']['ErrorCode'];
 
@@ -268,7 +269,7 @@ export function handleError(error: Error, c: Context<AppEnv>) {
   if (error instanceof ProviderUnavailableError) {
     // Nothing was decided: a wrong "no" would be worse than "could not tell".
     const provider = error.channel?.provider ?? 'telephony';
-    c.get('logger').warn(
+    requestLogger(c).warn(
       { channel_id: error.channel?.id, provider, problem: error.message },
       'telephony provider unavailable',
     );
@@ -284,7 +285,7 @@ export function handleError(error: Error, c: Context<AppEnv>) {
     return errorResponse(c, new ApiError('NOT_FOUND', error.message));
   }
   if (error instanceof ClientAbortError) {
-    c.get('logger').info(
+    requestLogger(c).info(
       { code: (error.reason as { code?: string } | null)?.code },
       'client closed the connection before its request was read',
     );
@@ -299,12 +300,12 @@ export function handleError(error: Error, c: Context<AppEnv>) {
   if (isQueryTimeout(error)) {
     const timeoutMs = c.get('db').listQueryTimeoutMs;
     // For the operator: which lists ask too much (the request log line has the path).
-    c.get('logger').info({ timeout_ms: timeoutMs }, 'list read stopped by the list query timeout');
+    requestLogger(c).info({ timeout_ms: timeoutMs }, 'list read stopped by the list query timeout');
     return validationResponse(c, [queryTimeoutProblem(timeoutMs)]);
   }
   const unavailable = databaseUnavailableReason(error);
   if (unavailable) {
-    c.get('logger').error(
+    requestLogger(c).error(
       { reason: unavailable, code: (error as { code?: string }).code },
       'database unavailable',
     );
@@ -317,7 +318,7 @@ export function handleError(error: Error, c: Context<AppEnv>) {
       ),
     );
   }
-  c.get('logger').error({ err: error }, 'unhandled error');
+  requestLogger(c).error({ err: error }, 'unhandled error');
   return errorResponse(
     c,
     new ApiError(

@@ -50,6 +50,11 @@ function setEnvelopeHeaders(c: Context<AppEnv>, requestId: string): void {
   for (const [name, value] of SECURITY_HEADERS) set(name, value);
 }
 
+/** The process's logger with the request's id on every line (for the rare lines beyond the access log). */
+export function requestLogger(c: Context<AppEnv>): Logger {
+  return c.get('logger').child({ request_id: c.get('requestId') });
+}
+
 export function requestContext(
   db: Db,
   logger: Logger,
@@ -57,9 +62,8 @@ export function requestContext(
 ): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     const requestId = requestIdOf(c.req.header('x-request-id'));
-    const requestLogger = logger.child({ request_id: requestId });
     c.set('requestId', requestId);
-    c.set('logger', requestLogger);
+    c.set('logger', logger);
     c.set('db', db);
     c.set('metrics', metrics);
     setEnvelopeHeaders(c, requestId);
@@ -76,8 +80,9 @@ export function requestContext(
         c.res.status,
         durationMs / 1000,
       );
-      requestLogger.info(
+      logger.info(
         {
+          request_id: requestId,
           method: c.req.method,
           path: c.req.path,
           operation: c.get('operationId'),
