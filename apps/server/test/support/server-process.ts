@@ -27,8 +27,9 @@ export async function startServerProcess(
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
     cwd: SERVER_DIR,
     // Tests and benchmarks drive many requests through one key, standing for many clients: the
-    // per-key caps on requests in progress and on list reads at once are off unless the caller
-    // sets them.
+    // per-key caps on requests in progress and on list reads at once are off, and the per-key
+    // rate limit is at its highest (it still counts every request, as it does by default),
+    // unless the caller sets them.
     env: {
       ...process.env,
       HOST: '127.0.0.1',
@@ -36,6 +37,7 @@ export async function startServerProcess(
       LOG_LEVEL: 'info',
       CONCURRENT_REQUESTS_PER_KEY: '0',
       CONCURRENT_LIST_READS_PER_KEY: '0',
+      RATE_LIMIT_PER_MINUTE: '100000000',
       ...env,
     },
   });
