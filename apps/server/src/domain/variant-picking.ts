@@ -3,7 +3,7 @@
 // first variant and 70-99 to the second. A known user hashes to a fixed bucket, so the same user
 // on the same experiment always gets the same variant, in every server process.
 
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 
 export interface WeightedVariant {
   id: number;
@@ -14,7 +14,7 @@ const BUCKETS = 100;
 
 /** The bucket (0-99) of a user in an experiment: stable across processes and restarts. */
 export function stickyBucket(experimentId: number, userId: string): number {
-  const digest = createHash('sha256').update(`${experimentId}:${userId}`).digest();
+  const digest = hash('sha256', `${experimentId}:${userId}`, 'buffer');
   // 2^32 is not a multiple of 100, but the bias (under one in forty million) is far below noise.
   return digest.readUInt32BE(0) % BUCKETS;
 }

@@ -15,7 +15,7 @@
 //   while the first runs, and a retry takes over a claim whose lease ran out (its process died);
 // - anything else (the read-only A2P check, and every error) stores its answer right after it.
 
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { Context, MiddlewareHandler } from 'hono';
 import type { Logger } from 'pino';
 import type { Db } from '../db/engine/client.js';
@@ -73,9 +73,7 @@ export function idempotency(times: IdempotencyTimes): MiddlewareHandler<AppEnv> 
     const db = c.get('db');
     const { keyId } = c.get('auth');
     const body = await c.req.text();
-    const requestHash = createHash('sha256')
-      .update(`${c.req.method} ${c.req.path}\n${body}`)
-      .digest('hex');
+    const requestHash = hash('sha256', `${c.req.method} ${c.req.path}\n${body}`, 'hex');
     // An operation that stores its answer with its work finds a held key in that write: looking
     // the key up first would only cost every request a read.
     const storesWithWork = c.req.matchedRoutes.some(
