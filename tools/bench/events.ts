@@ -15,7 +15,7 @@
 // server (the role needs CREATEDB), dropped at the end.
 
 import { spawn, spawnSync } from 'node:child_process';
-import { createWriteStream, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createWriteStream, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -25,6 +25,7 @@ import { migrateDb } from '../../apps/server/src/db/engine/migrate.js';
 import { createOrganization } from '../../apps/server/src/db/repositories/organizations.js';
 import { createClient } from '../../packages/sdk/src/index.js';
 import { startServerProcess } from '../../apps/server/test/support/server-process.js';
+import { startBareBodyServer } from './bare-server.js';
 import { createBenchDatabase, type BenchDatabase } from './bench-database.js';
 import { buildEvents, generatedEvents } from './bench-events.js';
 import { benchKey } from './bench-tenant.js';
@@ -55,29 +56,6 @@ const rounds = Number(values.rounds);
 if (!Number.isInteger(rounds) || rounds < 1)
   throw new Error('--rounds takes a whole number, 1 or more');
 const SERVER_DIR = fileURLToPath(new URL('../../apps/server', import.meta.url));
-
-/** A Hono route returning fixed bytes, in its own process like the real server. */
-async function startBareServer(body: string) {
-  const bodyFile = join(directory, 'bare-body.json');
-  writeFileSync(bodyFile, body);
-  const code = `
-    import { readFileSync } from 'node:fs';
-    import { Hono } from 'hono';
-    import { serve } from '@hono/node-server';
-    const body = readFileSync(${JSON.stringify(bodyFile)}, 'utf8');
-    const app = new Hono();
-    app.get('/', (c) => c.body(body, 200, { 'content-type': 'application/json' }));
-    const server = serve({ fetch: app.fetch, hostname: '127.0.0.1', port: 0 }, (info) =>
-      console.log('port ' + info.port));`;
-  const child = spawn(process.execPath, ['--input-type=module', '-e', code], { cwd: SERVER_DIR });
-  const port = await new Promise<string>((resolve) =>
-    child.stdout.on('data', (chunk: Buffer) => {
-      const match = /port (\d+)/.exec(chunk.toString());
-      if (match) resolve(match[1]!);
-    }),
-  );
-  return { url: `http://127.0.0.1:${port}/`, stop: () => child.kill() };
-}
 
 /** An NDJSON file of `lines` new events (random seed 7, so none is already in the database). */
 async function writeImportFile(lines: number): Promise<string> {
@@ -166,7 +144,7 @@ async function measureList(database: BenchDatabase, fullKey: string): Promise<vo
   ];
 
   const defaultBody = await fetch(events, { headers }).then((r) => r.text());
-  const bare = await startBareServer(defaultBody);
+  const bare = await startBareBodyServer(directory, defaultBody);
   const bareLabel = `bare Hono, same ${defaultBody.length} bytes`;
   const runs = new Map<string, { url: string; firstMs?: number; results: LoadResult[] }>();
   try {

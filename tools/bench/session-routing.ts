@@ -4,18 +4,21 @@
 // requests without a key, and keyed again with a planned end set (an end_at a year ahead; a
 // max_sessions cap that is never reached). Each round runs the four once, each on an experiment
 // of its own, in an order that turns by one every round: the database grows as the runs go, and
-// a fixed order would hand the later shapes a bigger one. Prints each shape's median round, the
-// ratios of the medians, and checks that every answered session was counted in the results.
+// a fixed order would hand the later shapes a bigger one. On SQLite every round also runs routing's
+// limit: a bare Hono app in a process of its own answering the same POST with one indexed insert
+// into the same file (bare-server.ts). Prints each shape's median round, the ratios of the medians,
+// and checks that every answered session was counted in the results.
 
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { createDb } from '../../apps/server/src/db/engine/client.js';
+import { createDb, isPostgresUrl } from '../../apps/server/src/db/engine/client.js';
 import { migrateDb } from '../../apps/server/src/db/engine/migrate.js';
 import { createClient } from '../../packages/sdk/src/index.js';
 import { benchRoutingTenant, startSplitExperiment } from './bench-tenant.js';
 import { startServerProcess } from '../../apps/server/test/support/server-process.js';
+import { startBareInsertServer } from './bare-server.js';
 import { createBenchDatabase } from './bench-database.js';
 import { TABLE_HEADER, formatRow, load, medianOf, type LoadResult } from './load.js';
 
@@ -41,6 +44,8 @@ const { key: fullKey, targetId } = tenant;
 await db.close();
 
 const server = await startServerProcess({ DATABASE_URL: database.url }, { keepOutput: false });
+const onSqlite = !isPostgresUrl(database.url);
+const bareInsert = onSqlite ? await startBareInsertServer(database.url) : undefined;
 const headers = { 'Service-API-Key': fullKey, 'Content-Type': 'application/json' };
 const client = createClient({ apiKey: fullKey, baseUrl: server.baseUrl });
 
@@ -63,9 +68,9 @@ const SHAPES: Shape[] = [
 
 try {
   const sessions = `${server.baseUrl}/api/v1/channels/targets/${targetId}/sessions`;
-  const run = (runSeconds: number, keyed: boolean) =>
+  const run = (runSeconds: number, keyed: boolean, url = sessions) =>
     load({
-      url: sessions,
+      url,
       connections,
       seconds: runSeconds,
       method: 'POST',
@@ -85,6 +90,7 @@ try {
 
   await measure(SHAPES[0]!, 2); // warm-up
   const runs = SHAPES.map(() => [] as LoadResult[]);
+  const bareRuns: LoadResult[] = [];
   let counted = 0;
   let answered = 0;
   for (let round = 0; round < rounds; round += 1) {
@@ -95,6 +101,10 @@ try {
       counted += measured.counted;
       answered += measured.result.requests - measured.result.non2xx - measured.result.errors;
     }
+    if (bareInsert) {
+      bareRuns.push(await run(seconds, false, bareInsert.url));
+      await database.settle();
+    }
   }
   const [keyed, unkeyed, keyedWithEndAt, keyedCapped] = runs.map(medianOf) as [
     LoadResult,
@@ -103,19 +113,23 @@ try {
     LoadResult,
   ];
   console.log(
-    `session routing on ${database.url.startsWith('postgres') ? 'postgres' : 'sqlite'}, ${connections} connections, ${rounds} rounds of ${seconds} s per shape (median round shown), server RSS ${server.rssMiB().toFixed(0)} MiB`,
+    `session routing on ${onSqlite ? 'sqlite' : 'postgres'}, ${connections} connections, ${rounds} rounds of ${seconds} s per shape (median round shown), server RSS ${server.rssMiB().toFixed(0)} MiB`,
   );
   console.log(TABLE_HEADER);
   SHAPES.forEach((shape, index) => console.log(formatRow(shape.label, medianOf(runs[index]!))));
+  const bare = bareRuns.length > 0 ? medianOf(bareRuns) : undefined;
+  if (bare) console.log(formatRow('bare Hono, one indexed insert', bare));
   const ratio = (a: LoadResult, b: LoadResult) =>
     (a.requestsPerSecond / b.requestsPerSecond).toFixed(2);
-  console.log(`keyed / unkeyed: ${ratio(keyed, unkeyed)} (target >= 0.85)`);
+  console.log(`keyed / unkeyed: ${ratio(keyed, unkeyed)} (target >= 0.9)`);
+  if (bare) console.log(`unkeyed / bare insert: ${ratio(unkeyed, bare)} (target >= 0.25)`);
   console.log(
     `keyed with end_at / keyed without: ${ratio(keyedWithEndAt, keyed)} (target >= 0.9); with max_sessions: ${ratio(keyedCapped, keyed)}`,
   );
   // Requests cut off at the end of a run may have been stored without their answer arriving.
   console.log(`sessions counted in results: ${counted} (answered 2xx: ${answered})`);
 } finally {
+  bareInsert?.stop();
   await server.stop();
   await database.drop();
   rmSync(directory, { recursive: true, force: true });
