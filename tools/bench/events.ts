@@ -245,7 +245,7 @@ async function measureExport(database: BenchDatabase, fullKey: string): Promise<
 
 /**
  * What one heavy client costs the others: /healthz and a light list request (limit=0) at 8
- * connections each, on an idle server, then while one connection loops the slowest list shape,
+ * connections each, on an idle server, then while one connection walks the slowest list shape,
  * then while `agentline events import` writes `importLines` events into the same database.
  */
 async function measureStalls(database: BenchDatabase, fullKey: string): Promise<void> {
@@ -261,14 +261,22 @@ async function measureStalls(database: BenchDatabase, fullKey: string): Promise<
         headers,
       }),
     ]);
-  const slowest = `${server.baseUrl}/api/v1/events/?search_fields=timestamp&search_field_values=2026&order_by=session_id&limit=1000&page=300`;
+  // A new page every request: the same one would be a kept answer after the first.
+  const slowest = (page: number) =>
+    `/api/v1/events/?search_fields=timestamp&search_field_values=2026&order_by=session_id&limit=1000&page=${page}`;
   try {
     await light(2);
     const idle = await light(seconds);
     await database.settle();
     const [busy, heavy] = await Promise.all([
       light(seconds),
-      load({ url: slowest, connections: 1, seconds, headers }),
+      load({
+        url: `${server.baseUrl}${slowest(300)}`,
+        pathOf: (n) => slowest(300 + (n % 600)),
+        connections: 1,
+        seconds,
+        headers,
+      }),
     ]);
     await database.settle();
     const file = await writeImportFile(importLines);

@@ -22,6 +22,8 @@ export async function load(options: {
   body?: string;
   /** Sends a new Idempotency-Key with every request, as the SDK does on every POST. */
   freshIdempotencyKeys?: boolean;
+  /** The path (and query) of the n-th request (n from 0), instead of the url's on all of them. */
+  pathOf?: (n: number) => string;
 }): Promise<LoadResult> {
   let sent = 0;
   const prefix = `bench-${process.pid}-${Date.now()}-`;
@@ -33,14 +35,21 @@ export async function load(options: {
     method: options.method ?? 'GET',
     headers: options.headers ?? {},
     ...(options.body ? { body: options.body } : {}),
-    ...(options.freshIdempotencyKeys
+    ...(options.freshIdempotencyKeys || options.pathOf
       ? {
           requests: [
             {
-              setupRequest: (request: autocannon.Request) => ({
-                ...request,
-                headers: { ...request.headers, 'Idempotency-Key': `${prefix}${(sent += 1)}` },
-              }),
+              setupRequest: (request: autocannon.Request) => {
+                const n = sent;
+                sent += 1;
+                return {
+                  ...request,
+                  ...(options.pathOf ? { path: options.pathOf(n) } : {}),
+                  headers: options.freshIdempotencyKeys
+                    ? { ...request.headers, 'Idempotency-Key': `${prefix}${n + 1}` }
+                    : request.headers,
+                };
+              },
             },
           ],
         }
