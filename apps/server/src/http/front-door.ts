@@ -127,8 +127,7 @@ function requestErrorRefusal(error: RequestError): Refusal {
  * connection closes once the rest of the body is drained or cut (lingerAfterAnswer), so the client
  * must not send another request on it (one sent while the body is being cut would be lost). Called
  * just before the answer's head is written. (Not a ServerResponse subclass overriding writeHead:
- * with any subclass, even an empty one, Node's responses cost a light request a sixth more CPU
- * time, docs/benchmarks.md.)
+ * with any subclass, even an empty one, every request costs more CPU time; docs/benchmarks.md.)
  */
 function closeAfterAnswerIfBodyUnread(incoming: IncomingMessage, outgoing: ServerResponse): void {
   if (!incoming.complete) outgoing.shouldKeepAlive = false;
