@@ -15,10 +15,9 @@ import { startPlannedEndSweeper } from './http/planned-ends.js';
 
 const SHUTDOWN_GRACE_MS = 10_000;
 // Log lines are collected and written to stdout together, by libuv's threads, once 8 KiB are
-// waiting and at least every 100 ms: a write() per access line on the event loop cost a light
-// request more than anything of its own but the socket write (docs/benchmarks.md), and a slow
-// reader of stdout (a stalled log collector) would have stalled every request. pino writes out what is left when the process exits; a killed process
-// loses at most its last 100 ms of lines.
+// waiting and at least every 100 ms: with a write() per access line on the event loop, a slow
+// reader of stdout (a stalled log collector) would stall every request. pino writes out what is
+// left when the process exits; a killed process loses at most its last 100 ms of lines.
 const LOG_OUTPUT = { dest: 1, sync: false, minLength: 8192, periodicFlush: 100 };
 const HEADERS_TIMEOUT_MS = 10_000;
 const REQUEST_TIMEOUT_MS = 30_000;
