@@ -20,6 +20,12 @@ export function listAnswerKey(
   return `${organizationId}:${signer.sealingSecretId}:${JSON.stringify({ ...query, projection })}`;
 }
 
+/**
+ * What one list's kept answers may hold per process: enough for thousands of default pages, and a
+ * bounded share of a small server's memory.
+ */
+export const LIST_ANSWERS_MAX_BYTES = 32 * 1024 * 1024;
+
 export interface VersionedCacheOptions {
   /** Total size of the kept answers; the least recently used go first beyond it. */
   maxBytes: number;

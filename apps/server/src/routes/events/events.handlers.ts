@@ -7,14 +7,15 @@ import type { AppRouteHandler } from '../../http/router.js';
 import { ApiError } from '../../http/errors.js';
 import { positionOfResumeToken } from '../../http/event-stream.js';
 import { jsonTextResponse } from '../../http/json-text.js';
-import { listAnswerKey, VersionedJsonCache } from '../../http/versioned-cache.js';
+import {
+  LIST_ANSWERS_MAX_BYTES,
+  listAnswerKey,
+  VersionedJsonCache,
+} from '../../http/versioned-cache.js';
 import type { components } from '../../spec-types.js';
 import type * as routes from './events.routes.js';
 
 type EventListResponse = components['schemas']['EventListResponse'];
-
-/** Most of the kept answers are default pages of about 8 KB. */
-const MAX_KEPT_ANSWER_BYTES = 32 * 1024 * 1024;
 
 // A dashboard polls the same first pages again and again, while events only ever get added: an
 // answer is kept per organization and query for as long as the organization's highest event id
@@ -22,7 +23,7 @@ const MAX_KEPT_ANSWER_BYTES = 32 * 1024 * 1024;
 // count (and, on SQLite, answers without the trip to a reader thread). Cursor pages continue one
 // walk each and are not kept: an export would push every polled page out.
 const answerCache = perDatabase(
-  () => new VersionedJsonCache<EventListResponse>({ maxBytes: MAX_KEPT_ANSWER_BYTES }),
+  () => new VersionedJsonCache<EventListResponse>({ maxBytes: LIST_ANSWERS_MAX_BYTES }),
 );
 
 export const eventsList: AppRouteHandler<typeof routes.eventsList> = async (c) => {

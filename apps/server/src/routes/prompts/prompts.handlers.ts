@@ -11,7 +11,11 @@ import { cursorSigner } from '../../db/repositories/cursor-signer.js';
 import { recordsVersion } from '../../db/repositories/organizations.js';
 import { perDatabase } from '../../db/engine/caches.js';
 import { listPrompts } from '../../db/repositories/prompts.js';
-import { listAnswerKey, VersionedJsonCache } from '../../http/versioned-cache.js';
+import {
+  LIST_ANSWERS_MAX_BYTES,
+  listAnswerKey,
+  VersionedJsonCache,
+} from '../../http/versioned-cache.js';
 import type { AppRouteHandler } from '../../http/router.js';
 import { jsonTextResponse } from '../../http/json-text.js';
 import { jsonText } from '../../domain/json-text.js';
@@ -25,7 +29,7 @@ type PromptListResponse = components['schemas']['PromptListResponse'];
 // it costs tens of milliseconds, while the records behind it change only when an operator loads
 // new ones. Pages are kept per organization and query until that happens.
 const pageCache = perDatabase(
-  () => new VersionedJsonCache<PromptListResponse>({ maxBytes: 32 * 1024 * 1024 }),
+  () => new VersionedJsonCache<PromptListResponse>({ maxBytes: LIST_ANSWERS_MAX_BYTES }),
 );
 
 async function buildPage(
