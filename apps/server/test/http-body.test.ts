@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../src/app.js';
 import type { Db } from '../src/db/engine/client.js';
 import { createTenant, type Schemas, type Tenant } from './support/harness.js';
+import { SECURITY_HEADERS } from '../src/http/request-context.js';
 import { sendRaw, startLiveServer, type LiveServer } from './support/live-server.js';
 import { createTestDb } from './support/test-database.js';
 
@@ -89,5 +90,16 @@ describe('request bodies', () => {
     expect(res.headers['x-content-type-options']).toBe('nosniff');
     expect(res.headers['x-frame-options']).toBe('DENY');
     expect(res.headers['referrer-policy']).toBe('no-referrer');
+  });
+
+  // Served through Node, the envelope goes on Node's own response, not on the app's answer.
+  it('sends every security header and the echoed request id on a plain 200', async () => {
+    const res = await fetch(`${server.baseUrl}/healthz`, {
+      headers: { 'X-Request-Id': 'probe-42' },
+    });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('x-request-id')).toBe('probe-42');
+    for (const [name, value] of SECURITY_HEADERS) expect(res.headers.get(name)).toBe(value);
+    expect(res.headers.get('content-type')).toMatch(/^application\/json/);
   });
 });
