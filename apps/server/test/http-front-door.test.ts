@@ -231,6 +231,42 @@ describe('lingering close: a client still writing its body reads an early answer
     expect(run).toMatchObject({ error: undefined, written: 300_000 });
   });
 
+  // The front door's own refusals and the adapter's (a request it cannot build) decide the same
+  // way as the app's answers: each is written while the body is still arriving.
+  it.each([
+    [
+      'without Host (the front door)',
+      (length: string) =>
+        `POST /api/v1/experiments/ HTTP/1.1\r\nContent-Type: application/json\r\n${length}\r\n`,
+      400,
+    ],
+    [
+      'with a backslash in the path (the adapter)',
+      (length: string) => post('/api/v1\\experiments/', length),
+      400,
+    ],
+    [
+      'with an Expect other than 100-continue',
+      (length: string) => post('/api/v1/experiments/', `Expect: 200-ok\r\n${length}`),
+      417,
+    ],
+  ])(
+    'says Connection: close to a request refused %s before its body arrived',
+    async (_, head, status) => {
+      const run = await exchange(port, {
+        head: head('Content-Length: 300000\r\n'),
+        bodyBytes: 300_000,
+        delayMs: 10,
+        readLate: true,
+      });
+      const answers = answersIn(run.text);
+      expect(answers).toHaveLength(1);
+      expect(answers[0]?.status).toBe(status);
+      expect(answers[0]?.headers.connection).toBe('close');
+      expect(run.error).toBeUndefined();
+    },
+  );
+
   it('keeps the connection of a request whose body was read before the answer', async () => {
     const body = '{}';
     const run = await exchange(port, {
