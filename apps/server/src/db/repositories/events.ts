@@ -35,7 +35,7 @@ import {
   splitPage,
   type ColumnMap,
 } from '../engine/list-sql.js';
-import { runListRead, runSteps, selectRows, type Steps } from '../engine/portable-sql.js';
+import { prepared, runListRead, runSteps, selectRows, type Steps } from '../engine/portable-sql.js';
 import { perDatabase, remember } from '../engine/caches.js';
 import { events } from '../schema/sqlite.js';
 import type { components } from '../../spec-types.js';
@@ -251,13 +251,23 @@ function filterKey(organizationId: number, query: ListQuery<EventProperty>): str
  * before this one's lower; SQLite has one writer, and its whole table's maximum is one seek.
  */
 function* highestEventId(db: Db, organizationId: number): Steps<number> {
-  const [highest] = yield* selectRows<{ top: number | null }>(
-    db.kind === 'sqlite'
-      ? sql`SELECT max(id) AS top FROM events`
-      : sql`SELECT max(id) AS top FROM events WHERE organization_id = ${organizationId}`,
-  );
+  const [highest] = yield* db.kind === 'sqlite'
+    ? highestEventIdOfAll({})
+    : highestEventIdOfOrganization({ organizationId });
   return highest?.top ?? 0;
 }
+
+// Prepared once: every events list request reads it (the version its kept answers are checked
+// against), so it is not rendered anew each time.
+const highestEventIdOfAll = prepared<{ top: number | null }>(
+  'agentline_highest_event_id',
+  sql`SELECT max(${events.id}) AS top FROM ${events}`,
+);
+const highestEventIdOfOrganization = prepared<{ top: number | null }>(
+  'agentline_highest_organization_event_id',
+  sql`SELECT max(${events.id}) AS top FROM ${events}
+      WHERE ${events.organizationId} = ${sql.placeholder('organizationId')}`,
+);
 
 function* countMatching(
   db: Db,
