@@ -1,4 +1,4 @@
-// Events list answers are kept per organization and query while the organization's highest event
+// Events list answers are kept per organization and query string while the organization's highest event
 // id is unchanged: a repeated page is answered without reading it again, and an event committed
 // by another connection (another process, the import) shows at the next request.
 
@@ -99,12 +99,26 @@ describe('events answer cache', () => {
     const described = await listCounting('?fields=description');
     expect(Object.keys(named.body.items[0]!)).toEqual(['timestamp', 'category']);
     expect(Object.keys(described.body.items[0]!)).toEqual(['timestamp', 'description']);
-    // The same fields in another order are the same query.
+    // Kept by the query string as sent: the same fields in another order are read once more,
+    // then kept as well, and answer alike.
     const both = await listCounting('?fields=category&fields=description');
+    const reordered = await listCounting('?fields=description&fields=category');
+    expect([both.pagesRead, reordered.pagesRead]).toEqual([1, 1]);
     expect((await listCounting('?fields=description&fields=category')).pagesRead).toBe(0);
-    expect(both.pagesRead).toBe(1);
+    expect(reordered.body).toEqual(both.body);
     const theirs = await listCounting('', globex.key);
     expect(theirs.body.items.map((e) => e.description)).toEqual(['event at minute 4']);
+  });
+
+  it('validates a query string every time until it has been answered', async () => {
+    for (let attempt = 0; attempt < 2; attempt += 1) {
+      const refused = await list('?limit=1001');
+      expect(refused.status).toBe(422);
+      expect(refused.body).toMatchObject({ detail: [{ loc: ['query', 'limit'] }] });
+    }
+    // A valid query kept, then the same parameters with one more that is invalid: refused.
+    expect((await listCounting('?limit=1')).pagesRead).toBe(1);
+    expect((await list('?limit=1&order_by=nothing')).status).toBe(422);
   });
 
   it('reads cursor pages every time', async () => {

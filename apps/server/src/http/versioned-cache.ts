@@ -4,29 +4,22 @@
 // process never serves an answer older than a write that another process (the CLI, another
 // server) committed: it reads the version on every request and rebuilds when it moved.
 
+import type { Context, MiddlewareHandler } from 'hono';
+import type { Db } from '../db/engine/client.js';
+import { perDatabase } from '../db/engine/caches.js';
+import { cursorSigner } from '../db/repositories/cursor-signer.js';
 import { jsonBytes, type JsonBytes, type JsonText } from '../domain/json-text.js';
-import type { CursorSigner, ListQuery } from '../domain/list-query.js';
-
-/**
- * A list answer's key: the organization, the query, and the secret its next_cursor is sealed
- * with (after a rotation, kept answers would hand out cursors sealed with the previous secret).
- */
-export function listAnswerKey(
-  organizationId: number,
-  signer: CursorSigner,
-  query: ListQuery<string>,
-): string {
-  const projection = query.projection ? [...query.projection].sort() : null;
-  return `${organizationId}:${signer.sealingSecretId}:${JSON.stringify({ ...query, projection })}`;
-}
+import type { CursorSigner } from '../domain/list-query.js';
+import type { AppEnv } from './app-env.js';
+import { jsonTextResponse } from './json-text.js';
 
 /**
  * What one list's kept answers may hold per process: enough for thousands of default pages, and a
  * bounded share of a small server's memory.
  */
-export const LIST_ANSWERS_MAX_BYTES = 32 * 1024 * 1024;
+const LIST_ANSWERS_MAX_BYTES = 32 * 1024 * 1024;
 
-export interface VersionedCacheOptions {
+interface VersionedCacheOptions {
   /** Total size of the kept answers; the least recently used go first beyond it. */
   maxBytes: number;
 }
@@ -38,7 +31,7 @@ interface Entry<T> {
 }
 
 /** Answers of type T, kept as the bytes of their JSON. */
-export class VersionedJsonCache<T> {
+class VersionedJsonCache<T> {
   private readonly entries = new Map<string, Entry<T>>();
   private bytes = 0;
 
@@ -72,4 +65,47 @@ export class VersionedJsonCache<T> {
     this.entries.delete(key);
     this.bytes -= entry.json.length;
   }
+}
+
+/**
+ * A list's answers of type T, kept per organization and query string while the organization's
+ * version of the list's data (`versionOf`) is unchanged. `serve` is route middleware ahead of the
+ * query's validation: a query string answered before was valid then and means the same now, so a
+ * kept answer skips validating and parsing it again (most of a repeated request's own work). The
+ * query string is the key as sent: the same query spelled another way (parameters in another
+ * order) is kept apart, and a query that fails validation is never kept, so it is refused every
+ * time.
+ */
+export class KeptListAnswers<T> {
+  private readonly answers = perDatabase(
+    () => new VersionedJsonCache<T>({ maxBytes: LIST_ANSWERS_MAX_BYTES }),
+  );
+
+  constructor(private readonly versionOf: (db: Db, organizationId: number) => Promise<number>) {}
+
+  /** Route middleware: answers from memory what was kept for the current version. */
+  readonly serve: MiddlewareHandler<AppEnv> = async (c, next) => {
+    const db = c.get('db');
+    const { organizationId } = c.get('auth');
+    const key = keyOf(c.req.url, organizationId, await cursorSigner(db));
+    const kept = this.answers(db).get(key, await this.versionOf(db, organizationId));
+    if (kept !== null) return jsonTextResponse(c, kept);
+    await next();
+  };
+
+  /** Keeps the request's answer, built from the data at `version`. */
+  keep(c: Context<AppEnv>, signer: CursorSigner, version: number, json: JsonText<T>): void {
+    const key = keyOf(c.req.url, c.get('auth').organizationId, signer);
+    this.answers(c.get('db')).set(key, version, json);
+  }
+}
+
+/**
+ * The organization, the secret next_cursor is sealed with (after a rotation, kept answers would
+ * hand out cursors sealed with the previous one) and the query string as sent.
+ */
+function keyOf(url: string, organizationId: number, signer: CursorSigner): string {
+  const queryStart = url.indexOf('?');
+  const query = queryStart === -1 ? '' : url.slice(queryStart + 1);
+  return `${organizationId}:${signer.sealingSecretId}:${query}`;
 }

@@ -2,40 +2,31 @@ import { EVENT_LIST } from '../../domain/events.js';
 import { listPageJson, parseListQuery } from '../../domain/list-query.js';
 import { cursorSigner } from '../../db/repositories/cursor-signer.js';
 import { currentEventPosition, listEvents } from '../../db/repositories/events.js';
-import { perDatabase } from '../../db/engine/caches.js';
 import type { AppRouteHandler } from '../../http/router.js';
 import { ApiError } from '../../http/errors.js';
 import { positionOfResumeToken } from '../../http/event-stream.js';
 import { jsonTextResponse } from '../../http/json-text.js';
-import {
-  LIST_ANSWERS_MAX_BYTES,
-  listAnswerKey,
-  VersionedJsonCache,
-} from '../../http/versioned-cache.js';
+import { KeptListAnswers } from '../../http/versioned-cache.js';
 import type { components } from '../../spec-types.js';
 import type * as routes from './events.routes.js';
 
 type EventListResponse = components['schemas']['EventListResponse'];
 
 // A dashboard polls the same first pages again and again, while events only ever get added: an
-// answer is kept per organization and query for as long as the organization's highest event id
+// answer is kept per organization and query string for as long as the organization's highest event id
 // is unchanged (EventsPage), so a repeated request reads one index entry instead of its page and
 // count (and, on SQLite, answers without the trip to a reader thread). Cursor pages continue one
 // walk each and are not kept: an export would push every polled page out.
-const answerCache = perDatabase(
-  () => new VersionedJsonCache<EventListResponse>({ maxBytes: LIST_ANSWERS_MAX_BYTES }),
-);
+const keptAnswers = new KeptListAnswers<EventListResponse>(currentEventPosition);
+
+/** Route middleware of eventsList: a kept answer, ahead of the query's validation. */
+export const keptEventsAnswer = keptAnswers.serve;
 
 export const eventsList: AppRouteHandler<typeof routes.eventsList> = async (c) => {
   const db = c.get('db');
   const { organizationId } = c.get('auth');
   const signer = await cursorSigner(db);
   const query = await parseListQuery(EVENT_LIST, c.req.valid('query'), organizationId, signer);
-  const key = query.after ? null : listAnswerKey(organizationId, signer, query);
-  if (key !== null) {
-    const kept = answerCache(db).get(key, await currentEventPosition(db, organizationId));
-    if (kept !== null) return jsonTextResponse(c, kept);
-  }
   const { rows, totalCount, next, throughId } = await listEvents(
     db,
     organizationId,
@@ -50,7 +41,7 @@ export const eventsList: AppRouteHandler<typeof routes.eventsList> = async (c) =
     next,
     signer,
   );
-  if (key !== null) answerCache(db).set(key, throughId, json);
+  if (!query.after) keptAnswers.keep(c, signer, throughId, json);
   return jsonTextResponse(c, json);
 };
 

@@ -9,13 +9,8 @@ import { PROMPT_LIST, projectionShowsTools, type PromptProperty } from '../../do
 import type { Db } from '../../db/engine/client.js';
 import { cursorSigner } from '../../db/repositories/cursor-signer.js';
 import { recordsVersion } from '../../db/repositories/organizations.js';
-import { perDatabase } from '../../db/engine/caches.js';
 import { listPrompts } from '../../db/repositories/prompts.js';
-import {
-  LIST_ANSWERS_MAX_BYTES,
-  listAnswerKey,
-  VersionedJsonCache,
-} from '../../http/versioned-cache.js';
+import { KeptListAnswers } from '../../http/versioned-cache.js';
 import type { AppRouteHandler } from '../../http/router.js';
 import { jsonTextResponse } from '../../http/json-text.js';
 import { jsonText } from '../../domain/json-text.js';
@@ -27,10 +22,11 @@ type PromptListResponse = components['schemas']['PromptListResponse'];
 
 // A full page carries every tool of 25 prompts with the prompts and agents using each: building
 // it costs tens of milliseconds, while the records behind it change only when an operator loads
-// new ones. Pages are kept per organization and query until that happens.
-const pageCache = perDatabase(
-  () => new VersionedJsonCache<PromptListResponse>({ maxBytes: LIST_ANSWERS_MAX_BYTES }),
-);
+// new ones. Pages are kept per organization and query string until that happens.
+const keptAnswers = new KeptListAnswers<PromptListResponse>(recordsVersion);
+
+/** Route middleware of promptsList: a kept answer, ahead of the query's validation. */
+export const keptPromptsAnswer = keptAnswers.serve;
 
 async function buildPage(
   db: Db,
@@ -56,11 +52,7 @@ export const promptsList: AppRouteHandler<typeof routes.promptsList> = async (c)
   const signer = await cursorSigner(db);
   const query = await parseListQuery(PROMPT_LIST, c.req.valid('query'), organizationId, signer);
   const version = await recordsVersion(db, organizationId);
-  const key = listAnswerKey(organizationId, signer, query);
-  const cached = pageCache(db).get(key, version);
-  // Kept pages are sent as the bytes they were kept as (domain/json-text.ts).
-  if (cached !== null) return jsonTextResponse(c, cached);
   const json = jsonText<PromptListResponse>(await buildPage(db, organizationId, query, signer));
-  pageCache(db).set(key, version, json);
+  keptAnswers.keep(c, signer, version, json);
   return jsonTextResponse(c, json);
 };
