@@ -6,25 +6,29 @@ import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { nodeCommand } from '../../apps/server/test/support/server-process.js';
 
 const SERVER_DIR = fileURLToPath(new URL('../../apps/server', import.meta.url));
 
 export interface BareServer {
   url: string;
+  pid: number;
   stop(): void;
 }
 
-/** Runs `app` (module code that builds a Hono app named `app`) on an ephemeral port. */
-async function startBare(app: string): Promise<BareServer> {
+/**
+ * Runs `app` (module code that builds a Hono app named `app`) on an ephemeral port, pinned to
+ * `cpu` when given.
+ */
+async function startBare(app: string, cpu?: number): Promise<BareServer> {
   const code = `
     import { serve } from '@hono/node-server';
     ${app}
     serve({ fetch: app.fetch, hostname: '127.0.0.1', port: 0 }, (info) =>
       console.log('port ' + info.port));`;
   // Under tsx, so that the insert opens SQLite through the server's own module.
-  const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', code], {
-    cwd: SERVER_DIR,
-  });
+  const [command, args] = nodeCommand(['--import', 'tsx', '--input-type=module', '-e', code], cpu);
+  const child = spawn(command, args, { cwd: SERVER_DIR });
   let errors = '';
   child.stderr.on('data', (chunk: Buffer) => (errors += chunk.toString()));
   const port = await new Promise<string>((resolve, reject) => {
@@ -34,19 +38,26 @@ async function startBare(app: string): Promise<BareServer> {
     });
     child.once('exit', (code) => reject(new Error(`the bare server exited (${code}): ${errors}`)));
   });
-  return { url: `http://127.0.0.1:${port}/`, stop: () => child.kill() };
+  return { url: `http://127.0.0.1:${port}/`, pid: child.pid!, stop: () => child.kill() };
 }
 
 /** GET / answers `body` (written to `directory`) as application/json. */
-export async function startBareBodyServer(directory: string, body: string): Promise<BareServer> {
+export async function startBareBodyServer(
+  directory: string,
+  body: string,
+  cpu?: number,
+): Promise<BareServer> {
   const bodyFile = join(directory, 'bare-body.json');
   writeFileSync(bodyFile, body);
-  return startBare(`
+  return startBare(
+    `
     import { readFileSync } from 'node:fs';
     import { Hono } from 'hono';
     const body = readFileSync(${JSON.stringify(bodyFile)}, 'utf8');
     const app = new Hono();
-    app.get('/', (c) => c.body(body, 200, { 'content-type': 'application/json' }));`);
+    app.get('/', (c) => c.body(body, 200, { 'content-type': 'application/json' }));`,
+    cpu,
+  );
 }
 
 /**

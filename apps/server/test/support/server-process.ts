@@ -20,12 +20,32 @@ export interface ServerProcess {
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
+/**
+ * `node` with `args`, or with `cpu`, the same pinned to that CPU with taskset (which execs node, so
+ * the child's pid is node's): for benchmarks that read a process's CPU time from /proc.
+ */
+export function nodeCommand(args: string[], cpu?: number): [string, string[]] {
+  return cpu === undefined
+    ? [process.execPath, args]
+    : ['taskset', ['--cpu-list', String(cpu), process.execPath, ...args]];
+}
+
+export interface ServerProcessOptions {
+  /** Keep the stdout lines in `output` (default); otherwise they are drained unread. */
+  keepOutput?: boolean;
+  /** The apps/server directory to run, another checkout's for a before/after; default this one. */
+  serverDir?: string;
+  /** Pins the process to this CPU (nodeCommand). */
+  cpu?: number;
+}
+
 export async function startServerProcess(
   env: Record<string, string>,
-  { keepOutput = true }: { keepOutput?: boolean } = {},
+  { keepOutput = true, serverDir = SERVER_DIR, cpu }: ServerProcessOptions = {},
 ): Promise<ServerProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-    cwd: SERVER_DIR,
+  const [command, args] = nodeCommand(['--import', 'tsx', 'src/main.ts'], cpu);
+  const child = spawn(command, args, {
+    cwd: serverDir,
     // Tests and benchmarks drive many requests through one key, standing for many clients: the
     // per-key caps on requests in progress and on list reads at once are off, and the per-key
     // rate limit is at its highest (it still counts every request, as it does by default),

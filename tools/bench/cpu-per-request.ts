@@ -1,0 +1,163 @@
+// The server's CPU time per request (issue #27's measure of a request's fixed cost):
+// `pnpm bench:cpu [--requests 30000] [--rounds 4] [--connections 16] [--path /healthz ...]
+// [--checkout DIR ...]`.
+// On a shared virtual machine a request rate swings with the neighbours (bare Hono ranged from
+// 15,800 to 37,500 req/s within one run), while the CPU time a server spends per request barely
+// does, so this compares servers by that: each one pinned to CPU 1, the load generator (this
+// process) to CPU 0, a fixed number of requests, the server's user + system time (all its threads)
+// read from /proc before and after. The minimum over the rounds is the figure (a slow round is the
+// machine, never a faster server). Every `--checkout` (default: this one; another, for a before
+// and after, is a `git worktree` with its dependencies installed) runs its own server on one demo
+// database (`agentline demo`: 100,000 events), beside bare Hono answering the default events
+// page's bytes, all in turn within each round.
+
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { startServerProcess } from '../../apps/server/test/support/server-process.js';
+import { startBareBodyServer } from './bare-server.js';
+import { load, type LoadResult } from './load.js';
+
+const { values } = parseArgs({
+  options: {
+    requests: { type: 'string', default: '30000' },
+    rounds: { type: 'string', default: '4' },
+    connections: { type: 'string', default: '16' },
+    path: { type: 'string', multiple: true, default: ['/healthz', '/api/v1/events/?limit=0'] },
+    checkout: { type: 'string', multiple: true },
+  },
+});
+const requests = Number(values.requests);
+const rounds = Number(values.rounds);
+const connections = Number(values.connections);
+for (const [name, value] of Object.entries({ requests, rounds, connections })) {
+  if (!Number.isInteger(value) || value < 1)
+    throw new Error(`--${name} takes a whole number, 1 or more`);
+}
+const REPO_DIR = fileURLToPath(new URL('../..', import.meta.url));
+const checkouts = values.checkout ?? [REPO_DIR];
+const SERVER_CPU = 1;
+
+const taskset = spawnSync('taskset', ['--all-tasks', '--cpu-list', '-p', '0', String(process.pid)]);
+if (taskset.status !== 0) {
+  throw new Error(
+    'taskset (util-linux) is needed to pin the servers and the load: apt-get install -y util-linux',
+  );
+}
+const TICKS_PER_SECOND =
+  Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout) || 100;
+
+/** User + system CPU time of a process and all its threads, in clock ticks. */
+function cpuTicks(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return Number(fields[11]) + Number(fields[12]);
+}
+
+function commitOf(directory: string): string {
+  const head = spawnSync('git', ['-C', directory, 'rev-parse', '--short', 'HEAD'], {
+    encoding: 'utf8',
+  });
+  const dirty = spawnSync(
+    'git',
+    ['-C', directory, 'status', '--porcelain', '--untracked-files=no'],
+    {
+      encoding: 'utf8',
+    },
+  ).stdout.trim();
+  return `${head.stdout.trim()}${dirty ? '+changes' : ''}`;
+}
+
+const directory = mkdtempSync(join(tmpdir(), 'agentline-bench-cpu-'));
+const databaseUrl = join(directory, 'demo.db');
+try {
+  console.log('making the demo database (agentline demo)...');
+  const demo = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'demo'], {
+    cwd: join(REPO_DIR, 'apps/server'),
+    env: { ...process.env, DATABASE_URL: databaseUrl },
+    encoding: 'utf8',
+  });
+  const key = /agl_[A-Za-z0-9_]+/.exec(demo.stdout)?.[0];
+  if (demo.status !== 0 || !key) throw new Error(`agentline demo failed: ${demo.stderr}`);
+  const headers = { 'Service-API-Key': key };
+
+  const servers: Array<{ label: string; pid: number; baseUrl: string; stop: () => unknown }> = [];
+  for (const checkout of checkouts) {
+    const server = await startServerProcess(
+      { DATABASE_URL: databaseUrl },
+      { keepOutput: false, serverDir: join(checkout, 'apps/server'), cpu: SERVER_CPU },
+    );
+    servers.push({
+      label: commitOf(checkout),
+      pid: server.child.pid!,
+      baseUrl: server.baseUrl,
+      stop: () => server.stop(),
+    });
+  }
+  const page = await fetch(`${servers[0]!.baseUrl}/api/v1/events/`, { headers });
+  if (!page.ok) throw new Error(`the default events page answered ${page.status}`);
+  const body = await page.text();
+  const bare = await startBareBodyServer(directory, body, SERVER_CPU);
+
+  const runs = [
+    ...servers.flatMap((server) =>
+      values.path.map((path) => ({
+        label: `${server.label} ${path}`,
+        url: `${server.baseUrl}${path}`,
+        pid: server.pid,
+      })),
+    ),
+    { label: `bare Hono, the page's ${body.length} bytes`, url: bare.url, pid: bare.pid },
+  ];
+  const measured = new Map<string, Array<{ microseconds: number; result: LoadResult }>>();
+  try {
+    for (let round = 1; round <= rounds; round += 1) {
+      for (const run of runs) {
+        await load({ url: run.url, connections, seconds: 60, maxRequests: requests / 5, headers });
+        const before = cpuTicks(run.pid);
+        const result = await load({
+          url: run.url,
+          connections,
+          seconds: 60,
+          maxRequests: requests,
+          headers,
+        });
+        const microseconds =
+          ((cpuTicks(run.pid) - before) / TICKS_PER_SECOND / result.requests) * 1e6;
+        if (result.non2xx + result.errors > 0) {
+          throw new Error(
+            `${run.label}: ${result.non2xx} answers not 2xx and ${result.errors} errors`,
+          );
+        }
+        console.log(`round ${round}: ${run.label}: ${microseconds.toFixed(1)} µs per request`);
+        measured.set(run.label, [...(measured.get(run.label) ?? []), { microseconds, result }]);
+      }
+    }
+  } finally {
+    bare.stop();
+    await Promise.all(servers.map((server) => server.stop()));
+  }
+
+  const bareMinimum = Math.min(...measured.get(runs.at(-1)!.label)!.map((m) => m.microseconds));
+  console.log(
+    `\n${requests} requests per round at ${connections} connections, ${rounds} rounds; server CPU µs per request`,
+  );
+  console.log(
+    `${'request'.padEnd(56)} ${'min'.padStart(7)} ${'median'.padStart(7)} ${'bare / min'.padStart(10)}`,
+  );
+  for (const run of runs) {
+    const sorted = measured
+      .get(run.label)!
+      .map((m) => m.microseconds)
+      .sort((a, b) => a - b);
+    const minimum = sorted[0]!;
+    const median = sorted[Math.floor(sorted.length / 2)]!;
+    console.log(
+      `${run.label.padEnd(56)} ${minimum.toFixed(1).padStart(7)} ${median.toFixed(1).padStart(7)} ${(bareMinimum / minimum).toFixed(2).padStart(10)}`,
+    );
+  }
+} finally {
+  rmSync(directory, { recursive: true, force: true });
+}
