@@ -13,10 +13,10 @@ import type * as routes from './events.routes.js';
 type EventListResponse = components['schemas']['EventListResponse'];
 
 // A dashboard polls the same first pages again and again, while events only ever get added: an
-// answer is kept per organization and query string for as long as the organization's highest event id
-// is unchanged (EventsPage), so a repeated request reads one index entry instead of its page and
-// count (and, on SQLite, answers without the trip to a reader thread). Cursor pages continue one
-// walk each and are not kept: an export would push every polled page out.
+// answer is kept per organization and query string for as long as the organization's highest
+// event id is unchanged (EventsPage), so a repeated request reads one index entry instead of its
+// page and count (and, on SQLite, answers without the trip to a reader thread). Cursor pages
+// continue one walk each and are not kept: an export would push every polled page out.
 const keptAnswers = new KeptListAnswers<EventListResponse>(currentEventPosition);
 
 /** Route middleware of eventsList: a kept answer, ahead of the query's validation. */
