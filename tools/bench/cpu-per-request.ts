@@ -1,6 +1,8 @@
 // The server's CPU time per request (issue #27's measure of a request's fixed cost):
 // `pnpm bench:cpu [--requests 30000] [--rounds 4] [--connections 16] [--path /healthz ...]
-// [--checkout DIR ...]`.
+// [--checkout DIR ...] [--routing]`. With --routing, also session routing on the demo's
+// experiment (started if it is a draft), keyed (a new Idempotency-Key each, as the SDK sends) and
+// unkeyed.
 // On a shared virtual machine a request rate swings with the neighbours (bare Hono ranged from
 // 15,800 to 37,500 req/s within one run), while the CPU time a server spends per request barely
 // does, so this compares servers by that: each one pinned to CPU 1, the load generator (this
@@ -28,6 +30,7 @@ const { values } = parseArgs({
     connections: { type: 'string', default: '16' },
     path: { type: 'string', multiple: true, default: ['/healthz', '/api/v1/events/?limit=0'] },
     checkout: { type: 'string', multiple: true },
+    routing: { type: 'boolean', default: false },
   },
 });
 const requests = Number(values.requests);
@@ -70,6 +73,27 @@ function commitOf(directory: string): string {
   return `${head.stdout.trim()}${dirty ? '+changes' : ''}`;
 }
 
+/** The sessions path of the demo experiment's target; the experiment is started if a draft. */
+async function runningExperimentTarget(
+  baseUrl: string,
+  headers: Record<string, string>,
+): Promise<string> {
+  const listed = await fetch(`${baseUrl}/api/v1/experiments/?limit=1`, { headers });
+  const { items } = (await listed.json()) as {
+    items: Array<{ id: number; target_id: number; status: string }>;
+  };
+  const experiment = items[0];
+  if (!experiment) throw new Error('the demo database has no experiment to route with');
+  if (experiment.status === 'draft') {
+    const started = await fetch(`${baseUrl}/api/v1/experiments/${experiment.id}/start`, {
+      method: 'POST',
+      headers,
+    });
+    if (!started.ok) throw new Error(`starting experiment ${experiment.id}: ${started.status}`);
+  }
+  return `/api/v1/channels/targets/${experiment.target_id}/sessions`;
+}
+
 const directory = mkdtempSync(join(tmpdir(), 'agentline-bench-cpu-'));
 const databaseUrl = join(directory, 'demo.db');
 try {
@@ -101,29 +125,45 @@ try {
   const body = await page.text();
   const bare = await startBareBodyServer(directory, body, SERVER_CPU);
 
-  const runs = [
-    ...servers.flatMap((server) =>
-      values.path.map((path) => ({
+  const routingPath = values.routing
+    ? await runningExperimentTarget(servers[0]!.baseUrl, headers)
+    : null;
+  const routingLabel = (server: string, keyed: boolean) =>
+    `${server} POST ${routingPath}, ${keyed ? 'keyed' : 'unkeyed'}`;
+  const runs: Array<{ label: string; url: string; pid: number; routing?: { keyed: boolean } }> = [
+    ...servers.flatMap((server) => [
+      ...values.path.map((path) => ({
         label: `${server.label} ${path}`,
         url: `${server.baseUrl}${path}`,
         pid: server.pid,
       })),
-    ),
+      ...(routingPath === null
+        ? []
+        : [true, false].map((keyed) => ({
+            label: routingLabel(server.label, keyed),
+            url: `${server.baseUrl}${routingPath}`,
+            pid: server.pid,
+            routing: { keyed },
+          }))),
+    ]),
     { label: `bare Hono, the page's ${body.length} bytes`, url: bare.url, pid: bare.pid },
   ];
   const measured = new Map<string, Array<{ microseconds: number; result: LoadResult }>>();
   try {
     for (let round = 1; round <= rounds; round += 1) {
       for (const run of runs) {
-        await load({ url: run.url, connections, seconds: 60, maxRequests: requests / 5, headers });
+        const request = run.routing
+          ? {
+              method: 'POST' as const,
+              headers: { ...headers, 'Content-Type': 'application/json' },
+              body: JSON.stringify({ user_id: 'bench-user' }),
+              freshIdempotencyKeys: run.routing.keyed,
+            }
+          : { headers };
+        const shape = { url: run.url, connections, seconds: 60, ...request };
+        await load({ ...shape, maxRequests: requests / 5 });
         const before = cpuTicks(run.pid);
-        const result = await load({
-          url: run.url,
-          connections,
-          seconds: 60,
-          maxRequests: requests,
-          headers,
-        });
+        const result = await load({ ...shape, maxRequests: requests });
         const microseconds =
           ((cpuTicks(run.pid) - before) / TICKS_PER_SECOND / result.requests) * 1e6;
         if (result.non2xx + result.errors > 0) {
@@ -145,8 +185,9 @@ try {
     `\n${requests} requests per round at ${connections} connections, ${rounds} rounds; server CPU µs per request`,
   );
   console.log(
-    `${'request'.padEnd(56)} ${'min'.padStart(7)} ${'median'.padStart(7)} ${'bare / min'.padStart(10)}`,
+    `${'request'.padEnd(72)} ${'min'.padStart(7)} ${'median'.padStart(7)} ${'bare / min'.padStart(10)}`,
   );
+  const minimumOf = (label: string) => Math.min(...measured.get(label)!.map((m) => m.microseconds));
   for (const run of runs) {
     const sorted = measured
       .get(run.label)!
@@ -155,8 +196,18 @@ try {
     const minimum = sorted[0]!;
     const median = sorted[Math.floor(sorted.length / 2)]!;
     console.log(
-      `${run.label.padEnd(56)} ${minimum.toFixed(1).padStart(7)} ${median.toFixed(1).padStart(7)} ${(bareMinimum / minimum).toFixed(2).padStart(10)}`,
+      `${run.label.padEnd(72)} ${minimum.toFixed(1).padStart(7)} ${median.toFixed(1).padStart(7)} ${(bareMinimum / minimum).toFixed(2).padStart(10)}`,
     );
+  }
+  if (routingPath !== null) {
+    for (const server of servers) {
+      // Requests per CPU second, keyed against unkeyed: the ratio issue #27 sets for rates.
+      const ratio =
+        minimumOf(routingLabel(server.label, false)) / minimumOf(routingLabel(server.label, true));
+      console.log(
+        `${server.label}: routing keyed / unkeyed, by CPU per request: ${ratio.toFixed(2)}`,
+      );
+    }
   }
 } finally {
   rmSync(directory, { recursive: true, force: true });
