@@ -218,14 +218,19 @@ export function requestBody(limitBytes: number): MiddlewareHandler<AppEnv> {
   };
 }
 
+/** The query string of a request URL as sent (without the `?`; empty when it has none). */
+export function queryStringOf(url: string): string {
+  const queryStart = url.indexOf('?');
+  return queryStart === -1 ? '' : url.slice(queryStart + 1);
+}
+
 /**
  * Caps the query string: list parameters are short, so a long one is a mistake or an attack, and
  * answering it early keeps it from being parsed and validated.
  */
 export function queryStringLimit(maxCharacters: number): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
-    const queryStart = c.req.url.indexOf('?');
-    const length = queryStart === -1 ? 0 : c.req.url.length - queryStart - 1;
+    const { length } = queryStringOf(c.req.url);
     if (length > maxCharacters) {
       throw new RequestValidationError([
         {
@@ -246,9 +251,9 @@ export function queryStringLimit(maxCharacters: number): MiddlewareHandler<AppEn
  */
 export function rejectNulInQuery(): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
-    const queryStart = c.req.url.indexOf('?');
-    if (queryStart !== -1 && /%00/.test(c.req.url.slice(queryStart))) {
-      for (const [name, value] of new URLSearchParams(c.req.url.slice(queryStart + 1))) {
+    const query = queryStringOf(c.req.url);
+    if (query.includes('%00')) {
+      for (const [name, value] of new URLSearchParams(query)) {
         if (name.includes(NUL) || value.includes(NUL)) {
           throw new RequestValidationError([
             { loc: ['query', name.replaceAll(NUL, '')], msg: NUL_MESSAGE, type: 'value_error' },

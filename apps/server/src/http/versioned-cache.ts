@@ -12,6 +12,7 @@ import { jsonBytes, type JsonBytes, type JsonText } from '../domain/json-text.js
 import type { CursorSigner } from '../domain/list-query.js';
 import type { AppEnv } from './app-env.js';
 import { jsonTextResponse } from './json-text.js';
+import { queryStringOf } from './request-body.js';
 
 /**
  * What one list's kept answers may hold per process: enough for thousands of default pages, and a
@@ -105,7 +106,5 @@ export class KeptListAnswers<T> {
  * hand out cursors sealed with the previous one) and the query string as sent.
  */
 function keyOf(url: string, organizationId: number, signer: CursorSigner): string {
-  const queryStart = url.indexOf('?');
-  const query = queryStart === -1 ? '' : url.slice(queryStart + 1);
-  return `${organizationId}:${signer.sealingSecretId}:${query}`;
+  return `${organizationId}:${signer.sealingSecretId}:${queryStringOf(url)}`;
 }
