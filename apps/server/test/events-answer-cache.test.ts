@@ -1,6 +1,6 @@
-// Events list answers are kept per organization and query string while the organization's highest event
-// id is unchanged: a repeated page is answered without reading it again, and an event committed
-// by another connection (another process, the import) shows at the next request.
+// Events list answers are kept per organization and query string while the organization's
+// highest event id is unchanged: a repeated page is answered without reading it again, and an
+// event committed by another connection (another process, the import) shows at the next request.
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDb, type Db } from '../src/db/engine/client.js';
@@ -126,5 +126,8 @@ describe('events answer cache', () => {
     const cursor = encodeURIComponent(first.body.next_cursor!);
     expect((await listCounting(`?limit=1&cursor=${cursor}`)).pagesRead).toBe(1);
     expect((await listCounting(`?limit=1&cursor=${cursor}`)).pagesRead).toBe(1);
+    // The cursor first in the query string is a cursor page all the same.
+    expect((await listCounting(`?cursor=${cursor}&limit=1`)).pagesRead).toBe(1);
+    expect((await listCounting(`?cursor=${cursor}&limit=1`)).pagesRead).toBe(1);
   });
 });

@@ -82,10 +82,19 @@ export class KeptListAnswers<T> {
     () => new VersionedJsonCache<T>({ maxBytes: LIST_ANSWERS_MAX_BYTES }),
   );
 
-  constructor(private readonly versionOf: (db: Db, organizationId: number) => Promise<number>) {}
+  /**
+   * `keepsCursorPages` false: a page asked for with a `cursor` continues one walk and is neither
+   * kept nor looked up (an export would push every polled page out, and each of its pages would
+   * pay a version read for nothing).
+   */
+  constructor(
+    private readonly versionOf: (db: Db, organizationId: number) => Promise<number>,
+    private readonly options: { keepsCursorPages: boolean },
+  ) {}
 
   /** Route middleware: answers from memory what was kept for the current version. */
   readonly serve: MiddlewareHandler<AppEnv> = async (c, next) => {
+    if (!this.keeps(c.req.url)) return next();
     const db = c.get('db');
     const { organizationId } = c.get('auth');
     const key = keyOf(c.req.url, organizationId, await cursorSigner(db));
@@ -96,10 +105,18 @@ export class KeptListAnswers<T> {
 
   /** Keeps the request's answer, built from the data at `version`. */
   keep(c: Context<AppEnv>, signer: CursorSigner, version: number, json: JsonText<T>): void {
+    if (!this.keeps(c.req.url)) return;
     const key = keyOf(c.req.url, c.get('auth').organizationId, signer);
     this.answers(c.get('db')).set(key, version, json);
   }
+
+  private keeps(url: string): boolean {
+    return this.options.keepsCursorPages || !CURSOR_PARAMETER.test(queryStringOf(url));
+  }
 }
+
+/** A `cursor` parameter in a query string. */
+const CURSOR_PARAMETER = /(?:^|&)cursor=/;
 
 /**
  * The organization, the secret next_cursor is sealed with (after a rotation, kept answers would

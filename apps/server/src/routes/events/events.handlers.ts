@@ -15,9 +15,10 @@ type EventListResponse = components['schemas']['EventListResponse'];
 // A dashboard polls the same first pages again and again, while events only ever get added: an
 // answer is kept per organization and query string for as long as the organization's highest
 // event id is unchanged (EventsPage), so a repeated request reads one index entry instead of its
-// page and count (and, on SQLite, answers without the trip to a reader thread). Cursor pages
-// continue one walk each and are not kept: an export would push every polled page out.
-const keptAnswers = new KeptListAnswers<EventListResponse>(currentEventPosition);
+// page and count (and, on SQLite, answers without the trip to a reader thread).
+const keptAnswers = new KeptListAnswers<EventListResponse>(currentEventPosition, {
+  keepsCursorPages: false,
+});
 
 /** Route middleware of eventsList: a kept answer, ahead of the query's validation. */
 export const keptEventsAnswer = keptAnswers.serve;
@@ -41,7 +42,7 @@ export const eventsList: AppRouteHandler<typeof routes.eventsList> = async (c) =
     next,
     signer,
   );
-  if (!query.after) keptAnswers.keep(c, signer, throughId, json);
+  keptAnswers.keep(c, signer, throughId, json);
   return jsonTextResponse(c, json);
 };
 

@@ -23,7 +23,10 @@ type PromptListResponse = components['schemas']['PromptListResponse'];
 // A full page carries every tool of 25 prompts with the prompts and agents using each: building
 // it costs tens of milliseconds, while the records behind it change only when an operator loads
 // new ones. Pages are kept per organization and query string until that happens.
-const keptAnswers = new KeptListAnswers<PromptListResponse>(recordsVersion);
+// Cursor pages as well: every page is as dear to build, and as rarely changed.
+const keptAnswers = new KeptListAnswers<PromptListResponse>(recordsVersion, {
+  keepsCursorPages: true,
+});
 
 /** Route middleware of promptsList: a kept answer, ahead of the query's validation. */
 export const keptPromptsAnswer = keptAnswers.serve;
