@@ -92,3 +92,16 @@ export async function startSplitExperiment(
   await client.experiments.start(created.id);
   return created;
 }
+
+/**
+ * The load options of a routing request as the SDK sends it: a POST with a JSON body, keyed with a
+ * new Idempotency-Key each (the SDK's default) or, to compare, without one.
+ */
+export function routingRequest(key: string, keyed: boolean) {
+  return {
+    method: 'POST' as const,
+    headers: { 'Service-API-Key': key, 'Content-Type': 'application/json' },
+    body: '{"user_id":"+14155550100"}',
+    freshIdempotencyKeys: keyed,
+  };
+}

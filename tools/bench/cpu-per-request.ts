@@ -21,7 +21,9 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { startServerProcess } from '../../apps/server/test/support/server-process.js';
 import { startBareBodyServer } from './bare-server.js';
-import { load, type LoadResult } from './load.js';
+import { createClient, type AgentlineClient } from '../../packages/sdk/src/index.js';
+import { routingRequest } from './bench-tenant.js';
+import { load } from './load.js';
 
 const { values } = parseArgs({
   options: {
@@ -73,24 +75,11 @@ function commitOf(directory: string): string {
   return `${head.stdout.trim()}${dirty ? '+changes' : ''}`;
 }
 
-/** The sessions path of the demo experiment's target; the experiment is started if a draft. */
-async function runningExperimentTarget(
-  baseUrl: string,
-  headers: Record<string, string>,
-): Promise<string> {
-  const listed = await fetch(`${baseUrl}/api/v1/experiments/?limit=1`, { headers });
-  const { items } = (await listed.json()) as {
-    items: Array<{ id: number; target_id: number; status: string }>;
-  };
-  const experiment = items[0];
+/** The sessions path of the demo experiment's target, started through the SDK if a draft. */
+async function runningExperimentTarget(client: AgentlineClient): Promise<string> {
+  const [experiment] = (await client.experiments.list({ limit: 1 })).items;
   if (!experiment) throw new Error('the demo database has no experiment to route with');
-  if (experiment.status === 'draft') {
-    const started = await fetch(`${baseUrl}/api/v1/experiments/${experiment.id}/start`, {
-      method: 'POST',
-      headers,
-    });
-    if (!started.ok) throw new Error(`starting experiment ${experiment.id}: ${started.status}`);
-  }
+  if (experiment.status === 'draft') await client.experiments.start(experiment.id);
   return `/api/v1/channels/targets/${experiment.target_id}/sessions`;
 }
 
@@ -126,11 +115,11 @@ try {
   const bare = await startBareBodyServer(directory, body, SERVER_CPU);
 
   const routingPath = values.routing
-    ? await runningExperimentTarget(servers[0]!.baseUrl, headers)
+    ? await runningExperimentTarget(createClient({ apiKey: key, baseUrl: servers[0]!.baseUrl }))
     : null;
   const routingLabel = (server: string, keyed: boolean) =>
     `${server} POST ${routingPath}, ${keyed ? 'keyed' : 'unkeyed'}`;
-  const runs: Array<{ label: string; url: string; pid: number; routing?: { keyed: boolean } }> = [
+  const runs: Array<{ label: string; url: string; pid: number; keyed?: boolean }> = [
     ...servers.flatMap((server) => [
       ...values.path.map((path) => ({
         label: `${server.label} ${path}`,
@@ -143,25 +132,19 @@ try {
             label: routingLabel(server.label, keyed),
             url: `${server.baseUrl}${routingPath}`,
             pid: server.pid,
-            routing: { keyed },
+            keyed,
           }))),
     ]),
     { label: `bare Hono, the page's ${body.length} bytes`, url: bare.url, pid: bare.pid },
   ];
-  const measured = new Map<string, Array<{ microseconds: number; result: LoadResult }>>();
+  /** Each run's server CPU µs per request, a figure per round. */
+  const measured = new Map<string, number[]>();
   try {
     for (let round = 1; round <= rounds; round += 1) {
       for (const run of runs) {
-        const request = run.routing
-          ? {
-              method: 'POST' as const,
-              headers: { ...headers, 'Content-Type': 'application/json' },
-              body: JSON.stringify({ user_id: 'bench-user' }),
-              freshIdempotencyKeys: run.routing.keyed,
-            }
-          : { headers };
+        const request = run.keyed === undefined ? { headers } : routingRequest(key, run.keyed);
         const shape = { url: run.url, connections, seconds: 60, ...request };
-        await load({ ...shape, maxRequests: requests / 5 });
+        await load({ ...shape, maxRequests: Math.ceil(requests / 5) });
         const before = cpuTicks(run.pid);
         const result = await load({ ...shape, maxRequests: requests });
         const microseconds =
@@ -172,7 +155,7 @@ try {
           );
         }
         console.log(`round ${round}: ${run.label}: ${microseconds.toFixed(1)} µs per request`);
-        measured.set(run.label, [...(measured.get(run.label) ?? []), { microseconds, result }]);
+        measured.set(run.label, [...(measured.get(run.label) ?? []), microseconds]);
       }
     }
   } finally {
@@ -180,19 +163,16 @@ try {
     await Promise.all(servers.map((server) => server.stop()));
   }
 
-  const bareMinimum = Math.min(...measured.get(runs.at(-1)!.label)!.map((m) => m.microseconds));
+  const minimumOf = (label: string) => Math.min(...measured.get(label)!);
+  const bareMinimum = minimumOf(runs.at(-1)!.label);
   console.log(
     `\n${requests} requests per round at ${connections} connections, ${rounds} rounds; server CPU µs per request`,
   );
   console.log(
     `${'request'.padEnd(72)} ${'min'.padStart(7)} ${'median'.padStart(7)} ${'bare / min'.padStart(10)}`,
   );
-  const minimumOf = (label: string) => Math.min(...measured.get(label)!.map((m) => m.microseconds));
   for (const run of runs) {
-    const sorted = measured
-      .get(run.label)!
-      .map((m) => m.microseconds)
-      .sort((a, b) => a - b);
+    const sorted = [...measured.get(run.label)!].sort((a, b) => a - b);
     const minimum = sorted[0]!;
     const median = sorted[Math.floor(sorted.length / 2)]!;
     console.log(

@@ -16,7 +16,7 @@ import { parseArgs } from 'node:util';
 import { createDb, isPostgresUrl } from '../../apps/server/src/db/engine/client.js';
 import { migrateDb } from '../../apps/server/src/db/engine/migrate.js';
 import { createClient } from '../../packages/sdk/src/index.js';
-import { benchRoutingTenant, startSplitExperiment } from './bench-tenant.js';
+import { benchRoutingTenant, routingRequest, startSplitExperiment } from './bench-tenant.js';
 import { startServerProcess } from '../../apps/server/test/support/server-process.js';
 import { startBareInsertServer } from './bare-server.js';
 import { createBenchDatabase } from './bench-database.js';
@@ -46,7 +46,6 @@ await db.close();
 const server = await startServerProcess({ DATABASE_URL: database.url }, { keepOutput: false });
 const onSqlite = !isPostgresUrl(database.url);
 const bareInsert = onSqlite ? await startBareInsertServer(database.url) : undefined;
-const headers = { 'Service-API-Key': fullKey, 'Content-Type': 'application/json' };
 const client = createClient({ apiKey: fullKey, baseUrl: server.baseUrl });
 
 interface Shape {
@@ -69,15 +68,7 @@ const SHAPES: Shape[] = [
 try {
   const sessions = `${server.baseUrl}/api/v1/channels/targets/${targetId}/sessions`;
   const run = (runSeconds: number, keyed: boolean, url = sessions) =>
-    load({
-      url,
-      connections,
-      seconds: runSeconds,
-      method: 'POST',
-      headers,
-      body: '{"user_id":"+14155550100"}',
-      freshIdempotencyKeys: keyed,
-    });
+    load({ url, connections, seconds: runSeconds, ...routingRequest(fullKey, keyed) });
   /** One run of `shape` on an experiment of its own; the sessions its results count. */
   async function measure(shape: Shape, runSeconds: number) {
     const experiment = await startSplitExperiment(client, tenant, shape.label, shape.plannedEnd());
