@@ -62,14 +62,16 @@ export async function startBareBodyServer(
 
 /**
  * POST / with `{"user_id": ...}` inserts one row into an indexed table of its own in the SQLite
- * file `databaseUrl` (opened with the server's settings: WAL, synchronous NORMAL) and answers its
- * id: what storing a session costs at the least.
+ * file `databaseUrl` (opened with the server's settings: openSqlite, then prepareServerConnection)
+ * and answers its id: what storing a session costs at the least.
  */
 export async function startBareInsertServer(databaseUrl: string): Promise<BareServer> {
   return startBare(`
     import { Hono } from 'hono';
-    import { openSqlite } from './src/db/engine/client.ts';
-    const { sqlite } = openSqlite(${JSON.stringify(databaseUrl)});
+    import { openSqlite, prepareServerConnection } from './src/db/engine/client.ts';
+    const db = openSqlite(${JSON.stringify(databaseUrl)});
+    prepareServerConnection(db);
+    const { sqlite } = db;
     sqlite.exec(\`CREATE TABLE IF NOT EXISTS bench_bare_sessions (
       id INTEGER PRIMARY KEY, user_id TEXT NOT NULL, created_at TEXT NOT NULL);
       CREATE INDEX IF NOT EXISTS bench_bare_sessions_user_idx

@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import pino from 'pino';
 import { createApp } from './app.js';
 import { ConfigError, idempotencyTimesOf, loadConfig } from './config.js';
-import { createDb } from './db/engine/client.js';
+import { createDb, prepareServerConnection } from './db/engine/client.js';
 import { migrateDb } from './db/engine/migrate.js';
 import { eventReadersFor } from './db/repositories/event-readers.js';
 import { EventStreams } from './http/event-stream.js';
@@ -33,6 +33,7 @@ async function main(): Promise<void> {
     listQueryTimeoutMs: config.listQueryTimeoutMs,
   });
   await migrateDb(db);
+  prepareServerConnection(db);
   const eventReaders = eventReadersFor(db, config.databaseUrl, config.sqliteReaderThreads);
 
   const idempotencyTimes = idempotencyTimesOf(config);

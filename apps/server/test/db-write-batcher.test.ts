@@ -7,7 +7,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createDb, type SqliteDb } from '../src/db/engine/client.js';
+import { createDb, prepareServerConnection, type SqliteDb } from '../src/db/engine/client.js';
 import { Database } from '../src/db/engine/sqlite-driver.js';
 import { batchedWrite, gatherWrites } from '../src/db/engine/write-batcher.js';
 
@@ -72,6 +72,33 @@ describe('batchedWrite', () => {
       message: 'no such target',
     });
     expect(texts()).toEqual(['a', 'c']);
+  });
+
+  it("rolls back a failed write that touched many pages, on a file with the server's settings", async () => {
+    // prepareServerConnection keeps the savepoints' journals in memory: a rolled-back write must
+    // still restore every page it changed, here enough to split the table's pages many times.
+    const fileDb = openSqlite(join(mkdtempSync(join(tmpdir(), 'agentline-batch-')), 'server.db'));
+    prepareServerConnection(fileDb);
+    expect(fileDb.sqlite.pragma('temp_store', { simple: true })).toBe(2);
+    expect(fileDb.sqlite.pragma('cache_size', { simple: true })).toBe(-2000);
+    fileDb.sqlite.exec('CREATE TABLE notes (id INTEGER PRIMARY KEY, text TEXT NOT NULL UNIQUE)');
+    const add = (text: string) =>
+      fileDb.sqlite.prepare('INSERT INTO notes (text) VALUES (?)').run(text);
+    const results = await Promise.allSettled([
+      batchedWrite(fileDb, () => add('a')),
+      batchedWrite(fileDb, () => {
+        for (let i = 0; i < 2000; i += 1) add(`${i}`.padStart(500, 'x'));
+        throw new Error('no such target');
+      }),
+      batchedWrite(fileDb, () => add('c')),
+    ]);
+    expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+    expect(fileDb.sqlite.prepare('SELECT text FROM notes ORDER BY id').pluck().all()).toEqual([
+      'a',
+      'c',
+    ]);
+    expect(fileDb.sqlite.pragma('integrity_check', { simple: true })).toBe('ok');
+    await fileDb.close();
   });
 
   it('answers nobody before the commit, and everybody with the error when the commit fails', async () => {

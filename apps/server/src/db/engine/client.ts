@@ -117,6 +117,23 @@ function openPostgres(databaseUrl: string, options: DbOptions): PostgresDb {
   };
 }
 
+/**
+ * Sets up the server's own SQLite connection, once migrated, for the writes of its requests:
+ * - the statement journals of the savepoints each group commit opens (write-batcher.ts) stay in
+ *   memory instead of being written page by page to a temporary file (a seventh of a routed
+ *   session's CPU time went to those writes);
+ * - the page cache is SQLite's default 2 MB instead of openSqlite's 64: a commit that split a
+ *   B-tree page ends with SQLite walking the whole cache's hash table, which at 64 MB cost each
+ *   routed session more than the cached pages saved (they are in the operating system's cache).
+ * Migrations run before this, so their index builds still sort through temporary files.
+ * docs/benchmarks.md ("Session routing", 2026-11-26) has the profiles.
+ */
+export function prepareServerConnection(db: Db): void {
+  if (db.kind !== 'sqlite') return;
+  db.sqlite.pragma('temp_store = MEMORY');
+  db.sqlite.pragma('cache_size = -2000');
+}
+
 /** A SQLite database file (created if missing) or `:memory:`. */
 export function openSqlite(databaseUrl: string, options: DbOptions = {}): SqliteDb {
   if (databaseUrl !== ':memory:') mkdirSync(dirname(resolve(databaseUrl)), { recursive: true });

@@ -6,8 +6,8 @@ import type { EventsPageJob } from './event-readers.js';
 import { listEvents } from './events.js';
 
 const db = openSqlite((workerData as { databaseUrl: string }).databaseUrl);
-// The main connection's 64 MB page cache serves writes and imports; a reader's pages are also in
-// the operating system's cache, so each thread keeps a smaller one.
+// A reader's pages are also in the operating system's cache, so each thread keeps 16 MB of them
+// instead of openSqlite's 64.
 db.sqlite.pragma('cache_size = -16384');
 
 async function answer({ id, organizationId, query }: EventsPageJob & { id: number }) {
