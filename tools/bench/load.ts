@@ -1,5 +1,6 @@
 // Bounded autocannon runs reduced to the numbers the benchmarks report.
 
+import { randomUUID } from 'node:crypto';
 import autocannon from 'autocannon';
 
 export interface LoadResult {
@@ -20,13 +21,12 @@ export async function load(options: {
   method?: 'GET' | 'POST';
   headers?: Record<string, string>;
   body?: string;
-  /** Sends a new Idempotency-Key with every request, as the SDK does on every POST. */
+  /** Sends a new random Idempotency-Key (a UUID) with every request, as the SDK does on every POST. */
   freshIdempotencyKeys?: boolean;
   /** The path (and query) of the n-th request (n from 0), instead of the url's on all of them. */
   pathOf?: (n: number) => string;
 }): Promise<LoadResult> {
   let sent = 0;
-  const prefix = `bench-${process.pid}-${Date.now()}-`;
   const result = await autocannon({
     url: options.url,
     connections: options.connections,
@@ -46,7 +46,7 @@ export async function load(options: {
                   ...request,
                   ...(options.pathOf ? { path: options.pathOf(n) } : {}),
                   headers: options.freshIdempotencyKeys
-                    ? { ...request.headers, 'Idempotency-Key': `${prefix}${n + 1}` }
+                    ? { ...request.headers, 'Idempotency-Key': randomUUID() }
                     : request.headers,
                 };
               },
