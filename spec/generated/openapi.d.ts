@@ -1361,9 +1361,10 @@ export interface components {
          *     retry simply runs. Creating, starting or stopping an experiment claims the key first: a
          *     retry while the first still runs is a 409, until the first has gone 60 seconds without
          *     an answer (its process died) and the retry takes the key over. After 24 hours a key is
-         *     forgotten and may be used again. Use a new random value (a UUID) for each logical
-         *     request; the SDK does this for every POST. (Both times are the defaults; the server's
-         *     operator may set others.)
+         *     forgotten and may be used again. Use a new value for each logical request, best a
+         *     UUIDv7 (RFC 9562): it starts with the time, so the server's index of keys grows at its
+         *     end, where random keys (UUIDv4) cost each request more. The SDK sends a UUIDv7 with
+         *     every POST. (Both times are the defaults; the server's operator may set others.)
          */
         IdempotencyKey: string;
         /** @description The experiment. */
@@ -1564,9 +1565,10 @@ export interface operations {
                  *     retry simply runs. Creating, starting or stopping an experiment claims the key first: a
                  *     retry while the first still runs is a 409, until the first has gone 60 seconds without
                  *     an answer (its process died) and the retry takes the key over. After 24 hours a key is
-                 *     forgotten and may be used again. Use a new random value (a UUID) for each logical
-                 *     request; the SDK does this for every POST. (Both times are the defaults; the server's
-                 *     operator may set others.)
+                 *     forgotten and may be used again. Use a new value for each logical request, best a
+                 *     UUIDv7 (RFC 9562): it starts with the time, so the server's index of keys grows at its
+                 *     end, where random keys (UUIDv4) cost each request more. The SDK sends a UUIDv7 with
+                 *     every POST. (Both times are the defaults; the server's operator may set others.)
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
@@ -1738,9 +1740,10 @@ export interface operations {
                  *     retry simply runs. Creating, starting or stopping an experiment claims the key first: a
                  *     retry while the first still runs is a 409, until the first has gone 60 seconds without
                  *     an answer (its process died) and the retry takes the key over. After 24 hours a key is
-                 *     forgotten and may be used again. Use a new random value (a UUID) for each logical
-                 *     request; the SDK does this for every POST. (Both times are the defaults; the server's
-                 *     operator may set others.)
+                 *     forgotten and may be used again. Use a new value for each logical request, best a
+                 *     UUIDv7 (RFC 9562): it starts with the time, so the server's index of keys grows at its
+                 *     end, where random keys (UUIDv4) cost each request more. The SDK sends a UUIDv7 with
+                 *     every POST. (Both times are the defaults; the server's operator may set others.)
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
@@ -1893,9 +1896,10 @@ export interface operations {
                  *     retry simply runs. Creating, starting or stopping an experiment claims the key first: a
                  *     retry while the first still runs is a 409, until the first has gone 60 seconds without
                  *     an answer (its process died) and the retry takes the key over. After 24 hours a key is
-                 *     forgotten and may be used again. Use a new random value (a UUID) for each logical
-                 *     request; the SDK does this for every POST. (Both times are the defaults; the server's
-                 *     operator may set others.)
+                 *     forgotten and may be used again. Use a new value for each logical request, best a
+                 *     UUIDv7 (RFC 9562): it starts with the time, so the server's index of keys grows at its
+                 *     end, where random keys (UUIDv4) cost each request more. The SDK sends a UUIDv7 with
+                 *     every POST. (Both times are the defaults; the server's operator may set others.)
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
@@ -1946,9 +1950,10 @@ export interface operations {
                  *     retry simply runs. Creating, starting or stopping an experiment claims the key first: a
                  *     retry while the first still runs is a 409, until the first has gone 60 seconds without
                  *     an answer (its process died) and the retry takes the key over. After 24 hours a key is
-                 *     forgotten and may be used again. Use a new random value (a UUID) for each logical
-                 *     request; the SDK does this for every POST. (Both times are the defaults; the server's
-                 *     operator may set others.)
+                 *     forgotten and may be used again. Use a new value for each logical request, best a
+                 *     UUIDv7 (RFC 9562): it starts with the time, so the server's index of keys grows at its
+                 *     end, where random keys (UUIDv4) cost each request more. The SDK sends a UUIDv7 with
+                 *     every POST. (Both times are the defaults; the server's operator may set others.)
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
@@ -2241,9 +2246,10 @@ export interface operations {
                  *     retry simply runs. Creating, starting or stopping an experiment claims the key first: a
                  *     retry while the first still runs is a 409, until the first has gone 60 seconds without
                  *     an answer (its process died) and the retry takes the key over. After 24 hours a key is
-                 *     forgotten and may be used again. Use a new random value (a UUID) for each logical
-                 *     request; the SDK does this for every POST. (Both times are the defaults; the server's
-                 *     operator may set others.)
+                 *     forgotten and may be used again. Use a new value for each logical request, best a
+                 *     UUIDv7 (RFC 9562): it starts with the time, so the server's index of keys grows at its
+                 *     end, where random keys (UUIDv4) cost each request more. The SDK sends a UUIDv7 with
+                 *     every POST. (Both times are the defaults; the server's operator may set others.)
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };

@@ -1,7 +1,7 @@
 // Bounded autocannon runs reduced to the numbers the benchmarks report.
 
-import { randomUUID } from 'node:crypto';
 import autocannon from 'autocannon';
+import { newIdempotencyKey } from '../../packages/sdk/src/index.js';
 
 export interface LoadResult {
   requests: number;
@@ -21,7 +21,7 @@ export async function load(options: {
   method?: 'GET' | 'POST';
   headers?: Record<string, string>;
   body?: string;
-  /** Sends a new random Idempotency-Key (a UUID) with every request, as the SDK does on every POST. */
+  /** Sends a new Idempotency-Key with every request, made as the SDK makes one for every POST. */
   freshIdempotencyKeys?: boolean;
   /** The path (and query) of the n-th request (n from 0), instead of the url's on all of them. */
   pathOf?: (n: number) => string;
@@ -46,7 +46,7 @@ export async function load(options: {
                   ...request,
                   ...(options.pathOf ? { path: options.pathOf(n) } : {}),
                   headers: options.freshIdempotencyKeys
-                    ? { ...request.headers, 'Idempotency-Key': randomUUID() }
+                    ? { ...request.headers, 'Idempotency-Key': newIdempotencyKey() }
                     : request.headers,
                 };
               },

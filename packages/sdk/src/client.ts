@@ -74,8 +74,9 @@ export interface RequestOptions {
 /** Settings of one POST call. */
 export interface PostRequestOptions extends RequestOptions {
   /**
-   * The call's Idempotency-Key. By default every POST gets a new random key, kept across its
-   * retries; pass your own to make a retry of your own (after a crash, say) safe too.
+   * The call's Idempotency-Key. By default every POST gets a new one (`newIdempotencyKey()`, a
+   * UUIDv7), kept across its retries; pass your own to make a retry of your own (after a crash,
+   * say) safe too.
    */
   idempotencyKey?: string | undefined;
 }

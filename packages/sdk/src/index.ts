@@ -9,6 +9,7 @@ export type {
 export type { EventStream, EventStreamOptions, EventStreamQuery } from './event-stream.js';
 export { ApiPromise, type WithResponse } from './api-promise.js';
 export { MAX_RETRY_AFTER_MS, RETRY_COUNT_HEADER } from './retry.js';
+export { newIdempotencyKey } from './idempotency-key.js';
 export {
   AgentlineError,
   ApiError,

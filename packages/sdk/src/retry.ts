@@ -2,6 +2,7 @@
 // keeps one Idempotency-Key across the attempts of a POST.
 
 import { ApiConnectionError, ApiTimeoutError, errorForFailure } from './errors.js';
+import { newIdempotencyKey } from './idempotency-key.js';
 
 export interface RetryPolicy {
   /** Retries after the first attempt (0 turns retrying off). */
@@ -104,7 +105,7 @@ export function retryingFetch(
     const headers = new Headers(original.headers);
     // One key per call, kept across its retries, so the server can recognise a repeat.
     if (original.method === 'POST' && !headers.has('idempotency-key')) {
-      headers.set('Idempotency-Key', crypto.randomUUID());
+      headers.set('Idempotency-Key', newIdempotencyKey());
     }
     const body = original.body === null ? null : await original.arrayBuffer();
 

@@ -190,7 +190,10 @@ describe('retries', () => {
     await sdk.experiments.create(experiment);
     await sdk.experiments.create(experiment);
     const keys = requests.map((r) => r.headers.get('idempotency-key'));
-    expect(keys[0]).toMatch(/^[0-9a-f-]{36}$/);
+    // A UUIDv7 (idempotency-key.test.ts), made at the call.
+    expect(keys[0]).toMatch(
+      /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/,
+    );
     expect(keys[1]).toBe(keys[0]);
     expect(keys[2]).not.toBe(keys[0]);
     // The body is sent again, whole, on the retry.
