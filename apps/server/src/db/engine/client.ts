@@ -121,7 +121,8 @@ function openPostgres(databaseUrl: string, options: DbOptions): PostgresDb {
  * Sets up the server's own SQLite connection, once migrated, for the writes of its requests:
  * - the statement journals of the savepoints each group commit opens (write-batcher.ts) stay in
  *   memory instead of being written page by page to a temporary file (a seventh of a routed
- *   session's CPU time went to those writes);
+ *   session's CPU time went to those writes); SQLite drops a savepoint's part of the journal when
+ *   the savepoint is released, so it holds one session's pages at a time, however large the batch;
  * - the page cache is SQLite's default 2 MB instead of openSqlite's 64: a commit that split a
  *   B-tree page ends with SQLite walking the whole cache's hash table, which at 64 MB cost each
  *   routed session more than the cached pages saved (they are in the operating system's cache).
