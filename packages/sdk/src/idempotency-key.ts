@@ -7,7 +7,10 @@
 // Written out here rather than taken from the `uuid` package: its current major version ships ES
 // modules only, while this SDK ships CommonJS too, and the layout is these few lines.
 
-/** A new UUIDv7 string, lowercase, `xxxxxxxx-xxxx-7xxx-yxxx-xxxxxxxxxxxx` (y is 8, 9, a or b). */
+/**
+ * A new UUIDv7 string, lowercase, `xxxxxxxx-xxxx-7xxx-yxxx-xxxxxxxxxxxx` (y is 8, 9, a or b),
+ * stamped with `now` (milliseconds since 1970; the current time unless given).
+ */
 export function newIdempotencyKey(now: number = Date.now()): string {
   const bytes = crypto.getRandomValues(new Uint8Array(16));
   // 48 bits of milliseconds, big-endian; 2^48 ms lasts until the year 10889.
