@@ -11,6 +11,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { idempotencyTimesOf, loadConfig } from '../../apps/server/src/config.js';
 import {
   openSqlite,
   prepareServerConnection,
@@ -20,6 +21,7 @@ import { migrateDb } from '../../apps/server/src/db/engine/migrate.js';
 import { runStepsOnSqlite } from '../../apps/server/src/db/engine/portable-sql.js';
 import { batchedWrite } from '../../apps/server/src/db/engine/write-batcher.js';
 import { storeAnswerWithWrite } from '../../apps/server/src/db/repositories/idempotency.js';
+import { toWireSession } from '../../apps/server/src/wire/sessions.js';
 import { newIdempotencyKey } from '../../packages/sdk/src/index.js';
 
 const { values } = parseArgs({
@@ -35,18 +37,19 @@ for (const [name, value] of Object.entries({ keys, commits })) {
     throw new Error(`--${name} takes a whole number, 1 or more`);
 }
 const SESSIONS_PER_COMMIT = 16;
-const TIMES = { retentionMs: 86_400_000, leaseMs: 60_000 };
-// About the size of a routed session's answer.
-const ANSWER = JSON.stringify({
-  id: 123_456,
-  target_id: 1,
-  agent_id: 2,
-  experiment_id: 1,
-  variant_id: 3,
-  user_id: '+14155550100',
-  conversation_id: null,
-  created_at: new Date().toISOString(),
-});
+// The server's defaults (IDEMPOTENCY_RETENTION_SECONDS, IDEMPOTENCY_LEASE_SECONDS).
+const TIMES = idempotencyTimesOf(loadConfig({}));
+// A routed session's answer, as the handler renders it.
+const ANSWER = JSON.stringify(
+  toWireSession({
+    sessionId: randomUUID(),
+    targetId: 1,
+    agentId: 2,
+    experimentId: 1,
+    variantId: 3,
+    createdAt: new Date().toISOString(),
+  }),
+);
 
 function store(db: SqliteDb, key: string): Promise<boolean> {
   const write = {
