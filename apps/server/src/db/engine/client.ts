@@ -123,9 +123,10 @@ function openPostgres(databaseUrl: string, options: DbOptions): PostgresDb {
  *   memory instead of being written page by page to a temporary file (a seventh of a routed
  *   session's CPU time went to those writes); SQLite drops a savepoint's part of the journal when
  *   the savepoint is released, so it holds one session's pages at a time, however large the batch;
- * - the page cache is SQLite's default 2 MB instead of openSqlite's 64: a commit that split a
- *   B-tree page ends with SQLite walking the whole cache's hash table, which at 64 MB cost each
- *   routed session more than the cached pages saved (they are in the operating system's cache).
+ * - the page cache is 2 MB (SQLite's own default), smaller than openSqlite's: a commit that split
+ *   a B-tree page ends with SQLite walking the whole cache's hash table, which with the larger
+ *   cache cost each routed session more than the cached pages saved (they are in the operating
+ *   system's cache).
  * Migrations run before this, so their index builds still sort through temporary files.
  * docs/benchmarks.md ("Session routing", 2026-11-26) has the profiles.
  */

@@ -6,8 +6,8 @@ import type { EventsPageJob } from './event-readers.js';
 import { listEvents } from './events.js';
 
 const db = openSqlite((workerData as { databaseUrl: string }).databaseUrl);
-// A reader's pages are also in the operating system's cache, so each thread keeps 16 MB of them
-// instead of openSqlite's 64.
+// A reader's pages are also in the operating system's cache, so each thread keeps fewer of them
+// than openSqlite's cache holds.
 db.sqlite.pragma('cache_size = -16384');
 
 async function answer({ id, organizationId, query }: EventsPageJob & { id: number }) {
