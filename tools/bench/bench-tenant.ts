@@ -95,13 +95,18 @@ export async function startSplitExperiment(
 
 /**
  * The load options of a routing request as the SDK sends it: a POST with a JSON body, keyed with a
- * new Idempotency-Key each (the SDK's default) or, to compare, without one.
+ * new Idempotency-Key each (the SDK's default) or, to compare, without one. Each names a caller
+ * drawn from ten million numbers, as a customer's traffic does: one caller over and over would put
+ * every session's user_id index entry on the same page and every session in the same variant.
  */
 export function routingRequest(key: string, keyed: boolean) {
   return {
     method: 'POST' as const,
     headers: { 'Service-API-Key': key, 'Content-Type': 'application/json' },
-    body: '{"user_id":"+14155550100"}',
+    bodyOf: () =>
+      JSON.stringify({
+        user_id: `+1415${String(Math.floor(Math.random() * 10_000_000)).padStart(7, '0')}`,
+      }),
     freshIdempotencyKeys: keyed,
   };
 }

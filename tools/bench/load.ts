@@ -25,6 +25,8 @@ export async function load(options: {
   freshIdempotencyKeys?: boolean;
   /** The path (and query) of the n-th request (n from 0), instead of the url's on all of them. */
   pathOf?: (n: number) => string;
+  /** The body of each request, made anew for each one, instead of `body` on all of them. */
+  bodyOf?: () => string;
 }): Promise<LoadResult> {
   let sent = 0;
   const result = await autocannon({
@@ -35,7 +37,7 @@ export async function load(options: {
     method: options.method ?? 'GET',
     headers: options.headers ?? {},
     ...(options.body ? { body: options.body } : {}),
-    ...(options.freshIdempotencyKeys || options.pathOf
+    ...(options.freshIdempotencyKeys || options.pathOf || options.bodyOf
       ? {
           requests: [
             {
@@ -45,6 +47,7 @@ export async function load(options: {
                 return {
                   ...request,
                   ...(options.pathOf ? { path: options.pathOf(n) } : {}),
+                  ...(options.bodyOf ? { body: options.bodyOf() } : {}),
                   headers: options.freshIdempotencyKeys
                     ? { ...request.headers, 'Idempotency-Key': newIdempotencyKey() }
                     : request.headers,
