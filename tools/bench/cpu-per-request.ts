@@ -16,7 +16,7 @@
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { startServerProcess } from '../../apps/server/test/support/server-process.js';
@@ -97,13 +97,18 @@ try {
   const headers = { 'Service-API-Key': key };
 
   const servers: Array<{ label: string; pid: number; baseUrl: string; stop: () => unknown }> = [];
-  for (const checkout of checkouts) {
+  const commits = checkouts.map(commitOf);
+  for (const [index, checkout] of checkouts.entries()) {
     const server = await startServerProcess(
       { DATABASE_URL: databaseUrl },
       { keepOutput: false, serverDir: join(checkout, 'apps/server'), cpu: SERVER_CPU },
     );
     servers.push({
-      label: commitOf(checkout),
+      // Checkouts of one commit (variants of an ablation) are told apart by their directory.
+      label:
+        commits.indexOf(commits[index]!) === commits.lastIndexOf(commits[index]!)
+          ? commits[index]!
+          : `${commits[index]} (${basename(resolve(checkout))})`,
       pid: server.child.pid!,
       baseUrl: server.baseUrl,
       stop: () => server.stop(),
