@@ -1,7 +1,8 @@
 // Faults under load, with the real server process: SIGTERM finishes what is in flight and loses
-// no routed session; SIGKILL leaves a consistent database (SQLite's WAL, PostgreSQL's commit) in
+// no routed session nor its log line; SIGKILL leaves a consistent database (SQLite's WAL, PostgreSQL's commit) in
 // which every acknowledged session is present and no session lacks its event.
 
+import { once } from 'node:events';
 import { sql } from 'drizzle-orm';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { createDb } from '../src/db/engine/client.js';
@@ -102,10 +103,22 @@ describe('faults during session routing', () => {
     while (progress.count < 20) await new Promise((resolve) => setTimeout(resolve, 2));
     // Connections the server has accepted but not read a request from yet are closed (Node's
     // server.close); those callers get a connection error and nothing is stored for them.
+    const stdoutClosed = once(server.child.stdout, 'close');
     const exitCode = server.stop('SIGTERM');
     const { acknowledged } = await load;
     expect(await exitCode).toBe(0);
     expect(acknowledged.length).toBeGreaterThan(0);
+    // The log lines still waiting in the process's batch at exit were written too: one access
+    // line per acknowledged session, and the last line says the server stopped.
+    await stdoutClosed;
+    const logLines = server.output
+      .filter((line) => line.length > 0)
+      .map((line) => JSON.parse(line) as { msg: string; path?: string; status?: number });
+    const routedLines = logLines.filter(
+      (line) => line.msg === 'request' && line.path?.endsWith('/sessions') && line.status === 200,
+    );
+    expect(routedLines.length).toBeGreaterThanOrEqual(acknowledged.length);
+    expect(logLines.at(-1)).toMatchObject({ msg: 'stopped' });
     const after = await inspect();
     expect(after.integrity).toBe('ok');
     // Exactly the acknowledged sessions were stored: none lost, none stored unanswered.
