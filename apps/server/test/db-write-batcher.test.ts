@@ -143,6 +143,46 @@ describe('gatherWrites', () => {
     expect(commits).toEqual([[1, -1, 3], [4]]);
   });
 
+  it("commits a lane's items one batch at a time, and lanes side by side", async () => {
+    const commits: string[][] = [];
+    let inFlight = 0;
+    let mostInFlight = 0;
+    const releases: Array<() => void> = [];
+    const submit = gatherWrites(
+      async (_db: object, items: string[]) => {
+        commits.push(items);
+        inFlight += 1;
+        mostInFlight = Math.max(mostInFlight, inFlight);
+        await new Promise<void>((resolve) => releases.push(resolve));
+        inFlight -= 1;
+        return items.map((item) => ({ ok: true as const, value: item.toUpperCase() }));
+      },
+      { laneOf: (item) => item[0]! },
+    );
+    const database = {};
+    const first = [submit(database, 'a1'), submit(database, 'b1')];
+    await new Promise((resolve) => setImmediate(resolve));
+    // Lane a's batch is in flight: its next items wait for it, lane b's batch runs beside it.
+    expect(commits).toEqual([['a1'], ['b1']]);
+    const second = [submit(database, 'a2'), submit(database, 'a3')];
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(commits).toHaveLength(2);
+    releases.shift()!();
+    releases.shift()!();
+    expect(await Promise.all(first)).toEqual(['A1', 'B1']);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(commits).toEqual([['a1'], ['b1'], ['a2', 'a3']]);
+    releases.shift()!();
+    expect(await Promise.all(second)).toEqual(['A2', 'A3']);
+    expect(mostInFlight).toBe(2);
+    // A lane with nothing in flight commits at once again.
+    const third = submit(database, 'a4');
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(commits.at(-1)).toEqual(['a4']);
+    releases.shift()!();
+    expect(await third).toBe('A4');
+  });
+
   it('gives every item the error when the commit fails', async () => {
     const submit = gatherWrites(async (_db: object, _items: number[]) => {
       throw new Error('the database went away');

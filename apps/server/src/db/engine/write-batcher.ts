@@ -5,8 +5,9 @@
 // On SQLite most of a small write's cost is the commit (every touched page goes to the WAL), so
 // sixteen concurrent sessions cost little more than one: batchedWrite runs each write in its own
 // savepoint of one write transaction, so one that fails (an unknown target) rolls back alone.
-// PostgreSQL's session routing gathers its writes the same way (gatherWrites) and commits each
-// batch with set-based statements of its own (repositories/sessions.ts).
+// PostgreSQL's session routing gathers its writes the same way (gatherWrites), one batch in flight
+// per organization, and commits each batch with set-based statements of its own
+// (repositories/sessions.ts).
 
 import type { SqliteDb } from './client.js';
 
@@ -18,6 +19,24 @@ interface Pending<I, R> {
   reject: (error: unknown) => void;
 }
 
+export interface GatherOptions<I> {
+  /**
+   * Items of one lane (an organization's sessions) are committed one batch at a time: those
+   * submitted while the lane's batch is in flight wait for it and go together in the next one.
+   * For writes the database would make wait for each other anyway (PostgreSQL's routing takes the
+   * organization's write turn): each waiting on its own transaction would hold a connection and
+   * a turn's worth of work per item, where one batch does the work of all of them in one turn.
+   * Without lanes, every batch is committed as soon as it is gathered.
+   */
+  laneOf?: (item: I) => string | number;
+}
+
+interface Lane<I, R> {
+  waiting: Array<Pending<I, R>>;
+  scheduled: boolean;
+  inFlight: boolean;
+}
+
 /**
  * Gathers the items submitted for a database while the event loop is busy and hands them to
  * `commit` together on its next turn. Each submitter gets its own outcome; when `commit` throws
@@ -25,11 +44,11 @@ interface Pending<I, R> {
  */
 export function gatherWrites<D extends object, I, R>(
   commit: (db: D, items: I[]) => Outcome<R>[] | Promise<Outcome<R>[]>,
+  { laneOf }: GatherOptions<I> = {},
 ): (db: D, item: I) => Promise<R> {
-  const queues = new WeakMap<D, Array<Pending<I, R>>>();
+  const lanesOfDatabase = new WeakMap<D, Map<string | number, Lane<I, R>>>();
 
-  async function flush(db: D, batch: Array<Pending<I, R>>): Promise<void> {
-    queues.delete(db);
+  async function commitBatch(db: D, batch: Array<Pending<I, R>>): Promise<void> {
     let outcomes: Outcome<R>[];
     try {
       outcomes = await commit(
@@ -47,16 +66,42 @@ export function gatherWrites<D extends object, I, R>(
     });
   }
 
+  function schedule(db: D, lanes: Map<string | number, Lane<I, R>>, name: string | number) {
+    const lane = lanes.get(name)!;
+    lane.scheduled = true;
+    setImmediate(() => {
+      const batch = lane.waiting;
+      lane.waiting = [];
+      lane.scheduled = false;
+      if (!laneOf) {
+        lanes.delete(name);
+        void commitBatch(db, batch);
+        return;
+      }
+      lane.inFlight = true;
+      void commitBatch(db, batch).then(() => {
+        lane.inFlight = false;
+        if (lane.waiting.length > 0) schedule(db, lanes, name);
+        else lanes.delete(name);
+      });
+    });
+  }
+
   return (db, item) =>
     new Promise<R>((resolve, reject) => {
-      let queue = queues.get(db);
-      if (!queue) {
-        queue = [];
-        queues.set(db, queue);
-        const batch = queue;
-        setImmediate(() => void flush(db, batch));
+      let lanes = lanesOfDatabase.get(db);
+      if (!lanes) {
+        lanes = new Map();
+        lanesOfDatabase.set(db, lanes);
       }
-      queue.push({ item, resolve, reject });
+      const name = laneOf ? laneOf(item) : '';
+      let lane = lanes.get(name);
+      if (!lane) {
+        lane = { waiting: [], scheduled: false, inFlight: false };
+        lanes.set(name, lane);
+      }
+      lane.waiting.push({ item, resolve, reject });
+      if (!lane.scheduled && !lane.inFlight) schedule(db, lanes, name);
     });
 }
 

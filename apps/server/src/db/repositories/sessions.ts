@@ -599,6 +599,8 @@ const routeOnPostgres = gatherWrites(
       );
     }
   },
+  // Batches of one organization take its write turn one after the other anyway.
+  { laneOf: (route) => route.organizationId },
 );
 
 /** Routes a new session; with `answer`, stores its Idempotency-Key answer in the same commit. */
