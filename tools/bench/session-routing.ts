@@ -6,8 +6,9 @@
 // of its own, in an order that turns by one every round: the database grows as the runs go, and
 // a fixed order would hand the later shapes a bigger one. On SQLite every round also runs routing's
 // limit: a bare Hono app in a process of its own answering the same POST with one indexed insert
-// into the same file (bare-server.ts). Prints each shape's median round, the ratios of the medians,
-// and checks that every answered session was counted in the results.
+// into the same file (bare-server.ts). Prints each shape's median round, the ratios of the medians
+// (and keyed / unkeyed within each round), and checks that every answered session was counted in
+// the results.
 
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -113,6 +114,11 @@ try {
   const ratio = (a: LoadResult, b: LoadResult) =>
     (a.requestsPerSecond / b.requestsPerSecond).toFixed(2);
   console.log(`keyed / unkeyed: ${ratio(keyed, unkeyed)} (target >= 0.9)`);
+  // A round's keyed and unkeyed runs are seconds apart, rounds a minute: when the machine's speed
+  // drifts between rounds, the ratio within each round says more than the ratio of the medians.
+  console.log(
+    `keyed / unkeyed within each round: ${runs[0]!.map((keyedRun, round) => ratio(keyedRun, runs[1]![round]!)).join(', ')}`,
+  );
   if (bare) console.log(`unkeyed / bare insert: ${ratio(unkeyed, bare)} (target >= 0.25)`);
   console.log(
     `keyed with end_at / keyed without: ${ratio(keyedWithEndAt, keyed)} (target >= 0.9); with max_sessions: ${ratio(keyedCapped, keyed)}`,
