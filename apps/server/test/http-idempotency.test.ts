@@ -244,6 +244,28 @@ describe('Idempotency-Key across operations and refusals', () => {
     expect(await sessionCount()).toBe(before);
   });
 
+  it("routes the rest of a batch when one session's key is held: only that one is refused", async () => {
+    expect((await post(routePath(fx.targets.main), { user_id: 'held' }, 'held-key')).status).toBe(
+      200,
+    );
+    const before = await sessionCount();
+    // Sent together, so that on PostgreSQL they are routed in one batch.
+    const [unkeyed, fresh, held] = await Promise.all([
+      api.request('POST', routePath(fx.targets.main), {
+        key: acme.key,
+        body: { user_id: 'no key' },
+      }),
+      post(routePath(fx.targets.main), { user_id: 'fresh' }, 'fresh-key'),
+      post(routePath(fx.targets.main), { user_id: 'another caller' }, 'held-key'),
+    ]);
+    expect([unkeyed.status, fresh.status]).toEqual([200, 200]);
+    expectKeyReusedRefusal(held);
+    expect(await sessionCount()).toBe(before + 2);
+    const retried = await post(routePath(fx.targets.main), { user_id: 'fresh' }, 'fresh-key');
+    expect(retried.headers.get('idempotent-replayed')).toBe('true');
+    expect(retried.body).toEqual(fresh.body);
+  });
+
   it('refuses a key used for session routing on an experiment write', async () => {
     expect((await post(routePath(fx.targets.main), {}, 'cross-op-2')).status).toBe(200);
     const body = experimentBody(fx.targets.second, [fx.agents.pinned, fx.agents.alsoPinned]);
