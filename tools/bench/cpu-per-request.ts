@@ -1,8 +1,10 @@
 // The server's CPU time per request (issue #27's measure of a request's fixed cost):
 // `pnpm bench:cpu [--requests 30000] [--rounds 4] [--connections 16] [--path /healthz ...]
-// [--checkout DIR ...] [--routing]`. With --routing, also session routing on the demo's
-// experiment (started if it is a draft), keyed (a new Idempotency-Key each, as the SDK sends) and
-// unkeyed.
+// [--checkout DIR ...] [--routing] [--database postgres://...]`. With --routing, also session
+// routing on the demo's experiment (started if it is a draft), keyed (a new Idempotency-Key each,
+// as the SDK sends) and unkeyed. With --database, the demo is made in a new database on that
+// PostgreSQL server (dropped at the end), and PostgreSQL's processes' CPU time counts with the
+// server's: the work a request costs, wherever it runs.
 // On a shared virtual machine a request rate swings with the neighbours (bare Hono ranged from
 // 15,800 to 37,500 req/s within one run), while the CPU time a server spends per request barely
 // does, so this compares servers by that: each one pinned to CPU 1, the load generator (this
@@ -14,7 +16,7 @@
 // page's bytes, all in turn within each round.
 
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -24,6 +26,8 @@ import { startBareBodyServer } from './bare-server.js';
 import { createClient, type AgentlineClient } from '../../packages/sdk/src/index.js';
 import { routingRequest } from './bench-tenant.js';
 import { load } from './load.js';
+import { createBenchDatabase } from './bench-database.js';
+import { isPostgresUrl } from '../../apps/server/src/db/engine/client.js';
 
 const { values } = parseArgs({
   options: {
@@ -33,6 +37,7 @@ const { values } = parseArgs({
     path: { type: 'string', multiple: true, default: ['/healthz', '/api/v1/events/?limit=0'] },
     checkout: { type: 'string', multiple: true },
     routing: { type: 'boolean', default: false },
+    database: { type: 'string' },
   },
 });
 const requests = Number(values.requests);
@@ -61,6 +66,22 @@ function cpuTicks(pid: number): number {
   return Number(fields[11]) + Number(fields[12]);
 }
 
+/** The CPU time of every PostgreSQL process on this machine (its backends do a request's SQL). */
+function postgresCpuTicks(): number {
+  let ticks = 0;
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (readFileSync(`/proc/${entry}/comm`, 'utf8').trim() === 'postgres') {
+        ticks += cpuTicks(Number(entry));
+      }
+    } catch {
+      // The process ended between the listing and the read: its time is gone either way.
+    }
+  }
+  return ticks;
+}
+
 function commitOf(directory: string): string {
   const head = spawnSync('git', ['-C', directory, 'rev-parse', '--short', 'HEAD'], {
     encoding: 'utf8',
@@ -84,7 +105,10 @@ async function runningExperimentTarget(client: AgentlineClient): Promise<string>
 }
 
 const directory = mkdtempSync(join(tmpdir(), 'agentline-bench-cpu-'));
-const databaseUrl = join(directory, 'demo.db');
+const database = await createBenchDatabase(directory, values.database, 'cpu');
+const databaseUrl = database.url;
+/** The CPU time a request costs beyond the server's own: PostgreSQL's, when it is the database. */
+const databaseCpuTicks = isPostgresUrl(databaseUrl) ? postgresCpuTicks : () => 0;
 try {
   console.log('making the demo database (agentline demo)...');
   const demo = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'demo'], {
@@ -150,10 +174,10 @@ try {
         const request = run.keyed === undefined ? { headers } : routingRequest(key, run.keyed);
         const shape = { url: run.url, connections, seconds: 60, ...request };
         await load({ ...shape, maxRequests: Math.ceil(requests / 5) });
-        const before = cpuTicks(run.pid);
+        const ticks = () => cpuTicks(run.pid) + databaseCpuTicks();
+        const before = ticks();
         const result = await load({ ...shape, maxRequests: requests });
-        const microseconds =
-          ((cpuTicks(run.pid) - before) / TICKS_PER_SECOND / result.requests) * 1e6;
+        const microseconds = ((ticks() - before) / TICKS_PER_SECOND / result.requests) * 1e6;
         if (result.non2xx + result.errors > 0) {
           throw new Error(
             `${run.label}: ${result.non2xx} answers not 2xx and ${result.errors} errors`,
@@ -171,7 +195,7 @@ try {
   const minimumOf = (label: string) => Math.min(...measured.get(label)!);
   const bareMinimum = minimumOf(runs.at(-1)!.label);
   console.log(
-    `\n${requests} requests per round at ${connections} connections, ${rounds} rounds; server CPU µs per request`,
+    `\n${requests} requests per round at ${connections} connections, ${rounds} rounds; server CPU µs per request${isPostgresUrl(databaseUrl) ? ", PostgreSQL's included" : ''}`,
   );
   console.log(
     `${'request'.padEnd(72)} ${'min'.padStart(7)} ${'median'.padStart(7)} ${'bare / min'.padStart(10)}`,
@@ -195,5 +219,6 @@ try {
     }
   }
 } finally {
+  await database.drop();
   rmSync(directory, { recursive: true, force: true });
 }
