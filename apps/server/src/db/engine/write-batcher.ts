@@ -33,8 +33,8 @@ export interface GatherOptions<I> {
 
 interface Lane<I, R> {
   waiting: Array<Pending<I, R>>;
-  scheduled: boolean;
-  inFlight: boolean;
+  /** A batch will take what waits: gathering now, or (with lanes) one in flight. */
+  busy: boolean;
 }
 
 /**
@@ -66,21 +66,20 @@ export function gatherWrites<D extends object, I, R>(
     });
   }
 
+  /** Hands what waits in the lane `name` to a commit on the event loop's next turn. */
   function schedule(db: D, lanes: Map<string | number, Lane<I, R>>, name: string | number) {
     const lane = lanes.get(name)!;
-    lane.scheduled = true;
+    lane.busy = true;
     setImmediate(() => {
       const batch = lane.waiting;
       lane.waiting = [];
-      lane.scheduled = false;
       if (!laneOf) {
+        // Without lanes the next item starts a batch of its own, beside this one.
         lanes.delete(name);
         void commitBatch(db, batch);
         return;
       }
-      lane.inFlight = true;
       void commitBatch(db, batch).then(() => {
-        lane.inFlight = false;
         if (lane.waiting.length > 0) schedule(db, lanes, name);
         else lanes.delete(name);
       });
@@ -97,11 +96,11 @@ export function gatherWrites<D extends object, I, R>(
       const name = laneOf ? laneOf(item) : '';
       let lane = lanes.get(name);
       if (!lane) {
-        lane = { waiting: [], scheduled: false, inFlight: false };
+        lane = { waiting: [], busy: false };
         lanes.set(name, lane);
       }
       lane.waiting.push({ item, resolve, reject });
-      if (!lane.scheduled && !lane.inFlight) schedule(db, lanes, name);
+      if (!lane.busy) schedule(db, lanes, name);
     });
 }
 
