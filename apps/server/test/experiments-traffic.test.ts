@@ -2,7 +2,7 @@
 
 import { describe, expect, it, beforeAll, afterAll } from 'vitest';
 import { sql } from 'drizzle-orm';
-import { routeSession } from '../src/db/repositories/sessions.js';
+import { routeSession, type RoutedSessionRecord } from '../src/db/repositories/sessions.js';
 import { events, sessions } from '../src/db/schema/sqlite.js';
 import { RecordNotFoundError, StateConflictError } from '../src/domain/errors.js';
 import { pickVariant, stickyBucket } from '../src/domain/variant-picking.js';
@@ -17,10 +17,11 @@ import { onPostgres, queryTestDb } from './support/test-database.js';
 let api: TestApi;
 let acme: Tenant;
 let fx: RoutingFixture;
+let globex: Tenant;
 let globexFx: RoutingFixture;
 
 beforeAll(async () => {
-  ({ api, acme, fx, globexFx } = await createRoutingTestbed());
+  ({ api, acme, globex, fx, globexFx } = await createRoutingTestbed());
 });
 
 afterAll(() => api.close());
@@ -187,6 +188,38 @@ describe('sessions routed at the same moment', () => {
       routeNow(fx.targets.main, 'also fine'),
     ]);
     expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+  });
+
+  // One organization's sessions that arrive, turn after turn of the event loop, while its batch is
+  // in flight go together in its next batch; another organization's batch runs beside them.
+  // PostgreSQL's xmin names the transaction that wrote a row: it counts the batches.
+  it.runIf(onPostgres)("routes an organization's sessions one batch at a time", async () => {
+    const started: Array<Promise<RoutedSessionRecord>> = [];
+    const globexSession = routeSession(api.db, globex.organizationId, globexFx.targets.main, {
+      userId: 'beside',
+      conversationId: null,
+    });
+    for (let index = 0; index < 20; index += 1) {
+      started.push(routeNow(fx.targets.main, `lane ${index}`));
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    const routed = await Promise.all(started);
+    const ids = routed.map(({ sessionId }) => sql`${sessionId}`);
+    const [acmeBatches] = await queryTestDb<{ n: number }>(
+      api.db,
+      sql`SELECT count(DISTINCT xmin::text)::int AS n FROM ${sessions}
+        WHERE ${sessions.id} IN (${sql.join(ids, sql`, `)})`,
+    );
+    // The first session's batch, then the others together (a third if the first ended early).
+    expect(acmeBatches!.n).toBeLessThanOrEqual(3);
+    const [sharedWithGlobex] = await queryTestDb<{ n: number }>(
+      api.db,
+      sql`SELECT count(*)::int AS n FROM ${sessions}
+        WHERE ${sessions.id} IN (${sql.join(ids, sql`, `)})
+          AND xmin::text = (SELECT xmin::text FROM ${sessions}
+                            WHERE ${sessions.id} = ${(await globexSession).sessionId})`,
+    );
+    expect(sharedWithGlobex!.n).toBe(0);
   });
 });
 
