@@ -1,6 +1,7 @@
 // Faults under load, with the real server process: SIGTERM finishes what is in flight and loses
-// no routed session nor its log line; SIGKILL leaves a consistent database (SQLite's WAL, PostgreSQL's commit) in
-// which every acknowledged session is present and no session lacks its event.
+// no routed session nor its log line; SIGKILL leaves a consistent database (SQLite's WAL,
+// PostgreSQL's commit) in which every acknowledged session is present and no session lacks its
+// event.
 
 import { once } from 'node:events';
 import { sql } from 'drizzle-orm';
