@@ -2,8 +2,7 @@
 
 import { describe, expect, it } from 'vitest';
 import { newIdempotencyKey } from '../src/index.js';
-
-const UUID_V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+import { UUID_V7 } from './uuid-v7.js';
 
 describe('newIdempotencyKey', () => {
   it('is a UUIDv7 whose first 48 bits are the milliseconds it was made at', () => {

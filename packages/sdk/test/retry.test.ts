@@ -13,6 +13,7 @@ import {
   createClient,
 } from '../src/index.js';
 import { backoffMs, retryAfterMs, retryingFetch, RETRY_COUNT_HEADER } from '../src/retry.js';
+import { UUID_V7 } from './uuid-v7.js';
 
 const page = { items: [], page: 0, page_size: 25, total_count: 0, total_pages: 0 };
 const json = (status: number, body: unknown, headers: Record<string, string> = {}) =>
@@ -191,9 +192,7 @@ describe('retries', () => {
     await sdk.experiments.create(experiment);
     const keys = requests.map((r) => r.headers.get('idempotency-key'));
     // A UUIDv7 (idempotency-key.test.ts), made at the call.
-    expect(keys[0]).toMatch(
-      /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/,
-    );
+    expect(keys[0]).toMatch(UUID_V7);
     expect(keys[1]).toBe(keys[0]);
     expect(keys[2]).not.toBe(keys[0]);
     // The body is sent again, whole, on the retry.
