@@ -98,6 +98,7 @@ try {
       await database.settle();
     }
   }
+  const [keyedRuns, unkeyedRuns] = runs as [LoadResult[], LoadResult[]];
   const [keyed, unkeyed, keyedWithEndAt, keyedCapped] = runs.map(medianOf) as [
     LoadResult,
     LoadResult,
@@ -117,7 +118,7 @@ try {
   // A round's keyed and unkeyed runs are seconds apart, rounds a minute: when the machine's speed
   // drifts between rounds, the ratio within each round says more than the ratio of the medians.
   console.log(
-    `keyed / unkeyed within each round: ${runs[0]!.map((keyedRun, round) => ratio(keyedRun, runs[1]![round]!)).join(', ')}`,
+    `keyed / unkeyed within each round: ${keyedRuns.map((run, round) => ratio(run, unkeyedRuns[round]!)).join(', ')}`,
   );
   if (bare) console.log(`unkeyed / bare insert: ${ratio(unkeyed, bare)} (target >= 0.25)`);
   console.log(
