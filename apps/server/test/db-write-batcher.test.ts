@@ -1,7 +1,6 @@
 // Group commit: writes issued together are committed together, each answered on its own.
 // batchedWrite is SQLite's (each write in its own savepoint), so its tests open SQLite databases
-// of their own whichever backend the project runs on; PostgreSQL's session routing gathers its
-// writes with gatherWrites and is tested through routing (experiments-traffic.test.ts).
+// of their own whichever backend the project runs on.
 
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -9,7 +8,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createDb, prepareServerConnection, type SqliteDb } from '../src/db/engine/client.js';
 import { Database } from '../src/db/engine/sqlite-driver.js';
-import { batchedWrite, gatherWrites } from '../src/db/engine/write-batcher.js';
+import { batchedWrite } from '../src/db/engine/write-batcher.js';
 
 function openSqlite(url: string): SqliteDb {
   const opened = createDb(url);
@@ -116,79 +115,5 @@ describe('batchedWrite', () => {
     await batchedWrite(db, insert('a'));
     await batchedWrite(db, insert('b'));
     expect(texts()).toEqual(['a', 'b']);
-  });
-});
-
-describe('gatherWrites', () => {
-  it('hands the items issued together to one asynchronous commit and answers each', async () => {
-    const commits: number[][] = [];
-    const submit = gatherWrites(async (_db: object, items: number[]) => {
-      commits.push(items);
-      await new Promise((resolve) => setTimeout(resolve, 5));
-      return items.map((n) =>
-        n < 0
-          ? { ok: false as const, error: new Error(`${n}`) }
-          : { ok: true as const, value: n * 2 },
-      );
-    });
-    const database = {};
-    const results = await Promise.allSettled([1, -1, 3].map((n) => submit(database, n)));
-    expect(commits).toEqual([[1, -1, 3]]);
-    expect(results.map((r) => (r.status === 'fulfilled' ? r.value : 'rejected'))).toEqual([
-      2,
-      'rejected',
-      6,
-    ]);
-    await submit(database, 4);
-    expect(commits).toEqual([[1, -1, 3], [4]]);
-  });
-
-  it("commits a lane's items one batch at a time, and lanes side by side", async () => {
-    const commits: string[][] = [];
-    let inFlight = 0;
-    let mostInFlight = 0;
-    const releases: Array<() => void> = [];
-    const submit = gatherWrites(
-      async (_db: object, items: string[]) => {
-        commits.push(items);
-        inFlight += 1;
-        mostInFlight = Math.max(mostInFlight, inFlight);
-        await new Promise<void>((resolve) => releases.push(resolve));
-        inFlight -= 1;
-        return items.map((item) => ({ ok: true as const, value: item.toUpperCase() }));
-      },
-      { laneOf: (item) => item[0]! },
-    );
-    const database = {};
-    const first = [submit(database, 'a1'), submit(database, 'b1')];
-    await new Promise((resolve) => setImmediate(resolve));
-    // Lane a's batch is in flight: its next items wait for it, lane b's batch runs beside it.
-    expect(commits).toEqual([['a1'], ['b1']]);
-    const second = [submit(database, 'a2'), submit(database, 'a3')];
-    await new Promise((resolve) => setImmediate(resolve));
-    expect(commits).toHaveLength(2);
-    releases.shift()!();
-    releases.shift()!();
-    expect(await Promise.all(first)).toEqual(['A1', 'B1']);
-    await new Promise((resolve) => setImmediate(resolve));
-    expect(commits).toEqual([['a1'], ['b1'], ['a2', 'a3']]);
-    releases.shift()!();
-    expect(await Promise.all(second)).toEqual(['A2', 'A3']);
-    expect(mostInFlight).toBe(2);
-    // A lane with nothing in flight commits at once again.
-    const third = submit(database, 'a4');
-    await new Promise((resolve) => setImmediate(resolve));
-    expect(commits.at(-1)).toEqual(['a4']);
-    releases.shift()!();
-    expect(await third).toBe('A4');
-  });
-
-  it('gives every item the error when the commit fails', async () => {
-    const submit = gatherWrites(async (_db: object, _items: number[]) => {
-      throw new Error('the database went away');
-    });
-    const database = {};
-    const results = await Promise.allSettled([submit(database, 1), submit(database, 2)]);
-    expect(results.map((r) => r.status)).toEqual(['rejected', 'rejected']);
   });
 });

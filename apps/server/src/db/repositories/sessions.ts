@@ -32,7 +32,8 @@ import {
   sessions,
 } from '../schema/sqlite.js';
 import { perDatabase, remember } from '../engine/caches.js';
-import { batchedWrite, gatherWrites, type Outcome } from '../engine/write-batcher.js';
+import { gatherBatches, type Outcome } from '../engine/gather-batches.js';
+import { batchedWrite } from '../engine/write-batcher.js';
 import { storePlannedEnd } from './experiments.js';
 import {
   IdempotencyKeyTakenError,
@@ -581,7 +582,7 @@ async function routeInOneTransaction(
   }
 }
 
-const routeOnPostgres = gatherWrites(
+const routeOnPostgres = gatherBatches(
   async (db: PostgresDb, routes: RouteRequest[]): Promise<Array<Outcome<RoutedSessionRecord>>> => {
     try {
       return await routeInOneTransaction(db, routes);
