@@ -1,7 +1,8 @@
 // Work gathered per turn of the event loop (gather-batches.ts), without a database: what gathers,
 // what waits for a lane's batch in flight, and what every item is told when a run fails. Its users
-// are tested through what they do: SQLite's group commit (db-write-batcher.test.ts) and
-// PostgreSQL's session routing (experiments-traffic.test.ts).
+// are tested through what they do: SQLite's group commit (db-write-batcher.test.ts), PostgreSQL's
+// session routing (experiments-traffic.test.ts) and the kept list answers' version read
+// (versioned-cache.test.ts).
 
 import { describe, expect, it } from 'vitest';
 import { gatherBatches } from '../src/db/engine/gather-batches.js';

@@ -2,11 +2,19 @@
 // The version lives in the database (the prompts list: organizations.records_version, bumped by
 // every load of records; the events list: the organization's highest event id), so a server
 // process never serves an answer older than a write that another process (the CLI, another
-// server) committed: it reads the version on every request and rebuilds when it moved.
+// server) committed: every request is checked against a version read after it arrived, and the
+// answer is rebuilt when the version moved.
+//
+// The requests of one organization that arrive in one turn of the event loop share that read: it
+// runs on the next turn, after all of them arrived (and one that arrives while it is in flight
+// waits for the next read). A read costs little in SQL but a transaction's locking system calls
+// on SQLite, a round trip on PostgreSQL; read per request, it was half of a kept answer's CPU
+// time (docs/benchmarks.md, "Kept answers").
 
 import type { Context, MiddlewareHandler } from 'hono';
 import type { Db } from '../db/engine/client.js';
 import { perDatabase } from '../db/engine/caches.js';
+import { gatherBatches } from '../db/engine/gather-batches.js';
 import { cursorSigner } from '../db/repositories/cursor-signer.js';
 import { jsonBytes, type JsonBytes, type JsonText } from '../domain/json-text.js';
 import type { CursorSigner } from '../domain/list-query.js';
@@ -82,15 +90,26 @@ export class KeptListAnswers<T> {
     () => new VersionedJsonCache<T>({ maxBytes: LIST_ANSWERS_MAX_BYTES }),
   );
 
+  /** The organization's version, read once for the requests gathered in a turn. */
+  private readonly currentVersion: (db: Db, organizationId: number) => Promise<number>;
+
   /**
    * `keepsCursorPages` false: a page asked for with a `cursor` continues one walk and is neither
    * kept nor looked up (an export would push every polled page out, and each of its pages would
    * pay a version read for nothing).
    */
   constructor(
-    private readonly versionOf: (db: Db, organizationId: number) => Promise<number>,
+    versionOf: (db: Db, organizationId: number) => Promise<number>,
     private readonly options: { keepsCursorPages: boolean },
-  ) {}
+  ) {
+    this.currentVersion = gatherBatches(
+      async (db: Db, organizationIds: number[]) => {
+        const version = await versionOf(db, organizationIds[0]!);
+        return organizationIds.map(() => ({ ok: true as const, value: version }));
+      },
+      { laneOf: (organizationId) => organizationId },
+    );
+  }
 
   /** Route middleware: answers from memory what was kept for the current version. */
   readonly serve: MiddlewareHandler<AppEnv> = async (c, next) => {
@@ -98,7 +117,7 @@ export class KeptListAnswers<T> {
     const db = c.get('db');
     const { organizationId } = c.get('auth');
     const key = keyOf(c.req.url, organizationId, await cursorSigner(db));
-    const kept = this.answers(db).get(key, await this.versionOf(db, organizationId));
+    const kept = this.answers(db).get(key, await this.currentVersion(db, organizationId));
     if (kept !== null) return jsonTextResponse(c, kept);
     await next();
   };

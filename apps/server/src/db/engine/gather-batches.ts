@@ -1,7 +1,8 @@
 // Work gathered per turn of the event loop: the items submitted while the event loop is busy are
 // handed to one run on its next turn, and each submitter still gets its own result or error. Used
 // where one run does the work of many for little more than the cost of one: SQLite's group commit
-// (write-batcher.ts) and PostgreSQL's session routing (repositories/sessions.ts).
+// (write-batcher.ts), PostgreSQL's session routing (repositories/sessions.ts), and the version read
+// that every kept list answer is checked against (http/versioned-cache.ts).
 
 export type Outcome<R> = { ok: true; value: R } | { ok: false; error: unknown };
 
