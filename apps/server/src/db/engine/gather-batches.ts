@@ -1,8 +1,6 @@
 // Work gathered per turn of the event loop: the items submitted while the event loop is busy are
-// handed to one run on its next turn, and each submitter still gets its own result or error. Used
-// where one run does the work of many for little more than the cost of one: SQLite's group commit
-// (write-batcher.ts), PostgreSQL's session routing (repositories/sessions.ts), and the version read
-// that every kept list answer is checked against (http/versioned-cache.ts).
+// handed to one run on its next turn, and each submitter still gets its own result or error: for
+// work where one run does the work of many for little more than the cost of one.
 
 export type Outcome<R> = { ok: true; value: R } | { ok: false; error: unknown };
 
@@ -14,12 +12,9 @@ interface Pending<I, R> {
 
 export interface GatherOptions<I> {
   /**
-   * Items of one lane (an organization's) are run one batch at a time: those submitted while the
-   * lane's batch is in flight wait for it and go together in the next one, which starts after
-   * they were submitted. For writes the database would make wait for each other anyway
-   * (PostgreSQL's routing takes the organization's write turn): each waiting on its own
-   * transaction would hold a connection and a turn's worth of work per item, where one batch does
-   * the work of all of them in one turn. Without lanes, every batch runs as soon as it is gathered.
+   * Items of one lane are run one batch at a time: those submitted while the lane's batch is in
+   * flight wait for it and go together in the next one, which starts after they were submitted.
+   * Without lanes, every batch runs as soon as it is gathered, beside any still in flight.
    */
   laneOf?: (item: I) => string | number;
 }

@@ -1,13 +1,10 @@
-// Group commit for small, frequent writes (routed sessions). Writes that arrive while the event
-// loop is busy are committed together, and each caller still gets its own result or error;
-// nobody is answered before the commit that holds their write.
+// SQLite's group commit for small, frequent writes (routed sessions): the writes gathered in one
+// turn of the event loop (gather-batches.ts) are committed together, and nobody is answered
+// before the commit that holds their write.
 //
-// On SQLite most of a small write's cost is the commit (every touched page goes to the WAL), so
-// sixteen concurrent sessions cost little more than one: batchedWrite runs each write in its own
+// Most of a small write's cost is the commit (every touched page goes to the WAL), so sixteen
+// concurrent sessions cost little more than one: batchedWrite runs each write in its own
 // savepoint of one write transaction, so one that fails (an unknown target) rolls back alone.
-// The writes are gathered per turn of the event loop (gather-batches.ts), as PostgreSQL's session
-// routing gathers its own, one batch in flight per organization, to commit each batch with
-// set-based statements (repositories/sessions.ts).
 
 import type { SqliteDb } from './client.js';
 import { gatherBatches, type Outcome } from './gather-batches.js';

@@ -600,7 +600,9 @@ const routeOnPostgres = gatherBatches(
       );
     }
   },
-  // Batches of one organization take its write turn one after the other anyway.
+  // One batch in flight per organization: its batches take its write turn one after the other
+  // anyway, and each session arriving meanwhile would hold a connection in its own transaction
+  // only to queue on that turn, where the next batch does all of their work in one turn.
   { laneOf: (route) => route.organizationId },
 );
 
