@@ -32,10 +32,12 @@ function keptList() {
   ]);
   const reads: number[] = [];
   let hold: Promise<void> | undefined;
+  let failure: Error | undefined;
   let builds = 0;
   const kept = new KeptListAnswers<Page>(
     async (_db, organizationId) => {
       reads.push(organizationId);
+      if (failure) throw failure;
       // The version as it is when the read starts, returned once the test lets it finish.
       const version = versions.get(organizationId)!;
       await hold;
@@ -58,15 +60,20 @@ function keptList() {
     kept.keep(c, await cursorSigner(db), version, json);
     return jsonTextResponse(c, json);
   });
+  app.onError((error, c) => c.json({ detail: error.message }, 503));
+  const request = (organization = 1) => app.request(`/list?organization=${organization}`);
   const get = async (organization = 1): Promise<Page> => {
-    const response = await app.request(`/list?organization=${organization}`);
+    const response = await request(organization);
     expect(response.status).toBe(200);
     return (await response.json()) as Page;
   };
   return {
+    request,
     get,
     reads,
     builds: () => builds,
+    /** The database fails every version read from now on. */
+    failReads: (error: Error) => (failure = error),
     /** Another process's write: the organization's version moves on. */
     write: (organization = 1) => versions.set(organization, versions.get(organization)! + 1),
     /** Holds version reads until the returned function is called. */
@@ -120,20 +127,13 @@ describe('kept list answers', () => {
   });
 
   it('answers every request with the error when the version cannot be read', async () => {
-    const failing = new KeptListAnswers<Page>(
-      () => Promise.reject(new Error('the database went away')),
-      { keepsCursorPages: false },
-    );
-    const app = new Hono<AppEnv>();
-    app.use(async (c, next) => {
-      c.set('db', db);
-      c.set('auth', { organizationId: 1 } as AuthContext);
-      await next();
-    });
-    app.get('/list', failing.serve, (c) => c.json({ built_at_version: 0 }));
-    app.onError((error, c) => c.json({ detail: error.message }, 503));
-    const answers = await Promise.all([app.request('/list'), app.request('/list')]);
+    const list = keptList();
+    await list.get();
+    list.failReads(new Error('the database went away'));
+    const answers = await Promise.all([list.request(), list.request()]);
     expect(answers.map((a) => a.status)).toEqual([503, 503]);
     expect(await answers[0].json()).toEqual({ detail: 'the database went away' });
+    // One read failed, for both requests.
+    expect(list.reads).toHaveLength(2);
   });
 });
