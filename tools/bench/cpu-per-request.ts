@@ -1,6 +1,9 @@
 // The server's CPU time per request (issue #27's measure of a request's fixed cost):
 // `pnpm bench:cpu [--requests 30000] [--rounds 4] [--connections 16] [--path /healthz ...]
-// [--checkout DIR ...] [--routing] [--database postgres://...]`. With --routing, also session
+// [--checkout DIR ...] [--routing] [--database postgres://...] [--organizations 1]`. With
+// --organizations N, the paths' requests take turns among N organizations, each with its key (the
+// demo's, and N - 1 made empty beside it): kept answers shared within one organization, as one
+// dashboard polling is the best case of, are then shared among fewer. With --routing, also session
 // routing on the demo's experiment (started if it is a draft), keyed (a new Idempotency-Key each,
 // as the SDK sends) and unkeyed. With --database, the demo is made in a new database on that
 // PostgreSQL server (dropped at the end), and PostgreSQL's processes' CPU time counts with the
@@ -24,10 +27,10 @@ import { parseArgs } from 'node:util';
 import { startServerProcess } from '../../apps/server/test/support/server-process.js';
 import { startBareBodyServer } from './bare-server.js';
 import { createClient, type AgentlineClient } from '../../packages/sdk/src/index.js';
-import { routingRequest } from './bench-tenant.js';
+import { benchTenant, routingRequest } from './bench-tenant.js';
 import { load } from './load.js';
 import { createBenchDatabase } from './bench-database.js';
-import { isPostgresUrl } from '../../apps/server/src/db/engine/client.js';
+import { createDb, isPostgresUrl } from '../../apps/server/src/db/engine/client.js';
 
 const { values } = parseArgs({
   options: {
@@ -38,12 +41,14 @@ const { values } = parseArgs({
     checkout: { type: 'string', multiple: true },
     routing: { type: 'boolean', default: false },
     database: { type: 'string' },
+    organizations: { type: 'string', default: '1' },
   },
 });
 const requests = Number(values.requests);
 const rounds = Number(values.rounds);
 const connections = Number(values.connections);
-for (const [name, value] of Object.entries({ requests, rounds, connections })) {
+const organizations = Number(values.organizations);
+for (const [name, value] of Object.entries({ requests, rounds, connections, organizations })) {
   if (!Number.isInteger(value) || value < 1)
     throw new Error(`--${name} takes a whole number, 1 or more`);
 }
@@ -119,6 +124,16 @@ try {
   const key = /agl_[A-Za-z0-9_]+/.exec(demo.stdout)?.[0];
   if (demo.status !== 0 || !key) throw new Error(`agentline demo failed: ${demo.stderr}`);
   const headers = { 'Service-API-Key': key };
+  const keys = [key];
+  if (organizations > 1) {
+    const db = createDb(databaseUrl);
+    for (let index = 1; index < organizations; index += 1) {
+      keys.push((await benchTenant(db, `Bench ${index}`)).key);
+    }
+    await db.close();
+  }
+  /** The n-th request of a path's run names the organizations in turn. */
+  const headersOf = (n: number) => ({ 'Service-API-Key': keys[n % keys.length]! });
 
   const servers: Array<{ label: string; pid: number; baseUrl: string; stop: () => unknown }> = [];
   const commits = checkouts.map(commitOf);
@@ -171,7 +186,7 @@ try {
   try {
     for (let round = 1; round <= rounds; round += 1) {
       for (const run of runs) {
-        const request = run.keyed === undefined ? { headers } : routingRequest(key, run.keyed);
+        const request = run.keyed === undefined ? { headersOf } : routingRequest(key, run.keyed);
         const shape = { url: run.url, connections, seconds: 60, ...request };
         await load({ ...shape, maxRequests: Math.ceil(requests / 5) });
         const ticks = () => cpuTicks(run.pid) + databaseCpuTicks();
@@ -195,7 +210,7 @@ try {
   const minimumOf = (label: string) => Math.min(...measured.get(label)!);
   const bareMinimum = minimumOf(runs.at(-1)!.label);
   console.log(
-    `\n${requests} requests per round at ${connections} connections, ${rounds} rounds; server CPU µs per request${isPostgresUrl(databaseUrl) ? ", PostgreSQL's included" : ''}`,
+    `\n${requests} requests per round at ${connections} connections${organizations > 1 ? ` of ${organizations} organizations in turn` : ''}, ${rounds} rounds; server CPU µs per request${isPostgresUrl(databaseUrl) ? ", PostgreSQL's included" : ''}`,
   );
   console.log(
     `${'request'.padEnd(72)} ${'min'.padStart(7)} ${'median'.padStart(7)} ${'bare / min'.padStart(10)}`,

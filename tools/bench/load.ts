@@ -27,6 +27,8 @@ export async function load(options: {
   pathOf?: (n: number) => string;
   /** The body of each request, made anew for each one, instead of `body` on all of them. */
   bodyOf?: () => string;
+  /** The headers of the n-th request (n from 0), instead of `headers` on all of them. */
+  headersOf?: (n: number) => Record<string, string>;
 }): Promise<LoadResult> {
   let sent = 0;
   const result = await autocannon({
@@ -37,20 +39,21 @@ export async function load(options: {
     method: options.method ?? 'GET',
     headers: options.headers ?? {},
     ...(options.body ? { body: options.body } : {}),
-    ...(options.freshIdempotencyKeys || options.pathOf || options.bodyOf
+    ...(options.freshIdempotencyKeys || options.pathOf || options.bodyOf || options.headersOf
       ? {
           requests: [
             {
               setupRequest: (request: autocannon.Request) => {
                 const n = sent;
                 sent += 1;
+                const headers = { ...request.headers, ...options.headersOf?.(n) };
                 return {
                   ...request,
                   ...(options.pathOf ? { path: options.pathOf(n) } : {}),
                   ...(options.bodyOf ? { body: options.bodyOf() } : {}),
                   headers: options.freshIdempotencyKeys
-                    ? { ...request.headers, 'Idempotency-Key': newIdempotencyKey() }
-                    : request.headers,
+                    ? { ...headers, 'Idempotency-Key': newIdempotencyKey() }
+                    : headers,
                 };
               },
             },
