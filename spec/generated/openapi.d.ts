@@ -58,7 +58,13 @@ export interface paths {
          *     - a failure after the stream opened: `event: error` with `data: <EventStreamError>`,
          *       then the server closes the stream. `SLOW_CONSUMER`: the client read too slowly and the
          *       server's buffer for it filled; `INTERNAL`: the server failed; `SERVICE_UNAVAILABLE`:
-         *       the database did not answer. In every case reconnect with the last id received.
+         *       the database did not answer. In these cases reconnect with the last id received.
+         *     - the stream answers to its API key for as long as it is open: the server reads the
+         *       key again at least every half second, so within one second of the key's revocation
+         *       (`agentline key revoke`, from any process) the stream ends with `event: error` and
+         *       `UNAUTHENTICATED`, and within one second of its role losing `EVENTS_READ` with
+         *       `PERMISSION_DENIED`. Reconnecting with the same key gets 401 or 403; with a valid key
+         *       and the last id received, nothing is lost.
          *     - when the server shuts down it ends the stream without an error message; reconnect
          *       with the last id received.
          *
@@ -519,15 +525,15 @@ export interface components {
          * @enum {string}
          */
         ExperimentProperties: "id" | "name" | "name_exact" | "description" | "status" | "target_id" | "agent_id" | "created_at" | "updated_at" | "started_at" | "stopped_at";
-        /** @description The data of an `event: error` message on the events stream, sent just before the server closes it. Reconnect with the last event id received: nothing is lost. */
+        /** @description The data of an `event: error` message on the events stream, sent just before the server closes it. Reconnect with the last event id received (with a valid key after `UNAUTHENTICATED` or `PERMISSION_DENIED`): nothing is lost. */
         EventStreamError: {
-            /** @description What went wrong, for a person. */
+            /** @description What went wrong and what to do about it, for a person. */
             detail: string;
             /**
-             * @description `SLOW_CONSUMER`: the client fell too far behind; `INTERNAL`: the server failed; `SERVICE_UNAVAILABLE`: the database did not answer.
+             * @description `SLOW_CONSUMER`: the client fell too far behind; `INTERNAL`: the server failed; `SERVICE_UNAVAILABLE`: the database did not answer; `UNAUTHENTICATED`: the API key was revoked (or deleted) while the stream was open; `PERMISSION_DENIED`: the key's role lost `EVENTS_READ` while the stream was open.
              * @enum {string}
              */
-            code: "SLOW_CONSUMER" | "INTERNAL" | "SERVICE_UNAVAILABLE";
+            code: "SLOW_CONSUMER" | "INTERNAL" | "SERVICE_UNAVAILABLE" | "UNAUTHENTICATED" | "PERMISSION_DENIED";
         };
         /** @description A logged occurrence within a session. Every property is present in a full item (null where unknown); `fields` can narrow an item, but `timestamp` is always there. */
         Event: {

@@ -69,17 +69,25 @@ export const ExperimentProperties = z
 
 export const EventStreamError = z
   .object({
-    detail: z.string().openapi({ description: 'What went wrong, for a person.' }),
+    detail: z
+      .string()
+      .openapi({ description: 'What went wrong and what to do about it, for a person.' }),
     code: z
-      .enum(['SLOW_CONSUMER', 'INTERNAL', 'SERVICE_UNAVAILABLE'])
+      .enum([
+        'SLOW_CONSUMER',
+        'INTERNAL',
+        'SERVICE_UNAVAILABLE',
+        'UNAUTHENTICATED',
+        'PERMISSION_DENIED',
+      ])
       .openapi({
         description:
-          '`SLOW_CONSUMER`: the client fell too far behind; `INTERNAL`: the server failed; `SERVICE_UNAVAILABLE`: the database did not answer.',
+          "`SLOW_CONSUMER`: the client fell too far behind; `INTERNAL`: the server failed; `SERVICE_UNAVAILABLE`: the database did not answer; `UNAUTHENTICATED`: the API key was revoked (or deleted) while the stream was open; `PERMISSION_DENIED`: the key's role lost `EVENTS_READ` while the stream was open.",
       }),
   })
   .openapi('EventStreamError', {
     description:
-      'The data of an `event: error` message on the events stream, sent just before the server closes it. Reconnect with the last event id received: nothing is lost.',
+      'The data of an `event: error` message on the events stream, sent just before the server closes it. Reconnect with the last event id received (with a valid key after `UNAUTHENTICATED` or `PERMISSION_DENIED`): nothing is lost.',
   });
 
 export const Event = z
@@ -1431,7 +1439,7 @@ export const eventsStreamRoute = createRoute({
   tags: ['events'],
   summary: 'Follow events as they are committed',
   description:
-    "A live feed of the organization's events as Server-Sent Events (an Agentline extension).\nNeeds `EVENTS_READ`. It delivers every event matching `search_fields` /\n`search_field_values` that is committed after the stream's starting position, in commit\norder, each exactly once per connection, whoever wrote it (session routing in any server\nprocess, `agentline events import`); an event arrives within one second of its commit.\nSearch pairs and `fields` mean exactly what they mean on the events list, and each message\ncarries the event as the list would show it with the same `fields`.\n\nWhere it starts:\n- with a `Last-Event-ID` header: right after the message that carried that id, with\n  nothing skipped and nothing repeated, however long the client was away;\n- else with `start_datetime`: from the first committed event whose `timestamp` is at or\n  after it (a replay, in commit order), then live; the bound holds for the whole stream,\n  so a later-committed event with an older `timestamp` (an import of old events) is not\n  sent;\n- else: from the moment the stream opened.\n\nThe wire format (`text/event-stream`, UTF-8):\n- an event: `id: <resume token>`, `event: event`, `data: <Event as JSON>`, a blank\n  line. The id is an opaque resume token: keep the last one and send it back as\n  `Last-Event-ID` to continue; do not parse it.\n- `: keep-alive` comment lines every 15 seconds while nothing else is sent, so proxies\n  and clients can tell a quiet stream from a dead one.\n- a failure after the stream opened: `event: error` with `data: <EventStreamError>`,\n  then the server closes the stream. `SLOW_CONSUMER`: the client read too slowly and the\n  server's buffer for it filled; `INTERNAL`: the server failed; `SERVICE_UNAVAILABLE`:\n  the database did not answer. In every case reconnect with the last id received.\n- when the server shuts down it ends the stream without an error message; reconnect\n  with the last id received.\n\nErrors found before the stream opens are ordinary JSON answers: 401, 403, 422 (a bad\nsearch pair, `fields` value, `start_datetime`, or a `Last-Event-ID` that is not a token\nthis API issued), and 429 when the API key already holds its most concurrent streams\n(`EVENT_STREAMS_PER_KEY`, 10 by default, per server process).\n",
+    "A live feed of the organization's events as Server-Sent Events (an Agentline extension).\nNeeds `EVENTS_READ`. It delivers every event matching `search_fields` /\n`search_field_values` that is committed after the stream's starting position, in commit\norder, each exactly once per connection, whoever wrote it (session routing in any server\nprocess, `agentline events import`); an event arrives within one second of its commit.\nSearch pairs and `fields` mean exactly what they mean on the events list, and each message\ncarries the event as the list would show it with the same `fields`.\n\nWhere it starts:\n- with a `Last-Event-ID` header: right after the message that carried that id, with\n  nothing skipped and nothing repeated, however long the client was away;\n- else with `start_datetime`: from the first committed event whose `timestamp` is at or\n  after it (a replay, in commit order), then live; the bound holds for the whole stream,\n  so a later-committed event with an older `timestamp` (an import of old events) is not\n  sent;\n- else: from the moment the stream opened.\n\nThe wire format (`text/event-stream`, UTF-8):\n- an event: `id: <resume token>`, `event: event`, `data: <Event as JSON>`, a blank\n  line. The id is an opaque resume token: keep the last one and send it back as\n  `Last-Event-ID` to continue; do not parse it.\n- `: keep-alive` comment lines every 15 seconds while nothing else is sent, so proxies\n  and clients can tell a quiet stream from a dead one.\n- a failure after the stream opened: `event: error` with `data: <EventStreamError>`,\n  then the server closes the stream. `SLOW_CONSUMER`: the client read too slowly and the\n  server's buffer for it filled; `INTERNAL`: the server failed; `SERVICE_UNAVAILABLE`:\n  the database did not answer. In these cases reconnect with the last id received.\n- the stream answers to its API key for as long as it is open: the server reads the\n  key again at least every half second, so within one second of the key's revocation\n  (`agentline key revoke`, from any process) the stream ends with `event: error` and\n  `UNAUTHENTICATED`, and within one second of its role losing `EVENTS_READ` with\n  `PERMISSION_DENIED`. Reconnecting with the same key gets 401 or 403; with a valid key\n  and the last id received, nothing is lost.\n- when the server shuts down it ends the stream without an error message; reconnect\n  with the last id received.\n\nErrors found before the stream opens are ordinary JSON answers: 401, 403, 422 (a bad\nsearch pair, `fields` value, `start_datetime`, or a `Last-Event-ID` that is not a token\nthis API issued), and 429 when the API key already holds its most concurrent streams\n(`EVENT_STREAMS_PER_KEY`, 10 by default, per server process).\n",
   'x-agentline-permission': 'EVENTS_READ' as const,
   security: [{ APIKeyHeader: [] }],
   request: {

@@ -13,6 +13,7 @@ import {
 } from '../db/repositories/event-feed.js';
 import type { EventStreamQuery, FeedEvent } from '../db/repositories/events.js';
 import { InFlightCounts } from './in-flight-counts.js';
+import { StreamKeyWatch, type StreamKeyLoss } from './stream-key-watch.js';
 
 export interface EventStreamOptions {
   /** Streams one API key may hold open at once in this process (EVENT_STREAMS_PER_KEY). */
@@ -67,7 +68,7 @@ export function encodeEvents(events: readonly FeedEvent[]): Uint8Array {
   return encoder.encode(text);
 }
 
-function encodeFailure({ code, detail }: FeedFailure): Uint8Array {
+function encodeFailure({ code, detail }: FeedFailure | StreamKeyLoss): Uint8Array {
   return encoder.encode(`event: error\ndata: ${JSON.stringify({ detail, code })}\n\n`);
 }
 
@@ -75,12 +76,14 @@ function encodeFailure({ code, detail }: FeedFailure): Uint8Array {
 export class EventStreams {
   readonly #feed: EventFeed<Uint8Array>;
   readonly #open = new InFlightCounts();
+  readonly #keys: StreamKeyWatch;
   readonly #perKey: number;
   readonly #keepAliveMs: number;
   readonly #bufferBytes: number;
 
   constructor(db: Db, options: EventStreamOptions) {
     this.#feed = new EventFeed(db, { encode: encodeEvents, pollMs: options.pollMs });
+    this.#keys = new StreamKeyWatch(db);
     this.#perKey = options.perKey;
     this.#keepAliveMs = options.keepAliveMs ?? DEFAULT_KEEP_ALIVE_MS;
     this.#bufferBytes = options.bufferBytes ?? DEFAULT_BUFFER_BYTES;
@@ -98,6 +101,7 @@ export class EventStreams {
 
   /** Ends every stream cleanly (SIGTERM): clients reconnect with their last id elsewhere. */
   close(): void {
+    this.#keys.close();
     this.#feed.close();
   }
 
@@ -123,6 +127,7 @@ export class EventStreams {
       released = true;
       clearTimeout(keepAlive);
       subscription?.close();
+      this.#keys.unwatch(keyId, keyLost);
       wakeReplay();
       this.#open.release(keyId);
     };
@@ -132,6 +137,7 @@ export class EventStreams {
       controller.close();
       release();
     };
+    const keyLost = (loss: StreamKeyLoss) => finish(encodeFailure(loss));
     /**
      * Queues bytes for the client. A client whose buffer is already full when more comes has
      * fallen too far behind: it gets SLOW_CONSUMER instead, and false.
@@ -180,6 +186,7 @@ export class EventStreams {
       release();
       throw error;
     }
+    if (!released) this.#keys.watch(keyId, keyLost);
     // The headers go out with this first comment, so the client knows at once the stream is open.
     write(KEEP_ALIVE);
     return c.body(body, 200, {

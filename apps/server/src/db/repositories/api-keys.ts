@@ -131,6 +131,36 @@ export async function findApiKeyForAuth(db: Db, keyId: string): Promise<ApiKeyFo
   return { key, permissions: parsedJson(permissions), organizationId: key.organizationId };
 }
 
+/** Key ids read per statement by activeKeyPermissions: well under either database's parameter cap. */
+const KEY_IDS_PER_READ = 500;
+
+/**
+ * The role permissions of each of `keyIds` that is active now; a key id missing from the answer is
+ * revoked or unknown. For what a process holds open on a key (event streams), which it must read
+ * again, as authentication is, to honour a revocation or a role change made by any process.
+ */
+export async function activeKeyPermissions(
+  db: Db,
+  keyIds: readonly string[],
+): Promise<Map<string, Permission[]>> {
+  const active = new Map<string, Permission[]>();
+  for (let start = 0; start < keyIds.length; start += KEY_IDS_PER_READ) {
+    const chunk = keyIds.slice(start, start + KEY_IDS_PER_READ);
+    const rows = await runSteps(db, () =>
+      selectRows<{ keyId: string; permissions: Permission[] | string }>(
+        sql`SELECT ${apiKeys.keyId} AS "keyId", ${roles.permissions} AS "permissions"
+            FROM ${apiKeys} JOIN ${roles} ON ${roles.id} = ${apiKeys.roleId}
+            WHERE ${apiKeys.keyId} IN (${sql.join(
+              chunk.map((keyId) => sql`${keyId}`),
+              sql`, `,
+            )}) AND ${apiKeys.revokedAt} IS NULL`,
+      ),
+    );
+    for (const row of rows) active.set(row.keyId, parsedJson(row.permissions));
+  }
+  return active;
+}
+
 export interface ApiKeyPrincipal {
   apiKeyId: number;
   keyId: string;
