@@ -65,8 +65,9 @@ export interface paths {
          *       `UNAUTHENTICATED`, and within one second of its role losing `EVENTS_READ` with
          *       `PERMISSION_DENIED`. Reconnecting with the same key gets 401 or 403; with a valid key
          *       and the last id received, nothing is lost.
-         *     - when the server shuts down it ends the stream without an error message; reconnect
-         *       with the last id received.
+         *     - when the server shuts down it ends the stream without an error message (and cuts,
+         *       a second later, the connection of a client that has stopped reading); reconnect with
+         *       the last id received.
          *
          *     Errors found before the stream opens are ordinary JSON answers: 401, 403, 422 (a bad
          *     search pair, `fields` value, `start_datetime`, or a `Last-Event-ID` that is not a token

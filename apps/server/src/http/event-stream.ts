@@ -2,6 +2,7 @@
 // process's one event feed (db/repositories/event-feed.ts), a bounded buffer per stream, the
 // keep-alive comment, and the per-key count of open streams. The wire format is the spec's.
 
+import type { ServerResponse } from 'node:http';
 import type { Context } from 'hono';
 import { InputRuleError } from '../domain/errors.js';
 import type { Db } from '../db/engine/client.js';
@@ -13,6 +14,7 @@ import {
 } from '../db/repositories/event-feed.js';
 import type { EventStreamQuery, FeedEvent } from '../db/repositories/events.js';
 import { InFlightCounts } from './in-flight-counts.js';
+import { StreamConnections } from './stream-connections.js';
 import { StreamKeyWatch, type StreamKeyLoss } from './stream-key-watch.js';
 
 export interface EventStreamOptions {
@@ -77,6 +79,7 @@ export class EventStreams {
   readonly #feed: EventFeed<Uint8Array>;
   readonly #open = new InFlightCounts();
   readonly #keys: StreamKeyWatch;
+  readonly #connections = new StreamConnections();
   readonly #perKey: number;
   readonly #keepAliveMs: number;
   readonly #bufferBytes: number;
@@ -103,6 +106,14 @@ export class EventStreams {
   close(): void {
     this.#keys.close();
     this.#feed.close();
+  }
+
+  /**
+   * Cuts the connections of streams that have ended but whose clients have not read their last
+   * bytes (shutdown, once they have had a moment); returns how many.
+   */
+  destroyUnfinished(): number {
+    return this.#connections.destroyUnfinished();
   }
 
   /** The stream's response, or null when the key holds its most streams already. */
@@ -187,6 +198,8 @@ export class EventStreams {
       throw error;
     }
     if (!released) this.#keys.watch(keyId, keyLost);
+    // @hono/node-server's bindings (http/app-env.ts): absent for in-process requests.
+    this.#connections.track((c.env as { outgoing?: ServerResponse } | undefined)?.outgoing);
     // The headers go out with this first comment, so the client knows at once the stream is open.
     write(KEEP_ALIVE);
     return c.body(body, 200, {
