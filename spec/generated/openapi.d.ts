@@ -356,9 +356,15 @@ export interface paths {
          * @description The results over time (an Agentline extension): the sessions each variant handled per
          *     hour or per day, so a split that broke on one day or a variant that stopped getting
          *     traffic shows. Buckets are contiguous and ascending, empty ones included, each with one
-         *     entry per variant in variant order. A bucket starts at local midnight (`day`) or at the
-         *     local hour (`hour`) in `time_zone`, so a day across a daylight saving change has 23 or 25
-         *     hours and zones with :30 or :45 offsets work; `start` is that instant in UTC.
+         *     entry per variant in variant order. A bucket starts whenever the clock in `time_zone`
+         *     reads a local midnight (`day`) or a local hour (`hour`), or where the clock jumps forward
+         *     past one, at the jump; `start` is that instant in UTC. So a day across a daylight saving
+         *     change has 23 or 25 hours, an hour the clock skips has no bucket, an hour it reads twice
+         *     (set back an hour) has two, and a clock set back less than an hour adds the repeated time
+         *     to the bucket it is in: on Lord Howe's fall-back day (02:00 back to 01:30) the 01:00
+         *     bucket lasts 90 minutes, and on its spring day (02:00 on to 02:30) the 02:00 bucket
+         *     starts at the jump and lasts 30 minutes. Zones with :30 or :45 offsets start their hours
+         *     at the local hour. Every session is in exactly one bucket.
          *
          *     The window runs from `start_datetime` (inclusive, default the experiment's `started_at`)
          *     to `end_datetime` (exclusive, default `stopped_at`, or now while it runs), widened to

@@ -63,6 +63,50 @@ function totals(t: Timeline): Map<number, number> {
   return sum;
 }
 
+/** A stopped experiment whose sessions were created at `times`: every third in its second variant. */
+async function experimentWithSessions(idPrefix: string, times: readonly string[]) {
+  const created = await api.request<Schemas['Experiment']>('POST', '/api/v1/experiments/', {
+    key: acme.key,
+    body: experimentBody(fx.targets.second, [fx.agents.pinned, fx.agents.alsoPinned]),
+  });
+  expect((await call('POST', `${created.body.id}/start`)).status).toBe(200);
+  expect((await call('POST', `${created.body.id}/stop`)).status).toBe(200);
+  const [first, second] = created.body.variants.map((v) => v.id) as [number, number];
+  const variantOf = (i: number) => (i % 3 === 0 ? second : first);
+  await insertTestSessions(
+    api.db,
+    times.map((createdAt, i) => ({
+      id: `${idPrefix}-${i}`,
+      organizationId: acme.organizationId,
+      targetId: fx.targets.second,
+      agentId: fx.agents.pinned,
+      experimentId: created.body.id,
+      variantId: variantOf(i),
+      createdAt,
+    })),
+  );
+  return { id: created.body.id, variantOf };
+}
+
+/** Each bucket holds, per variant, exactly the sessions from its start to the next bound. */
+function expectCountsByBucket(
+  t: Timeline,
+  end: string,
+  times: readonly string[],
+  variantOf: (i: number) => number,
+) {
+  const bounds = [...starts(t), end];
+  t.buckets.forEach((bucket, b) => {
+    for (const variant of bucket.variants) {
+      const expected = times.filter(
+        (time, i) =>
+          time >= bounds[b]! && time < bounds[b + 1]! && variantOf(i) === variant.variant_id,
+      ).length;
+      expect(variant.session_count, `${bucket.start} ${variant.variant_id}`).toBe(expected);
+    }
+  });
+}
+
 beforeAll(async () => {
   ({ api, acme, globex, fx } = await createRoutingTestbed());
   const created = await api.request<Schemas['Experiment']>('POST', '/api/v1/experiments/', {
@@ -183,38 +227,94 @@ describe('the results timeline', () => {
     expect(hoursBetween(fall)).toEqual([25]);
   });
 
-  it('has 23 and 25 hour buckets on those New York days', async () => {
-    const spring = await okTimeline(stopped.id, {
-      interval: 'hour',
-      time_zone: 'America/New_York',
-      start_datetime: '2026-03-08T05:00:00Z',
-      end_datetime: '2026-03-09T04:00:00Z',
-    });
-    expect(spring.buckets).toHaveLength(23);
-    expect(new Set(hoursBetween(spring))).toEqual(new Set([1]));
-    // 02:00 does not exist that night: 01:00 EST is followed by 03:00 EDT.
-    expect(spring.buckets.slice(0, 4).map((b) => localTime(b.start, 'America/New_York'))).toEqual([
-      '00:00',
-      '01:00',
-      '03:00',
-      '04:00',
-    ]);
+  it('has 23 and 25 hour buckets on those days in New York and Paris', async () => {
+    // Local midnights of the spring and fall change days, and the hour that repeats in the fall.
+    const zones = [
+      ['America/New_York', '2026-03-08T05:00:00Z', '2026-11-01T04:00:00Z', '01:00'],
+      ['Europe/Paris', '2026-03-28T23:00:00Z', '2026-10-24T22:00:00Z', '02:00'],
+    ] as const;
+    for (const [zone, spring, fall, repeated] of zones) {
+      const hours = async (start: string, length: number) => {
+        const t = await okTimeline(stopped.id, {
+          interval: 'hour',
+          time_zone: zone,
+          start_datetime: start,
+          end_datetime: new Date(Date.parse(start) + length * HOUR).toISOString(),
+        });
+        expect(t.buckets, zone).toHaveLength(length);
+        expect(new Set(hoursBetween(t))).toEqual(new Set([1]));
+        return t.buckets.map((b) => localTime(b.start, zone));
+      };
+      // The hour the clock skips has no bucket; the hour it repeats has two.
+      expect((await hours(spring, 23)).slice(0, 4), zone).toEqual([
+        '00:00',
+        '01:00',
+        '03:00',
+        '04:00',
+      ]);
+      const fallHours = await hours(fall, 25);
+      expect(
+        fallHours.filter((h) => h === repeated),
+        zone,
+      ).toHaveLength(2);
+      expect(new Set(fallHours).size, zone).toBe(24);
+    }
+  });
 
-    const fall = await okTimeline(stopped.id, {
-      interval: 'hour',
-      time_zone: 'America/New_York',
-      start_datetime: '2026-11-01T04:00:00Z',
-      end_datetime: '2026-11-02T05:00:00Z',
-    });
-    expect(fall.buckets).toHaveLength(25);
-    expect(new Set(hoursBetween(fall))).toEqual(new Set([1]));
-    // 01:00 comes twice, first in daylight saving time, then in standard time.
-    expect(fall.buckets.slice(0, 4).map((b) => localTime(b.start, 'America/New_York'))).toEqual([
-      '00:00',
-      '01:00',
-      '01:00',
-      '02:00',
-    ]);
+  it("has a bucket for each local hour across Lord Howe's 30-minute clock changes", async () => {
+    const zone = 'Australia/Lord_Howe';
+    // The local days of 5 April 2026 (02:00 back to 01:30: UTC+11 to +10:30) and 4 October 2026
+    // (02:00 on to 02:30), with their sessions every 7 minutes from an hour before to an hour
+    // after, and at the edges of the half hour the clock repeats or skips.
+    const days = [
+      {
+        from: '2026-04-04T13:00:00.000Z',
+        to: '2026-04-05T13:30:00.000Z',
+        edges: ['14:59:59.999', '15:00:00.000', '15:29:59.999', '15:30:00.000'],
+        firstHours: ['00:00', '01:00', '02:00', '03:00'],
+        firstLengths: [1, 1.5, 1],
+      },
+      {
+        from: '2026-10-03T13:30:00.000Z',
+        to: '2026-10-04T13:00:00.000Z',
+        edges: ['15:29:59.999', '15:30:00.000', '15:59:59.999', '16:00:00.000'],
+        firstHours: ['00:00', '01:00', '02:30', '03:00'],
+        firstLengths: [1, 1, 0.5],
+      },
+    ];
+    for (const [d, day] of days.entries()) {
+      const [from, to] = [Date.parse(day.from) - HOUR, Date.parse(day.to) + HOUR];
+      const times = [
+        ...Array.from({ length: Math.floor((to - from) / (7 * 60_000)) }, (_, i) =>
+          new Date(from + i * 7 * 60_000).toISOString(),
+        ),
+        ...day.edges.map((edge) => `${day.from.slice(0, 10)}T${edge}Z`),
+      ];
+      const { id, variantOf } = await experimentWithSessions(`lord-howe-${d}`, times);
+      const hours = await okTimeline(id, {
+        interval: 'hour',
+        time_zone: zone,
+        start_datetime: day.from,
+        end_datetime: day.to,
+      });
+      expect(hours.buckets, day.from).toHaveLength(24);
+      const local = hours.buckets.map((b) => localTime(b.start, zone));
+      expect(local.slice(0, 4)).toEqual(day.firstHours);
+      expect(new Set(local.map((h) => h.slice(0, 2))).size).toBe(24);
+      expect(hoursBetween(hours).slice(0, 3)).toEqual(day.firstLengths);
+      expect(hoursBetween(hours).slice(3)).toEqual(Array<number>(20).fill(1));
+      expectCountsByBucket(hours, day.to, times, variantOf);
+      const inDay = times.filter((time) => time >= day.from && time < day.to).length;
+      expect([...totals(hours).values()].reduce((sum, n) => sum + n, 0)).toBe(inDay);
+
+      const daily = await okTimeline(id, {
+        time_zone: zone,
+        start_datetime: day.from,
+        end_datetime: day.to,
+      });
+      expect(starts(daily)).toEqual([day.from]);
+      expect(totals(daily)).toEqual(totals(hours));
+    }
   });
 
   it('starts Kolkata days at local midnight and Kathmandu hours at the local hour', async () => {
@@ -247,13 +347,6 @@ describe('the results timeline', () => {
   it('counts days that do not start on a quarter hour (Monrovia, 1970: UTC-00:44:30)', async () => {
     // Buckets of every zone today start on quarter hours, which the stored counts are kept by;
     // a bucket that does not is counted from the sessions themselves, and must agree.
-    const created = await api.request<Schemas['Experiment']>('POST', '/api/v1/experiments/', {
-      key: acme.key,
-      body: experimentBody(fx.targets.second, [fx.agents.pinned, fx.agents.alsoPinned]),
-    });
-    expect((await call('POST', `${created.body.id}/start`)).status).toBe(200);
-    expect((await call('POST', `${created.body.id}/stop`)).status).toBe(200);
-    const [first, second] = created.body.variants.map((v) => v.id) as [number, number];
     // Every 47 minutes from 1 June 1970 00:00 UTC for three days, and around a local midnight.
     const times = [
       ...Array.from({ length: 92 }, (_, i) =>
@@ -264,37 +357,15 @@ describe('the results timeline', () => {
       '1970-06-02T00:44:59.999Z',
       '1970-06-02T00:45:00.000Z',
     ];
-    await insertTestSessions(
-      api.db,
-      times.map((createdAt, i) => ({
-        id: `monrovia-${i}`,
-        organizationId: acme.organizationId,
-        targetId: fx.targets.second,
-        agentId: fx.agents.pinned,
-        experimentId: created.body.id,
-        variantId: i % 3 === 0 ? second : first,
-        createdAt,
-      })),
-    );
-    const t = await okTimeline(created.body.id, {
+    const { id, variantOf } = await experimentWithSessions('monrovia', times);
+    const t = await okTimeline(id, {
       time_zone: 'Africa/Monrovia',
       start_datetime: '1970-06-01T00:00:00Z',
       end_datetime: '1970-06-04T00:00:00Z',
     });
     expect(t.buckets[0]!.start).toBe('1970-05-31T00:44:30.000Z');
     expect(t.buckets).toHaveLength(4);
-    const bounds = [...starts(t), '1970-06-04T00:44:30.000Z'];
-    t.buckets.forEach((bucket, b) => {
-      for (const variant of bucket.variants) {
-        const expected = times.filter(
-          (time, i) =>
-            time >= bounds[b]! &&
-            time < bounds[b + 1]! &&
-            (i % 3 === 0 ? second : first) === variant.variant_id,
-        ).length;
-        expect(variant.session_count, `${bucket.start} ${variant.variant_id}`).toBe(expected);
-      }
-    });
+    expectCountsByBucket(t, '1970-06-04T00:44:30.000Z', times, variantOf);
     expect([...totals(t).values()].reduce((sum, n) => sum + n, 0)).toBe(times.length);
   });
 

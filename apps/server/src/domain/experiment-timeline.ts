@@ -70,14 +70,32 @@ function truncate(wall: number, interval: TimelineInterval): number {
   return Math.floor(wall / size) * size;
 }
 
-/** The start of the bucket that holds `instant`: its local midnight or local hour. */
+const offsetAt = (zone: Zone, instant: number) => zone.wallAt(instant) - instant;
+
+/**
+ * The start of the bucket that holds `instant`: the last bucket start (see `bucketAfter`) at or
+ * before it.
+ */
 export function bucketStart(zone: Zone, interval: TimelineInterval, instant: number): number {
+  let start = localStartBefore(zone, interval, instant);
+  for (let next = bucketAfter(zone, interval, start); next <= instant;) {
+    start = next;
+    next = bucketAfter(zone, interval, start);
+  }
+  return start;
+}
+
+/**
+ * A bucket start at or before `instant`, at most a bucket and a clock change before it: the
+ * instant whose clock reads the local midnight or hour `instant` is in, or the jump over it.
+ */
+function localStartBefore(zone: Zone, interval: TimelineInterval, instant: number): number {
   const localStart = truncate(zone.wallAt(instant), interval);
   // The instant whose wall clock reads localStart: try the offset at `instant`, then the offset
   // at that first guess (a clock change between the local start and `instant`).
   let guess = instant;
   for (let attempt = 0; attempt < 2; attempt += 1) {
-    guess = localStart - (zone.wallAt(guess) - guess);
+    guess = localStart - offsetAt(zone, guess);
     if (guess <= instant && zone.wallAt(guess) === localStart) return guess;
   }
   // The local start never shows on the clock (it jumped over it, as some zones do at midnight):
@@ -111,12 +129,30 @@ function followingBuckets(zone: Zone, interval: TimelineInterval, start: number,
   return { starts: [next], lastWall: zone.wallAt(next) };
 }
 
-/** The start of the bucket after the one starting at `start`, read from the clock. */
-function bucketAfter(zone: Zone, interval: TimelineInterval, start: number): number {
-  const nominalNext = bucketStart(zone, interval, start + NOMINAL_MS[interval]);
-  if (nominalNext > start) return nominalNext;
-  // A bucket longer than nominal (the day or hour a clock is set back).
-  return bucketStart(zone, interval, start + NOMINAL_MS[interval] + LONGEST_CLOCK_CHANGE_MS);
+/**
+ * The first bucket start after `after`. A bucket starts whenever the clock reads a local hour
+ * (or midnight), and where the clock jumps forward past one, at the jump. A clock set back by a
+ * whole hour reads that hour again, a second bucket; one set back by less (Lord Howe's 30
+ * minutes, 02:00 to 01:30) does not, so the bucket it was in goes on until the next reading.
+ */
+function bucketAfter(zone: Zone, interval: TimelineInterval, after: number): number {
+  const wall = zone.wallAt(after);
+  const offset = wall - after;
+  const evenNext = after + truncate(wall, interval) + NOMINAL_MS[interval] - wall;
+  if (offsetAt(zone, evenNext) === offset) return evenNext;
+  // The clock changes before that reading (once: no zone changes its offset twice that soon).
+  let unchanged = after;
+  let change = evenNext;
+  while (change - unchanged > 1) {
+    const middle = Math.floor((unchanged + change) / 2);
+    if (offsetAt(zone, middle) === offset) unchanged = middle;
+    else change = middle;
+  }
+  const [from, to] = [zone.wallAt(change - 1), zone.wallAt(change)];
+  if (truncate(to, interval) > truncate(from, interval) || truncate(to, interval) === to) {
+    return change;
+  }
+  return bucketAfter(zone, interval, change);
 }
 
 export interface TimelineRequest {
