@@ -1364,10 +1364,14 @@ export interface components {
          *     error, except 5xx) is stored for 24 hours per API key and replayed for every later
          *     request with the same key, which then changes nothing. The same key with a different
          *     operation, path or body is a 422 (`loc: ["header", "Idempotency-Key"]`) on every
-         *     operation, and never a replay of the other request's answer. A request refused before the
-         *     operation runs stores nothing, so its corrected retry may reuse the key: a 401 or 403
-         *     (the key and its permission are checked before the body is read), a 413, 415 or 429, and
-         *     a 422 for the request's own input (its query, path or body failing the schema).
+         *     operation, and never a replay of the other request's answer. A JSON body is compared as
+         *     parsed JSON, not as bytes: a retry that re-serialised the body with other whitespace or
+         *     another order of object keys is the same request and gets the replay, while another
+         *     order of array items or any other value (`1` and `"1"` differ) is a different body. A
+         *     request refused before the operation runs stores nothing, so its corrected retry may
+         *     reuse the key: a 401 or 403 (the key and its permission are checked before the body is
+         *     read), a 413, 415 or 429, and a 422 for the request's own input (its query, path or body
+         *     failing the schema).
          *     Routing a session stores its answer in the same commit as the session: a retry sent
          *     while the first request still runs is answered with the first one's answer as soon as
          *     either commits, and a request cut short (its server process died) left nothing, so its
@@ -1568,10 +1572,14 @@ export interface operations {
                  *     error, except 5xx) is stored for 24 hours per API key and replayed for every later
                  *     request with the same key, which then changes nothing. The same key with a different
                  *     operation, path or body is a 422 (`loc: ["header", "Idempotency-Key"]`) on every
-                 *     operation, and never a replay of the other request's answer. A request refused before the
-                 *     operation runs stores nothing, so its corrected retry may reuse the key: a 401 or 403
-                 *     (the key and its permission are checked before the body is read), a 413, 415 or 429, and
-                 *     a 422 for the request's own input (its query, path or body failing the schema).
+                 *     operation, and never a replay of the other request's answer. A JSON body is compared as
+                 *     parsed JSON, not as bytes: a retry that re-serialised the body with other whitespace or
+                 *     another order of object keys is the same request and gets the replay, while another
+                 *     order of array items or any other value (`1` and `"1"` differ) is a different body. A
+                 *     request refused before the operation runs stores nothing, so its corrected retry may
+                 *     reuse the key: a 401 or 403 (the key and its permission are checked before the body is
+                 *     read), a 413, 415 or 429, and a 422 for the request's own input (its query, path or body
+                 *     failing the schema).
                  *     Routing a session stores its answer in the same commit as the session: a retry sent
                  *     while the first request still runs is answered with the first one's answer as soon as
                  *     either commits, and a request cut short (its server process died) left nothing, so its
@@ -1743,10 +1751,14 @@ export interface operations {
                  *     error, except 5xx) is stored for 24 hours per API key and replayed for every later
                  *     request with the same key, which then changes nothing. The same key with a different
                  *     operation, path or body is a 422 (`loc: ["header", "Idempotency-Key"]`) on every
-                 *     operation, and never a replay of the other request's answer. A request refused before the
-                 *     operation runs stores nothing, so its corrected retry may reuse the key: a 401 or 403
-                 *     (the key and its permission are checked before the body is read), a 413, 415 or 429, and
-                 *     a 422 for the request's own input (its query, path or body failing the schema).
+                 *     operation, and never a replay of the other request's answer. A JSON body is compared as
+                 *     parsed JSON, not as bytes: a retry that re-serialised the body with other whitespace or
+                 *     another order of object keys is the same request and gets the replay, while another
+                 *     order of array items or any other value (`1` and `"1"` differ) is a different body. A
+                 *     request refused before the operation runs stores nothing, so its corrected retry may
+                 *     reuse the key: a 401 or 403 (the key and its permission are checked before the body is
+                 *     read), a 413, 415 or 429, and a 422 for the request's own input (its query, path or body
+                 *     failing the schema).
                  *     Routing a session stores its answer in the same commit as the session: a retry sent
                  *     while the first request still runs is answered with the first one's answer as soon as
                  *     either commits, and a request cut short (its server process died) left nothing, so its
@@ -1899,10 +1911,14 @@ export interface operations {
                  *     error, except 5xx) is stored for 24 hours per API key and replayed for every later
                  *     request with the same key, which then changes nothing. The same key with a different
                  *     operation, path or body is a 422 (`loc: ["header", "Idempotency-Key"]`) on every
-                 *     operation, and never a replay of the other request's answer. A request refused before the
-                 *     operation runs stores nothing, so its corrected retry may reuse the key: a 401 or 403
-                 *     (the key and its permission are checked before the body is read), a 413, 415 or 429, and
-                 *     a 422 for the request's own input (its query, path or body failing the schema).
+                 *     operation, and never a replay of the other request's answer. A JSON body is compared as
+                 *     parsed JSON, not as bytes: a retry that re-serialised the body with other whitespace or
+                 *     another order of object keys is the same request and gets the replay, while another
+                 *     order of array items or any other value (`1` and `"1"` differ) is a different body. A
+                 *     request refused before the operation runs stores nothing, so its corrected retry may
+                 *     reuse the key: a 401 or 403 (the key and its permission are checked before the body is
+                 *     read), a 413, 415 or 429, and a 422 for the request's own input (its query, path or body
+                 *     failing the schema).
                  *     Routing a session stores its answer in the same commit as the session: a retry sent
                  *     while the first request still runs is answered with the first one's answer as soon as
                  *     either commits, and a request cut short (its server process died) left nothing, so its
@@ -1953,10 +1969,14 @@ export interface operations {
                  *     error, except 5xx) is stored for 24 hours per API key and replayed for every later
                  *     request with the same key, which then changes nothing. The same key with a different
                  *     operation, path or body is a 422 (`loc: ["header", "Idempotency-Key"]`) on every
-                 *     operation, and never a replay of the other request's answer. A request refused before the
-                 *     operation runs stores nothing, so its corrected retry may reuse the key: a 401 or 403
-                 *     (the key and its permission are checked before the body is read), a 413, 415 or 429, and
-                 *     a 422 for the request's own input (its query, path or body failing the schema).
+                 *     operation, and never a replay of the other request's answer. A JSON body is compared as
+                 *     parsed JSON, not as bytes: a retry that re-serialised the body with other whitespace or
+                 *     another order of object keys is the same request and gets the replay, while another
+                 *     order of array items or any other value (`1` and `"1"` differ) is a different body. A
+                 *     request refused before the operation runs stores nothing, so its corrected retry may
+                 *     reuse the key: a 401 or 403 (the key and its permission are checked before the body is
+                 *     read), a 413, 415 or 429, and a 422 for the request's own input (its query, path or body
+                 *     failing the schema).
                  *     Routing a session stores its answer in the same commit as the session: a retry sent
                  *     while the first request still runs is answered with the first one's answer as soon as
                  *     either commits, and a request cut short (its server process died) left nothing, so its
@@ -2249,10 +2269,14 @@ export interface operations {
                  *     error, except 5xx) is stored for 24 hours per API key and replayed for every later
                  *     request with the same key, which then changes nothing. The same key with a different
                  *     operation, path or body is a 422 (`loc: ["header", "Idempotency-Key"]`) on every
-                 *     operation, and never a replay of the other request's answer. A request refused before the
-                 *     operation runs stores nothing, so its corrected retry may reuse the key: a 401 or 403
-                 *     (the key and its permission are checked before the body is read), a 413, 415 or 429, and
-                 *     a 422 for the request's own input (its query, path or body failing the schema).
+                 *     operation, and never a replay of the other request's answer. A JSON body is compared as
+                 *     parsed JSON, not as bytes: a retry that re-serialised the body with other whitespace or
+                 *     another order of object keys is the same request and gets the replay, while another
+                 *     order of array items or any other value (`1` and `"1"` differ) is a different body. A
+                 *     request refused before the operation runs stores nothing, so its corrected retry may
+                 *     reuse the key: a 401 or 403 (the key and its permission are checked before the body is
+                 *     read), a 413, 415 or 429, and a 422 for the request's own input (its query, path or body
+                 *     failing the schema).
                  *     Routing a session stores its answer in the same commit as the session: a retry sent
                  *     while the first request still runs is answered with the first one's answer as soon as
                  *     either commits, and a request cut short (its server process died) left nothing, so its

@@ -9,6 +9,8 @@ import {
   sweepExpiredIdempotencyKeys,
 } from '../src/db/repositories/idempotency.js';
 import { parseApiKey } from '../src/domain/api-keys.js';
+import { canonicalJson } from '../src/domain/canonical-json.js';
+import { requestFingerprint } from '../src/http/idempotency.js';
 import { experiments, idempotencyKeys, sessions } from '../src/db/schema/sqlite.js';
 import { createKey, type Schemas, type Tenant, type TestApi } from './support/harness.js';
 import {
@@ -105,13 +107,62 @@ describe('Idempotency-Key', () => {
     });
   });
 
+  it('replays to a retry whose JSON differs only in whitespace and key order', async () => {
+    /** `value` with the keys of every object in reverse order. */
+    const reversedKeys = (value: unknown): unknown => {
+      if (Array.isArray(value)) return value.map(reversedKeys);
+      if (value === null || typeof value !== 'object') return value;
+      return Object.fromEntries(
+        Object.entries(value)
+          .reverse()
+          .map(([key, item]) => [key, reversedKeys(item)]),
+      );
+    };
+    const body = experimentBody(fx.targets.second, [fx.agents.pinned, fx.agents.alsoPinned], {
+      name: 'Re-serialised retry',
+    });
+    const first = await post<Schemas['Experiment']>(
+      '/api/v1/experiments/',
+      JSON.stringify(body),
+      'reserialised-1',
+    );
+    expect(first.status).toBe(200);
+    const retry = await post<Schemas['Experiment']>(
+      '/api/v1/experiments/',
+      ` ${JSON.stringify(reversedKeys(body), null, 2)}\r\n`,
+      'reserialised-1',
+    );
+    expect(retry.status).toBe(200);
+    expect(retry.headers.get('idempotent-replayed')).toBe('true');
+    expect(retry.body).toEqual(first.body);
+
+    // Array order and values still count: another order of the variants is another request.
+    for (const changed of [
+      { ...body, variants: [...body.variants].reverse() },
+      { ...body, name: 'Re-serialised retry ' },
+      { ...body, target_id: String(body.target_id) },
+    ]) {
+      const res = await post<Schemas['HTTPValidationError']>(
+        '/api/v1/experiments/',
+        changed,
+        'reserialised-1',
+      );
+      expect(res.status, JSON.stringify(changed)).toBe(422);
+      expect(res.body.detail[0]!.loc).toEqual(['header', 'Idempotency-Key']);
+    }
+
+    const path = `/api/v1/channels/targets/${fx.targets.main}/sessions`;
+    const routed = await post<Schemas['RoutedSession']>(path, '{"user_id":"spaced"}', 'spaced-1');
+    const spaced = await post(path, '{\n  "user_id" : "spaced"\n}\n', 'spaced-1');
+    expect(spaced.headers.get('idempotent-replayed')).toBe('true');
+    expect(spaced.body).toEqual(routed.body);
+  });
+
   it('answers 409 while the first request with the key is still running', async () => {
     const { keyId } = { keyId: acme.key.split('_')[1]! };
     const path = `/api/v1/channels/targets/${fx.targets.main}/sessions`;
-    const body = JSON.stringify({ user_id: 'slow' });
     // Claim the key as a request in flight would have, then retry it.
-    const { createHash } = await import('node:crypto');
-    const hash = createHash('sha256').update(`POST ${path}\n${body}`).digest('hex');
+    const hash = requestFingerprint('POST', path, canonicalJson({ user_id: 'slow' }));
     expect(await claimIdempotencyKey(api.db, keyId, 'flight-1', hash, TIMES)).toEqual({
       kind: 'claimed',
     });

@@ -4,7 +4,6 @@
 // SIGKILL are stored exactly once, and expired keys are swept, so under a steady load of fresh
 // keys the table stops growing. With the real server process, or the real sweeper.
 
-import { createHash } from 'node:crypto';
 import { sql } from 'drizzle-orm';
 import pino from 'pino';
 import { DEFAULT_CONFIG, idempotencyTimesOf } from '../src/config.js';
@@ -16,7 +15,8 @@ import { platformRecordsSchema } from '../src/records/format.js';
 import { loadedIds, loadPlatformRecords } from '../src/records/loader.js';
 import { claimIdempotencyKey } from '../src/db/repositories/idempotency.js';
 import { experiments, idempotencyKeys, sessions } from '../src/db/schema/sqlite.js';
-import { startIdempotencySweeper } from '../src/http/idempotency.js';
+import { canonicalJson } from '../src/domain/canonical-json.js';
+import { requestFingerprint, startIdempotencySweeper } from '../src/http/idempotency.js';
 import {
   startFakeTwilio,
   twilioChannelRecord,
@@ -152,7 +152,11 @@ describe('an experiment write whose request died after claiming its key', () => 
       });
     try {
       // What a process killed between the claim and the answer leaves behind.
-      const hash = createHash('sha256').update(`POST /api/v1/experiments/\n${body}`).digest('hex');
+      const hash = requestFingerprint(
+        'POST',
+        '/api/v1/experiments/',
+        canonicalJson(JSON.parse(body)),
+      );
       const keyId = acme.key.split('_')[1]!;
       await claimIdempotencyKey(api.db, keyId, 'orphaned-claim', hash, TIMES);
       expect((await create()).status).toBe(409);

@@ -11,6 +11,7 @@ import { driverMessage } from '../db/engine/errors.js';
 import { formatJsonPath } from '../records/format.js';
 import { jsonText } from '../db/engine/portable-sql.js';
 import { insertEventBatch, type EventToImport } from '../db/repositories/event-import.js';
+import { canonicalJson } from '../domain/canonical-json.js';
 import { EVENT_PROPERTIES, type EventProperty } from '../domain/events.js';
 import { normalizeDateTime } from '../domain/timestamps.js';
 import { describeIssues } from './input-issues.js';
@@ -102,17 +103,6 @@ function fieldWithNul(
     return typeof value === 'string' && value.includes('\u0000');
   });
   return field ?? (attributes !== null && NUL_ESCAPE.test(attributes) ? 'attributes' : undefined);
-}
-
-/** JSON text with object keys sorted, so equal content gives equal text whatever the key order. */
-function canonicalJson(value: unknown): string {
-  if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  const keys = Object.keys(value).sort();
-  const members = keys.map(
-    (key) => `${JSON.stringify(key)}:${canonicalJson((value as Record<string, unknown>)[key])}`,
-  );
-  return `{${members.join(',')}}`;
 }
 
 /**

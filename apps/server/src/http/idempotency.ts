@@ -1,10 +1,11 @@
 // Idempotency-Key on POST (the IETF draft's rules, as Stripe applies them): the first answer an
 // operation gives to a key, success or error, is stored per API key for the retention and
 // replayed to every retry; the same key with another method, path or body is a 422, whichever
-// operation it reaches. Nothing is stored for a request refused before its handler ran (this
-// middleware runs after authentication and the permission check; a request whose input fails
-// validation is released) nor for a 5xx, whose transaction rolled back: their retries run afresh.
-// Expired keys are swept in the background.
+// operation it reaches. A JSON body is compared as parsed (requestFingerprint), so a retry that
+// re-serialised it with other whitespace or key order is the same request. Nothing is stored for
+// a request refused before its handler ran (this middleware runs after authentication and the
+// permission check; a request whose input fails validation is released) nor for a 5xx, whose
+// transaction rolled back: their retries run afresh. Expired keys are swept in the background.
 //
 // Where the answer is stored depends on the operation's work:
 // - session routing (storesAnswerWithWork) stores it inside the routing transaction
@@ -30,6 +31,7 @@ import {
   type IdempotencyTimes,
   type IdempotentWrite,
 } from '../db/repositories/idempotency.js';
+import { canonicalJson } from '../domain/canonical-json.js';
 import type { AppEnv } from './app-env.js';
 import { ApiError, handleError, RequestValidationError } from './errors.js';
 
@@ -57,6 +59,15 @@ function replay(c: Context<AppEnv>, status: number, body: string) {
   return c.body(body, status as 200, { 'Content-Type': 'application/json' });
 }
 
+/**
+ * What a key's retry must match: the method, the path and the body, a JSON body in canonical form
+ * (`canonicalJson`: whitespace and object key order do not count; array order and values do), as
+ * Stripe-like clients that re-serialise a retry expect.
+ */
+export function requestFingerprint(method: string, path: string, body: string): string {
+  return hash('sha256', `${method} ${path}\n${body}`, 'hex');
+}
+
 export function idempotency(times: IdempotencyTimes): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     const key = c.req.header(HEADER);
@@ -72,8 +83,10 @@ export function idempotency(times: IdempotencyTimes): MiddlewareHandler<AppEnv> 
     }
     const db = c.get('db');
     const { keyId } = c.get('auth');
-    const body = await c.req.text();
-    const requestHash = hash('sha256', `${c.req.method} ${c.req.path}\n${body}`, 'hex');
+    // requestBody has parsed the body of every operation that takes JSON, and refused bad JSON.
+    const body =
+      c.req.bodyCache.json === undefined ? await c.req.text() : canonicalJson(await c.req.json());
+    const requestHash = requestFingerprint(c.req.method, c.req.path, body);
     // An operation that stores its answer with its work finds a held key in that write: looking
     // the key up first would only cost every request a read.
     const storesWithWork = c.req.matchedRoutes.some(
