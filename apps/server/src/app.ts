@@ -19,7 +19,12 @@ import { ApiError, errorResponse, handleError } from './http/errors.js';
 import { Metrics, metricsEndpoint } from './http/metrics.js';
 import { idempotency } from './http/idempotency.js';
 import { authFailureLimit, rateLimit, type AuthFailureLimit } from './http/rate-limit.js';
-import { queryStringLimit, rejectNulInQuery, requestBody } from './http/request-body.js';
+import {
+  queryStringLimit,
+  rejectInvalidUtf8InQuery,
+  rejectNulInQuery,
+  requestBody,
+} from './http/request-body.js';
 import { requestContext } from './http/request-context.js';
 import { createRouter } from './http/router.js';
 import { docsRouter } from './routes/docs/docs.index.js';
@@ -84,6 +89,7 @@ export function createApp({
   });
   app.use('/api/*', queryStringLimit(MAX_QUERY_STRING_CHARACTERS));
   app.use('/api/*', rejectNulInQuery());
+  app.use('/api/*', rejectInvalidUtf8InQuery());
 
   app.get('/healthz', (c) => c.json({ status: 'ok' }));
   app.get('/readyz', async (c) => {

@@ -92,7 +92,7 @@ function tooLarge(limitBytes: number): ApiError {
   );
 }
 
-async function readIncoming(incoming: IncomingMessage, limitBytes: number): Promise<string> {
+async function readIncoming(incoming: IncomingMessage, limitBytes: number): Promise<Buffer> {
   const chunks: Buffer[] = [];
   let size = 0;
   try {
@@ -110,7 +110,29 @@ async function readIncoming(incoming: IncomingMessage, limitBytes: number): Prom
     // The stream fails only when the client goes away before its body ends.
     throw new ClientAbortError(error);
   }
-  return Buffer.concat(chunks).toString('utf8');
+  return Buffer.concat(chunks);
+}
+
+// A leading byte order mark stays in the text, so such a body is still refused as not JSON (RFC
+// 8259: a sender never adds one to JSON text on the network).
+const STRICT_UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
+/**
+ * The text of a body an operation reads: bytes that are not UTF-8 are refused, where a lenient
+ * decoder would store U+FFFD in their place and the client would never learn its text was lost.
+ */
+function utf8BodyText(bytes: Uint8Array): string {
+  try {
+    return STRICT_UTF8.decode(bytes);
+  } catch {
+    throw new RequestValidationError([
+      {
+        loc: ['body'],
+        msg: 'The request body is not valid UTF-8; encode the JSON body in UTF-8.',
+        type: 'value_error',
+      },
+    ]);
+  }
 }
 
 const NUL = '\u0000';
@@ -192,15 +214,17 @@ export function requestBody(limitBytes: number): MiddlewareHandler<AppEnv> {
     if (rule) checkContentEncoding(c.req.header('content-encoding'));
     const incoming = c.env?.incoming;
     // In-process requests (app.request in tests) have no socket: read the Web Request instead.
-    const text = incoming
+    const bytes = incoming
       ? await readIncoming(incoming, limitBytes)
-      : await c.req.raw.text().then((body) => {
-          if (Buffer.byteLength(body) > limitBytes) throw tooLarge(limitBytes);
-          return body;
+      : await c.req.raw.arrayBuffer().then((body) => {
+          if (body.byteLength > limitBytes) throw tooLarge(limitBytes);
+          return Buffer.from(body);
         });
+    if (rule) checkContentType(c.req.header('content-type'), bytes.length > 0, rule);
+    // An operation that takes no body ignores one: its text needs no check.
+    const text = rule ? utf8BodyText(bytes) : bytes.toString('utf8');
     // Hono keeps promises in its body cache although the type names the values.
     c.req.bodyCache.text = Promise.resolve(text) as unknown as string;
-    if (rule) checkContentType(c.req.header('content-type'), text !== '', rule);
     if (rule && text !== '') {
       let parsed: unknown;
       try {
@@ -239,6 +263,46 @@ export function queryStringLimit(maxCharacters: number): MiddlewareHandler<AppEn
           type: 'too_long',
         },
       ]);
+    }
+    await next();
+  };
+}
+
+// A `%` not followed by two hex digits is a literal `%`, as URL parsers read it; only the escapes
+// spell bytes, and those must be UTF-8.
+const STRAY_PERCENT = /%(?![0-9A-Fa-f]{2})/g;
+
+/** `component` (form-encoded, `+` for a space) decoded, or null when its escapes are not UTF-8. */
+function decodedQueryComponent(component: string): string | null {
+  try {
+    return decodeURIComponent(component.replace(/\+/g, ' ').replace(STRAY_PERCENT, '%25'));
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Refuses a query string whose percent escapes are not UTF-8 (`?user_id=%FF`) with a 422 naming
+ * the parameter. Hono would hand such a value over still encoded, so the operation would look up
+ * the text `%FF`, and another parser would read U+FFFD: neither is what the client meant.
+ */
+export function rejectInvalidUtf8InQuery(): MiddlewareHandler<AppEnv> {
+  return async (c, next) => {
+    const query = queryStringOf(c.req.url);
+    if (query.includes('%') && decodedQueryComponent(query) === null) {
+      for (const pair of query.split('&')) {
+        const separator = pair.indexOf('=');
+        const name = separator === -1 ? pair : pair.slice(0, separator);
+        const value = separator === -1 ? '' : pair.slice(separator + 1);
+        if (decodedQueryComponent(name) !== null && decodedQueryComponent(value) !== null) continue;
+        throw new RequestValidationError([
+          {
+            loc: ['query', decodedQueryComponent(name) ?? name],
+            msg: 'is not percent-encoded UTF-8; encode the text as UTF-8, then percent-encode its bytes.',
+            type: 'value_error',
+          },
+        ]);
+      }
     }
     await next();
   };
