@@ -24,6 +24,8 @@ export interface Config {
   concurrentListReadsPerKey: number;
   /** Event streams one API key may hold open at once in this process. */
   eventStreamsPerKey: number;
+  /** Bytes one event stream may have waiting in the process for a client that reads slowly. */
+  eventStreamBufferBytes: number;
   /** How long a list read may run before it is stopped (a 422); 0 lets it run. */
   listQueryTimeoutMs: number;
   /**
@@ -114,6 +116,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     // Two slow list reads of a key keep at most two database cores busy, whatever the cores.
     concurrentListReadsPerKey: readInteger(env, 'CONCURRENT_LIST_READS_PER_KEY', 2, 0, 100_000),
     eventStreamsPerKey: readInteger(env, 'EVENT_STREAMS_PER_KEY', 10, 1, 100_000),
+    eventStreamBufferBytes: readInteger(
+      env,
+      'EVENT_STREAM_BUFFER_BYTES',
+      4 * 1024 * 1024,
+      64 * 1024,
+      1024 * 1024 * 1024,
+    ),
     listQueryTimeoutMs: readInteger(env, 'LIST_QUERY_TIMEOUT_MS', 5_000, 0, 3_600_000),
     authFailuresPerMinute: readInteger(env, 'AUTH_FAILURES_PER_MINUTE', 60, 0, 1_000_000),
     trustedProxies: readTrustedProxies(env),

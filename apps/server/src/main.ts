@@ -48,7 +48,11 @@ async function main(): Promise<void> {
     intervalMs: Math.min(60_000, idempotencyTimes.retentionMs / 4),
   });
   const stopPlannedEnds = startPlannedEndSweeper(db, logger);
-  const eventStreams = new EventStreams(db, { perKey: config.eventStreamsPerKey });
+  const eventStreams = new EventStreams(db, {
+    perKey: config.eventStreamsPerKey,
+    bufferBytes: config.eventStreamBufferBytes,
+    readers: eventReaders,
+  });
   const app = createApp({
     db,
     eventReaders,

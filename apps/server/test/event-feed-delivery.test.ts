@@ -49,7 +49,7 @@ describe('the live feed', () => {
             sink.turns.push(turn);
             return true;
           },
-          ready: () => Promise.resolve(),
+          ready: () => Promise.resolve(Number.POSITIVE_INFINITY),
           fail: (failure) => {
             throw new Error(`unexpected failure ${failure.code}`);
           },

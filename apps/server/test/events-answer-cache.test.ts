@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDb, type Db } from '../src/db/engine/client.js';
 import { migrateDb } from '../src/db/engine/migrate.js';
-import { listEvents, type EventReaders } from '../src/db/repositories/events.js';
+import { listEvents, replayEvents, type EventReaders } from '../src/db/repositories/events.js';
 import {
   createTenant,
   createTestApi,
@@ -42,6 +42,7 @@ beforeAll(async () => {
       pagesRead += 1;
       return listEvents(db, organizationId, query);
     },
+    replayEvents: (job) => replayEvents(db, job),
     close: async () => {},
   };
   api = await createTestApi(db, { eventReaders: readers });

@@ -269,7 +269,8 @@ describe('GET /api/v1/events/stream', () => {
       key: org.key,
       lastEventId: stream.events.at(-1)!.id,
     });
-    await resumed.waitFor(written.length - stream.events.length);
+    // A replay goes at the pace its buffer allows (64 KiB here, 8 KB events): given time.
+    await resumed.waitFor(written.length - stream.events.length, 30_000);
     expect([...types(stream.events), ...types(resumed.events)]).toEqual(
       written.map((event) => event.type),
     );

@@ -12,7 +12,7 @@ import {
   type FeedStart,
   type Subscription,
 } from '../db/repositories/event-feed.js';
-import type { EventStreamQuery, FeedEvent } from '../db/repositories/events.js';
+import type { EventReaders, EventStreamQuery, FeedEvent } from '../db/repositories/events.js';
 import { InFlightCounts } from './in-flight-counts.js';
 import { StreamConnections } from './stream-connections.js';
 import { StreamKeyWatch, type StreamKeyLoss } from './stream-key-watch.js';
@@ -23,12 +23,15 @@ export interface EventStreamOptions {
   /** Quiet time after which a keep-alive comment is sent. */
   keepAliveMs?: number;
   /**
-   * Bytes a stream may have waiting for a client that reads slowly (beyond what the socket
-   * holds); a batch that finds them full ends it with SLOW_CONSUMER.
+   * Bytes a stream may have waiting for a client that reads slowly, in its queue and in Node's
+   * response (beyond what the kernel's socket holds); a live batch that finds them full ends it
+   * with SLOW_CONSUMER. A replay fills at most half of them (see `open`).
    */
   bufferBytes?: number;
   /** How often the feed looks for new events. */
   pollMs?: number;
+  /** SQLite's reader threads: replays are read there. */
+  readers?: EventReaders;
 }
 
 const DEFAULT_KEEP_ALIVE_MS = 15_000;
@@ -85,7 +88,11 @@ export class EventStreams {
   readonly #bufferBytes: number;
 
   constructor(db: Db, options: EventStreamOptions) {
-    this.#feed = new EventFeed(db, { encode: encodeEvents, pollMs: options.pollMs });
+    this.#feed = new EventFeed(db, {
+      encode: encodeEvents,
+      pollMs: options.pollMs,
+      readers: options.readers,
+    });
     this.#keys = new StreamKeyWatch(db);
     this.#perKey = options.perKey;
     this.#keepAliveMs = options.keepAliveMs ?? DEFAULT_KEEP_ALIVE_MS;
@@ -133,10 +140,19 @@ export class EventStreams {
       for (const resume of drained) resume();
       drained = [];
     };
+    // The adapter (@hono/node-server) writes each chunk it reads from the body to Node's
+    // response and reads the next only after 'drain': a chunk the socket has not taken waits
+    // there, where the body's desiredSize does not see it.
+    const outgoing = (c.env as { outgoing?: ServerResponse } | undefined)?.outgoing;
+    outgoing?.on('drain', wakeReplay);
+    /** Bytes of this stream that wait in the process for its client. */
+    const held = () =>
+      this.#bufferBytes - (controller.desiredSize ?? 0) + (outgoing?.writableLength ?? 0);
     const release = () => {
       if (released) return;
       released = true;
       clearTimeout(keepAlive);
+      outgoing?.off('drain', wakeReplay);
       subscription?.close();
       this.#keys.unwatch(keyId, keyLost);
       wakeReplay();
@@ -155,7 +171,7 @@ export class EventStreams {
      */
     const write = (bytes: Uint8Array): boolean => {
       if (released) return false;
-      if ((controller.desiredSize ?? 0) <= 0) {
+      if (held() >= this.#bufferBytes) {
         finish(
           encodeFailure({
             code: 'SLOW_CONSUMER',
@@ -183,13 +199,19 @@ export class EventStreams {
       },
       { highWaterMark: this.#bufferBytes, size: (chunk) => chunk.byteLength },
     );
+    // A replay reads its next batch once at most a quarter of the buffer waits, and fills it to
+    // half at most: it goes at the pace of the client, and the live batches that follow it find
+    // the other half free.
+    const replayRoom = async (): Promise<number> => {
+      while (!released && held() > this.#bufferBytes / 4) {
+        await new Promise<void>((resume) => drained.push(resume));
+      }
+      return this.#bufferBytes / 2 - held();
+    };
     try {
       subscription = await this.#feed.subscribe(organizationId, query, start, {
         send: write,
-        ready: () =>
-          released || (controller.desiredSize ?? 0) > 0
-            ? Promise.resolve()
-            : new Promise<void>((resume) => drained.push(resume)),
+        ready: replayRoom,
         fail: (failure) => finish(encodeFailure(failure)),
         end: () => finish(),
       });

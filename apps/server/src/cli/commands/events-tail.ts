@@ -172,7 +172,7 @@ export const eventsTailCommand: Command = {
               for (const event of events) context.out(render(event));
               return true;
             },
-            ready: () => Promise.resolve(),
+            ready: () => Promise.resolve(Number.POSITIVE_INFINITY),
             fail: (failure) =>
               reject(
                 new CliError(

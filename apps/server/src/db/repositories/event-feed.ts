@@ -19,6 +19,7 @@ import {
   matchingEventIds,
   readEventsAfter,
   replayEvents,
+  type EventReaders,
   type EventStreamQuery,
   type FeedEvent,
 } from './events.js';
@@ -38,8 +39,11 @@ export interface FeedSink<Chunk> {
    * subscription: the sink could not take them and has told its client why.
    */
   send(chunk: Chunk): boolean;
-  /** Resolves once the sink can take more: a replay reads its next page only then. */
-  ready(): Promise<void>;
+  /**
+   * Resolves once the sink can take more, with about how many bytes of events it can take: a
+   * replay reads its next batch only then, and no more than that (Infinity: no limit).
+   */
+  ready(): Promise<number>;
   /** The subscription ended because of `failure`; nothing follows. */
   fail(failure: FeedFailure): void;
   /** The feed closed (the process is shutting down); nothing follows. */
@@ -53,6 +57,8 @@ export interface EventFeedOptions<Chunk> {
   pollMs?: number;
   /** Events read per statement, by the watcher and by a replay. */
   batchSize?: number;
+  /** SQLite's reader threads, where replays are read off the event loop. */
+  readers?: EventReaders;
 }
 
 /** Where a subscription starts: after an event id, or after what is committed now. */
@@ -76,6 +82,12 @@ interface Subscriber<Chunk> extends Subscription {
   readonly viewKey: string;
   live: boolean;
   closed: boolean;
+  /** Its chunks waiting in the feed's delivery queue. */
+  queued: number;
+  /** Resolves the replay that waits until nothing of the subscriber is queued. */
+  delivered: (() => void) | undefined;
+  /** The average size of an event the subscriber has replayed (its wire JSON's length). */
+  eventBytes: number;
 }
 
 interface WatchedOrganization<Chunk> {
@@ -93,6 +105,19 @@ const DEFAULT_BATCH_SIZE = 1000;
  * until all are written.
  */
 const SENDS_PER_TURN = 50;
+/**
+ * Ids a replay statement covers at most: on SQLite it reads that range of the table, whatever
+ * share of it matches, so a sparse organization or a narrow search does not hold the event loop
+ * for one long statement; the replay goes on after other requests had their turn.
+ */
+const REPLAY_SPAN = 20_000;
+/**
+ * Bytes of events a replay reads at once at most: what encoding and writing one batch costs the
+ * event loop stays small beside another request's wait, however fast its client reads.
+ */
+const REPLAY_BATCH_BYTES = 256 * 1024;
+/** What a replay assumes of an event's size until it has read some. */
+const FIRST_EVENT_BYTES = 1024;
 
 function failureOf(error: unknown): FeedFailure {
   const unavailable = databaseUnavailableReason(error);
@@ -134,6 +159,7 @@ export class EventFeed<Chunk> {
   readonly #encode: (events: readonly FeedEvent[]) => Chunk;
   readonly #pollMs: number;
   readonly #batchSize: number;
+  readonly #readers: EventReaders | undefined;
   readonly #watched = new Map<number, WatchedOrganization<Chunk>>();
   #timer: NodeJS.Timeout | undefined;
   #ticking = false;
@@ -147,6 +173,7 @@ export class EventFeed<Chunk> {
     this.#encode = options.encode;
     this.#pollMs = options.pollMs ?? DEFAULT_POLL_MS;
     this.#batchSize = options.batchSize ?? DEFAULT_BATCH_SIZE;
+    this.#readers = options.readers;
   }
 
   /** Open subscriptions, all organizations together. */
@@ -178,6 +205,9 @@ export class EventFeed<Chunk> {
       viewKey: query.projection ? [...query.projection].sort().join(',') : '',
       live: false,
       closed: false,
+      queued: 0,
+      delivered: undefined,
+      eventBytes: FIRST_EVENT_BYTES,
       close: () => this.#remove(subscriber),
     };
     if (this.#closed) {
@@ -228,6 +258,7 @@ export class EventFeed<Chunk> {
 
   #remove(subscriber: Subscriber<Chunk>): void {
     subscriber.closed = true;
+    subscriber.delivered?.();
     const watched = this.#watched.get(subscriber.organizationId);
     if (!watched) return;
     watched.subscribers.delete(subscriber);
@@ -245,6 +276,7 @@ export class EventFeed<Chunk> {
    * subscriber's chunks arrive in the order they were sent, replays and live batches alike.
    */
   #send(subscriber: Subscriber<Chunk>, chunk: Chunk): void {
+    subscriber.queued += 1;
     this.#deliveries.push({ subscriber, chunk });
     if (this.#delivering) return;
     this.#delivering = true;
@@ -253,7 +285,9 @@ export class EventFeed<Chunk> {
 
   #deliver(): void {
     for (const { subscriber, chunk } of this.#deliveries.splice(0, SENDS_PER_TURN)) {
+      subscriber.queued -= 1;
       if (!subscriber.closed && !subscriber.sink.send(chunk)) this.#remove(subscriber);
+      if (subscriber.queued === 0) subscriber.delivered?.();
     }
     if (this.#deliveries.length > 0) setImmediate(() => this.#deliver());
     else this.#delivering = false;
@@ -273,23 +307,63 @@ export class EventFeed<Chunk> {
           return;
         }
         // A replay goes at the client's pace; live batches do not wait (send may refuse them).
-        await subscriber.sink.ready();
+        // Its previous batch is handed over first, so the sink's room counts it, and other
+        // requests get a turn of the event loop between two batches.
+        await this.#delivered(subscriber);
+        const room = Math.min(REPLAY_BATCH_BYTES, await subscriber.sink.ready());
         if (subscriber.closed) return;
-        const events = await replayEvents(
+        const upTo = Math.min(through, subscriber.position + REPLAY_SPAN);
+        const limit = Math.max(
+          1,
+          Math.min(this.#batchSize, Math.floor(room / subscriber.eventBytes)),
+        );
+        const read = await replayEvents(
           this.#db,
-          subscriber.organizationId,
-          subscriber.query,
-          subscriber.position,
-          through,
-          this.#batchSize,
+          {
+            organizationId: subscriber.organizationId,
+            query: subscriber.query,
+            afterId: subscriber.position,
+            throughId: upTo,
+            limit,
+          },
+          this.#readers,
         );
         if (subscriber.closed) return;
+        const events = this.#fitting(subscriber, read, room);
         if (events.length > 0) this.#send(subscriber, this.#encode(events));
-        subscriber.position = events.length === this.#batchSize ? events.at(-1)!.id : through;
+        subscriber.position =
+          events.length < read.length || read.length === limit ? events.at(-1)!.id : upTo;
       }
     } catch (error) {
       this.#fail(subscriber, failureOf(error));
     }
+  }
+
+  /** Resolves once none of the subscriber's chunks wait in the delivery queue. */
+  #delivered(subscriber: Subscriber<Chunk>): Promise<void> {
+    if (subscriber.queued === 0 || subscriber.closed) return Promise.resolve();
+    return new Promise((resolve) => {
+      subscriber.delivered = () => {
+        subscriber.delivered = undefined;
+        resolve();
+      };
+    });
+  }
+
+  /**
+   * The first of `events` that fit in `room` bytes (at least one, so a replay always moves on),
+   * and what they teach of the subscriber's event size.
+   */
+  #fitting(subscriber: Subscriber<Chunk>, events: FeedEvent[], room: number): FeedEvent[] {
+    let bytes = 0;
+    let kept = 0;
+    for (const { json } of events) {
+      if (kept > 0 && bytes + json.length > room) break;
+      bytes += json.length;
+      kept += 1;
+    }
+    if (kept > 0) subscriber.eventBytes = Math.max(1, Math.ceil(bytes / kept));
+    return kept === events.length ? events : events.slice(0, kept);
   }
 
   #schedule(): void {

@@ -1,4 +1,4 @@
-// Long SQLite reads (the events list: its page and its count) run in worker threads, started by
+// Long SQLite reads (the events list: its page and its count; a stream's replay) run in worker threads, started by
 // the server's entry (main.ts) and handed to the app, each with a
 // read connection of its own to the same WAL database. better-sqlite3 is synchronous: on the
 // event loop, one slow page would hold up every other request of the process, /healthz included.
@@ -10,19 +10,24 @@ import type { Db } from '../engine/client.js';
 import type { EventProperty } from '../../domain/events.js';
 import type { ListQuery } from '../../domain/list-query.js';
 import { QueryTimeoutError } from '../engine/errors.js';
-import type { EventReaders, EventsPage } from './events.js';
+import type { EventReaders, EventsPage, FeedEvent, ReplayJob } from './events.js';
 
 export interface EventsPageJob {
   organizationId: number;
   query: ListQuery<EventProperty>;
 }
 
-type Reply =
-  { id: number; page: EventsPage } | { id: number; error: { message: string; code?: string } };
+/** What a thread is asked: an events page, or a batch of a stream's replay. */
+export type ReaderJob = { page: EventsPageJob } | { replay: ReplayJob };
 
-interface Job extends EventsPageJob {
+type Reply =
+  | { id: number; result: EventsPage | FeedEvent[] }
+  | { id: number; error: { message: string; code?: string } };
+
+interface Job {
   id: number;
-  resolve: (page: EventsPage) => void;
+  job: ReaderJob;
+  resolve: (result: EventsPage | FeedEvent[]) => void;
   reject: (error: Error) => void;
   timer?: NodeJS.Timeout;
 }
@@ -91,7 +96,7 @@ export function startEventReaders(
       const job = waiting.shift()!;
       running.set(worker, job);
       if (timeoutMs > 0) job.timer = setTimeout(() => giveUp(worker, job), timeoutMs);
-      worker.postMessage({ id: job.id, organizationId: job.organizationId, query: job.query });
+      worker.postMessage({ id: job.id, job: job.job });
     }
   };
 
@@ -121,7 +126,7 @@ export function startEventReaders(
       running.delete(worker);
       idle.push(worker);
       if (job) clearTimeout(job.timer);
-      if (job && 'page' in reply) job.resolve(reply.page);
+      if (job && 'result' in reply) job.resolve(reply.result);
       else if (job && 'error' in reply) {
         // The error keeps its driver code, so a busy or broken database still answers 503.
         job.reject(Object.assign(new Error(reply.error.message), { code: reply.error.code }));
@@ -148,16 +153,19 @@ export function startEventReaders(
 
   for (let i = 0; i < count; i += 1) start();
 
+  const run = (job: ReaderJob) =>
+    new Promise<EventsPage | FeedEvent[]>((resolve, reject) => {
+      if (capacity() === 0) {
+        reject(new Error('no events reader thread is running'));
+        return;
+      }
+      waiting.push({ job, id: (nextId += 1), resolve, reject });
+      dispatch();
+    });
+
   return {
-    listEvents: (job) =>
-      new Promise((resolve, reject) => {
-        if (capacity() === 0) {
-          reject(new Error('no events reader thread is running'));
-          return;
-        }
-        waiting.push({ ...job, id: (nextId += 1), resolve, reject });
-        dispatch();
-      }),
+    listEvents: async (page) => (await run({ page })) as EventsPage,
+    replayEvents: async (replay) => (await run({ replay })) as FeedEvent[],
     close: async () => {
       closing = true;
       failWaiting('the events reader threads were closed');

@@ -425,9 +425,10 @@ function* listing(
   return { rows, totalCount, next, throughId };
 }
 
-/** What reads events pages off the event loop: SQLite's reader threads (event-readers.ts). */
+/** What reads events pages and replays off the event loop: SQLite's reader threads (event-readers.ts). */
 export interface EventReaders {
   listEvents(job: { organizationId: number; query: ListQuery<EventProperty> }): Promise<EventsPage>;
+  replayEvents(job: ReplayJob): Promise<FeedEvent[]>;
   close(): Promise<void>;
 }
 
@@ -501,19 +502,27 @@ export async function matchingEventIds(
   return new Set(rows.map((row) => row.id));
 }
 
+/** A batch of a stream's replay: up to `limit` matching events in (afterId, throughId]. */
+export interface ReplayJob {
+  organizationId: number;
+  query: EventStreamQuery;
+  afterId: number;
+  throughId: number;
+  limit: number;
+}
+
 /**
  * A stream's replay: up to `limit` matching events in (afterId, throughId], in id order, as the
  * list shows them with the stream's `fields`. A client chooses how much it replays, so it runs
- * as a list read does (PostgreSQL's list pool, under the list query timeout).
+ * as a list read does (PostgreSQL's list pool, under the list query timeout; with `readers`, on
+ * one of SQLite's reader threads).
  */
 export async function replayEvents(
   db: Db,
-  organizationId: number,
-  query: EventStreamQuery,
-  afterId: number,
-  throughId: number,
-  limit: number,
+  { organizationId, query, afterId, throughId, limit }: ReplayJob,
+  readers?: EventReaders,
 ): Promise<FeedEvent[]> {
+  if (readers) return readers.replayEvents({ organizationId, query, afterId, throughId, limit });
   return runListRead(db, () =>
     selectRows<FeedEvent>(
       sql`SELECT id, ${itemJson(db, query.projection)} AS json
