@@ -71,7 +71,8 @@ export interface paths {
          *
          *     Errors found before the stream opens are ordinary JSON answers: 401, 403, 422 (a bad
          *     search pair, `fields` value, `start_datetime`, or a `Last-Event-ID` that is not a token
-         *     this API issued), and 429 when the API key already holds its most concurrent streams
+         *     this API issued to the organization, such as one past its last event: send the last id
+         *     its stream sent, or leave the header out), and 429 when the API key already holds its most concurrent streams
          *     (`EVENT_STREAMS_PER_KEY`, 10 by default, per server process).
          */
         get: operations["events_stream"];

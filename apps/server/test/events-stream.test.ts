@@ -13,7 +13,13 @@ import {
 } from './support/harness.js';
 import { startLiveServer, type LiveServer } from './support/live-server.js';
 import { openEventStream, type StreamedEvent } from './support/event-stream.js';
-import { createTestDb, insertTestEvents, type TestEvent } from './support/test-database.js';
+import { sql } from 'drizzle-orm';
+import {
+  createTestDb,
+  insertTestEvents,
+  queryTestDb,
+  type TestEvent,
+} from './support/test-database.js';
 
 let api: TestApi;
 let server: LiveServer;
@@ -213,6 +219,34 @@ describe('GET /api/v1/events/stream', () => {
       'header',
       'Last-Event-ID',
     ]);
+  });
+
+  it("refuses a Last-Event-ID past the organization's last event with a 422", async () => {
+    const org = await createTenant(api.db, 'Ahead');
+    await insertTestEvents(api.db, someEvents(org.organizationId, 2));
+    const stream = await openEventStream(server.baseUrl, {
+      key: org.key,
+      query: 'start_datetime=2026-01-01T00:00:00Z',
+    });
+    const [, last] = await stream.waitFor(2);
+    stream.close();
+    // Its own last id resumes (nothing to send yet); a position past every committed event
+    // never came from a stream of this database.
+    const resumed = await openEventStream(server.baseUrl, { key: org.key, lastEventId: last!.id });
+    expect(resumed.status).toBe(200);
+    resumed.close();
+    const [highest] = await queryTestDb<{ top: number }>(
+      api.db,
+      sql`SELECT max(id) AS top FROM events`,
+    );
+    const ahead = await openEventStream(server.baseUrl, {
+      key: org.key,
+      lastEventId: String(highest!.top + 1000),
+    });
+    expect(ahead.status).toBe(422);
+    const problem = (ahead.body as Schemas['HTTPValidationError']).detail[0]!;
+    expect(problem.loc).toEqual(['header', 'Last-Event-ID']);
+    expect(problem.msg).toContain('past the last event of this organization');
   });
 
   it('allows EVENT_STREAMS_PER_KEY streams per key, then 429 until one closes', async () => {

@@ -12,7 +12,12 @@ import {
   type FeedStart,
   type Subscription,
 } from '../db/repositories/event-feed.js';
-import type { EventReaders, EventStreamQuery, FeedEvent } from '../db/repositories/events.js';
+import {
+  currentEventPosition,
+  type EventReaders,
+  type EventStreamQuery,
+  type FeedEvent,
+} from '../db/repositories/events.js';
 import { InFlightCounts } from './in-flight-counts.js';
 import { StreamConnections } from './stream-connections.js';
 import { StreamKeyWatch, type StreamKeyLoss } from './stream-key-watch.js';
@@ -48,16 +53,35 @@ export function resumeToken(eventId: number): string {
   return String(eventId);
 }
 
+function resumeTokenProblem(msg: string): InputRuleError {
+  return new InputRuleError([{ loc: ['header', 'Last-Event-ID'], msg, type: 'value_error' }]);
+}
+
 /** The position a `Last-Event-ID` names, or a 422 that says what is wrong with it. */
-export function positionOfResumeToken(token: string): number {
+function positionOfResumeToken(token: string): number {
   if (/^\d{1,16}$/.test(token) && Number.isSafeInteger(Number(token))) return Number(token);
-  throw new InputRuleError([
-    {
-      loc: ['header', 'Last-Event-ID'],
-      msg: `"${token.slice(0, 40)}" is not an id this stream sent; send the id of the last message received, as it came, or leave the header out to start anew.`,
-      type: 'value_error',
-    },
-  ]);
+  throw resumeTokenProblem(
+    `"${token.slice(0, 40)}" is not an id this stream sent; send the id of the last message received, as it came, or leave the header out to start anew.`,
+  );
+}
+
+/**
+ * Where a stream resumed with `token` starts. A position past the organization's committed
+ * events was never sent to it (another database, or made up): resuming there would wait for
+ * events that may never come, so it is a 422.
+ */
+export async function resumePosition(
+  db: Db,
+  organizationId: number,
+  token: string,
+): Promise<number> {
+  const position = positionOfResumeToken(token);
+  if (position > (await currentEventPosition(db, organizationId))) {
+    throw resumeTokenProblem(
+      `"${token.slice(0, 40)}" is past the last event of this organization, so this server never sent it; send the id of the last message this organization's stream sent, or leave the header out to follow new events from now (add start_datetime to replay from a time).`,
+    );
+  }
+  return position;
 }
 
 /** A data field's value may not hold a line break (JSON outside strings may): one line each. */

@@ -4,7 +4,7 @@ import { cursorSigner } from '../../db/repositories/cursor-signer.js';
 import { currentEventPosition, listEvents } from '../../db/repositories/events.js';
 import type { AppRouteHandler } from '../../http/router.js';
 import { ApiError } from '../../http/errors.js';
-import { positionOfResumeToken } from '../../http/event-stream.js';
+import { resumePosition } from '../../http/event-stream.js';
 import { jsonTextResponse } from '../../http/json-text.js';
 import { KeptListAnswers } from '../../http/versioned-cache.js';
 import type { components } from '../../spec-types.js';
@@ -59,7 +59,9 @@ export const eventsStream: AppRouteHandler<typeof routes.eventsStream> = async (
     await cursorSigner(db),
   );
   // An empty Last-Event-ID is what a client sends that has received no id yet.
-  const start = lastEventId ? { afterId: positionOfResumeToken(lastEventId) } : undefined;
+  const start = lastEventId
+    ? { afterId: await resumePosition(db, organizationId, lastEventId) }
+    : undefined;
   const streams = c.get('eventStreams');
   const response = await streams.open(
     c,
