@@ -14,11 +14,6 @@ import { startIdempotencySweeper } from './http/idempotency.js';
 import { startPlannedEndSweeper } from './http/planned-ends.js';
 
 const SHUTDOWN_GRACE_MS = 10_000;
-/**
- * How long an ended event stream has to write its last bytes on shutdown before its connection
- * is cut: a client that reads takes them at once, one that stopped reading never will.
- */
-const STREAM_FINISH_MS = 1_000;
 // Log lines are collected and written to stdout together, by libuv's threads, once 8 KiB are
 // waiting and at least every 100 ms: with a write() per access line on the event loop, a slow
 // reader of stdout (a stalled log collector) would stall every request. pino writes out what is
@@ -111,17 +106,14 @@ async function main(): Promise<void> {
       });
     });
     // Event streams never finish by themselves: each ends cleanly (its client reconnects with
-    // its last id, to another process), and its connection then goes idle.
+    // its last id, to another process), and its connection then goes idle, or is cut a second
+    // later if its client stopped reading (http/stream-connections.ts).
     logger.info({ streams: eventStreams.size }, 'closing event streams');
     eventStreams.close();
     // Idle keep-alive connections would otherwise hold close() open until they time out; a
     // stream's connection turns idle once its last bytes are written.
     server.closeIdleConnections();
     setTimeout(() => server.closeIdleConnections(), 100).unref();
-    setTimeout(() => {
-      const cut = eventStreams.destroyUnfinished();
-      if (cut > 0) logger.warn({ streams: cut }, 'cut event streams whose clients stopped reading');
-    }, STREAM_FINISH_MS).unref();
   };
   process.on('SIGTERM', shutdown);
   process.on('SIGINT', shutdown);

@@ -19,7 +19,7 @@ import {
   type FeedEvent,
 } from '../db/repositories/events.js';
 import { InFlightCounts } from './in-flight-counts.js';
-import { StreamConnections } from './stream-connections.js';
+import { cutUnlessFinished } from './stream-connections.js';
 import { StreamKeyWatch, type StreamKeyLoss } from './stream-key-watch.js';
 
 export interface EventStreamOptions {
@@ -106,7 +106,6 @@ export class EventStreams {
   readonly #feed: EventFeed<Uint8Array>;
   readonly #open = new InFlightCounts();
   readonly #keys: StreamKeyWatch;
-  readonly #connections = new StreamConnections();
   readonly #perKey: number;
   readonly #keepAliveMs: number;
   readonly #bufferBytes: number;
@@ -137,14 +136,6 @@ export class EventStreams {
   close(): void {
     this.#keys.close();
     this.#feed.close();
-  }
-
-  /**
-   * Cuts the connections of streams that have ended but whose clients have not read their last
-   * bytes (shutdown, once they have had a moment); returns how many.
-   */
-  destroyUnfinished(): number {
-    return this.#connections.destroyUnfinished();
   }
 
   /** The stream's response, or null when the key holds its most streams already. */
@@ -187,6 +178,7 @@ export class EventStreams {
       if (last) controller.enqueue(last);
       controller.close();
       release();
+      cutUnlessFinished(outgoing);
     };
     const keyLost = (loss: StreamKeyLoss) => finish(encodeFailure(loss));
     /**
@@ -244,8 +236,6 @@ export class EventStreams {
       throw error;
     }
     if (!released) this.#keys.watch(keyId, keyLost);
-    // @hono/node-server's bindings (http/app-env.ts): absent for in-process requests.
-    this.#connections.track((c.env as { outgoing?: ServerResponse } | undefined)?.outgoing);
     // The headers go out with this first comment, so the client knows at once the stream is open.
     write(KEEP_ALIVE);
     return c.body(body, 200, {
