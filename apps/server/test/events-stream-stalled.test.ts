@@ -7,6 +7,7 @@ import { rmSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDb, type Db } from '../src/db/engine/client.js';
+import { ENDED_STREAM_IDLE_MS } from '../src/http/stream-connections.js';
 import { migrateDb } from '../src/db/engine/migrate.js';
 import { createTenant, type Tenant } from './support/harness.js';
 import { openEventStream } from './support/event-stream.js';
@@ -57,25 +58,29 @@ function endedCleanly(stream: { failure: unknown }): boolean {
 }
 
 describe('event streams whose clients stopped reading', () => {
-  it('cuts the connection of a stream that ended with SLOW_CONSUMER', async () => {
-    const server = await startServerProcess({ DATABASE_URL: databaseUrl });
-    try {
-      const stalled = await openEventStream(server.baseUrl, { key: acme.key, paused: true });
-      expect(stalled.status).toBe(200);
-      await new Promise((resolve) => setTimeout(resolve, 300));
-      // More than the socket buffers and the server's own buffer for a stream hold (4 MiB).
-      await writeEvents(16 * 1024 * 1024);
-      // The stream ended with SLOW_CONSUMER as the writing overflowed it; a second later its
-      // connection is cut, with the rest of its bytes.
-      await new Promise((resolve) => setTimeout(resolve, 2_500));
-      stalled.resume();
-      await stalled.ended;
-      expect(stalled.error).toBeUndefined();
-      expect(endedCleanly(stalled)).toBe(false);
-    } finally {
-      await server.stop('SIGTERM');
-    }
-  }, 60_000);
+  it(
+    'cuts the connection of a stream that ended with SLOW_CONSUMER once its client takes nothing',
+    async () => {
+      const server = await startServerProcess({ DATABASE_URL: databaseUrl });
+      try {
+        const stalled = await openEventStream(server.baseUrl, { key: acme.key, paused: true });
+        expect(stalled.status).toBe(200);
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        // More than the socket buffers and the server's own buffer for a stream hold (4 MiB).
+        await writeEvents(16 * 1024 * 1024);
+        // The stream ended with SLOW_CONSUMER as the writing overflowed it; once its client has
+        // taken nothing for a while, its connection is cut, with the rest of its bytes.
+        await new Promise((resolve) => setTimeout(resolve, ENDED_STREAM_IDLE_MS + 2_000));
+        stalled.resume();
+        await stalled.ended;
+        expect(stalled.error).toBeUndefined();
+        expect(endedCleanly(stalled)).toBe(false);
+      } finally {
+        await server.stop('SIGTERM');
+      }
+    },
+    60_000 + ENDED_STREAM_IDLE_MS,
+  );
 
   it('on SIGTERM, cuts the streams still open whose clients stopped reading, and exits 0 in good time', async () => {
     // A buffer larger than what is written: the streams stay open, their bytes held, until the

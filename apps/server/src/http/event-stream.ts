@@ -19,7 +19,11 @@ import {
   type FeedEvent,
 } from '../db/repositories/events.js';
 import { InFlightCounts } from './in-flight-counts.js';
-import { cutUnlessFinished } from './stream-connections.js';
+import {
+  cutWhenIdle,
+  ENDED_STREAM_IDLE_MS,
+  ENDED_STREAM_IDLE_MS_ON_SHUTDOWN,
+} from './stream-connections.js';
 import { StreamKeyWatch, type StreamKeyLoss } from './stream-key-watch.js';
 
 export interface EventStreamOptions {
@@ -109,6 +113,7 @@ export class EventStreams {
   readonly #perKey: number;
   readonly #keepAliveMs: number;
   readonly #bufferBytes: number;
+  #closing = false;
 
   constructor(db: Db, options: EventStreamOptions) {
     this.#feed = new EventFeed(db, {
@@ -134,6 +139,7 @@ export class EventStreams {
 
   /** Ends every stream cleanly (SIGTERM): clients reconnect with their last id elsewhere. */
   close(): void {
+    this.#closing = true;
     this.#keys.close();
     this.#feed.close();
   }
@@ -160,6 +166,15 @@ export class EventStreams {
     // there, where the body's desiredSize does not see it.
     const outgoing = (c.env as { outgoing?: ServerResponse } | undefined)?.outgoing;
     outgoing?.on('drain', wakeReplay);
+    // The key's slot is held until the connection closes, not only until the stream ends: an
+    // ended stream whose client reads slowly still holds its connection and its bytes.
+    let slotHeld = true;
+    const freeSlot = () => {
+      if (!slotHeld) return;
+      slotHeld = false;
+      this.#open.release(keyId);
+    };
+    outgoing?.once('close', freeSlot);
     /** Bytes of this stream that wait in the process for its client. */
     const held = () =>
       this.#bufferBytes - (controller.desiredSize ?? 0) + (outgoing?.writableLength ?? 0);
@@ -171,14 +186,17 @@ export class EventStreams {
       subscription?.close();
       this.#keys.unwatch(keyId, keyLost);
       wakeReplay();
-      this.#open.release(keyId);
+      if (!outgoing) freeSlot();
     };
     const finish = (last?: Uint8Array) => {
       if (released) return;
       if (last) controller.enqueue(last);
       controller.close();
       release();
-      cutUnlessFinished(outgoing);
+      cutWhenIdle(
+        outgoing,
+        this.#closing ? ENDED_STREAM_IDLE_MS_ON_SHUTDOWN : ENDED_STREAM_IDLE_MS,
+      );
     };
     const keyLost = (loss: StreamKeyLoss) => finish(encodeFailure(loss));
     /**
