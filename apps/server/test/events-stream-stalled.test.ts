@@ -61,13 +61,18 @@ describe('event streams whose clients stopped reading', () => {
   it(
     'cuts the connection of a stream that ended with SLOW_CONSUMER once its client takes nothing',
     async () => {
-      const server = await startServerProcess({ DATABASE_URL: databaseUrl });
+      const server = await startServerProcess({
+        DATABASE_URL: databaseUrl,
+        EVENT_STREAMS_PER_KEY: '1',
+      });
       try {
         const stalled = await openEventStream(server.baseUrl, { key: acme.key, paused: true });
         expect(stalled.status).toBe(200);
         await new Promise((resolve) => setTimeout(resolve, 300));
         // More than the socket buffers and the server's own buffer for a stream hold (4 MiB).
         await writeEvents(16 * 1024 * 1024);
+        // Its connection holds the key's one stream, open or ended, until it closes.
+        expect((await openEventStream(server.baseUrl, { key: acme.key })).status).toBe(429);
         // The stream ended with SLOW_CONSUMER as the writing overflowed it; once its client has
         // taken nothing for a while, its connection is cut, with the rest of its bytes.
         await new Promise((resolve) => setTimeout(resolve, ENDED_STREAM_IDLE_MS + 2_000));
@@ -75,6 +80,9 @@ describe('event streams whose clients stopped reading', () => {
         await stalled.ended;
         expect(stalled.error).toBeUndefined();
         expect(endedCleanly(stalled)).toBe(false);
+        const next = await openEventStream(server.baseUrl, { key: acme.key });
+        expect(next.status).toBe(200);
+        next.close();
       } finally {
         await server.stop('SIGTERM');
       }
