@@ -617,7 +617,7 @@ class RoutesModuleWriter {
     const expression = build(value, resolvedPointer);
     this.sharedComponents.set(ref as string, {
       constName,
-      declaration: `const ${constName} = ${expression};`,
+      declaration: `export const ${constName} = ${expression};`,
     });
     return constName;
   }

@@ -847,14 +847,20 @@ export interface components {
         VariantWrite: {
             /** @description Unique within the experiment. */
             name: string;
-            /** @description Whole-number percentage of the target's traffic; all weights total 100. */
+            /**
+             * Format: int32
+             * @description Whole-number percentage of the target's traffic; all weights total 100.
+             */
             weight: number;
             /**
              * @description Exactly one variant of an experiment is the control.
              * @default false
              */
             is_control?: boolean;
-            /** @description The agent that answers this variant's sessions; each variant uses a different agent of the organization. */
+            /**
+             * Format: int32
+             * @description The agent that answers this variant's sessions; each variant uses a different agent of the organization.
+             */
             agent_id: number;
         };
         Variant: {
@@ -877,14 +883,20 @@ export interface components {
         ExperimentCreate: {
             name: string;
             description?: string | null;
-            /** @description The channel target whose traffic is split; fixed for the experiment's life. */
+            /**
+             * Format: int32
+             * @description The channel target whose traffic is split; fixed for the experiment's life.
+             */
             target_id: number;
             /**
              * Format: date-time
              * @description Planned end (an Agentline extension): from this moment the experiment routes no session; it reads as `stopped` with `stopped_at` equal to `end_at`, and its target is free for the next experiment. Null or absent: no planned end. Starting a draft whose `end_at` has passed is a 409.
              */
             end_at?: string | null;
-            /** @description Planned end by exposure (an Agentline extension): the experiment routes at most this many sessions, exactly, also under concurrent routing from several server processes, and stops with the last one. Null or absent: no cap. */
+            /**
+             * Format: int32
+             * @description Planned end by exposure (an Agentline extension): the experiment routes at most this many sessions, exactly, also under concurrent routing from several server processes, and stops with the last one. Null or absent: no cap.
+             */
             max_sessions?: number | null;
             /** @description Required. The complete variant set. */
             variants: components["schemas"]["VariantWrite"][];
@@ -892,14 +904,20 @@ export interface components {
         ExperimentUpdate: {
             name: string;
             description?: string | null;
-            /** @description Optional; when given it must equal the stored target (the target cannot change). */
+            /**
+             * Format: int32
+             * @description Optional; when given it must equal the stored target (the target cannot change).
+             */
             target_id?: number;
             /**
              * Format: date-time
              * @description Planned end (an Agentline extension): from this moment the experiment routes no session; it reads as `stopped` with `stopped_at` equal to `end_at`, and its target is free for the next experiment. Null or absent: no planned end. Starting a draft whose `end_at` has passed is a 409.
              */
             end_at?: string | null;
-            /** @description Planned end by exposure (an Agentline extension): the experiment routes at most this many sessions, exactly, also under concurrent routing from several server processes, and stops with the last one. Null or absent: no cap. */
+            /**
+             * Format: int32
+             * @description Planned end by exposure (an Agentline extension): the experiment routes at most this many sessions, exactly, also under concurrent routing from several server processes, and stops with the last one. Null or absent: no cap.
+             */
             max_sessions?: number | null;
             /** @description Required. The complete variant set, replacing the stored one. */
             variants: components["schemas"]["VariantWrite"][];
@@ -1332,7 +1350,7 @@ export interface components {
         };
     };
     parameters: {
-        /** @description 0-based page to return. Leaving it out means 0. */
+        /** @description 0-based page to return. Leaving it out means 0. At most 1,000,000: with `limit` up to 1000 that reaches a billion items deep, past any list here; walk deeper with `cursor`, which costs the same at any depth. */
         Page: number;
         /**
          * @description Continues a walk where a page ended: the `next_cursor` of that page. With a cursor,
@@ -1348,17 +1366,20 @@ export interface components {
          *     received, or leave `cursor` out to start again). Cursors do not expire with time; when
          *     the operator rotates the signing secret, a cursor stays valid through that rotation (at
          *     least the next page of every walk in progress) and is refused after the one after it.
+         *
+         *     A cursor is written in the URL-safe base64 alphabet and `.` (a 422
+         *     `string_pattern_mismatch` otherwise).
          */
         Cursor: string;
         /** @description Maximum number of items on the page (0 returns only the counts). */
         Limit: number;
-        /** @description Values to search for, paired by index with `search_fields` (the two lists must have the same length). Each value is one literal string. */
+        /** @description Values to search for, paired by index with `search_fields` (the two lists must have the same length). Each value is one literal string of at most 1024 characters (longer than any identifier, which routing takes up to 256, and than any phrase worth a substring search). At most 32 values: every property of a list twice over. */
         SearchFieldValues: string[];
         /** @description Direction of `order_by`; `asc` when left out. */
         OrderByDirection: components["schemas"]["OrderByDirection"];
-        /** @description Inclusive start of the time window (ISO 8601 date-time with `Z` or an offset). */
+        /** @description Inclusive start of the time window (ISO 8601 date-time with `Z` or an offset, at most 35 characters, which nanoseconds and an offset fit). */
         StartDatetime: string;
-        /** @description Exclusive end of the time window (ISO 8601 date-time with `Z` or an offset). */
+        /** @description Exclusive end of the time window (ISO 8601 date-time with `Z` or an offset, at most 35 characters, which nanoseconds and an offset fit). */
         EndDatetime: string;
         /**
          * @description Makes a retried POST safe: the first answer the operation gives to a key (success or
@@ -1382,7 +1403,9 @@ export interface components {
          *     forgotten and may be used again. Use a new value for each logical request, best a
          *     UUIDv7 (RFC 9562): it starts with the time, so the server's index of keys grows at its
          *     end, where random keys (UUIDv4) cost each request more. The SDK sends a UUIDv7 with
-         *     every POST. (Both times are the defaults; the server's operator may set others.)
+         *     every POST. (Both times are the defaults; the server's operator may set others.) A key is
+         *     1 to 255 printable ASCII characters (space to `~`), as a UUID, a ULID or a random token
+         *     is; anything else is a 422 at `["header", "Idempotency-Key"]`.
          */
         IdempotencyKey: string;
         /** @description The experiment. */
@@ -1404,7 +1427,7 @@ export interface operations {
     events_list: {
         parameters: {
             query?: {
-                /** @description 0-based page to return. Leaving it out means 0. */
+                /** @description 0-based page to return. Leaving it out means 0. At most 1,000,000: with `limit` up to 1000 that reaches a billion items deep, past any list here; walk deeper with `cursor`, which costs the same at any depth. */
                 page?: components["parameters"]["Page"];
                 /**
                  * @description Continues a walk where a page ended: the `next_cursor` of that page. With a cursor,
@@ -1420,13 +1443,16 @@ export interface operations {
                  *     received, or leave `cursor` out to start again). Cursors do not expire with time; when
                  *     the operator rotates the signing secret, a cursor stays valid through that rotation (at
                  *     least the next page of every walk in progress) and is refused after the one after it.
+                 *
+                 *     A cursor is written in the URL-safe base64 alphabet and `.` (a 422
+                 *     `string_pattern_mismatch` otherwise).
                  */
                 cursor?: components["parameters"]["Cursor"];
                 /** @description Maximum number of items on the page (0 returns only the counts). */
                 limit?: components["parameters"]["Limit"];
                 /** @description Event properties to search, paired by index with `search_field_values`. */
                 search_fields?: components["schemas"]["EventProperties"][];
-                /** @description Values to search for, paired by index with `search_fields` (the two lists must have the same length). Each value is one literal string. */
+                /** @description Values to search for, paired by index with `search_fields` (the two lists must have the same length). Each value is one literal string of at most 1024 characters (longer than any identifier, which routing takes up to 256, and than any phrase worth a substring search). At most 32 values: every property of a list twice over. */
                 search_field_values?: components["parameters"]["SearchFieldValues"];
                 /** @description Property to order by (default `timestamp` descending). */
                 order_by?: components["schemas"]["EventProperties"];
@@ -1434,9 +1460,9 @@ export interface operations {
                 order_by_direction?: components["parameters"]["OrderByDirection"];
                 /** @description Properties to include in each item (absent or empty means all). */
                 fields?: components["schemas"]["EventProperties"][];
-                /** @description Inclusive start of the time window (ISO 8601 date-time with `Z` or an offset). */
+                /** @description Inclusive start of the time window (ISO 8601 date-time with `Z` or an offset, at most 35 characters, which nanoseconds and an offset fit). */
                 start_datetime?: components["parameters"]["StartDatetime"];
-                /** @description Exclusive end of the time window (ISO 8601 date-time with `Z` or an offset). */
+                /** @description Exclusive end of the time window (ISO 8601 date-time with `Z` or an offset, at most 35 characters, which nanoseconds and an offset fit). */
                 end_datetime?: components["parameters"]["EndDatetime"];
             };
             header?: never;
@@ -1468,15 +1494,15 @@ export interface operations {
             query?: {
                 /** @description Event properties to match, paired by index with `search_field_values`, as on the events list. */
                 search_fields?: components["schemas"]["EventProperties"][];
-                /** @description Values to search for, paired by index with `search_fields` (the two lists must have the same length). Each value is one literal string. */
+                /** @description Values to search for, paired by index with `search_fields` (the two lists must have the same length). Each value is one literal string of at most 1024 characters (longer than any identifier, which routing takes up to 256, and than any phrase worth a substring search). At most 32 values: every property of a list twice over. */
                 search_field_values?: components["parameters"]["SearchFieldValues"];
                 /** @description Properties to include in each event (absent or empty means all), as on the events list. */
                 fields?: components["schemas"]["EventProperties"][];
-                /** @description Replay the events whose `timestamp` is at or after this instant (ISO 8601 date-time with `Z` or an offset), in commit order, then follow new ones with the same bound. With `Last-Event-ID` the stream resumes right after that message instead, and the bound still applies. */
+                /** @description Replay the events whose `timestamp` is at or after this instant (ISO 8601 date-time with `Z` or an offset, at most 35 characters), in commit order, then follow new ones with the same bound. With `Last-Event-ID` the stream resumes right after that message instead, and the bound still applies. */
                 start_datetime?: string;
             };
             header?: {
-                /** @description The `id` of the last message received on an earlier connection (the Server-Sent Events reconnection header). The stream continues right after it. */
+                /** @description The `id` of the last message received on an earlier connection (the Server-Sent Events reconnection header). The stream continues right after it. Ids are opaque, written in the URL-safe base64 alphabet and `.` (a 422 `string_pattern_mismatch` otherwise); empty means none received yet. */
                 "Last-Event-ID"?: string;
             };
             path?: never;
@@ -1505,7 +1531,7 @@ export interface operations {
     prompts_list: {
         parameters: {
             query?: {
-                /** @description 0-based page to return. Leaving it out means 0. */
+                /** @description 0-based page to return. Leaving it out means 0. At most 1,000,000: with `limit` up to 1000 that reaches a billion items deep, past any list here; walk deeper with `cursor`, which costs the same at any depth. */
                 page?: components["parameters"]["Page"];
                 /**
                  * @description Continues a walk where a page ended: the `next_cursor` of that page. With a cursor,
@@ -1521,13 +1547,16 @@ export interface operations {
                  *     received, or leave `cursor` out to start again). Cursors do not expire with time; when
                  *     the operator rotates the signing secret, a cursor stays valid through that rotation (at
                  *     least the next page of every walk in progress) and is refused after the one after it.
+                 *
+                 *     A cursor is written in the URL-safe base64 alphabet and `.` (a 422
+                 *     `string_pattern_mismatch` otherwise).
                  */
                 cursor?: components["parameters"]["Cursor"];
                 /** @description Maximum number of items on the page (0 returns only the counts). */
                 limit?: components["parameters"]["Limit"];
                 /** @description Prompt properties to search, paired by index with `search_field_values`. */
                 search_fields?: components["schemas"]["PromptProperties"][];
-                /** @description Values to search for, paired by index with `search_fields` (the two lists must have the same length). Each value is one literal string. */
+                /** @description Values to search for, paired by index with `search_fields` (the two lists must have the same length). Each value is one literal string of at most 1024 characters (longer than any identifier, which routing takes up to 256, and than any phrase worth a substring search). At most 32 values: every property of a list twice over. */
                 search_field_values?: components["parameters"]["SearchFieldValues"];
                 /** @description Property to order by (default `id` ascending). */
                 order_by?: components["schemas"]["PromptProperties"];
@@ -1535,9 +1564,9 @@ export interface operations {
                 order_by_direction?: components["parameters"]["OrderByDirection"];
                 /** @description Properties to include in each item (absent or empty means all; `id` is always included). */
                 fields?: components["schemas"]["PromptProperties"][];
-                /** @description Inclusive start of the time window (ISO 8601 date-time with `Z` or an offset). */
+                /** @description Inclusive start of the time window (ISO 8601 date-time with `Z` or an offset, at most 35 characters, which nanoseconds and an offset fit). */
                 start_datetime?: components["parameters"]["StartDatetime"];
-                /** @description Exclusive end of the time window (ISO 8601 date-time with `Z` or an offset). */
+                /** @description Exclusive end of the time window (ISO 8601 date-time with `Z` or an offset, at most 35 characters, which nanoseconds and an offset fit). */
                 end_datetime?: components["parameters"]["EndDatetime"];
             };
             header?: never;
@@ -1590,7 +1619,9 @@ export interface operations {
                  *     forgotten and may be used again. Use a new value for each logical request, best a
                  *     UUIDv7 (RFC 9562): it starts with the time, so the server's index of keys grows at its
                  *     end, where random keys (UUIDv4) cost each request more. The SDK sends a UUIDv7 with
-                 *     every POST. (Both times are the defaults; the server's operator may set others.)
+                 *     every POST. (Both times are the defaults; the server's operator may set others.) A key is
+                 *     1 to 255 printable ASCII characters (space to `~`), as a UUID, a ULID or a random token
+                 *     is; anything else is a 422 at `["header", "Idempotency-Key"]`.
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
@@ -1631,7 +1662,7 @@ export interface operations {
     channels_telephony_numbers_a2p_status: {
         parameters: {
             query?: {
-                /** @description 0-based page to return. Leaving it out means 0. */
+                /** @description 0-based page to return. Leaving it out means 0. At most 1,000,000: with `limit` up to 1000 that reaches a billion items deep, past any list here; walk deeper with `cursor`, which costs the same at any depth. */
                 page?: components["parameters"]["Page"];
                 /**
                  * @description Continues a walk where a page ended: the `next_cursor` of that page. With a cursor,
@@ -1647,6 +1678,9 @@ export interface operations {
                  *     received, or leave `cursor` out to start again). Cursors do not expire with time; when
                  *     the operator rotates the signing secret, a cursor stays valid through that rotation (at
                  *     least the next page of every walk in progress) and is refused after the one after it.
+                 *
+                 *     A cursor is written in the URL-safe base64 alphabet and `.` (a 422
+                 *     `string_pattern_mismatch` otherwise).
                  */
                 cursor?: components["parameters"]["Cursor"];
                 /** @description Maximum number of items on the page (0 returns only the counts). */
@@ -1684,7 +1718,7 @@ export interface operations {
     experiments_list: {
         parameters: {
             query?: {
-                /** @description 0-based page to return. Leaving it out means 0. */
+                /** @description 0-based page to return. Leaving it out means 0. At most 1,000,000: with `limit` up to 1000 that reaches a billion items deep, past any list here; walk deeper with `cursor`, which costs the same at any depth. */
                 page?: components["parameters"]["Page"];
                 /**
                  * @description Continues a walk where a page ended: the `next_cursor` of that page. With a cursor,
@@ -1700,13 +1734,16 @@ export interface operations {
                  *     received, or leave `cursor` out to start again). Cursors do not expire with time; when
                  *     the operator rotates the signing secret, a cursor stays valid through that rotation (at
                  *     least the next page of every walk in progress) and is refused after the one after it.
+                 *
+                 *     A cursor is written in the URL-safe base64 alphabet and `.` (a 422
+                 *     `string_pattern_mismatch` otherwise).
                  */
                 cursor?: components["parameters"]["Cursor"];
                 /** @description Maximum number of items on the page (0 returns only the counts). */
                 limit?: components["parameters"]["Limit"];
                 /** @description Experiment properties to search, paired by index with `search_field_values`. */
                 search_fields?: components["schemas"]["ExperimentProperties"][];
-                /** @description Values to search for, paired by index with `search_fields` (the two lists must have the same length). Each value is one literal string. */
+                /** @description Values to search for, paired by index with `search_fields` (the two lists must have the same length). Each value is one literal string of at most 1024 characters (longer than any identifier, which routing takes up to 256, and than any phrase worth a substring search). At most 32 values: every property of a list twice over. */
                 search_field_values?: components["parameters"]["SearchFieldValues"];
                 /** @description Property to order by (default `id` ascending). */
                 order_by?: components["schemas"]["ExperimentProperties"];
@@ -1714,9 +1751,9 @@ export interface operations {
                 order_by_direction?: components["parameters"]["OrderByDirection"];
                 /** @description Properties to include in each item (absent or empty means all; `id` is always included). */
                 fields?: components["schemas"]["ExperimentProperties"][];
-                /** @description Inclusive start of the time window (ISO 8601 date-time with `Z` or an offset). */
+                /** @description Inclusive start of the time window (ISO 8601 date-time with `Z` or an offset, at most 35 characters, which nanoseconds and an offset fit). */
                 start_datetime?: components["parameters"]["StartDatetime"];
-                /** @description Exclusive end of the time window (ISO 8601 date-time with `Z` or an offset). */
+                /** @description Exclusive end of the time window (ISO 8601 date-time with `Z` or an offset, at most 35 characters, which nanoseconds and an offset fit). */
                 end_datetime?: components["parameters"]["EndDatetime"];
             };
             header?: never;
@@ -1769,7 +1806,9 @@ export interface operations {
                  *     forgotten and may be used again. Use a new value for each logical request, best a
                  *     UUIDv7 (RFC 9562): it starts with the time, so the server's index of keys grows at its
                  *     end, where random keys (UUIDv4) cost each request more. The SDK sends a UUIDv7 with
-                 *     every POST. (Both times are the defaults; the server's operator may set others.)
+                 *     every POST. (Both times are the defaults; the server's operator may set others.) A key is
+                 *     1 to 255 printable ASCII characters (space to `~`), as a UUID, a ULID or a random token
+                 *     is; anything else is a 422 at `["header", "Idempotency-Key"]`.
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
@@ -1929,7 +1968,9 @@ export interface operations {
                  *     forgotten and may be used again. Use a new value for each logical request, best a
                  *     UUIDv7 (RFC 9562): it starts with the time, so the server's index of keys grows at its
                  *     end, where random keys (UUIDv4) cost each request more. The SDK sends a UUIDv7 with
-                 *     every POST. (Both times are the defaults; the server's operator may set others.)
+                 *     every POST. (Both times are the defaults; the server's operator may set others.) A key is
+                 *     1 to 255 printable ASCII characters (space to `~`), as a UUID, a ULID or a random token
+                 *     is; anything else is a 422 at `["header", "Idempotency-Key"]`.
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
@@ -1987,7 +2028,9 @@ export interface operations {
                  *     forgotten and may be used again. Use a new value for each logical request, best a
                  *     UUIDv7 (RFC 9562): it starts with the time, so the server's index of keys grows at its
                  *     end, where random keys (UUIDv4) cost each request more. The SDK sends a UUIDv7 with
-                 *     every POST. (Both times are the defaults; the server's operator may set others.)
+                 *     every POST. (Both times are the defaults; the server's operator may set others.) A key is
+                 *     1 to 255 printable ASCII characters (space to `~`), as a UUID, a ULID or a random token
+                 *     is; anything else is a 422 at `["header", "Idempotency-Key"]`.
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
@@ -2057,12 +2100,14 @@ export interface operations {
                 interval?: "hour" | "day";
                 /**
                  * @description IANA time zone name (such as `America/New_York`) whose local midnights or hours start
-                 *     the buckets; `UTC` when left out. An unknown name is a 422.
+                 *     the buckets; `UTC` when left out. An unknown name is a 422. Names are written with
+                 *     letters, digits, `_`, `-`, `+` and `/` (`Etc/GMT+5`); an offset such as `+05:30` is
+                 *     not a name.
                  */
                 time_zone?: string;
-                /** @description Inclusive start of the time window (ISO 8601 date-time with `Z` or an offset). */
+                /** @description Inclusive start of the time window (ISO 8601 date-time with `Z` or an offset, at most 35 characters, which nanoseconds and an offset fit). */
                 start_datetime?: components["parameters"]["StartDatetime"];
-                /** @description Exclusive end of the time window (ISO 8601 date-time with `Z` or an offset). */
+                /** @description Exclusive end of the time window (ISO 8601 date-time with `Z` or an offset, at most 35 characters, which nanoseconds and an offset fit). */
                 end_datetime?: components["parameters"]["EndDatetime"];
             };
             header?: never;
@@ -2096,7 +2141,7 @@ export interface operations {
     experiments_history: {
         parameters: {
             query?: {
-                /** @description 0-based page to return. Leaving it out means 0. */
+                /** @description 0-based page to return. Leaving it out means 0. At most 1,000,000: with `limit` up to 1000 that reaches a billion items deep, past any list here; walk deeper with `cursor`, which costs the same at any depth. */
                 page?: components["parameters"]["Page"];
                 /**
                  * @description Continues a walk where a page ended: the `next_cursor` of that page. With a cursor,
@@ -2112,6 +2157,9 @@ export interface operations {
                  *     received, or leave `cursor` out to start again). Cursors do not expire with time; when
                  *     the operator rotates the signing secret, a cursor stays valid through that rotation (at
                  *     least the next page of every walk in progress) and is refused after the one after it.
+                 *
+                 *     A cursor is written in the URL-safe base64 alphabet and `.` (a 422
+                 *     `string_pattern_mismatch` otherwise).
                  */
                 cursor?: components["parameters"]["Cursor"];
                 /** @description Maximum number of items on the page (0 returns only the counts). */
@@ -2148,7 +2196,7 @@ export interface operations {
     channel_targets_list: {
         parameters: {
             query?: {
-                /** @description 0-based page to return. Leaving it out means 0. */
+                /** @description 0-based page to return. Leaving it out means 0. At most 1,000,000: with `limit` up to 1000 that reaches a billion items deep, past any list here; walk deeper with `cursor`, which costs the same at any depth. */
                 page?: components["parameters"]["Page"];
                 /**
                  * @description Continues a walk where a page ended: the `next_cursor` of that page. With a cursor,
@@ -2164,13 +2212,16 @@ export interface operations {
                  *     received, or leave `cursor` out to start again). Cursors do not expire with time; when
                  *     the operator rotates the signing secret, a cursor stays valid through that rotation (at
                  *     least the next page of every walk in progress) and is refused after the one after it.
+                 *
+                 *     A cursor is written in the URL-safe base64 alphabet and `.` (a 422
+                 *     `string_pattern_mismatch` otherwise).
                  */
                 cursor?: components["parameters"]["Cursor"];
                 /** @description Maximum number of items on the page (0 returns only the counts). */
                 limit?: components["parameters"]["Limit"];
                 /** @description Channel target properties to search, paired by index with `search_field_values`. */
                 search_fields?: components["schemas"]["ChannelTargetProperties"][];
-                /** @description Values to search for, paired by index with `search_fields` (the two lists must have the same length). Each value is one literal string. */
+                /** @description Values to search for, paired by index with `search_fields` (the two lists must have the same length). Each value is one literal string of at most 1024 characters (longer than any identifier, which routing takes up to 256, and than any phrase worth a substring search). At most 32 values: every property of a list twice over. */
                 search_field_values?: components["parameters"]["SearchFieldValues"];
                 /** @description Property to order by (default `id` ascending). */
                 order_by?: components["schemas"]["ChannelTargetProperties"];
@@ -2206,7 +2257,7 @@ export interface operations {
     agents_list: {
         parameters: {
             query?: {
-                /** @description 0-based page to return. Leaving it out means 0. */
+                /** @description 0-based page to return. Leaving it out means 0. At most 1,000,000: with `limit` up to 1000 that reaches a billion items deep, past any list here; walk deeper with `cursor`, which costs the same at any depth. */
                 page?: components["parameters"]["Page"];
                 /**
                  * @description Continues a walk where a page ended: the `next_cursor` of that page. With a cursor,
@@ -2222,13 +2273,16 @@ export interface operations {
                  *     received, or leave `cursor` out to start again). Cursors do not expire with time; when
                  *     the operator rotates the signing secret, a cursor stays valid through that rotation (at
                  *     least the next page of every walk in progress) and is refused after the one after it.
+                 *
+                 *     A cursor is written in the URL-safe base64 alphabet and `.` (a 422
+                 *     `string_pattern_mismatch` otherwise).
                  */
                 cursor?: components["parameters"]["Cursor"];
                 /** @description Maximum number of items on the page (0 returns only the counts). */
                 limit?: components["parameters"]["Limit"];
                 /** @description Agent properties to search, paired by index with `search_field_values`. */
                 search_fields?: components["schemas"]["AgentProperties"][];
-                /** @description Values to search for, paired by index with `search_fields` (the two lists must have the same length). Each value is one literal string. */
+                /** @description Values to search for, paired by index with `search_fields` (the two lists must have the same length). Each value is one literal string of at most 1024 characters (longer than any identifier, which routing takes up to 256, and than any phrase worth a substring search). At most 32 values: every property of a list twice over. */
                 search_field_values?: components["parameters"]["SearchFieldValues"];
                 /** @description Property to order by (default `id` ascending). */
                 order_by?: components["schemas"]["AgentProperties"];
@@ -2287,7 +2341,9 @@ export interface operations {
                  *     forgotten and may be used again. Use a new value for each logical request, best a
                  *     UUIDv7 (RFC 9562): it starts with the time, so the server's index of keys grows at its
                  *     end, where random keys (UUIDv4) cost each request more. The SDK sends a UUIDv7 with
-                 *     every POST. (Both times are the defaults; the server's operator may set others.)
+                 *     every POST. (Both times are the defaults; the server's operator may set others.) A key is
+                 *     1 to 255 printable ASCII characters (space to `~`), as a UUID, a ULID or a random token
+                 *     is; anything else is a 422 at `["header", "Idempotency-Key"]`.
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };

@@ -406,6 +406,7 @@ export const A2pMessagingPathCheckRequest = z
   .object({
     phone: z
       .string()
+      .max(16)
       .regex(new RegExp('^\\+[1-9][0-9]{1,14}$'))
       .openapi({
         description:
@@ -526,6 +527,7 @@ export const VariantWrite = z
       .int()
       .gte(1)
       .lte(99)
+      .openapi({ format: 'int32' })
       .openapi({
         description: "Whole-number percentage of the target's traffic; all weights total 100.",
       }),
@@ -535,6 +537,9 @@ export const VariantWrite = z
       .openapi({ description: 'Exactly one variant of an experiment is the control.' }),
     agent_id: z
       .int()
+      .gte(1)
+      .lte(2147483647)
+      .openapi({ format: 'int32' })
       .openapi({
         description:
           "The agent that answers this variant's sessions; each variant uses a different agent of the organization.",
@@ -573,11 +578,15 @@ export const ExperimentCreate = z
     description: z.string().max(2000).nullable().optional(),
     target_id: z
       .int()
+      .gte(1)
+      .lte(2147483647)
+      .openapi({ format: 'int32' })
       .openapi({
         description: "The channel target whose traffic is split; fixed for the experiment's life.",
       }),
     end_at: z.iso
       .datetime({ offset: true })
+      .max(35)
       .nullable()
       .openapi({
         description:
@@ -588,6 +597,7 @@ export const ExperimentCreate = z
       .int()
       .gte(1)
       .lte(1000000000)
+      .openapi({ format: 'int32' })
       .nullable()
       .openapi({
         description:
@@ -608,6 +618,9 @@ export const ExperimentUpdate = z
     description: z.string().max(2000).nullable().optional(),
     target_id: z
       .int()
+      .gte(1)
+      .lte(2147483647)
+      .openapi({ format: 'int32' })
       .openapi({
         description:
           'Optional; when given it must equal the stored target (the target cannot change).',
@@ -615,6 +628,7 @@ export const ExperimentUpdate = z
       .optional(),
     end_at: z.iso
       .datetime({ offset: true })
+      .max(35)
       .nullable()
       .openapi({
         description:
@@ -625,6 +639,7 @@ export const ExperimentUpdate = z
       .int()
       .gte(1)
       .lte(1000000000)
+      .openapi({ format: 'int32' })
       .nullable()
       .openapi({
         description:
@@ -1165,60 +1180,70 @@ export const ErrorResponse = z
   })
   .openapi('ErrorResponse');
 
-const pageParameter = integerParam(z.int().gte(0))
+export const pageParameter = integerParam(z.int().gte(0).lte(1000000).openapi({ format: 'int32' }))
   .default(0)
-  .openapi({ param: { description: '0-based page to return. Leaving it out means 0.' } });
+  .openapi({
+    param: {
+      description:
+        '0-based page to return. Leaving it out means 0. At most 1,000,000: with `limit` up to 1000 that reaches a billion items deep, past any list here; walk deeper with `cursor`, which costs the same at any depth.',
+    },
+  });
 
-const cursorParameter = z
+export const cursorParameter = z
   .string()
   .min(1)
   .max(4096)
+  .regex(new RegExp('^[A-Za-z0-9_.-]+$'))
   .optional()
   .openapi({
     param: {
       description:
-        'Continues a walk where a page ended: the `next_cursor` of that page. With a cursor,\n`page` is ignored and the page starts right after the item the cursor marks, in the\nsame order, so pages never repeat or skip an item while new records arrive, and a page\ndeep into the list costs what the first one does. The cursor is bound to the query: send\nthe same `search_fields`, `search_field_values`, `order_by`, `order_by_direction`,\n`start_datetime` and `end_datetime` with it (`limit` and `fields` may change). Cursors\nare opaque and signed by the server (HMAC-SHA256 with a secret of its own), bound to\nthe query and the API key\'s organization: a cursor that was altered or made up, belongs\nto another organization or another query, or holds a position the list cannot have is\na 422 at `["query", "cursor"]` whose message says what to do (pass `next_cursor` as\nreceived, or leave `cursor` out to start again). Cursors do not expire with time; when\nthe operator rotates the signing secret, a cursor stays valid through that rotation (at\nleast the next page of every walk in progress) and is refused after the one after it.\n',
+        'Continues a walk where a page ended: the `next_cursor` of that page. With a cursor,\n`page` is ignored and the page starts right after the item the cursor marks, in the\nsame order, so pages never repeat or skip an item while new records arrive, and a page\ndeep into the list costs what the first one does. The cursor is bound to the query: send\nthe same `search_fields`, `search_field_values`, `order_by`, `order_by_direction`,\n`start_datetime` and `end_datetime` with it (`limit` and `fields` may change). Cursors\nare opaque and signed by the server (HMAC-SHA256 with a secret of its own), bound to\nthe query and the API key\'s organization: a cursor that was altered or made up, belongs\nto another organization or another query, or holds a position the list cannot have is\na 422 at `["query", "cursor"]` whose message says what to do (pass `next_cursor` as\nreceived, or leave `cursor` out to start again). Cursors do not expire with time; when\nthe operator rotates the signing secret, a cursor stays valid through that rotation (at\nleast the next page of every walk in progress) and is refused after the one after it.\n\nA cursor is written in the URL-safe base64 alphabet and `.` (a 422\n`string_pattern_mismatch` otherwise).\n',
     },
   });
 
-const limitParameter = integerParam(z.int().gte(0).lte(1000))
+export const limitParameter = integerParam(z.int().gte(0).lte(1000).openapi({ format: 'int32' }))
   .default(25)
   .openapi({
     param: { description: 'Maximum number of items on the page (0 returns only the counts).' },
   });
 
-const searchFieldValuesParameter = arrayParam(z.array(z.string()))
+export const searchFieldValuesParameter = arrayParam(z.array(z.string().max(1024)).max(32))
   .default([])
   .openapi({
     param: {
       description:
-        'Values to search for, paired by index with `search_fields` (the two lists must have the same length). Each value is one literal string.',
+        'Values to search for, paired by index with `search_fields` (the two lists must have the same length). Each value is one literal string of at most 1024 characters (longer than any identifier, which routing takes up to 256, and than any phrase worth a substring search). At most 32 values: every property of a list twice over.',
     },
   });
 
-const orderByDirectionParameter = OrderByDirection.optional().openapi({
+export const orderByDirectionParameter = OrderByDirection.optional().openapi({
   param: { description: 'Direction of `order_by`; `asc` when left out.' },
 });
 
-const startDatetimeParameter = z.iso
+export const startDatetimeParameter = z.iso
   .datetime({ offset: true })
+  .max(35)
   .optional()
   .openapi({
     param: {
-      description: 'Inclusive start of the time window (ISO 8601 date-time with `Z` or an offset).',
+      description:
+        'Inclusive start of the time window (ISO 8601 date-time with `Z` or an offset, at most 35 characters, which nanoseconds and an offset fit).',
     },
   });
 
-const endDatetimeParameter = z.iso
+export const endDatetimeParameter = z.iso
   .datetime({ offset: true })
+  .max(35)
   .optional()
   .openapi({
     param: {
-      description: 'Exclusive end of the time window (ISO 8601 date-time with `Z` or an offset).',
+      description:
+        'Exclusive end of the time window (ISO 8601 date-time with `Z` or an offset, at most 35 characters, which nanoseconds and an offset fit).',
     },
   });
 
-const xRequestIdHeader = z
+export const xRequestIdHeader = z
   .string()
   .optional()
   .openapi({
@@ -1228,12 +1253,12 @@ const xRequestIdHeader = z
     },
   });
 
-const wwwAuthenticateHeader = z
+export const wwwAuthenticateHeader = z
   .string()
   .optional()
   .openapi({ param: { description: 'Always `ApiKey header="Service-API-Key"`.' } });
 
-const unauthorizedResponse = {
+export const unauthorizedResponse = {
   description:
     'The `Service-API-Key` header is missing, malformed, unknown or revoked (`UNAUTHENTICATED`).',
   headers: z.object({
@@ -1245,7 +1270,7 @@ const unauthorizedResponse = {
   },
 };
 
-const forbiddenResponse = {
+export const forbiddenResponse = {
   description:
     "The key's role lacks the permission this operation needs (`PERMISSION_DENIED`); the message names it.",
   headers: z.object({
@@ -1256,7 +1281,7 @@ const forbiddenResponse = {
   },
 };
 
-const validationFailedResponse = {
+export const validationFailedResponse = {
   description:
     'The input failed validation; each entry of `detail` names the input (`loc`), what is wrong (`msg`) and a machine word (`type`).',
   headers: z.object({
@@ -1267,13 +1292,13 @@ const validationFailedResponse = {
   },
 };
 
-const retryAfterHeader = z
+export const retryAfterHeader = z
   .int()
   .gte(0)
   .optional()
   .openapi({ param: { description: 'Seconds to wait before trying again.' } });
 
-const rateLimitedResponse = {
+export const rateLimitedResponse = {
   description:
     'Too many requests (`RATE_LIMITED`) for this key, in a minute or in progress at once, or too many failed authentications from this address or with this key id; wait `Retry-After` seconds.',
   headers: z.object({
@@ -1285,7 +1310,7 @@ const rateLimitedResponse = {
   },
 };
 
-const internalErrorResponse = {
+export const internalErrorResponse = {
   description:
     'An unexpected failure on the server (`INTERNAL`); quote the request id when reporting it.',
   headers: z.object({
@@ -1296,7 +1321,7 @@ const internalErrorResponse = {
   },
 };
 
-const serviceUnavailableResponse = {
+export const serviceUnavailableResponse = {
   description:
     'The database cannot take the request right now (`SERVICE_UNAVAILABLE`), for example a full or read-only disk. Nothing was written.',
   headers: z.object({
@@ -1308,19 +1333,20 @@ const serviceUnavailableResponse = {
   },
 };
 
-const idempotencyKeyParameter = z
+export const idempotencyKeyParameter = z
   .string()
   .min(1)
   .max(255)
+  .regex(new RegExp('^[\\x20-\\x7E]+$'))
   .optional()
   .openapi({
     param: {
       description:
-        'Makes a retried POST safe: the first answer the operation gives to a key (success or\nerror, except 5xx) is stored for 24 hours per API key and replayed for every later\nrequest with the same key, which then changes nothing. The same key with a different\noperation, path or body is a 422 (`loc: ["header", "Idempotency-Key"]`) on every\noperation, and never a replay of the other request\'s answer. A JSON body is compared as\nparsed JSON, not as bytes: a retry that re-serialised the body with other whitespace or\nanother order of object keys is the same request and gets the replay, while another\norder of array items or any other value (`1` and `"1"` differ) is a different body. A\nrequest refused before the operation runs stores nothing, so its corrected retry may\nreuse the key: a 401 or 403 (the key and its permission are checked before the body is\nread), a 413, 415 or 429, and a 422 for the request\'s own input (its query, path or body\nfailing the schema).\nRouting a session stores its answer in the same commit as the session: a retry sent\nwhile the first request still runs is answered with the first one\'s answer as soon as\neither commits, and a request cut short (its server process died) left nothing, so its\nretry simply runs. Creating, starting or stopping an experiment claims the key first: a\nretry while the first still runs is a 409, until the first has gone 60 seconds without\nan answer (its process died) and the retry takes the key over. After 24 hours a key is\nforgotten and may be used again. Use a new value for each logical request, best a\nUUIDv7 (RFC 9562): it starts with the time, so the server\'s index of keys grows at its\nend, where random keys (UUIDv4) cost each request more. The SDK sends a UUIDv7 with\nevery POST. (Both times are the defaults; the server\'s operator may set others.)\n',
+        'Makes a retried POST safe: the first answer the operation gives to a key (success or\nerror, except 5xx) is stored for 24 hours per API key and replayed for every later\nrequest with the same key, which then changes nothing. The same key with a different\noperation, path or body is a 422 (`loc: ["header", "Idempotency-Key"]`) on every\noperation, and never a replay of the other request\'s answer. A JSON body is compared as\nparsed JSON, not as bytes: a retry that re-serialised the body with other whitespace or\nanother order of object keys is the same request and gets the replay, while another\norder of array items or any other value (`1` and `"1"` differ) is a different body. A\nrequest refused before the operation runs stores nothing, so its corrected retry may\nreuse the key: a 401 or 403 (the key and its permission are checked before the body is\nread), a 413, 415 or 429, and a 422 for the request\'s own input (its query, path or body\nfailing the schema).\nRouting a session stores its answer in the same commit as the session: a retry sent\nwhile the first request still runs is answered with the first one\'s answer as soon as\neither commits, and a request cut short (its server process died) left nothing, so its\nretry simply runs. Creating, starting or stopping an experiment claims the key first: a\nretry while the first still runs is a 409, until the first has gone 60 seconds without\nan answer (its process died) and the retry takes the key over. After 24 hours a key is\nforgotten and may be used again. Use a new value for each logical request, best a\nUUIDv7 (RFC 9562): it starts with the time, so the server\'s index of keys grows at its\nend, where random keys (UUIDv4) cost each request more. The SDK sends a UUIDv7 with\nevery POST. (Both times are the defaults; the server\'s operator may set others.) A key is\n1 to 255 printable ASCII characters (space to `~`), as a UUID, a ULID or a random token\nis; anything else is a 422 at `["header", "Idempotency-Key"]`.\n',
     },
   });
 
-const notFoundResponse = {
+export const notFoundResponse = {
   description: "No such record in the key's organization (`NOT_FOUND`).",
   headers: z.object({
     'X-Request-Id': xRequestIdHeader,
@@ -1330,7 +1356,7 @@ const notFoundResponse = {
   },
 };
 
-const payloadTooLargeResponse = {
+export const payloadTooLargeResponse = {
   description: 'The request body is larger than the server accepts (`PAYLOAD_TOO_LARGE`).',
   headers: z.object({
     'X-Request-Id': xRequestIdHeader,
@@ -1340,7 +1366,7 @@ const payloadTooLargeResponse = {
   },
 };
 
-const unsupportedMediaTypeResponse = {
+export const unsupportedMediaTypeResponse = {
   description:
     'The body is not uncompressed JSON in UTF-8 (`UNSUPPORTED_MEDIA_TYPE`). Send it with `Content-Type: application/json` (optionally `; charset=utf-8`) and no `Content-Encoding` other than `identity`.',
   headers: z.object({
@@ -1351,7 +1377,7 @@ const unsupportedMediaTypeResponse = {
   },
 };
 
-const providerUnavailableResponse = {
+export const providerUnavailableResponse = {
   description:
     "The telephony provider timed out, refused the channel's credentials or failed (`PROVIDER_UNAVAILABLE`); the message names the problem. Nothing was decided.",
   headers: z.object({
@@ -1362,11 +1388,11 @@ const providerUnavailableResponse = {
   },
 };
 
-const experimentIdParameter = integerParam(z.int().gte(1)).openapi({
-  param: { description: 'The experiment.' },
-});
+export const experimentIdParameter = integerParam(
+  z.int().gte(1).lte(2147483647).openapi({ format: 'int32' }),
+).openapi({ param: { description: 'The experiment.' } });
 
-const conflictResponse = {
+export const conflictResponse = {
   description:
     "The record's state does not allow this operation (`CONFLICT`); the message says which state it is in and what to do.",
   headers: z.object({
@@ -1392,7 +1418,7 @@ export const eventsListRoute = createRoute({
       page: pageParameter,
       cursor: cursorParameter,
       limit: limitParameter,
-      search_fields: arrayParam(z.array(EventProperties))
+      search_fields: arrayParam(z.array(EventProperties).max(32))
         .default([])
         .openapi({
           param: {
@@ -1404,7 +1430,7 @@ export const eventsListRoute = createRoute({
         param: { description: 'Property to order by (default `timestamp` descending).' },
       }),
       order_by_direction: orderByDirectionParameter,
-      fields: arrayParam(z.array(EventProperties))
+      fields: arrayParam(z.array(EventProperties).max(32))
         .default([])
         .openapi({
           param: { description: 'Properties to include in each item (absent or empty means all).' },
@@ -1444,7 +1470,7 @@ export const eventsStreamRoute = createRoute({
   security: [{ APIKeyHeader: [] }],
   request: {
     query: z.object({
-      search_fields: arrayParam(z.array(EventProperties))
+      search_fields: arrayParam(z.array(EventProperties).max(32))
         .default([])
         .openapi({
           param: {
@@ -1453,7 +1479,7 @@ export const eventsStreamRoute = createRoute({
           },
         }),
       search_field_values: searchFieldValuesParameter,
-      fields: arrayParam(z.array(EventProperties))
+      fields: arrayParam(z.array(EventProperties).max(32))
         .default([])
         .openapi({
           param: {
@@ -1463,11 +1489,12 @@ export const eventsStreamRoute = createRoute({
         }),
       start_datetime: z.iso
         .datetime({ offset: true })
+        .max(35)
         .optional()
         .openapi({
           param: {
             description:
-              'Replay the events whose `timestamp` is at or after this instant (ISO 8601 date-time with `Z` or an offset), in commit order, then follow new ones with the same bound. With `Last-Event-ID` the stream resumes right after that message instead, and the bound still applies.',
+              'Replay the events whose `timestamp` is at or after this instant (ISO 8601 date-time with `Z` or an offset, at most 35 characters), in commit order, then follow new ones with the same bound. With `Last-Event-ID` the stream resumes right after that message instead, and the bound still applies.',
           },
         }),
     }),
@@ -1475,11 +1502,12 @@ export const eventsStreamRoute = createRoute({
       'Last-Event-ID': z
         .string()
         .max(200)
+        .regex(new RegExp('^[A-Za-z0-9_.-]*$'))
         .optional()
         .openapi({
           param: {
             description:
-              'The `id` of the last message received on an earlier connection (the Server-Sent Events reconnection header). The stream continues right after it.',
+              'The `id` of the last message received on an earlier connection (the Server-Sent Events reconnection header). The stream continues right after it. Ids are opaque, written in the URL-safe base64 alphabet and `.` (a 422 `string_pattern_mismatch` otherwise); empty means none received yet.',
           },
         }),
     }),
@@ -1526,7 +1554,7 @@ export const promptsListRoute = createRoute({
       page: pageParameter,
       cursor: cursorParameter,
       limit: limitParameter,
-      search_fields: arrayParam(z.array(PromptProperties))
+      search_fields: arrayParam(z.array(PromptProperties).max(32))
         .default([])
         .openapi({
           param: {
@@ -1538,7 +1566,7 @@ export const promptsListRoute = createRoute({
         param: { description: 'Property to order by (default `id` ascending).' },
       }),
       order_by_direction: orderByDirectionParameter,
-      fields: arrayParam(z.array(PromptProperties))
+      fields: arrayParam(z.array(PromptProperties).max(32))
         .default([])
         .openapi({
           param: {
@@ -1581,9 +1609,9 @@ export const channelsTelephonyNumbersVerifyA2pComplianceRoute = createRoute({
   security: [{ APIKeyHeader: [] }],
   request: {
     params: z.object({
-      channel_id: integerParam(z.int().gte(1)).openapi({
-        param: { description: 'The telephony channel.' },
-      }),
+      channel_id: integerParam(z.int().gte(1).lte(2147483647).openapi({ format: 'int32' })).openapi(
+        { param: { description: 'The telephony channel.' } },
+      ),
     }),
     headers: z.object({
       'Idempotency-Key': idempotencyKeyParameter,
@@ -1630,9 +1658,9 @@ export const channelsTelephonyNumbersA2pStatusRoute = createRoute({
   security: [{ APIKeyHeader: [] }],
   request: {
     params: z.object({
-      channel_id: integerParam(z.int().gte(1)).openapi({
-        param: { description: 'The telephony channel.' },
-      }),
+      channel_id: integerParam(z.int().gte(1).lte(2147483647).openapi({ format: 'int32' })).openapi(
+        { param: { description: 'The telephony channel.' } },
+      ),
     }),
     query: z.object({
       page: pageParameter,
@@ -1676,7 +1704,7 @@ export const experimentsListRoute = createRoute({
       page: pageParameter,
       cursor: cursorParameter,
       limit: limitParameter,
-      search_fields: arrayParam(z.array(ExperimentProperties))
+      search_fields: arrayParam(z.array(ExperimentProperties).max(32))
         .default([])
         .openapi({
           param: {
@@ -1689,7 +1717,7 @@ export const experimentsListRoute = createRoute({
         param: { description: 'Property to order by (default `id` ascending).' },
       }),
       order_by_direction: orderByDirectionParameter,
-      fields: arrayParam(z.array(ExperimentProperties))
+      fields: arrayParam(z.array(ExperimentProperties).max(32))
         .default([])
         .openapi({
           param: {
@@ -2012,11 +2040,12 @@ export const experimentsResultsTimelineRoute = createRoute({
         .string()
         .min(1)
         .max(64)
+        .regex(new RegExp('^[A-Za-z][A-Za-z0-9_+-]*(/[A-Za-z0-9_+-]+)*$'))
         .default('UTC')
         .openapi({
           param: {
             description:
-              'IANA time zone name (such as `America/New_York`) whose local midnights or hours start\nthe buckets; `UTC` when left out. An unknown name is a 422.\n',
+              'IANA time zone name (such as `America/New_York`) whose local midnights or hours start\nthe buckets; `UTC` when left out. An unknown name is a 422. Names are written with\nletters, digits, `_`, `-`, `+` and `/` (`Etc/GMT+5`); an offset such as `+05:30` is\nnot a name.\n',
           },
         }),
       start_datetime: startDatetimeParameter,
@@ -2098,7 +2127,7 @@ export const channelTargetsListRoute = createRoute({
       page: pageParameter,
       cursor: cursorParameter,
       limit: limitParameter,
-      search_fields: arrayParam(z.array(ChannelTargetProperties))
+      search_fields: arrayParam(z.array(ChannelTargetProperties).max(32))
         .default([])
         .openapi({
           param: {
@@ -2111,7 +2140,7 @@ export const channelTargetsListRoute = createRoute({
         param: { description: 'Property to order by (default `id` ascending).' },
       }),
       order_by_direction: orderByDirectionParameter,
-      fields: arrayParam(z.array(ChannelTargetProperties))
+      fields: arrayParam(z.array(ChannelTargetProperties).max(32))
         .default([])
         .openapi({
           param: {
@@ -2155,7 +2184,7 @@ export const agentsListRoute = createRoute({
       page: pageParameter,
       cursor: cursorParameter,
       limit: limitParameter,
-      search_fields: arrayParam(z.array(AgentProperties))
+      search_fields: arrayParam(z.array(AgentProperties).max(32))
         .default([])
         .openapi({
           param: {
@@ -2167,7 +2196,7 @@ export const agentsListRoute = createRoute({
         param: { description: 'Property to order by (default `id` ascending).' },
       }),
       order_by_direction: orderByDirectionParameter,
-      fields: arrayParam(z.array(AgentProperties))
+      fields: arrayParam(z.array(AgentProperties).max(32))
         .default([])
         .openapi({
           param: {
@@ -2208,7 +2237,7 @@ export const sessionsRouteRoute = createRoute({
   security: [{ APIKeyHeader: [] }],
   request: {
     params: z.object({
-      target_id: integerParam(z.int().gte(1)).openapi({
+      target_id: integerParam(z.int().gte(1).lte(2147483647).openapi({ format: 'int32' })).openapi({
         param: { description: 'The channel target the session arrives on.' },
       }),
     }),
@@ -2257,7 +2286,7 @@ export const channelTargetsAssignmentRoute = createRoute({
   security: [{ APIKeyHeader: [] }],
   request: {
     params: z.object({
-      target_id: integerParam(z.int().gte(1)).openapi({
+      target_id: integerParam(z.int().gte(1).lte(2147483647).openapi({ format: 'int32' })).openapi({
         param: { description: 'The channel target the session would arrive on.' },
       }),
     }),
@@ -2326,7 +2355,7 @@ export const openApiDocumentConfig = {
     summary:
       'Events, prompts, telephony A2P check, experiments and session routing of an AI-agent platform.',
     description:
-      'Agentline serves the HTTP API of a platform for AI agents that talk to people over phone,\nSMS and web chat. This document is the whole contract: the server and the TypeScript SDK\nare generated from it and checked against it.\n\n## Authentication and tenancy\nEvery `/api/v1` operation needs an API key in the `Service-API-Key` header\n(`agl_<key id>_<secret>`, created by an operator with `agentline key create`). A key belongs\nto one organization and sees only that organization\'s records; an id that belongs to another\norganization answers exactly like an id that does not exist (404).\n\nA key has one role, and a role is a named set of permissions (possibly empty, to park a key).\nEach operation names the one it needs in its `x-agentline-permission` extension, which is\nwhat the server enforces; this table lists them (a test keeps the two in agreement):\n\n| Permission | Operations |\n|---|---|\n| `EVENTS_READ` | `events_list`, `events_stream` |\n| `PROMPTS_READ` | `prompts_list` |\n| `CHANNELS_READ` | `channels_telephony_numbers_verify_a2p_compliance`, `channels_telephony_numbers_a2p_status`, `experiments_list`, `experiments_get`, `experiments_results`, `experiments_results_timeline`, `experiments_history`, `agents_list`, `channel_targets_list`, `channel_targets_assignment` |\n| `CHANNELS_WRITE` | `experiments_create`, `experiments_update`, `experiments_start`, `experiments_stop` |\n| `CHANNELS_DELETE` | `experiments_delete` |\n| `SESSIONS_WRITE` | `sessions_route` |\n\nA missing, malformed, unknown or revoked key is a **401** (`UNAUTHENTICATED`, with\n`WWW-Authenticate: ApiKey header="Service-API-Key"`); a valid key whose role lacks the\npermission is a **403** (`PERMISSION_DENIED`, naming the permission). A key revoked, or a role\nchanged, takes effect for every server process within one second. Failed authentications\nare limited per client address (an IPv6 address counts with the rest of its /64) and per key\nid (the public part of a key); the server\'s operator sets how many a minute each may have.\nPast that, a request from that address, or with that key id, is answered **429**\n(`RATE_LIMITED`, with `Retry-After`) instead of 401: at once if it carries no well-formed key\n(nothing of it is looked up or read), and otherwise once its key has failed. A valid key is\nalways served, whatever other clients at its address did.\n\nA key has two limits of its own, set by the server\'s operator and counted by each server\nprocess: how many requests it may send a minute, and how many it may have in progress at once\n(4 by default). Past either, the request is answered **429** (`RATE_LIMITED`, with\n`Retry-After`) before its body is read, and nothing of it is done; other keys are served as\nusual. A request refused for having too many in progress may be sent again as soon as one of\nthe key\'s requests is answered (`Retry-After: 1`); a client that needs more at once asks the\noperator to raise the limit, or spreads its requests over the server\'s processes.\n\nOf a key\'s requests in progress, only a few list reads (the paged lists: 2 by default) run at\nonce in each server process; the key\'s further list reads wait their turn in the order they\ncame, and are then answered as usual. They are not refused: a client that loads several lists\nat once gets them all, later. A key\'s slow searches so keep at most that many database\nprocesses busy, and other organizations\' requests are not held up by them.\n\n## Responses and errors\nEvery successful operation answers **200** with `application/json`, create and delete included.\n\nInput that fails validation (query, path or body) is a **422** with `HTTPValidationError`:\n`{"detail": [{"loc": ["query", "limit"], "msg": "...", "type": "less_than_equal"}]}`.\n`loc` starts with `query`, `path` or `body` and continues with the field name and array\nindexes (`["body", "variants", 1, "weight"]`). `type` is a short machine word: `missing`,\n`int_parsing`, `bool_parsing`, `greater_than_equal`, `less_than_equal`, `string_too_short`,\n`string_too_long`, `too_short`, `too_long`, `enum`, `string_type`, `int_type`, `bool_type`,\n`object_type`, `list_type`, `string_pattern_mismatch`, `datetime_parsing`, `json_invalid`,\n`extra_forbidden`, `value_error`, `query_timeout` (a list query that ran too long; see Lists).\nExperiment rule violations in a body are 422s too, with the `loc` of the offending field and a\nmessage that says what to fix.\n\nEvery other error has the body `ErrorResponse`: `{"detail": "<what happened and what to do>",\n"code": "<UPPER_SNAKE>", "request_id": "<id>"}`. Codes: `BAD_REQUEST` (400, 417 or 431: a\nrequest that is not valid HTTP, such as a malformed request line or header, a missing or\ninvalid `Host`, a backslash in the path, an `Expect` other than `100-continue`, `CONNECT`, or\nheaders over 16 KiB), `UNAUTHENTICATED` (401), `PERMISSION_DENIED` (403), `NOT_FOUND` (404),\n`REQUEST_TIMEOUT` (408: the request\'s headers did not arrive within 10 s, or all of it within\n30 s), `CONFLICT` (409, a state rule), `PAYLOAD_TOO_LARGE` (413), `UNSUPPORTED_MEDIA_TYPE`\n(415: a body that is not uncompressed JSON in UTF-8), `RATE_LIMITED` (429, with\n`Retry-After`), `INTERNAL` (500), `PROVIDER_UNAVAILABLE` (502, the telephony provider failed),\n`SERVICE_UNAVAILABLE` (503, the database cannot take the request). The 400, 408, 417 and 431\nanswers come before any operation is chosen, so no operation lists them. Error bodies never\ncarry stack traces, SQL or secrets.\n\nA request refused before its body was read (401, 413, 429, ...) may go on sending the body\nafter the answer: the answer says `Connection: close`, and the server reads and discards up to\nits body limit (1 MiB by default) for up to 10 s before it closes the connection, so a client\nthat reads only once it has written everything still gets the answer. A body larger or slower\nthan that is cut off.\n\nEvery response carries `X-Request-Id`: a safe incoming `X-Request-Id` (1-128 characters of\n`A-Za-z0-9._:-`) is echoed, otherwise one is generated. Error bodies repeat it.\n\n## Retries\nA 408, 429 or 5xx answer and a failed connection may be retried: GET, PUT and DELETE as they\nare, a POST with the same `Idempotency-Key` (see that header). Wait what `Retry-After` (or\n`retry-after-ms`, in milliseconds) says, otherwise back off exponentially with jitter. A\nclient may send `Agentline-Retry-Count` (0 on the first attempt of a call, then 1, 2...): the\nserver writes it to its access log as `retry_count`, so retries can be told apart there, and\notherwise ignores it. The TypeScript SDK does all of this by default; it waits at most 60 s\nfor one `Retry-After`, and fails at once with the error when asked to wait longer.\n\n## Values\n- Field names are snake_case on the wire.\n- Date-times are ISO 8601 in UTC with a `Z` and milliseconds on output\n  (`2026-03-17T07:22:20.252Z`). Date-times given as input must carry `Z` or an offset.\n- Ids, counts and weights are JSON integers: `"50"` or `50.5` where an integer is due is a 422.\n- Text never contains U+0000 (NUL): a query parameter or body string holding it is a 422\n  (`value_error`, with its `loc`), whichever database the server runs on.\n- Text is well-formed Unicode: a body string or key holding a lone surrogate (an unpaired\n  `\\ud800`-`\\udfff` escape) is a 422 (`value_error`, with its `loc`).\n- Text is UTF-8: a body whose bytes are not UTF-8 is a 422 (`value_error`, `loc: ["body"]`),\n  and so is a query parameter whose percent escapes are not UTF-8 (`?user_id=%FF`, with\n  `loc: ["query", "user_id"]`); nothing of such a request is done or stored, and no byte is\n  read as U+FFFD in its place. A `%` that starts no escape (`100%`) is a literal `%`.\n\n## Request bodies\nAn operation that takes a body reads it as JSON in UTF-8: send `Content-Type:\napplication/json` (a `charset` parameter, if any, must be `utf-8`) and no `Content-Encoding`\nother than `identity`; anything else is a **415** (`UNSUPPORTED_MEDIA_TYPE`). An operation\nwhose body is optional (routing a session) also takes no body and no `Content-Type`. A body\nnested deeper than 64 levels of arrays and objects is a 422 (`value_error`, with the `loc`\nwhere the limit is crossed); the contract\'s deepest body needs four.\n\n## Lists\nThe events, prompts, experiments, agents and channel targets lists share their query\nparameters:\n- Arrays are repeated keys: `?search_fields=type&search_fields=source&search_field_values=call&search_field_values=llm`.\n- `page` (0-based, default 0) and `limit` (0 to 1000, default 25) select a page.\n- `search_fields[i]` is matched against `search_field_values[i]`; both lists must have the\n  same length, and all pairs must match (AND). How a value matches depends on the field:\n  text fields match a case-insensitive substring; identifier fields of events (`session_id`,\n  `conversation_id`, `source_id`, `user_id`) match by exact, case-sensitive equality (they\n  are looked up, not browsed); `name_exact` is exact, case-sensitive\n  equality with `name`; `name_description` is a case-insensitive substring of `name` or of\n  `description`; integer fields (`id`, `agent_count`, `target_id`, `agent_id`) need an integer\n  value (else 422) and match by equality; boolean fields (`session_end_enabled`) need `true` or\n  `false` (else 422); date-time fields match when the value is a prefix of the field\'s ISO text\n  (`2026-05` is that month); object fields (`attributes`, `llm_config`) match a case-insensitive\n  substring of their JSON text. No property name contains `list`, so every value is one literal\n  string: commas and brackets are ordinary characters.\n- `order_by` takes any property; `order_by_direction` defaults to `asc` when `order_by` is\n  given. Without `order_by`, events come newest first (`timestamp desc`), prompts and\n  experiments by `id asc`. The record\'s primary key always breaks ties, so pages never overlap\n  or skip.\n- `fields` narrows each item to the listed properties (absent or empty: all). `name_exact` and\n  `name_description` in `fields` mean `name` (and `description`). The properties a schema marks\n  required (`timestamp` of an event, `id` of a prompt or experiment) are always included.\n- `start_datetime` (inclusive) and `end_datetime` (exclusive) filter events on `timestamp`,\n  prompts on `last_updated` and experiments on `created_at` (agents and channel targets have\n  no time, and take no window). An unparseable value, or a start after the end, is a 422.\n- The envelope: `page` as asked, `page_size` = the `limit` used, `total_count` = all matches,\n  `total_pages` = ceil(total_count / limit) (`null` when limit is 0), `next_cursor` = where the\n  next page starts (`null` on the last page). A page past the end is a 200 with `items: []`.\n- To walk a whole list, follow `next_cursor`: pass it as `cursor` with the same query. A\n  cursor page ignores `page`, costs the same at any depth, and neither repeats nor skips an\n  item while new records arrive (records are added to their place in the order; a walk in the\n  default newest-first order of events does not see events newer than its first page). `page`\n  still works for jumping to a page, at a cost that grows with its depth.\n- Unknown query parameters are ignored. A property name that does not exist is a 422 whose\n  message lists the allowed names.\n- A list query that runs longer than the server allows (5 seconds by default; the operator\n  sets it) is stopped and answered **422** with one entry, `{"loc": ["query"], "type":\n  "query_timeout", "msg": "The query took longer than 5000 ms and was stopped. Narrow it:\n  ..."}`: the query as asked costs the database too much, and sending it again costs as much.\n  Narrow it: search a field that is looked up exactly (`session_id`, `conversation_id`,\n  `user_id` or `source_id` of events) rather than a substring of a large one (`attributes`,\n  `description`), add a time window (`start_datetime`, `end_datetime`), or use fewer and\n  longer search values. Other requests, of this key and others, are not held up by it.\n- Query parameters the interface types as "or null" (`page`, `order_by`, `order_by_direction`,\n  `fields`, `start_datetime`, `end_datetime`) take null by being left out: a query string has\n  no null.\n- The A2P status of a telephony channel\'s numbers (`GET\n  /api/v1/channels/telephony/{channel_id}/numbers/a2p-status`) pages the same way, with the\n  same envelope, and takes only `page`, `limit` and `cursor`.\n',
+      'Agentline serves the HTTP API of a platform for AI agents that talk to people over phone,\nSMS and web chat. This document is the whole contract: the server and the TypeScript SDK\nare generated from it and checked against it.\n\n## Authentication and tenancy\nEvery `/api/v1` operation needs an API key in the `Service-API-Key` header\n(`agl_<key id>_<secret>`, created by an operator with `agentline key create`). A key belongs\nto one organization and sees only that organization\'s records; an id that belongs to another\norganization answers exactly like an id that does not exist (404).\n\nA key has one role, and a role is a named set of permissions (possibly empty, to park a key).\nEach operation names the one it needs in its `x-agentline-permission` extension, which is\nwhat the server enforces; this table lists them (a test keeps the two in agreement):\n\n| Permission | Operations |\n|---|---|\n| `EVENTS_READ` | `events_list`, `events_stream` |\n| `PROMPTS_READ` | `prompts_list` |\n| `CHANNELS_READ` | `channels_telephony_numbers_verify_a2p_compliance`, `channels_telephony_numbers_a2p_status`, `experiments_list`, `experiments_get`, `experiments_results`, `experiments_results_timeline`, `experiments_history`, `agents_list`, `channel_targets_list`, `channel_targets_assignment` |\n| `CHANNELS_WRITE` | `experiments_create`, `experiments_update`, `experiments_start`, `experiments_stop` |\n| `CHANNELS_DELETE` | `experiments_delete` |\n| `SESSIONS_WRITE` | `sessions_route` |\n\nA missing, malformed, unknown or revoked key is a **401** (`UNAUTHENTICATED`, with\n`WWW-Authenticate: ApiKey header="Service-API-Key"`); a valid key whose role lacks the\npermission is a **403** (`PERMISSION_DENIED`, naming the permission). A key revoked, or a role\nchanged, takes effect for every server process within one second. Failed authentications\nare limited per client address (an IPv6 address counts with the rest of its /64) and per key\nid (the public part of a key); the server\'s operator sets how many a minute each may have.\nPast that, a request from that address, or with that key id, is answered **429**\n(`RATE_LIMITED`, with `Retry-After`) instead of 401: at once if it carries no well-formed key\n(nothing of it is looked up or read), and otherwise once its key has failed. A valid key is\nalways served, whatever other clients at its address did.\n\nA key has two limits of its own, set by the server\'s operator and counted by each server\nprocess: how many requests it may send a minute, and how many it may have in progress at once\n(4 by default). Past either, the request is answered **429** (`RATE_LIMITED`, with\n`Retry-After`) before its body is read, and nothing of it is done; other keys are served as\nusual. A request refused for having too many in progress may be sent again as soon as one of\nthe key\'s requests is answered (`Retry-After: 1`); a client that needs more at once asks the\noperator to raise the limit, or spreads its requests over the server\'s processes.\n\nOf a key\'s requests in progress, only a few list reads (the paged lists: 2 by default) run at\nonce in each server process; the key\'s further list reads wait their turn in the order they\ncame, and are then answered as usual. They are not refused: a client that loads several lists\nat once gets them all, later. A key\'s slow searches so keep at most that many database\nprocesses busy, and other organizations\' requests are not held up by them.\n\n## Responses and errors\nEvery successful operation answers **200** with `application/json`, create and delete included.\n\nInput that fails validation (query, path or body) is a **422** with `HTTPValidationError`:\n`{"detail": [{"loc": ["query", "limit"], "msg": "...", "type": "less_than_equal"}]}`.\n`loc` starts with `query`, `path` or `body` and continues with the field name and array\nindexes (`["body", "variants", 1, "weight"]`). `type` is a short machine word: `missing`,\n`int_parsing`, `bool_parsing`, `greater_than_equal`, `less_than_equal`, `string_too_short`,\n`string_too_long`, `too_short`, `too_long`, `enum`, `string_type`, `int_type`, `bool_type`,\n`object_type`, `list_type`, `string_pattern_mismatch`, `datetime_parsing`, `json_invalid`,\n`extra_forbidden`, `value_error`, `query_timeout` (a list query that ran too long; see Lists).\nExperiment rule violations in a body are 422s too, with the `loc` of the offending field and a\nmessage that says what to fix.\n\nEvery other error has the body `ErrorResponse`: `{"detail": "<what happened and what to do>",\n"code": "<UPPER_SNAKE>", "request_id": "<id>"}`. Codes: `BAD_REQUEST` (400, 417 or 431: a\nrequest that is not valid HTTP, such as a malformed request line or header, a missing or\ninvalid `Host`, a backslash in the path, an `Expect` other than `100-continue`, `CONNECT`, or\nheaders over 16 KiB), `UNAUTHENTICATED` (401), `PERMISSION_DENIED` (403), `NOT_FOUND` (404),\n`REQUEST_TIMEOUT` (408: the request\'s headers did not arrive within 10 s, or all of it within\n30 s), `CONFLICT` (409, a state rule), `PAYLOAD_TOO_LARGE` (413), `UNSUPPORTED_MEDIA_TYPE`\n(415: a body that is not uncompressed JSON in UTF-8), `RATE_LIMITED` (429, with\n`Retry-After`), `INTERNAL` (500), `PROVIDER_UNAVAILABLE` (502, the telephony provider failed),\n`SERVICE_UNAVAILABLE` (503, the database cannot take the request). The 400, 408, 417 and 431\nanswers come before any operation is chosen, so no operation lists them. Error bodies never\ncarry stack traces, SQL or secrets.\n\nA request refused before its body was read (401, 413, 429, ...) may go on sending the body\nafter the answer: the answer says `Connection: close`, and the server reads and discards up to\nits body limit (1 MiB by default) for up to 10 s before it closes the connection, so a client\nthat reads only once it has written everything still gets the answer. A body larger or slower\nthan that is cut off.\n\nEvery response carries `X-Request-Id`: a safe incoming `X-Request-Id` (1-128 characters of\n`A-Za-z0-9._:-`) is echoed, otherwise one is generated. Error bodies repeat it.\n\n## Retries\nA 408, 429 or 5xx answer and a failed connection may be retried: GET, PUT and DELETE as they\nare, a POST with the same `Idempotency-Key` (see that header). Wait what `Retry-After` (or\n`retry-after-ms`, in milliseconds) says, otherwise back off exponentially with jitter. A\nclient may send `Agentline-Retry-Count` (0 on the first attempt of a call, then 1, 2...): the\nserver writes it to its access log as `retry_count`, so retries can be told apart there, and\notherwise ignores it. The TypeScript SDK does all of this by default; it waits at most 60 s\nfor one `Retry-After`, and fails at once with the error when asked to wait longer.\n\n## Values\n- Field names are snake_case on the wire.\n- Date-times are ISO 8601 in UTC with a `Z` and milliseconds on output\n  (`2026-03-17T07:22:20.252Z`). Date-times given as input must carry `Z` or an offset.\n- Ids, counts and weights are JSON integers: `"50"` or `50.5` where an integer is due is a 422.\n- Every input states its bounds here (`maxLength`, `maxItems`, `minimum`/`maximum`, a\n  `pattern` or `format`): a value past one is a 422 naming the input and the bound, never\n  cut to size. Ids are 32-bit (1 to 2147483647).\n- Text never contains U+0000 (NUL): a query parameter or body string holding it is a 422\n  (`value_error`, with its `loc`), whichever database the server runs on.\n- Text is well-formed Unicode: a body string or key holding a lone surrogate (an unpaired\n  `\\ud800`-`\\udfff` escape) is a 422 (`value_error`, with its `loc`).\n- Text is UTF-8: a body whose bytes are not UTF-8 is a 422 (`value_error`, `loc: ["body"]`),\n  and so is a query parameter whose percent escapes are not UTF-8 (`?user_id=%FF`, with\n  `loc: ["query", "user_id"]`); nothing of such a request is done or stored, and no byte is\n  read as U+FFFD in its place. A `%` that starts no escape (`100%`) is a literal `%`.\n\n## Request bodies\nAn operation that takes a body reads it as JSON in UTF-8: send `Content-Type:\napplication/json` (a `charset` parameter, if any, must be `utf-8`) and no `Content-Encoding`\nother than `identity`; anything else is a **415** (`UNSUPPORTED_MEDIA_TYPE`). An operation\nwhose body is optional (routing a session) also takes no body and no `Content-Type`. A body\nnested deeper than 64 levels of arrays and objects is a 422 (`value_error`, with the `loc`\nwhere the limit is crossed); the contract\'s deepest body needs four.\n\n## Lists\nThe events, prompts, experiments, agents and channel targets lists share their query\nparameters:\n- Arrays are repeated keys: `?search_fields=type&search_fields=source&search_field_values=call&search_field_values=llm`.\n- `page` (0-based, default 0) and `limit` (0 to 1000, default 25) select a page.\n- `search_fields[i]` is matched against `search_field_values[i]`; both lists must have the\n  same length, and all pairs must match (AND). How a value matches depends on the field:\n  text fields match a case-insensitive substring; identifier fields of events (`session_id`,\n  `conversation_id`, `source_id`, `user_id`) match by exact, case-sensitive equality (they\n  are looked up, not browsed); `name_exact` is exact, case-sensitive\n  equality with `name`; `name_description` is a case-insensitive substring of `name` or of\n  `description`; integer fields (`id`, `agent_count`, `target_id`, `agent_id`) need an integer\n  value (else 422) and match by equality; boolean fields (`session_end_enabled`) need `true` or\n  `false` (else 422); date-time fields match when the value is a prefix of the field\'s ISO text\n  (`2026-05` is that month); object fields (`attributes`, `llm_config`) match a case-insensitive\n  substring of their JSON text. No property name contains `list`, so every value is one literal\n  string: commas and brackets are ordinary characters.\n- `order_by` takes any property; `order_by_direction` defaults to `asc` when `order_by` is\n  given. Without `order_by`, events come newest first (`timestamp desc`), prompts and\n  experiments by `id asc`. The record\'s primary key always breaks ties, so pages never overlap\n  or skip.\n- `fields` narrows each item to the listed properties (absent or empty: all). `name_exact` and\n  `name_description` in `fields` mean `name` (and `description`). The properties a schema marks\n  required (`timestamp` of an event, `id` of a prompt or experiment) are always included.\n- `start_datetime` (inclusive) and `end_datetime` (exclusive) filter events on `timestamp`,\n  prompts on `last_updated` and experiments on `created_at` (agents and channel targets have\n  no time, and take no window). An unparseable value, or a start after the end, is a 422.\n- The envelope: `page` as asked, `page_size` = the `limit` used, `total_count` = all matches,\n  `total_pages` = ceil(total_count / limit) (`null` when limit is 0), `next_cursor` = where the\n  next page starts (`null` on the last page). A page past the end is a 200 with `items: []`.\n- To walk a whole list, follow `next_cursor`: pass it as `cursor` with the same query. A\n  cursor page ignores `page`, costs the same at any depth, and neither repeats nor skips an\n  item while new records arrive (records are added to their place in the order; a walk in the\n  default newest-first order of events does not see events newer than its first page). `page`\n  still works for jumping to a page, at a cost that grows with its depth.\n- Unknown query parameters are ignored. A property name that does not exist is a 422 whose\n  message lists the allowed names.\n- A list query that runs longer than the server allows (5 seconds by default; the operator\n  sets it) is stopped and answered **422** with one entry, `{"loc": ["query"], "type":\n  "query_timeout", "msg": "The query took longer than 5000 ms and was stopped. Narrow it:\n  ..."}`: the query as asked costs the database too much, and sending it again costs as much.\n  Narrow it: search a field that is looked up exactly (`session_id`, `conversation_id`,\n  `user_id` or `source_id` of events) rather than a substring of a large one (`attributes`,\n  `description`), add a time window (`start_datetime`, `end_datetime`), or use fewer and\n  longer search values. Other requests, of this key and others, are not held up by it.\n- Query parameters the interface types as "or null" (`page`, `order_by`, `order_by_direction`,\n  `fields`, `start_datetime`, `end_datetime`) take null by being left out: a query string has\n  no null.\n- The A2P status of a telephony channel\'s numbers (`GET\n  /api/v1/channels/telephony/{channel_id}/numbers/a2p-status`) pages the same way, with the\n  same envelope, and takes only `page`, `limit` and `cursor`.\n',
     license: {
       name: 'MIT',
       identifier: 'MIT',

@@ -116,7 +116,7 @@ function fieldName(path: readonly PropertyKey[], location: string): string {
 /** Zod's issue, in the FastAPI-style words of the contract (`int_parsing`, `less_than_equal`, ...). */
 function problemOfIssue(issue: z.core.$ZodIssue, location: string, input: unknown): InputProblem {
   const loc = [location, ...issue.path.map((p) => (typeof p === 'number' ? p : String(p)))];
-  const field = issue.path.length > 0 ? String(issue.path[issue.path.length - 1]) : location;
+  const field = fieldName(issue.path, location);
   switch (issue.code) {
     case 'invalid_type': {
       if (valueAt(input, issue.path) === undefined) {
