@@ -52,14 +52,29 @@ describe('per-key rate limit', () => {
         headers: res.headers,
         body,
       });
-      return { status: res.status, body, retryAfter: res.headers.get('retry-after') };
+      return {
+        status: res.status,
+        body,
+        retryAfter: res.headers.get('retry-after'),
+        policy: res.headers.get('ratelimit-policy'),
+        rateLimit: res.headers.get('ratelimit'),
+      };
     };
-    for (let i = 0; i < 3; i += 1) expect((await get(acme.key)).status).toBe(200);
+    // Each answer says what is left (IETF RateLimit fields): 2, 1, 0, then the refusal.
+    for (const remaining of [2, 1, 0]) {
+      const answer = await get(acme.key);
+      expect(answer.status).toBe(200);
+      expect(answer.policy).toBe('"default";q=3;w=60');
+      expect(answer.rateLimit).toMatch(new RegExp(`^"default";r=${remaining};t=\\d+$`));
+    }
     const limited = await get(acme.key);
     expect(limited.status).toBe(429);
     expect(limited.body).toMatchObject({ code: 'RATE_LIMITED' });
     expect(limited.body.detail).toContain('more than 3 requests in a minute');
     expect(Number(limited.retryAfter)).toBeGreaterThanOrEqual(1);
+    expect(limited.policy).toBe('"default";q=3;w=60');
+    // With nothing left, t is the wait Retry-After asks for (the draft: never earlier than t).
+    expect(limited.rateLimit).toBe(`"default";r=0;t=${limited.retryAfter}`);
     // Another key has its own budget.
     const other = await createKey(api.db, acme.organizationId, ['EVENTS_READ']);
     expect((await get(other)).status).toBe(200);
@@ -68,7 +83,7 @@ describe('per-key rate limit', () => {
   it('refills the budget over time', async () => {
     let now = 0;
     const limiter = rateLimit(60, () => now);
-    const context = { get: () => ({ keyId: 'k' }) } as never;
+    const context = { get: () => ({ keyId: 'k' }), res: new Response(null) } as never;
     const next = async () => {};
     for (let i = 0; i < 60; i += 1) await limiter(context, next);
     await expect(limiter(context, next)).rejects.toMatchObject({
@@ -80,11 +95,26 @@ describe('per-key rate limit', () => {
     await expect(limiter(context, next)).rejects.toMatchObject({ status: 429 });
   });
 
+  it('says on error answers too what is left, but nothing to a key that failed', async () => {
+    const app = createApp({ db: api.db, rateLimitPerMinute: 600 });
+    const missing = await app.request('/api/v1/experiments/99', {
+      headers: { 'Service-API-Key': acme.key },
+    });
+    expect(missing.status).toBe(404);
+    expect(missing.headers.get('ratelimit-policy')).toBe('"default";q=600;w=60');
+    expect(missing.headers.get('ratelimit')).toBe('"default";r=599;t=1');
+    const unknown = await app.request('/api/v1/experiments/99', {
+      headers: { 'Service-API-Key': 'agl_nope_nope' },
+    });
+    expect(unknown.status).toBe(401);
+    expect(unknown.headers.get('ratelimit')).toBeNull();
+  });
+
   it('is off unless configured (the default of createApp)', async () => {
     for (let i = 0; i < 20; i += 1) {
-      expect((await api.request('GET', '/api/v1/events/?limit=0', { key: acme.key })).status).toBe(
-        200,
-      );
+      const answer = await api.request('GET', '/api/v1/events/?limit=0', { key: acme.key });
+      expect(answer.status).toBe(200);
+      expect(answer.headers.get('ratelimit')).toBeNull();
     }
   });
 });

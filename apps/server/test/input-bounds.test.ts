@@ -344,6 +344,8 @@ async function send(
     headers: request.headers,
     ...(request.body === undefined ? {} : { body: request.body }),
   });
+  expect(response.headers.get('RateLimit-Policy')).toBe(`"default";q=${PER_MINUTE};w=60`);
+  expect(response.headers.get('RateLimit')).toMatch(/^"default";r=\d+;t=\d+$/);
   return response;
 }
 

@@ -66,16 +66,28 @@ export class TokenBuckets {
     return bucket;
   }
 
+  /** Whole seconds until `tokens` has grown to the next whole token (at least 1). */
+  #secondsToNextToken(tokens: number): number {
+    return Math.max(1, Math.ceil((Math.floor(tokens) + 1 - tokens) / this.#perMs / 1000));
+  }
+
   /** Whole seconds until `name` has a token again; 0 when it has one now. */
   waitSeconds(name: string): number {
     const { tokens } = this.#refilled(name);
-    return tokens >= 1 ? 0 : Math.max(1, Math.ceil((1 - tokens) / this.#perMs / 1000));
+    return tokens >= 1 ? 0 : this.#secondsToNextToken(tokens);
   }
 
-  /** Spends one of `name`'s tokens (the bucket may go empty, never below zero). */
-  take(name: string): void {
+  /**
+   * Spends one of `name`'s tokens (the bucket may go empty, never below zero), and says what is
+   * left: whole tokens, and the seconds until the next one.
+   */
+  take(name: string): { remaining: number; secondsToNext: number } {
     const bucket = this.#refilled(name);
     bucket.tokens = Math.max(0, bucket.tokens - 1);
+    return {
+      remaining: Math.floor(bucket.tokens),
+      secondsToNext: this.#secondsToNextToken(bucket.tokens),
+    };
   }
 
   /** How many names have buckets now (for tests). */
@@ -84,11 +96,34 @@ export class TokenBuckets {
   }
 }
 
-function rateLimited(detail: string, waitSeconds: number): ApiError {
-  return new ApiError('RATE_LIMITED', detail, { 'Retry-After': String(waitSeconds) });
+function rateLimited(
+  detail: string,
+  waitSeconds: number,
+  headers: Record<string, string> = {},
+): ApiError {
+  return new ApiError('RATE_LIMITED', detail, { ...headers, 'Retry-After': String(waitSeconds) });
 }
 
-/** At most `requestsPerMinute` requests per API key (runs after authentication). */
+/**
+ * The IETF RateLimit fields (draft-ietf-httpapi-ratelimit-headers, Structured Field syntax) of a
+ * key's per-minute quota: the policy, and what is left of it.
+ */
+export function rateLimitFields(
+  perMinute: number,
+  remaining: number,
+  secondsToNext: number,
+): Record<string, string> {
+  return {
+    'RateLimit-Policy': `"default";q=${perMinute};w=60`,
+    RateLimit: `"default";r=${remaining};t=${secondsToNext}`,
+  };
+}
+
+/**
+ * At most `requestsPerMinute` requests per API key (runs after authentication). Every answer to
+ * the key says what is left, the refusal too, so a client can pace itself instead of being
+ * refused.
+ */
 export function rateLimit(
   requestsPerMinute: number,
   now: () => number = Date.now,
@@ -101,10 +136,17 @@ export function rateLimit(
       throw rateLimited(
         `This API key made more than ${requestsPerMinute} requests in a minute; wait ${waitSeconds} s (Retry-After) and slow down.`,
         waitSeconds,
+        rateLimitFields(requestsPerMinute, 0, waitSeconds),
       );
     }
-    buckets.take(keyId);
+    const { remaining, secondsToNext } = buckets.take(keyId);
     await next();
+    // Errors of later steps have become this response by now (onError runs inside next).
+    for (const [name, value] of Object.entries(
+      rateLimitFields(requestsPerMinute, remaining, secondsToNext),
+    )) {
+      c.res.headers.set(name, value);
+    }
   };
 }
 
