@@ -61,6 +61,17 @@ const { data, response, requestId } = await client.experiments
   .withResponse();
 check(data.id === created.id && response.status === 200, 'withResponse gives the body and 200');
 check(requestId === 'consumer-esm-1', `withResponse gives the request id, got ${requestId}`);
+// The key's quota: the IETF RateLimit fields of the answer, read by the SDK.
+const { rateLimit } = await client.experiments.get(created.id).withResponse();
+check(
+  /^"default";r=\d+;t=\d+$/.test(response.headers.get('ratelimit') ?? '') &&
+    rateLimit?.policy === 'default' &&
+    rateLimit.remaining > 0 &&
+    rateLimit.quota > rateLimit.remaining &&
+    rateLimit.windowSeconds === 60,
+  `withResponse gives the RateLimit fields, got ${response.headers.get('ratelimit')} and ${JSON.stringify(rateLimit)}`,
+);
+check(missing.rateLimit?.policy === 'default', 'an error carries the RateLimit fields');
 
 // Per-call options: an Idempotency-Key of our own makes a repeated create one experiment.
 const copy = {

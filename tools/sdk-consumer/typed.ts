@@ -13,6 +13,7 @@ import {
   type ExperimentListItem,
   type Prompt,
   type PostRequestOptions,
+  type RateLimit,
   type VariantWrite,
   type WithResponse,
 } from '@agentline/sdk';
@@ -64,6 +65,8 @@ export async function typed(): Promise<string[]> {
 
   const answer: WithResponse<Experiment> = await client.experiments.get(created.id).withResponse();
   const requestId: string | null = answer.requestId;
+  const rateLimit: RateLimit | null = answer.rateLimit;
+  const left: number | undefined = rateLimit?.remaining;
 
   try {
     await client.experiments.get(0);
@@ -81,5 +84,6 @@ export async function typed(): Promise<string[]> {
     String(events.length + prompts.length + experiments.length),
     String(preview.variant_id ?? share + perHour),
     requestId ?? '',
+    String(left ?? ''),
   ];
 }

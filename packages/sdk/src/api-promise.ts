@@ -1,16 +1,21 @@
 // What every method returns: a promise of the answer's body that can also give the whole answer.
 
+import type { RateLimit } from './rate-limit.js';
+
 /** The body of a successful answer with the `Response` it came in and its request id. */
 export interface WithResponse<T> {
   data: T;
   response: Response;
   /** The answer's `X-Request-Id`: quote it when reporting a problem. */
   requestId: string | null;
+  /** The API key's request quota and what is left of it (`RateLimit` fields); null without them. */
+  rateLimit: RateLimit | null;
 }
 
 /**
  * A promise of the answer's body: `await client.events.list()` gives the page. With
- * `.withResponse()` it gives the page, the `Response` (status, headers) and the request id.
+ * `.withResponse()` it gives the page, the `Response` (status, headers), the request id and the
+ * key's rate limit.
  *
  * Subclassing Promise keeps `instanceof Promise`, `Promise.all` and `await` working; `then` reads
  * from the whole answer, so a call whose caller only uses `withResponse()` leaves no second,

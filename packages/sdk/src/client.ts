@@ -47,6 +47,7 @@ import {
   type EventStreamQuery,
 } from './event-stream.js';
 import { iteratePages } from './pagination.js';
+import { rateLimitOf } from './rate-limit.js';
 import { retryingFetch, type RetryPolicy } from './retry.js';
 
 export const SDK_VERSION = '0.0.3';
@@ -171,6 +172,7 @@ export function createClient(options: ClientOptions = {}) {
             data: data as NonNullable<R['data']>,
             response,
             requestId: response.headers.get('x-request-id'),
+            rateLimit: rateLimitOf(response.headers),
           };
         },
         (cause: unknown) => {

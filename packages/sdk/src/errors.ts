@@ -2,6 +2,7 @@
 // and read the status, the request id to quote, the parsed body and the headers.
 
 import type { ErrorCode, ErrorResponse, HTTPValidationError } from './generated/models.js';
+import { rateLimitOf, type RateLimit } from './rate-limit.js';
 
 /** Base class of every error the SDK throws. */
 export class AgentlineError extends Error {
@@ -24,6 +25,14 @@ export class ApiError extends AgentlineError {
   /** The `X-Request-Id` of the failed request: quote it when reporting a problem. */
   get requestId(): string | null {
     return this.headers.get('x-request-id');
+  }
+
+  /**
+   * The API key's request quota and what is left of it (`RateLimit` fields), null without them:
+   * on a 429, `remaining` is 0 and `resetSeconds` says when to send again.
+   */
+  get rateLimit(): RateLimit | null {
+    return rateLimitOf(this.headers);
   }
 
   /**

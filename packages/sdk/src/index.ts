@@ -8,6 +8,7 @@ export type {
 } from './client.js';
 export type { EventStream, EventStreamOptions, EventStreamQuery } from './event-stream.js';
 export { ApiPromise, type WithResponse } from './api-promise.js';
+export { rateLimitOf, type RateLimit } from './rate-limit.js';
 export { MAX_RETRY_AFTER_MS, RETRY_COUNT_HEADER } from './retry.js';
 export { newIdempotencyKey } from './idempotency-key.js';
 export {

@@ -163,6 +163,47 @@ describe('withResponse', () => {
     expect(await call).toEqual(emptyPage);
   });
 
+  it("gives the key's rate limit from the IETF RateLimit fields, here and on errors", async () => {
+    let answer = json(200, emptyPage, {
+      'RateLimit-Policy': '"default";q=600;w=60',
+      RateLimit: '"default";r=599;t=1',
+    });
+    const { fetch } = fakeFetch(() => answer);
+    const client = createClient({
+      apiKey: 'k',
+      baseUrl: 'http://127.0.0.1:9',
+      fetch,
+      maxRetries: 0,
+    });
+    const { rateLimit } = await client.events.list().withResponse();
+    expect(rateLimit).toEqual({
+      policy: 'default',
+      remaining: 599,
+      resetSeconds: 1,
+      quota: 600,
+      windowSeconds: 60,
+    });
+
+    answer = json(
+      429,
+      { detail: 'slow down', code: 'RATE_LIMITED', request_id: 'r' },
+      {
+        'Retry-After': '7',
+        'RateLimit-Policy': '"default";q=600;w=60',
+        RateLimit: '"default";r=0;t=7',
+      },
+    );
+    const error = (await client.events.list().catch((e: unknown) => e)) as RateLimitError;
+    expect(error).toBeInstanceOf(RateLimitError);
+    expect(error.rateLimit).toMatchObject({ remaining: 0, resetSeconds: 7, quota: 600 });
+
+    // Absent or malformed fields are ignored, as the draft asks.
+    answer = json(200, emptyPage, { RateLimit: 'r=5' });
+    expect((await client.events.list().withResponse()).rateLimit).toBeNull();
+    answer = json(200, emptyPage);
+    expect((await client.events.list().withResponse()).rateLimit).toBeNull();
+  });
+
   it('rejects with the same error class as the call itself', async () => {
     const { fetch } = fakeFetch(() =>
       json(404, { detail: 'no such experiment', code: 'NOT_FOUND', request_id: 'r' }),
