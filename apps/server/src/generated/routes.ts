@@ -2449,6 +2449,7 @@ export const openApiDocumentConfig = {
     {
       url: 'http://127.0.0.1:8080',
       description: 'A local server started with `pnpm start`',
+      'x-internal': false,
     },
   ],
   tags: [
