@@ -498,13 +498,23 @@ describe('unknown and foreign ids', () => {
         method === 'PUT'
           ? experimentBody(fx.targets.second, [fx.agents.pinned, fx.agents.alsoPinned])
           : undefined;
-      // 2^31 is past PostgreSQL's integer columns: it names nothing there either.
-      for (const id of [999_999, 2 ** 31, foreign.body.id]) {
+      for (const id of [999_999, foreign.body.id]) {
         const res = await call<Schemas['ErrorResponse']>(method, `${id}${suffix}`, body);
         expect(res.status).toBe(404);
         expect(res.body.code).toBe('NOT_FOUND');
         expect(JSON.stringify(res.body)).not.toContain('Globex');
       }
+      // Past the spec's 32-bit ids (and PostgreSQL's integer columns): the path is refused.
+      const beyond = await call<Schemas['HTTPValidationError']>(
+        method,
+        `${2 ** 31}${suffix}`,
+        body,
+      );
+      expect(beyond.status).toBe(422);
+      expect(beyond.body.detail[0]).toMatchObject({
+        loc: ['path', 'experiment_id'],
+        type: 'less_than_equal',
+      });
     },
   );
 

@@ -121,8 +121,8 @@ describe('routing without an experiment', () => {
 
   it("answers 404 for an unknown or another organization's target", async () => {
     expect((await route(999_999, {})).status).toBe(404);
-    // Past PostgreSQL's integer columns.
-    expect((await route(2 ** 31, {})).status).toBe(404);
+    // Past the spec's 32-bit ids (and PostgreSQL's integer columns): the path is refused.
+    expect((await route(2 ** 31, {})).status).toBe(422);
     expect((await route(globexFx.targets.main, {})).status).toBe(404);
   });
 

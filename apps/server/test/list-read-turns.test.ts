@@ -174,7 +174,7 @@ describe.runIf(onPostgres)('list reads on PostgreSQL', () => {
   it("keeps a key's third list read out of the database while two of its reads are in it", async () => {
     const acme = await createTenant(api.db, 'Acme');
     // Each search takes a large part of a second, so that the three overlap.
-    await insertSlowSearchEvents(api.db, acme.organizationId, 300);
+    await insertSlowSearchEvents(api.db, acme.organizationId, 1200);
     const activeListReads = async () => {
       const { rows } = await locker.query<{ count: string }>(
         `SELECT count(*) FROM pg_stat_activity

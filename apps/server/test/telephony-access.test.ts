@@ -214,14 +214,15 @@ describe('tenancy and 404s', () => {
 
 describe('validation (422)', () => {
   it.each([
-    ['no plus sign', '14155550100'],
-    ['a leading zero', '+04155550100'],
-    ['spaces', '+1 415 555 0100'],
-    ['dashes', '+1-415-555-0100'],
-    ['more than 15 digits', '+1415555010012345'],
-    ['only a country code', '+1'],
-    ['an empty string', ''],
-  ])('phone with %s', async (_, phone) => {
+    ['no plus sign', '14155550100', ['string_pattern_mismatch']],
+    ['a leading zero', '+04155550100', ['string_pattern_mismatch']],
+    ['spaces', '+1 415 555 0100', ['string_pattern_mismatch']],
+    ['dashes', '+1-415-555-0100', ['string_pattern_mismatch']],
+    // Past the spec's 16 characters as well as E.164's 15 digits.
+    ['more than 15 digits', '+1415555010012345', ['string_too_long', 'string_pattern_mismatch']],
+    ['only a country code', '+1', ['string_pattern_mismatch']],
+    ['an empty string', '', ['string_pattern_mismatch']],
+  ])('phone with %s', async (_, phone, types) => {
     const response = await api.request<Schemas['HTTPValidationError']>(
       'POST',
       checkUrl(acmeIds['Phone line']!),
@@ -231,9 +232,9 @@ describe('validation (422)', () => {
       },
     );
     expect(response.status).toBe(422);
-    expect(response.body.detail).toEqual([
-      expect.objectContaining({ loc: ['body', 'phone'], type: 'string_pattern_mismatch' }),
-    ]);
+    expect(response.body.detail).toEqual(
+      types.map((type): unknown => expect.objectContaining({ loc: ['body', 'phone'], type })),
+    );
   });
 
   it.each([
