@@ -26,6 +26,7 @@ import {
   requestBody,
 } from './http/request-body.js';
 import { requestContext } from './http/request-context.js';
+import { KeptAnswers } from './http/kept-answers.js';
 import { createRouter } from './http/router.js';
 import { docsRouter } from './routes/docs/docs.index.js';
 import { eventsRouter } from './routes/events/events.index.js';
@@ -58,6 +59,8 @@ export interface AppOptions {
   /** The process's event streams; main.ts makes them to close them on shutdown. Absent: one of
    * EVENT_STREAMS_PER_KEY's default streams per key, made here. */
   eventStreams?: EventStreams;
+  /** The kept list answers (versioned-cache.ts). Absent: KEPT_ANSWERS_MAX_BYTES's default budget. */
+  keptAnswers?: KeptAnswers;
 }
 
 export type App = OpenAPIHono<AppEnv>;
@@ -78,10 +81,11 @@ export function createApp({
   metricsToken,
   eventReaders,
   eventStreams = new EventStreams(db, { perKey: DEFAULT_CONFIG.eventStreamsPerKey }),
+  keptAnswers = new KeptAnswers({ maxBytes: DEFAULT_CONFIG.keptAnswersMaxBytes }),
 }: AppOptions): App {
   const app = createRouter();
 
-  app.use(requestContext(db, logger, metrics));
+  app.use(requestContext(db, logger, metrics, keptAnswers));
   app.use('/api/v1/events/*', async (c, next) => {
     if (eventReaders) c.set('eventReaders', eventReaders);
     c.set('eventStreams', eventStreams);

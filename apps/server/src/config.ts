@@ -26,6 +26,8 @@ export interface Config {
   eventStreamsPerKey: number;
   /** Bytes one event stream may have waiting in the process for a client that reads slowly. */
   eventStreamBufferBytes: number;
+  /** What the kept list answers may hold in this process, keys and overhead counted; 0 keeps none. */
+  keptAnswersMaxBytes: number;
   /** How long a list read may run before it is stopped (a 422); 0 lets it run. */
   listQueryTimeoutMs: number;
   /**
@@ -122,6 +124,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       4 * 1024 * 1024,
       64 * 1024,
       1024 * 1024 * 1024,
+    ),
+    // Thousands of default pages of each kept list, and a bounded share of a small server.
+    keptAnswersMaxBytes: readInteger(
+      env,
+      'KEPT_ANSWERS_MAX_BYTES',
+      64 * 1024 * 1024,
+      0,
+      64 * 1024 * 1024 * 1024,
     ),
     listQueryTimeoutMs: readInteger(env, 'LIST_QUERY_TIMEOUT_MS', 5_000, 0, 3_600_000),
     authFailuresPerMinute: readInteger(env, 'AUTH_FAILURES_PER_MINUTE', 60, 0, 1_000_000),

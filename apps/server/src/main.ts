@@ -12,6 +12,7 @@ import { EventStreams } from './http/event-stream.js';
 import { createFrontDoor } from './http/front-door.js';
 import { startIdempotencySweeper } from './http/idempotency.js';
 import { startPlannedEndSweeper } from './http/planned-ends.js';
+import { KeptAnswers } from './http/kept-answers.js';
 
 const SHUTDOWN_GRACE_MS = 10_000;
 // Log lines are collected and written to stdout together, by libuv's threads, once 8 KiB are
@@ -63,6 +64,7 @@ async function main(): Promise<void> {
       trustedProxies: config.trustedProxies,
     },
     metricsToken: config.metricsToken,
+    keptAnswers: new KeptAnswers({ maxBytes: config.keptAnswersMaxBytes }),
   });
   const server = createFrontDoor({
     fetch: app.fetch,

@@ -1,8 +1,13 @@
-// The bound on per-database caches (prepared SQLite statements, cached counts): a full cache drops
-// the entry used longest ago, never the one just used.
+// The bounds on in-memory caches (prepared SQLite statements, cached counts, kept answers): a full
+// cache drops the entry used longest ago, never the one just used.
 
 import { expect, it } from 'vitest';
-import { remember } from '../src/db/engine/caches.js';
+import {
+  ByteBoundedLru,
+  ENTRY_OVERHEAD_BYTES,
+  remember,
+  stringBytes,
+} from '../src/db/engine/caches.js';
 
 it('keeps at most the limit, dropping the entry used longest ago', () => {
   const cache = new Map<string, number>();
@@ -32,4 +37,35 @@ it('replaces a key in place without dropping another', () => {
     ['a', 1],
     ['b', 20],
   ]);
+});
+
+it('charges each entry its key, its value and the overhead, and never holds more than its bound', () => {
+  const entryOf = (key: string, value: string) =>
+    ENTRY_OVERHEAD_BYTES + stringBytes(key) + value.length;
+  const maxBytes = 3 * entryOf('k0', 'x'.repeat(100));
+  const cache = new ByteBoundedLru<string>(maxBytes, (value) => value.length);
+  for (let i = 0; i < 1000; i += 1) {
+    cache.set(`k${i % 10}`, 'x'.repeat(100 + (i % 7)));
+    expect(cache.bytes).toBeLessThanOrEqual(maxBytes);
+  }
+  expect(cache.size).toBeLessThanOrEqual(3);
+  // The one just set stays; using one makes it the last to go.
+  const lru = new ByteBoundedLru<string>(maxBytes, (value) => value.length);
+  for (const key of ['a', 'b', 'c']) lru.set(key, 'x'.repeat(100));
+  expect(lru.get('a')).toBeDefined();
+  lru.set('d', 'x'.repeat(100));
+  expect(['a', 'b', 'c', 'd'].map((key) => lru.get(key) !== undefined)).toEqual([
+    true,
+    false,
+    true,
+    true,
+  ]);
+  // A long key costs what it holds: it pushes more out.
+  cache.set('k'.repeat(1000), 'x');
+  expect(cache.size).toBe(1);
+  expect(cache.bytes).toBe(entryOf('k'.repeat(1000), 'x'));
+  // An entry larger than the whole bound is not kept.
+  cache.set('huge', 'x'.repeat(maxBytes));
+  expect(cache.get('huge')).toBeUndefined();
+  expect(cache.bytes).toBeLessThanOrEqual(maxBytes);
 });

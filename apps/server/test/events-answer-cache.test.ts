@@ -100,8 +100,8 @@ describe('events answer cache', () => {
     const described = await listCounting('?fields=description');
     expect(Object.keys(named.body.items[0]!)).toEqual(['timestamp', 'category']);
     expect(Object.keys(described.body.items[0]!)).toEqual(['timestamp', 'description']);
-    // Kept by the query string as sent: the same fields in another order are read once more,
-    // then kept as well, and answer alike.
+    // Kept by each parameter's values in the order sent: the same fields in another order are
+    // read once more, then kept as well, and answer alike.
     const both = await listCounting('?fields=category&fields=description');
     const reordered = await listCounting('?fields=description&fields=category');
     expect([both.pagesRead, reordered.pagesRead]).toEqual([1, 1]);
@@ -109,6 +109,33 @@ describe('events answer cache', () => {
     expect(reordered.body).toEqual(both.body);
     const theirs = await listCounting('', globex.key);
     expect(theirs.body.items.map((e) => e.description)).toEqual(['event at minute 4']);
+  });
+
+  it('shares one entry among the spellings of a query', async () => {
+    const first = await listCounting('?limit=2&page=1');
+    expect(first.pagesRead).toBe(1);
+    // Parameters in another order, parameters the list does not take, a name percent-encoded:
+    // the query the validator reads is the same, and so is the kept answer.
+    for (const spelling of [
+      '?page=1&limit=2',
+      '?limit=2&page=1&x=9',
+      '?x=1&page=1&y=2&limit=2',
+      '?l%69mit=2&page=1',
+    ]) {
+      const again = await listCounting(spelling);
+      expect([spelling, again.pagesRead]).toEqual([spelling, 0]);
+      expect(again.body).toEqual(first.body);
+    }
+    // The values of repeated names keep their order: search pairs match by position.
+    const byCategory = await listCounting(
+      '?search_fields=category&search_fields=description&search_field_values=session&search_field_values=minute 3',
+    );
+    const swapped = await listCounting(
+      '?search_fields=category&search_fields=description&search_field_values=minute 3&search_field_values=session',
+    );
+    expect([byCategory.pagesRead, swapped.pagesRead]).toEqual([1, 1]);
+    expect(byCategory.body.items.map((e) => e.description)).toEqual(['event at minute 3']);
+    expect(swapped.body.items).toEqual([]);
   });
 
   it('validates a query string every time until it has been answered', async () => {
@@ -130,5 +157,8 @@ describe('events answer cache', () => {
     // The cursor first in the query string is a cursor page all the same.
     expect((await listCounting(`?cursor=${cursor}&limit=1`)).pagesRead).toBe(1);
     expect((await listCounting(`?cursor=${cursor}&limit=1`)).pagesRead).toBe(1);
+    // However its name is spelled.
+    expect((await listCounting(`?limit=1&c%75rsor=${cursor}`)).pagesRead).toBe(1);
+    expect((await listCounting(`?limit=1&c%75rsor=${cursor}`)).pagesRead).toBe(1);
   });
 });

@@ -11,6 +11,7 @@ import { cursorSigner } from '../src/db/repositories/cursor-signer.js';
 import { jsonText } from '../src/domain/json-text.js';
 import type { AppEnv, AuthContext } from '../src/http/app-env.js';
 import { jsonTextResponse } from '../src/http/json-text.js';
+import { KeptAnswers } from '../src/http/kept-answers.js';
 import { KeptListAnswers } from '../src/http/versioned-cache.js';
 import { createTestDb } from './support/test-database.js';
 
@@ -35,6 +36,8 @@ function keptList() {
   let failure: Error | undefined;
   let builds = 0;
   const kept = new KeptListAnswers<Page>(
+    // A list taking one parameter; the organization comes in one the route does not declare.
+    { operationId: 'test_list', request: { query: { shape: { limit: {} } } } },
     async (_db, organizationId) => {
       reads.push(organizationId);
       if (failure) throw failure;
@@ -46,8 +49,10 @@ function keptList() {
     { keepsCursorPages: false },
   );
   const app = new Hono<AppEnv>();
+  const answers = new KeptAnswers({ maxBytes: 1024 * 1024 });
   app.use(async (c, next) => {
     c.set('db', db);
+    c.set('keptAnswers', answers);
     c.set('auth', {
       organizationId: Number(c.req.query('organization')),
     } as AuthContext);

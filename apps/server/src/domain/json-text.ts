@@ -25,6 +25,12 @@ export function jsonText<T>(value: T): JsonText<T> {
 /** The UTF-8 bytes of a JsonText<T>, as a cache keeps them. */
 export type JsonBytes<T> = Uint8Array<ArrayBuffer> & { readonly [madeFrom]: T };
 
+const utf8 = new TextEncoder();
+
+/**
+ * In an ArrayBuffer of their own: Buffer.from would slice a small text's bytes out of Node's
+ * shared 8 KiB pool, and a kept slice holds all of its pool's memory.
+ */
 export function jsonBytes<T>(text: JsonText<T>): JsonBytes<T> {
-  return Buffer.from(text, 'utf8') as unknown as JsonBytes<T>;
+  return utf8.encode(text) as JsonBytes<T>;
 }

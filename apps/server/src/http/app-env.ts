@@ -8,6 +8,7 @@ import type { IdempotentWrite } from '../db/repositories/idempotency.js';
 import type { Permission } from '../domain/permissions.js';
 import type { EventStreams } from './event-stream.js';
 import type { Metrics } from './metrics.js';
+import type { KeptAnswers } from './kept-answers.js';
 
 export interface AuthContext {
   organizationId: number;
@@ -28,6 +29,8 @@ export interface AppEnv {
     db: Db;
     /** Where handlers count what /metrics reports beyond requests (routed sessions). */
     metrics: Metrics;
+    /** The finished list answers the app keeps, within its byte budget (versioned-cache.ts). */
+    keptAnswers: KeptAnswers;
     /** Set by the authentication middleware on every /api/v1 request it lets through. */
     auth: AuthContext;
     /** The operation being served, for logs (set by the permission middleware). */

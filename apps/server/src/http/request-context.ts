@@ -7,6 +7,7 @@ import type { Logger } from 'pino';
 import type { Db } from '../db/engine/client.js';
 import type { AppEnv } from './app-env.js';
 import type { Metrics } from './metrics.js';
+import type { KeptAnswers } from './kept-answers.js';
 
 const SAFE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -59,6 +60,7 @@ export function requestContext(
   db: Db,
   logger: Logger,
   metrics: Metrics,
+  keptAnswers: KeptAnswers,
 ): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     const requestId = requestIdOf(c.req.header('x-request-id'));
@@ -66,6 +68,7 @@ export function requestContext(
     c.set('logger', logger);
     c.set('db', db);
     c.set('metrics', metrics);
+    c.set('keptAnswers', keptAnswers);
     setEnvelopeHeaders(c, requestId);
     const started = performance.now();
     try {

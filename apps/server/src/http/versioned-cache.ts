@@ -13,82 +13,36 @@
 
 import type { Context, MiddlewareHandler } from 'hono';
 import type { Db } from '../db/engine/client.js';
-import { perDatabase } from '../db/engine/caches.js';
 import { gatherBatches } from '../db/engine/gather-batches.js';
 import { cursorSigner } from '../db/repositories/cursor-signer.js';
-import { jsonBytes, type JsonBytes, type JsonText } from '../domain/json-text.js';
+import type { JsonBytes, JsonText } from '../domain/json-text.js';
 import type { CursorSigner } from '../domain/list-query.js';
 import type { AppEnv } from './app-env.js';
 import { jsonTextResponse } from './json-text.js';
-import { queryStringOf } from './request-body.js';
+
+/** What a kept list needs of its generated route: its name and the query parameters it declares. */
+export interface KeptListRoute {
+  operationId: string;
+  request: { query: { shape: object } };
+}
+
+/** The query as Hono reads it for the route's validator: each name's values in the order sent. */
+type QueryValues = Record<string, string[] | undefined>;
 
 /**
- * What one list's kept answers may hold per process: enough for thousands of default pages, and a
- * bounded share of a small server's memory.
- */
-const LIST_ANSWERS_MAX_BYTES = 32 * 1024 * 1024;
-
-interface VersionedCacheOptions {
-  /** Total size of the kept answers; the least recently used go first beyond it. */
-  maxBytes: number;
-}
-
-interface Entry<T> {
-  version: number;
-  /** UTF-8 bytes, so a hit is written out without encoding the text again. */
-  json: JsonBytes<T>;
-}
-
-/** Answers of type T, kept as the bytes of their JSON. */
-class VersionedJsonCache<T> {
-  private readonly entries = new Map<string, Entry<T>>();
-  private bytes = 0;
-
-  constructor(private readonly options: VersionedCacheOptions) {}
-
-  /** The answer for `key` built at `version`, or null. */
-  get(key: string, version: number): JsonBytes<T> | null {
-    const entry = this.entries.get(key);
-    if (!entry || entry.version !== version) return null;
-    // Re-insert: a Map iterates in insertion order, so the front is the least recently used.
-    this.entries.delete(key);
-    this.entries.set(key, entry);
-    return entry.json;
-  }
-
-  set(key: string, version: number, text: JsonText<T>): void {
-    this.remove(key);
-    const json = jsonBytes(text);
-    if (json.length > this.options.maxBytes) return;
-    this.entries.set(key, { version, json });
-    this.bytes += json.length;
-    for (const [oldest] of this.entries) {
-      if (this.bytes <= this.options.maxBytes) break;
-      this.remove(oldest);
-    }
-  }
-
-  private remove(key: string): void {
-    const entry = this.entries.get(key);
-    if (!entry) return;
-    this.entries.delete(key);
-    this.bytes -= entry.json.length;
-  }
-}
-
-/**
- * A list's answers of type T, kept per organization and query string while the organization's
- * version of the list's data (`versionOf`) is unchanged. `serve` is route middleware ahead of the
- * query's validation: a query string answered before was valid then and means the same now, so a
- * kept answer skips validating and parsing it again (most of a repeated request's own work). The
- * query string is the key as sent: the same query spelled another way (parameters in another
- * order) is kept apart, and a query that fails validation is never kept, so it is refused every
- * time.
+ * A list's answers of type T, kept in the app's KeptAnswers per organization and query while the
+ * organization's version of the list's data (`versionOf`) is unchanged. `serve` is route
+ * middleware ahead of the query's validation: a query answered before was valid then and means
+ * the same now, so a kept answer skips validating and parsing it again (most of a repeated
+ * request's own work). The key is the query as the validator reads it: the parameters the route
+ * declares (it ignores any other), in the order of their names, each with its values in the order
+ * sent (search_fields pair with search_field_values by position). So parameters in another order
+ * or unknown ones share the entry of the same query, and cannot each grow the cache. A query
+ * that fails validation is never kept, so it is refused every time.
  */
 export class KeptListAnswers<T> {
-  private readonly answers = perDatabase(
-    () => new VersionedJsonCache<T>({ maxBytes: LIST_ANSWERS_MAX_BYTES }),
-  );
+  private readonly operationId: string;
+  private readonly parameterNames: readonly string[];
 
   /** The organization's version, read once for the requests gathered in a turn. */
   private readonly currentVersion: (db: Db, organizationId: number) => Promise<number>;
@@ -99,9 +53,12 @@ export class KeptListAnswers<T> {
    * pay a version read for nothing).
    */
   constructor(
+    route: KeptListRoute,
     versionOf: (db: Db, organizationId: number) => Promise<number>,
     private readonly options: { keepsCursorPages: boolean },
   ) {
+    this.operationId = route.operationId;
+    this.parameterNames = Object.keys(route.request.query.shape).sort();
     this.currentVersion = gatherBatches(
       async (db: Db, organizationIds: number[]) => {
         const version = await versionOf(db, organizationIds[0]!);
@@ -113,34 +70,40 @@ export class KeptListAnswers<T> {
 
   /** Route middleware: answers from memory what was kept for the current version. */
   readonly serve: MiddlewareHandler<AppEnv> = async (c, next) => {
-    if (!this.keeps(c.req.url)) return next();
+    const query: QueryValues = c.req.queries();
+    if (!this.keeps(query)) return next();
     const db = c.get('db');
     const { organizationId } = c.get('auth');
-    const key = keyOf(c.req.url, organizationId, await cursorSigner(db));
-    const kept = this.answers(db).get(key, await this.currentVersion(db, organizationId));
-    if (kept !== null) return jsonTextResponse(c, kept);
+    const key = this.keyOf(query, organizationId, await cursorSigner(db));
+    const kept = c.get('keptAnswers').get(key, await this.currentVersion(db, organizationId));
+    // The key names this list, whose answers are all made from T (keep).
+    if (kept !== null) return jsonTextResponse(c, kept as JsonBytes<T>);
     await next();
   };
 
   /** Keeps the request's answer, built from the data at `version`. */
   keep(c: Context<AppEnv>, signer: CursorSigner, version: number, json: JsonText<T>): void {
-    if (!this.keeps(c.req.url)) return;
-    const key = keyOf(c.req.url, c.get('auth').organizationId, signer);
-    this.answers(c.get('db')).set(key, version, json);
+    const query: QueryValues = c.req.queries();
+    if (!this.keeps(query)) return;
+    const key = this.keyOf(query, c.get('auth').organizationId, signer);
+    c.get('keptAnswers').set(key, version, json);
   }
 
-  private keeps(url: string): boolean {
-    return this.options.keepsCursorPages || !CURSOR_PARAMETER.test(queryStringOf(url));
+  private keeps(query: QueryValues): boolean {
+    return this.options.keepsCursorPages || query.cursor === undefined;
   }
-}
 
-/** A `cursor` parameter in a query string. */
-const CURSOR_PARAMETER = /(?:^|&)cursor=/;
-
-/**
- * The organization, the secret next_cursor is sealed with (after a rotation, kept answers would
- * hand out cursors sealed with the previous one) and the query string as sent.
- */
-function keyOf(url: string, organizationId: number, signer: CursorSigner): string {
-  return `${organizationId}:${signer.sealingSecretId}:${queryStringOf(url)}`;
+  /**
+   * The list, the organization, the secret next_cursor is sealed with (after a rotation, kept
+   * answers would hand out cursors sealed with the previous one) and the declared parameters'
+   * values (null: absent), by position in the sorted names.
+   */
+  private keyOf(query: QueryValues, organizationId: number, signer: CursorSigner): string {
+    return JSON.stringify([
+      this.operationId,
+      organizationId,
+      signer.sealingSecretId,
+      ...this.parameterNames.map((name) => query[name] ?? null),
+    ]);
+  }
 }

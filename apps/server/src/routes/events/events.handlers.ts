@@ -8,17 +8,21 @@ import { resumePosition } from '../../http/event-stream.js';
 import { jsonTextResponse } from '../../http/json-text.js';
 import { KeptListAnswers } from '../../http/versioned-cache.js';
 import type { components } from '../../spec-types.js';
-import type * as routes from './events.routes.js';
+import * as routes from './events.routes.js';
 
 type EventListResponse = components['schemas']['EventListResponse'];
 
 // A dashboard polls the same first pages again and again, while events only ever get added: an
-// answer is kept per organization and query string for as long as the organization's highest
+// answer is kept per organization and query for as long as the organization's highest
 // event id is unchanged (EventsPage), so a repeated request reads one index entry instead of its
 // page and count (and, on SQLite, answers without the trip to a reader thread).
-const keptAnswers = new KeptListAnswers<EventListResponse>(currentEventPosition, {
-  keepsCursorPages: false,
-});
+const keptAnswers = new KeptListAnswers<EventListResponse>(
+  routes.eventsList,
+  currentEventPosition,
+  {
+    keepsCursorPages: false,
+  },
+);
 
 /** Route middleware of eventsList: a kept answer, ahead of the query's validation. */
 export const keptEventsAnswer = keptAnswers.serve;

@@ -15,16 +15,16 @@ import type { AppRouteHandler } from '../../http/router.js';
 import { jsonTextResponse } from '../../http/json-text.js';
 import { jsonText } from '../../domain/json-text.js';
 import type { components } from '../../spec-types.js';
-import type * as routes from './prompts.routes.js';
+import * as routes from './prompts.routes.js';
 import { toWirePrompt, toWireTools, type WirePrompt } from '../../wire/prompts.js';
 
 type PromptListResponse = components['schemas']['PromptListResponse'];
 
 // A full page carries every tool of 25 prompts with the prompts and agents using each: building
 // it costs tens of milliseconds, while the records behind it change only when an operator loads
-// new ones. Pages are kept per organization and query string until that happens.
+// new ones. Pages are kept per organization and query until that happens.
 // Cursor pages as well: every page is as dear to build, and as rarely changed.
-const keptAnswers = new KeptListAnswers<PromptListResponse>(recordsVersion, {
+const keptAnswers = new KeptListAnswers<PromptListResponse>(routes.promptsList, recordsVersion, {
   keepsCursorPages: true,
 });
 
