@@ -31,9 +31,12 @@ export function remember<K, V>(cache: Map<K, V>, key: K, value: V, limit: number
  */
 export const ENTRY_OVERHEAD_BYTES = 1024;
 
+/** What V8 takes for a string beside its characters: its header and the slot that points to it. */
+const STRING_HEADER_BYTES = 32;
+
 /** A string's size as V8 may hold it: two bytes a character once any is beyond Latin-1. */
 export function stringBytes(text: string): number {
-  return 2 * text.length;
+  return STRING_HEADER_BYTES + 2 * text.length;
 }
 
 /**

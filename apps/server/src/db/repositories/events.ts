@@ -36,7 +36,7 @@ import {
   type ColumnMap,
 } from '../engine/list-sql.js';
 import { prepared, runListRead, runSteps, selectRows, type Steps } from '../engine/portable-sql.js';
-import { perDatabase, remember } from '../engine/caches.js';
+import { ByteBoundedLru, perDatabase, stringBytes } from '../engine/caches.js';
 import { events } from '../schema/sqlite.js';
 import type { components } from '../../spec-types.js';
 import type { JsonText } from '../../domain/json-text.js';
@@ -85,15 +85,18 @@ const MAX_RESOLVED_VALUES = 256;
 const MAX_COUNT_DELTA = 100_000;
 /** Matches at least this share of the organization's events are found by walking the order. */
 const WALK_ORDER_SHARE = 0.01;
-/** Per process and database: the filters whose counts and resolved values are kept. */
-const MAX_CACHED_ENTRIES = 10_000;
+/**
+ * Per process and database, for each of the counts and the resolved values: what their entries
+ * may take, keys (search values included) and overhead counted (ByteBoundedLru).
+ */
+const MAX_CACHED_BYTES = 16 * 1024 * 1024;
 
 interface CachedCount {
   throughId: number;
   count: number;
 }
 
-const countCache = perDatabase(() => new Map<string, CachedCount>());
+const countCache = perDatabase(() => new ByteBoundedLru<CachedCount>(MAX_CACHED_BYTES, () => 0));
 
 /**
  * How a condition may be served. SQLite is told: `seek` uses the indexes that find matches
@@ -145,7 +148,12 @@ interface CachedValues {
 }
 
 /** Resolved values per (organization, column, substring): exact while no event is added. */
-const valuesCache = perDatabase(() => new Map<string, CachedValues>());
+const valuesCache = perDatabase(
+  () =>
+    new ByteBoundedLru<CachedValues>(MAX_CACHED_BYTES, ({ values }) =>
+      (values ?? []).reduce((bytes, value) => bytes + stringBytes(value), 0),
+    ),
+);
 
 /**
  * Resolves the query's category and type filters once, for both the count and the page. Events
@@ -167,7 +175,7 @@ function* resolveValues(
         cached?.throughId === throughId
           ? cached.values
           : yield* matchingValues(db, organizationId, filter.property, String(filter.value));
-      remember(cache, key, { throughId, values }, MAX_CACHED_ENTRIES);
+      cache.set(key, { throughId, values });
       resolved.set(filter, values);
     }
   }
@@ -306,7 +314,7 @@ function* countMatching(
     );
     count = total!.n;
   }
-  remember(cache, key, { throughId, count }, MAX_CACHED_ENTRIES);
+  cache.set(key, { throughId, count });
   return count;
 }
 
