@@ -95,15 +95,15 @@ export class KeptListAnswers<T> {
 
   /**
    * The list, the organization, the secret next_cursor is sealed with (after a rotation, kept
-   * answers would hand out cursors sealed with the previous one) and the declared parameters'
-   * values (null: absent), by position in the sorted names.
+   * answers would hand out cursors sealed with the previous one) and each declared parameter
+   * given, by name in order, with its values as JSON (no value can end one early).
    */
   private keyOf(query: QueryValues, organizationId: number, signer: CursorSigner): string {
-    return JSON.stringify([
-      this.operationId,
-      organizationId,
-      signer.sealingSecretId,
-      ...this.parameterNames.map((name) => query[name] ?? null),
-    ]);
+    let key = `${this.operationId}\n${organizationId}\n${signer.sealingSecretId}`;
+    for (const name of this.parameterNames) {
+      const values = query[name];
+      if (values !== undefined) key += `\n${name}=${JSON.stringify(values)}`;
+    }
+    return key;
   }
 }
