@@ -82,7 +82,7 @@ describe('kept answers under distinct query strings', () => {
   }, 120_000);
 
   it('holds distinct queries within the configured bytes, keys and overhead counted', async () => {
-    // 4,000 queries of their own, each with a 2,000-character search value: every one is read,
+    // 4,000 queries of their own, each with a 1,024-character search value: every one is read,
     // and kept while the least recently used go.
     expect(await sendKind('distinct', 12_000, 2_000)).toBe(3_999);
     expect(keptAnswers.bytes).toBeGreaterThan(MAX_BYTES / 2);

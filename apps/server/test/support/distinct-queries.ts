@@ -16,11 +16,14 @@ function permutation<T>(items: readonly T[], index: number): T[] {
 
 export type QueryKind = 'unknown parameter' | 'reordered' | 'distinct';
 
+/** The longest search value the spec allows. */
+const SEARCH_VALUE_MAX_LENGTH = 1024;
+
 /**
  * The `index`-th query string, its kind in turn: the same query with an unknown parameter of its
  * own (`padding` characters long), the same query in another order of its parameters (and an
- * unknown one), or a query of its own (a search for a value of `padding` characters that no
- * event holds).
+ * unknown one), or a query of its own (a search that no event matches, for a value of `padding`
+ * characters up to the longest allowed, and the rest of `padding` in an unknown parameter).
  */
 export function distinctEventsQuery(
   index: number,
@@ -38,7 +41,7 @@ export function distinctEventsQuery(
     default:
       return {
         kind: 'distinct',
-        query: `?limit=0&search_fields=description&search_field_values=${pad}`,
+        query: `?limit=0&search_fields=description&search_field_values=${pad.slice(-SEARCH_VALUE_MAX_LENGTH)}&rest=${pad.slice(SEARCH_VALUE_MAX_LENGTH)}`,
       };
   }
 }
