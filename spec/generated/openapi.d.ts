@@ -1239,6 +1239,7 @@ export interface components {
         Unauthorized: {
             headers: {
                 "X-Request-Id": components["headers"]["XRequestId"];
+                "X-Queue-Wait-Ms": components["headers"]["XQueueWaitMs"];
                 "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
                 [name: string]: unknown;
             };
@@ -1252,6 +1253,7 @@ export interface components {
                 "X-Request-Id": components["headers"]["XRequestId"];
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                 RateLimit: components["headers"]["RateLimit"];
+                "X-Queue-Wait-Ms": components["headers"]["XQueueWaitMs"];
                 [name: string]: unknown;
             };
             content: {
@@ -1264,6 +1266,7 @@ export interface components {
                 "X-Request-Id": components["headers"]["XRequestId"];
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                 RateLimit: components["headers"]["RateLimit"];
+                "X-Queue-Wait-Ms": components["headers"]["XQueueWaitMs"];
                 [name: string]: unknown;
             };
             content: {
@@ -1276,6 +1279,7 @@ export interface components {
                 "X-Request-Id": components["headers"]["XRequestId"];
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                 RateLimit: components["headers"]["RateLimit"];
+                "X-Queue-Wait-Ms": components["headers"]["XQueueWaitMs"];
                 [name: string]: unknown;
             };
             content: {
@@ -1288,6 +1292,7 @@ export interface components {
                 "X-Request-Id": components["headers"]["XRequestId"];
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                 RateLimit: components["headers"]["RateLimit"];
+                "X-Queue-Wait-Ms": components["headers"]["XQueueWaitMs"];
                 [name: string]: unknown;
             };
             content: {
@@ -1300,6 +1305,7 @@ export interface components {
                 "X-Request-Id": components["headers"]["XRequestId"];
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                 RateLimit: components["headers"]["RateLimit"];
+                "X-Queue-Wait-Ms": components["headers"]["XQueueWaitMs"];
                 [name: string]: unknown;
             };
             content: {
@@ -1312,18 +1318,20 @@ export interface components {
                 "X-Request-Id": components["headers"]["XRequestId"];
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                 RateLimit: components["headers"]["RateLimit"];
+                "X-Queue-Wait-Ms": components["headers"]["XQueueWaitMs"];
                 [name: string]: unknown;
             };
             content: {
                 "application/json": components["schemas"]["HTTPValidationError"];
             };
         };
-        /** @description Too many requests (`RATE_LIMITED`) for this key, in a minute or in progress at once, or too many failed authentications from this address or with this key id; wait `Retry-After` seconds. */
+        /** @description Too many requests (`RATE_LIMITED`); `detail` says which limit: the key's requests in a minute, its queue full of requests waiting for a turn, a request that waited too long in that queue (see Limits and queueing), or too many failed authentications from this address or with this key id. Nothing of the request was done; wait `Retry-After` seconds. */
         RateLimited: {
             headers: {
                 "X-Request-Id": components["headers"]["XRequestId"];
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                 RateLimit: components["headers"]["RateLimit"];
+                "X-Queue-Wait-Ms": components["headers"]["XQueueWaitMs"];
                 "Retry-After": components["headers"]["RetryAfter"];
                 [name: string]: unknown;
             };
@@ -1337,6 +1345,7 @@ export interface components {
                 "X-Request-Id": components["headers"]["XRequestId"];
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                 RateLimit: components["headers"]["RateLimit"];
+                "X-Queue-Wait-Ms": components["headers"]["XQueueWaitMs"];
                 [name: string]: unknown;
             };
             content: {
@@ -1349,6 +1358,7 @@ export interface components {
                 "X-Request-Id": components["headers"]["XRequestId"];
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                 RateLimit: components["headers"]["RateLimit"];
+                "X-Queue-Wait-Ms": components["headers"]["XQueueWaitMs"];
                 [name: string]: unknown;
             };
             content: {
@@ -1361,6 +1371,7 @@ export interface components {
                 "X-Request-Id": components["headers"]["XRequestId"];
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                 RateLimit: components["headers"]["RateLimit"];
+                "X-Queue-Wait-Ms": components["headers"]["XQueueWaitMs"];
                 "Retry-After": components["headers"]["RetryAfter"];
                 [name: string]: unknown;
             };
@@ -1437,6 +1448,8 @@ export interface components {
         RateLimitPolicy: string;
         /** @description What is left of that quota after this request: `"default";r=599;t=1` means 599 more requests may be sent now, and the quota grows again in 1 second. The quota refills evenly (q requests per w seconds, up to q), so `t` is the whole seconds until the next request is added; with `r=0` a request sent before `t` seconds is answered 429, whose `Retry-After` equals `t`. Sent with `RateLimit-Policy`. */
         RateLimit: string;
+        /** @description How long this request waited in its API key's queue for a turn, in whole milliseconds (rounded up): `0` when it did not wait, because one of the key's slots was free, because it is never queued (an event stream), or because it was answered before its turn came (a 401, a 403). Sent with every `/api/v1` answer. A key whose answers often report waits sends more at once than its share runs (see Limits and queueing); the wait is part of the answer's latency, not work the server did for it. */
+        XQueueWaitMs: number;
         /** @description The request's id (echoed from a safe incoming `X-Request-Id`, otherwise generated). Quote it when reporting a problem. */
         XRequestId: string;
         /** @description Always `ApiKey header="Service-API-Key"`. */
@@ -1501,6 +1514,7 @@ export interface operations {
                     "X-Request-Id": components["headers"]["XRequestId"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    "X-Queue-Wait-Ms": components["headers"]["XQueueWaitMs"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1542,6 +1556,7 @@ export interface operations {
                     "X-Request-Id": components["headers"]["XRequestId"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    "X-Queue-Wait-Ms": components["headers"]["XQueueWaitMs"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1609,6 +1624,7 @@ export interface operations {
                     "X-Request-Id": components["headers"]["XRequestId"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    "X-Queue-Wait-Ms": components["headers"]["XQueueWaitMs"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1673,6 +1689,7 @@ export interface operations {
                     "X-Request-Id": components["headers"]["XRequestId"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    "X-Queue-Wait-Ms": components["headers"]["XQueueWaitMs"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1733,6 +1750,7 @@ export interface operations {
                     "X-Request-Id": components["headers"]["XRequestId"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    "X-Queue-Wait-Ms": components["headers"]["XQueueWaitMs"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1802,6 +1820,7 @@ export interface operations {
                     "X-Request-Id": components["headers"]["XRequestId"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    "X-Queue-Wait-Ms": components["headers"]["XQueueWaitMs"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1863,6 +1882,7 @@ export interface operations {
                     "X-Request-Id": components["headers"]["XRequestId"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    "X-Queue-Wait-Ms": components["headers"]["XQueueWaitMs"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1897,6 +1917,7 @@ export interface operations {
                     "X-Request-Id": components["headers"]["XRequestId"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    "X-Queue-Wait-Ms": components["headers"]["XQueueWaitMs"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1934,6 +1955,7 @@ export interface operations {
                     "X-Request-Id": components["headers"]["XRequestId"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    "X-Queue-Wait-Ms": components["headers"]["XQueueWaitMs"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1970,6 +1992,7 @@ export interface operations {
                     "X-Request-Id": components["headers"]["XRequestId"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    "X-Queue-Wait-Ms": components["headers"]["XQueueWaitMs"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2032,6 +2055,7 @@ export interface operations {
                     "X-Request-Id": components["headers"]["XRequestId"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    "X-Queue-Wait-Ms": components["headers"]["XQueueWaitMs"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2094,6 +2118,7 @@ export interface operations {
                     "X-Request-Id": components["headers"]["XRequestId"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    "X-Queue-Wait-Ms": components["headers"]["XQueueWaitMs"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2128,6 +2153,7 @@ export interface operations {
                     "X-Request-Id": components["headers"]["XRequestId"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    "X-Queue-Wait-Ms": components["headers"]["XQueueWaitMs"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2175,6 +2201,7 @@ export interface operations {
                     "X-Request-Id": components["headers"]["XRequestId"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    "X-Queue-Wait-Ms": components["headers"]["XQueueWaitMs"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2232,6 +2259,7 @@ export interface operations {
                     "X-Request-Id": components["headers"]["XRequestId"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    "X-Queue-Wait-Ms": components["headers"]["XQueueWaitMs"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2296,6 +2324,7 @@ export interface operations {
                     "X-Request-Id": components["headers"]["XRequestId"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    "X-Queue-Wait-Ms": components["headers"]["XQueueWaitMs"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2359,6 +2388,7 @@ export interface operations {
                     "X-Request-Id": components["headers"]["XRequestId"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    "X-Queue-Wait-Ms": components["headers"]["XQueueWaitMs"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2423,6 +2453,7 @@ export interface operations {
                     "X-Request-Id": components["headers"]["XRequestId"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    "X-Queue-Wait-Ms": components["headers"]["XQueueWaitMs"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2462,6 +2493,7 @@ export interface operations {
                     "X-Request-Id": components["headers"]["XRequestId"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    "X-Queue-Wait-Ms": components["headers"]["XQueueWaitMs"];
                     [name: string]: unknown;
                 };
                 content: {

@@ -12,8 +12,7 @@ import spec from './generated/openapi.json' with { type: 'json' };
 import { registerSpecComponents } from './generated/routes.js';
 import type { AppEnv } from './http/app-env.js';
 import { authenticate, authorize } from './http/auth.js';
-import { listReadTurns } from './http/list-read-turns.js';
-import { concurrencyLimit } from './http/concurrency-limit.js';
+import { Admission, noQueueWaitYet } from './http/admission.js';
 import { EventStreams } from './http/event-stream.js';
 import { ApiError, errorResponse, handleError } from './http/errors.js';
 import { Metrics, metricsEndpoint } from './http/metrics.js';
@@ -43,10 +42,14 @@ export interface AppOptions {
   bodyLimitBytes?: number;
   /** Requests per API key per minute; absent or 0 means no limit (the default of tests). */
   rateLimitPerMinute?: number;
-  /** Requests one API key may have in progress at once; absent or 0 means no limit. */
+  /** Requests one API key may have in progress at once (the others wait); absent or 0: no limit. */
   concurrentRequestsPerKey?: number;
-  /** List reads of one API key that run at once (the others wait); absent or 0: no limit. */
+  /** Of those, list reads that run at once (the others wait); absent or 0: no limit. */
   concurrentListReadsPerKey?: number;
+  /** Requests of one key that may wait for a slot at once (config.ts's default). */
+  queuedRequestsPerKey?: number;
+  /** How long a request may wait for a slot (config.ts's default). */
+  queueWaitMs?: number;
   /** How long Idempotency-Key answers are kept and claims are leased (config.ts's defaults). */
   idempotencyTimes?: IdempotencyTimes;
   /** Failed authentications per client address and per key id a minute; absent means no limit. */
@@ -75,6 +78,8 @@ export function createApp({
   rateLimitPerMinute = 0,
   concurrentRequestsPerKey = 0,
   concurrentListReadsPerKey = 0,
+  queuedRequestsPerKey = DEFAULT_CONFIG.queuedRequestsPerKey,
+  queueWaitMs = DEFAULT_CONFIG.queueWaitMs,
   authFailureLimit: authFailures,
   idempotencyTimes = idempotencyTimesOf(DEFAULT_CONFIG),
   metrics = new Metrics(),
@@ -111,13 +116,23 @@ export function createApp({
   // Who is calling comes first: nothing of a body is read or parsed for a caller without a key.
   const failures =
     authFailures && authFailures.perMinute > 0 ? authFailureLimit(authFailures) : undefined;
+  app.use('/api/v1/*', noQueueWaitYet);
   app.use('/api/v1/*', authenticate(failures));
   if (rateLimitPerMinute > 0) app.use('/api/v1/*', rateLimit(rateLimitPerMinute));
-  if (concurrentRequestsPerKey > 0)
-    app.use('/api/v1/*', concurrencyLimit(concurrentRequestsPerKey));
-  // Then may they do this: a key that may not costs no body read, parse or idempotency row.
+  // Then may they do this: a key that may not costs no body read, parse or idempotency row,
+  // nor a place in its key's queue.
   app.use('/api/v1/*', authorize);
-  if (concurrentListReadsPerKey > 0) app.use('/api/v1/*', listReadTurns(concurrentListReadsPerKey));
+  // Then its turn: the operation tells a list read from other requests, and the body is read
+  // only once the request runs.
+  if (concurrentRequestsPerKey > 0 || concurrentListReadsPerKey > 0) {
+    const admission = new Admission({
+      requestsPerKey: concurrentRequestsPerKey,
+      listReadsPerKey: concurrentListReadsPerKey,
+      queuedPerKey: queuedRequestsPerKey,
+      queueWaitMs,
+    });
+    app.use('/api/v1/*', admission.middleware());
+  }
   app.use('/api/v1/*', requestBody(bodyLimitBytes));
   app.use('/api/v1/*', idempotency(idempotencyTimes));
   registerSpecComponents(app);

@@ -20,8 +20,12 @@ export interface Config {
   rateLimitPerMinute: number;
   /** Requests one API key may have in progress at once in this process; 0 turns the limit off. */
   concurrentRequestsPerKey: number;
-  /** Of those, list reads that run at once; the others wait their turn; 0 turns this off. */
+  /** Of those, list reads that run at once; 0 gives them no cap of their own. */
   concurrentListReadsPerKey: number;
+  /** Requests of one API key that may wait for a slot at once; past it, 429; 0 waits none. */
+  queuedRequestsPerKey: number;
+  /** How long a request may wait for a slot of its key before it is answered 429. */
+  queueWaitMs: number;
   /** Event streams one API key may hold open at once in this process. */
   eventStreamsPerKey: number;
   /** Bytes one event stream may have waiting in the process for a client that reads slowly. */
@@ -117,6 +121,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     concurrentRequestsPerKey: readInteger(env, 'CONCURRENT_REQUESTS_PER_KEY', 4, 0, 100_000),
     // Two slow list reads of a key keep at most two database cores busy, whatever the cores.
     concurrentListReadsPerKey: readInteger(env, 'CONCURRENT_LIST_READS_PER_KEY', 2, 0, 100_000),
+    // A dashboard or a router's burst waits instead of failing; past this, a backlog is not a
+    // burst but more than the key's share can serve in QUEUE_WAIT_MS (README, Configuration).
+    queuedRequestsPerKey: readInteger(env, 'QUEUED_REQUESTS_PER_KEY', 256, 0, 100_000),
+    // A queued request's body is not read while it waits, and a request must arrive whole within
+    // main.ts's 30 s request timeout: the wait stays well inside it.
+    queueWaitMs: readInteger(env, 'QUEUE_WAIT_MS', 10_000, 1, 20_000),
     eventStreamsPerKey: readInteger(env, 'EVENT_STREAMS_PER_KEY', 10, 1, 100_000),
     eventStreamBufferBytes: readInteger(
       env,

@@ -58,6 +58,8 @@ async function main(): Promise<void> {
     rateLimitPerMinute: config.rateLimitPerMinute,
     concurrentRequestsPerKey: config.concurrentRequestsPerKey,
     concurrentListReadsPerKey: config.concurrentListReadsPerKey,
+    queuedRequestsPerKey: config.queuedRequestsPerKey,
+    queueWaitMs: config.queueWaitMs,
     idempotencyTimes,
     authFailureLimit: {
       perMinute: config.authFailuresPerMinute,

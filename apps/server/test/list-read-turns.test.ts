@@ -1,6 +1,6 @@
-// How many of one key's list reads run at once (http/list-read-turns.ts), and PostgreSQL's list
+// How many of one key's list reads run at once (http/admission.ts), and PostgreSQL's list
 // reads in one backend each (db/engine/portable-sql.ts): what keeps one organization's slow
-// searches from taking every database core from the others (issue #22; `pnpm bench:tenants`
+// searches from taking every database core from the others (`pnpm bench:tenants`
 // measures the effect).
 
 import { sql } from 'drizzle-orm';
@@ -13,7 +13,7 @@ import { createDb } from '../src/db/engine/client.js';
 import { migrateDb } from '../src/db/engine/migrate.js';
 import { runListRead, selectRows } from '../src/db/engine/portable-sql.js';
 import type { AppEnv, AuthContext } from '../src/http/app-env.js';
-import { isListRead, listReadTurns } from '../src/http/list-read-turns.js';
+import { Admission, isListRead } from '../src/http/admission.js';
 import { routes } from '../src/generated/routes.js';
 import { createTenant, createTestApi, type TestApi } from './support/harness.js';
 import { sendRaw, startLiveServer, type LiveServer } from './support/live-server.js';
@@ -45,6 +45,15 @@ describe('which operations are list reads', () => {
     );
   });
 });
+
+/** List reads take turns, other requests have no cap: what the tests below look at. */
+const listReadTurns = (listReadsPerKey: number) =>
+  new Admission({
+    requestsPerKey: 0,
+    listReadsPerKey,
+    queuedPerKey: 256,
+    queueWaitMs: 10_000,
+  }).middleware();
 
 describe('list read turns per key', () => {
   /** Each request's handler says it has entered, and answers once the test opens its gate. */

@@ -1279,6 +1279,19 @@ export const rateLimitHeader = z
     },
   });
 
+export const xQueueWaitMsHeader = z
+  .int()
+  .gte(0)
+  .lte(2147483647)
+  .openapi({ examples: [0] })
+  .optional()
+  .openapi({
+    param: {
+      description:
+        "How long this request waited in its API key's queue for a turn, in whole milliseconds (rounded up): `0` when it did not wait, because one of the key's slots was free, because it is never queued (an event stream), or because it was answered before its turn came (a 401, a 403). Sent with every `/api/v1` answer. A key whose answers often report waits sends more at once than its share runs (see Limits and queueing); the wait is part of the answer's latency, not work the server did for it.",
+    },
+  });
+
 export const wwwAuthenticateHeader = z
   .string()
   .optional()
@@ -1289,6 +1302,7 @@ export const unauthorizedResponse = {
     'The `Service-API-Key` header is missing, malformed, unknown or revoked (`UNAUTHENTICATED`).',
   headers: z.object({
     'X-Request-Id': xRequestIdHeader,
+    'X-Queue-Wait-Ms': xQueueWaitMsHeader,
     'WWW-Authenticate': wwwAuthenticateHeader,
   }),
   content: {
@@ -1303,6 +1317,7 @@ export const forbiddenResponse = {
     'X-Request-Id': xRequestIdHeader,
     'RateLimit-Policy': rateLimitPolicyHeader,
     RateLimit: rateLimitHeader,
+    'X-Queue-Wait-Ms': xQueueWaitMsHeader,
   }),
   content: {
     'application/json': { schema: ErrorResponse },
@@ -1316,6 +1331,7 @@ export const validationFailedResponse = {
     'X-Request-Id': xRequestIdHeader,
     'RateLimit-Policy': rateLimitPolicyHeader,
     RateLimit: rateLimitHeader,
+    'X-Queue-Wait-Ms': xQueueWaitMsHeader,
   }),
   content: {
     'application/json': { schema: HTTPValidationError },
@@ -1330,11 +1346,12 @@ export const retryAfterHeader = z
 
 export const rateLimitedResponse = {
   description:
-    'Too many requests (`RATE_LIMITED`) for this key, in a minute or in progress at once, or too many failed authentications from this address or with this key id; wait `Retry-After` seconds.',
+    "Too many requests (`RATE_LIMITED`); `detail` says which limit: the key's requests in a minute, its queue full of requests waiting for a turn, a request that waited too long in that queue (see Limits and queueing), or too many failed authentications from this address or with this key id. Nothing of the request was done; wait `Retry-After` seconds.",
   headers: z.object({
     'X-Request-Id': xRequestIdHeader,
     'RateLimit-Policy': rateLimitPolicyHeader,
     RateLimit: rateLimitHeader,
+    'X-Queue-Wait-Ms': xQueueWaitMsHeader,
     'Retry-After': retryAfterHeader,
   }),
   content: {
@@ -1349,6 +1366,7 @@ export const internalErrorResponse = {
     'X-Request-Id': xRequestIdHeader,
     'RateLimit-Policy': rateLimitPolicyHeader,
     RateLimit: rateLimitHeader,
+    'X-Queue-Wait-Ms': xQueueWaitMsHeader,
   }),
   content: {
     'application/json': { schema: ErrorResponse },
@@ -1362,6 +1380,7 @@ export const serviceUnavailableResponse = {
     'X-Request-Id': xRequestIdHeader,
     'RateLimit-Policy': rateLimitPolicyHeader,
     RateLimit: rateLimitHeader,
+    'X-Queue-Wait-Ms': xQueueWaitMsHeader,
     'Retry-After': retryAfterHeader,
   }),
   content: {
@@ -1388,6 +1407,7 @@ export const notFoundResponse = {
     'X-Request-Id': xRequestIdHeader,
     'RateLimit-Policy': rateLimitPolicyHeader,
     RateLimit: rateLimitHeader,
+    'X-Queue-Wait-Ms': xQueueWaitMsHeader,
   }),
   content: {
     'application/json': { schema: ErrorResponse },
@@ -1400,6 +1420,7 @@ export const payloadTooLargeResponse = {
     'X-Request-Id': xRequestIdHeader,
     'RateLimit-Policy': rateLimitPolicyHeader,
     RateLimit: rateLimitHeader,
+    'X-Queue-Wait-Ms': xQueueWaitMsHeader,
   }),
   content: {
     'application/json': { schema: ErrorResponse },
@@ -1413,6 +1434,7 @@ export const unsupportedMediaTypeResponse = {
     'X-Request-Id': xRequestIdHeader,
     'RateLimit-Policy': rateLimitPolicyHeader,
     RateLimit: rateLimitHeader,
+    'X-Queue-Wait-Ms': xQueueWaitMsHeader,
   }),
   content: {
     'application/json': { schema: ErrorResponse },
@@ -1426,6 +1448,7 @@ export const providerUnavailableResponse = {
     'X-Request-Id': xRequestIdHeader,
     'RateLimit-Policy': rateLimitPolicyHeader,
     RateLimit: rateLimitHeader,
+    'X-Queue-Wait-Ms': xQueueWaitMsHeader,
   }),
   content: {
     'application/json': { schema: ErrorResponse },
@@ -1443,6 +1466,7 @@ export const conflictResponse = {
     'X-Request-Id': xRequestIdHeader,
     'RateLimit-Policy': rateLimitPolicyHeader,
     RateLimit: rateLimitHeader,
+    'X-Queue-Wait-Ms': xQueueWaitMsHeader,
   }),
   content: {
     'application/json': { schema: ErrorResponse },
@@ -1492,6 +1516,7 @@ export const eventsListRoute = createRoute({
         'X-Request-Id': xRequestIdHeader,
         'RateLimit-Policy': rateLimitPolicyHeader,
         RateLimit: rateLimitHeader,
+        'X-Queue-Wait-Ms': xQueueWaitMsHeader,
       }),
       content: {
         'application/json': { schema: EventListResponse },
@@ -1568,6 +1593,7 @@ export const eventsStreamRoute = createRoute({
         'X-Request-Id': xRequestIdHeader,
         'RateLimit-Policy': rateLimitPolicyHeader,
         RateLimit: rateLimitHeader,
+        'X-Queue-Wait-Ms': xQueueWaitMsHeader,
       }),
       content: {
         'text/event-stream': {
@@ -1635,6 +1661,7 @@ export const promptsListRoute = createRoute({
         'X-Request-Id': xRequestIdHeader,
         'RateLimit-Policy': rateLimitPolicyHeader,
         RateLimit: rateLimitHeader,
+        'X-Queue-Wait-Ms': xQueueWaitMsHeader,
       }),
       content: {
         'application/json': { schema: PromptListResponse },
@@ -1682,6 +1709,7 @@ export const channelsTelephonyNumbersVerifyA2pComplianceRoute = createRoute({
         'X-Request-Id': xRequestIdHeader,
         'RateLimit-Policy': rateLimitPolicyHeader,
         RateLimit: rateLimitHeader,
+        'X-Queue-Wait-Ms': xQueueWaitMsHeader,
       }),
       content: {
         'application/json': { schema: A2pMessagingPathCheckResponse },
@@ -1729,6 +1757,7 @@ export const channelsTelephonyNumbersA2pStatusRoute = createRoute({
         'X-Request-Id': xRequestIdHeader,
         'RateLimit-Policy': rateLimitPolicyHeader,
         RateLimit: rateLimitHeader,
+        'X-Queue-Wait-Ms': xQueueWaitMsHeader,
       }),
       content: {
         'application/json': { schema: A2pNumberStatusListResponse },
@@ -1792,6 +1821,7 @@ export const experimentsListRoute = createRoute({
         'X-Request-Id': xRequestIdHeader,
         'RateLimit-Policy': rateLimitPolicyHeader,
         RateLimit: rateLimitHeader,
+        'X-Queue-Wait-Ms': xQueueWaitMsHeader,
       }),
       content: {
         'application/json': { schema: ExperimentListResponse },
@@ -1834,6 +1864,7 @@ export const experimentsCreateRoute = createRoute({
         'X-Request-Id': xRequestIdHeader,
         'RateLimit-Policy': rateLimitPolicyHeader,
         RateLimit: rateLimitHeader,
+        'X-Queue-Wait-Ms': xQueueWaitMsHeader,
       }),
       content: {
         'application/json': { schema: Experiment },
@@ -1871,6 +1902,7 @@ export const experimentsGetRoute = createRoute({
         'X-Request-Id': xRequestIdHeader,
         'RateLimit-Policy': rateLimitPolicyHeader,
         RateLimit: rateLimitHeader,
+        'X-Queue-Wait-Ms': xQueueWaitMsHeader,
       }),
       content: {
         'application/json': { schema: Experiment },
@@ -1914,6 +1946,7 @@ export const experimentsUpdateRoute = createRoute({
         'X-Request-Id': xRequestIdHeader,
         'RateLimit-Policy': rateLimitPolicyHeader,
         RateLimit: rateLimitHeader,
+        'X-Queue-Wait-Ms': xQueueWaitMsHeader,
       }),
       content: {
         'application/json': { schema: Experiment },
@@ -1954,6 +1987,7 @@ export const experimentsDeleteRoute = createRoute({
         'X-Request-Id': xRequestIdHeader,
         'RateLimit-Policy': rateLimitPolicyHeader,
         RateLimit: rateLimitHeader,
+        'X-Queue-Wait-Ms': xQueueWaitMsHeader,
       }),
       content: {
         'application/json': { schema: ExperimentDeleteResponse },
@@ -1995,6 +2029,7 @@ export const experimentsStartRoute = createRoute({
         'X-Request-Id': xRequestIdHeader,
         'RateLimit-Policy': rateLimitPolicyHeader,
         RateLimit: rateLimitHeader,
+        'X-Queue-Wait-Ms': xQueueWaitMsHeader,
       }),
       content: {
         'application/json': { schema: ExperimentStartResponse },
@@ -2036,6 +2071,7 @@ export const experimentsStopRoute = createRoute({
         'X-Request-Id': xRequestIdHeader,
         'RateLimit-Policy': rateLimitPolicyHeader,
         RateLimit: rateLimitHeader,
+        'X-Queue-Wait-Ms': xQueueWaitMsHeader,
       }),
       content: {
         'application/json': { schema: Experiment },
@@ -2074,6 +2110,7 @@ export const experimentsResultsRoute = createRoute({
         'X-Request-Id': xRequestIdHeader,
         'RateLimit-Policy': rateLimitPolicyHeader,
         RateLimit: rateLimitHeader,
+        'X-Queue-Wait-Ms': xQueueWaitMsHeader,
       }),
       content: {
         'application/json': { schema: ExperimentResults },
@@ -2131,6 +2168,7 @@ export const experimentsResultsTimelineRoute = createRoute({
         'X-Request-Id': xRequestIdHeader,
         'RateLimit-Policy': rateLimitPolicyHeader,
         RateLimit: rateLimitHeader,
+        'X-Queue-Wait-Ms': xQueueWaitMsHeader,
       }),
       content: {
         'application/json': { schema: ExperimentTimeline },
@@ -2173,6 +2211,7 @@ export const experimentsHistoryRoute = createRoute({
         'X-Request-Id': xRequestIdHeader,
         'RateLimit-Policy': rateLimitPolicyHeader,
         RateLimit: rateLimitHeader,
+        'X-Queue-Wait-Ms': xQueueWaitMsHeader,
       }),
       content: {
         'application/json': { schema: ExperimentChangeListResponse },
@@ -2233,6 +2272,7 @@ export const channelTargetsListRoute = createRoute({
         'X-Request-Id': xRequestIdHeader,
         'RateLimit-Policy': rateLimitPolicyHeader,
         RateLimit: rateLimitHeader,
+        'X-Queue-Wait-Ms': xQueueWaitMsHeader,
       }),
       content: {
         'application/json': { schema: ChannelTargetListResponse },
@@ -2291,6 +2331,7 @@ export const agentsListRoute = createRoute({
         'X-Request-Id': xRequestIdHeader,
         'RateLimit-Policy': rateLimitPolicyHeader,
         RateLimit: rateLimitHeader,
+        'X-Queue-Wait-Ms': xQueueWaitMsHeader,
       }),
       content: {
         'application/json': { schema: AgentListResponse },
@@ -2338,6 +2379,7 @@ export const sessionsRouteRoute = createRoute({
         'X-Request-Id': xRequestIdHeader,
         'RateLimit-Policy': rateLimitPolicyHeader,
         RateLimit: rateLimitHeader,
+        'X-Queue-Wait-Ms': xQueueWaitMsHeader,
       }),
       content: {
         'application/json': { schema: RoutedSession },
@@ -2392,6 +2434,7 @@ export const channelTargetsAssignmentRoute = createRoute({
         'X-Request-Id': xRequestIdHeader,
         'RateLimit-Policy': rateLimitPolicyHeader,
         RateLimit: rateLimitHeader,
+        'X-Queue-Wait-Ms': xQueueWaitMsHeader,
       }),
       content: {
         'application/json': { schema: Assignment },
@@ -2439,7 +2482,7 @@ export const openApiDocumentConfig = {
     summary:
       'Events, prompts, telephony A2P check, experiments and session routing of an AI-agent platform.',
     description:
-      'Agentline serves the HTTP API of a platform for AI agents that talk to people over phone,\nSMS and web chat. This document is the whole contract: the server and the TypeScript SDK\nare generated from it and checked against it.\n\n## Authentication and tenancy\nEvery `/api/v1` operation needs an API key in the `Service-API-Key` header\n(`agl_<key id>_<secret>`, created by an operator with `agentline key create`). A key belongs\nto one organization and sees only that organization\'s records; an id that belongs to another\norganization answers exactly like an id that does not exist (404).\n\nA key has one role, and a role is a named set of permissions (possibly empty, to park a key).\nEach operation names the one it needs in its `x-agentline-permission` extension, which is\nwhat the server enforces; this table lists them (a test keeps the two in agreement):\n\n| Permission | Operations |\n|---|---|\n| `EVENTS_READ` | `events_list`, `events_stream` |\n| `PROMPTS_READ` | `prompts_list` |\n| `CHANNELS_READ` | `channels_telephony_numbers_verify_a2p_compliance`, `channels_telephony_numbers_a2p_status`, `experiments_list`, `experiments_get`, `experiments_results`, `experiments_results_timeline`, `experiments_history`, `agents_list`, `channel_targets_list`, `channel_targets_assignment` |\n| `CHANNELS_WRITE` | `experiments_create`, `experiments_update`, `experiments_start`, `experiments_stop` |\n| `CHANNELS_DELETE` | `experiments_delete` |\n| `SESSIONS_WRITE` | `sessions_route` |\n\nA missing, malformed, unknown or revoked key is a **401** (`UNAUTHENTICATED`, with\n`WWW-Authenticate: ApiKey header="Service-API-Key"`); a valid key whose role lacks the\npermission is a **403** (`PERMISSION_DENIED`, naming the permission). A key revoked, or a role\nchanged, takes effect for every server process within one second. Failed authentications\nare limited per client address (an IPv6 address counts with the rest of its /64) and per key\nid (the public part of a key); the server\'s operator sets how many a minute each may have.\nPast that, a request from that address, or with that key id, is answered **429**\n(`RATE_LIMITED`, with `Retry-After`) instead of 401: at once if it carries no well-formed key\n(nothing of it is looked up or read), and otherwise once its key has failed. A valid key is\nalways served, whatever other clients at its address did.\n\nA key has two limits of its own, set by the server\'s operator and counted by each server\nprocess: how many requests it may send a minute, and how many it may have in progress at once\n(4 by default). Past either, the request is answered **429** (`RATE_LIMITED`, with\n`Retry-After`) before its body is read, and nothing of it is done; other keys are served as\nusual. Every answer to a request whose key authenticated carries the per-minute quota and\nwhat is left of it in the IETF `RateLimit-Policy` and `RateLimit` fields (see those headers):\na client that keeps its requests within `r` until `t` seconds have passed is not refused\nfor its rate. A request refused for having too many in progress may be sent again as soon as one of\nthe key\'s requests is answered (`Retry-After: 1`); a client that needs more at once asks the\noperator to raise the limit, or spreads its requests over the server\'s processes.\n\nOf a key\'s requests in progress, only a few list reads (the paged lists: 2 by default) run at\nonce in each server process; the key\'s further list reads wait their turn in the order they\ncame, and are then answered as usual. They are not refused: a client that loads several lists\nat once gets them all, later. A key\'s slow searches so keep at most that many database\nprocesses busy, and other organizations\' requests are not held up by them.\n\n## Responses and errors\nEvery successful operation answers **200** with `application/json`, create and delete included.\n\nInput that fails validation (query, path or body) is a **422** with `HTTPValidationError`:\n`{"detail": [{"loc": ["query", "limit"], "msg": "...", "type": "less_than_equal"}]}`.\n`loc` starts with `query`, `path` or `body` and continues with the field name and array\nindexes (`["body", "variants", 1, "weight"]`). `type` is a short machine word: `missing`,\n`int_parsing`, `bool_parsing`, `greater_than_equal`, `less_than_equal`, `string_too_short`,\n`string_too_long`, `too_short`, `too_long`, `enum`, `string_type`, `int_type`, `bool_type`,\n`object_type`, `list_type`, `string_pattern_mismatch`, `datetime_parsing`, `json_invalid`,\n`extra_forbidden`, `value_error`, `query_timeout` (a list query that ran too long; see Lists).\nExperiment rule violations in a body are 422s too, with the `loc` of the offending field and a\nmessage that says what to fix.\n\nEvery other error has the body `ErrorResponse`: `{"detail": "<what happened and what to do>",\n"code": "<UPPER_SNAKE>", "request_id": "<id>"}`. Codes: `BAD_REQUEST` (400, 417 or 431: a\nrequest that is not valid HTTP, such as a malformed request line or header, a missing or\ninvalid `Host`, a backslash in the path, an `Expect` other than `100-continue`, `CONNECT`, or\nheaders over 16 KiB), `UNAUTHENTICATED` (401), `PERMISSION_DENIED` (403), `NOT_FOUND` (404),\n`REQUEST_TIMEOUT` (408: the request\'s headers did not arrive within 10 s, or all of it within\n30 s), `CONFLICT` (409, a state rule), `PAYLOAD_TOO_LARGE` (413), `UNSUPPORTED_MEDIA_TYPE`\n(415: a body that is not uncompressed JSON in UTF-8), `RATE_LIMITED` (429, with\n`Retry-After`), `INTERNAL` (500), `PROVIDER_UNAVAILABLE` (502, the telephony provider failed),\n`SERVICE_UNAVAILABLE` (503, the database cannot take the request). The 400, 408, 417 and 431\nanswers come before any operation is chosen, so no operation lists them. Error bodies never\ncarry stack traces, SQL or secrets.\n\nA request refused before its body was read (401, 413, 429, ...) may go on sending the body\nafter the answer: the answer says `Connection: close`, and the server reads and discards up to\nits body limit (1 MiB by default) for up to 10 s before it closes the connection, so a client\nthat reads only once it has written everything still gets the answer. A body larger or slower\nthan that is cut off.\n\nEvery response carries `X-Request-Id`: a safe incoming `X-Request-Id` (1-128 characters of\n`A-Za-z0-9._:-`) is echoed, otherwise one is generated. Error bodies repeat it.\n\n## Retries\nA 408, 429 or 5xx answer and a failed connection may be retried: GET, PUT and DELETE as they\nare, a POST with the same `Idempotency-Key` (see that header). Wait what `Retry-After` (or\n`retry-after-ms`, in milliseconds) says, otherwise back off exponentially with jitter. A\nclient may send `Agentline-Retry-Count` (0 on the first attempt of a call, then 1, 2...): the\nserver writes it to its access log as `retry_count`, so retries can be told apart there, and\notherwise ignores it. The TypeScript SDK does all of this by default; it waits at most 60 s\nfor one `Retry-After`, and fails at once with the error when asked to wait longer.\n\n## Values\n- Field names are snake_case on the wire.\n- Date-times are ISO 8601 in UTC with a `Z` and milliseconds on output\n  (`2026-03-17T07:22:20.252Z`). Date-times given as input must carry `Z` or an offset.\n- Ids, counts and weights are JSON integers: `"50"` or `50.5` where an integer is due is a 422.\n- Every input states its bounds here (`maxLength`, `maxItems`, `minimum`/`maximum`, a\n  `pattern` or `format`): a value past one is a 422 naming the input and the bound, never\n  cut to size. Ids are 32-bit (1 to 2147483647).\n- Text never contains U+0000 (NUL): a query parameter or body string holding it is a 422\n  (`value_error`, with its `loc`), whichever database the server runs on.\n- Text is well-formed Unicode: a body string or key holding a lone surrogate (an unpaired\n  `\\ud800`-`\\udfff` escape) is a 422 (`value_error`, with its `loc`).\n- Text is UTF-8: a body whose bytes are not UTF-8 is a 422 (`value_error`, `loc: ["body"]`),\n  and so is a query parameter whose percent escapes are not UTF-8 (`?user_id=%FF`, with\n  `loc: ["query", "user_id"]`); nothing of such a request is done or stored, and no byte is\n  read as U+FFFD in its place. A `%` that starts no escape (`100%`) is a literal `%`.\n\n## Request bodies\nAn operation that takes a body reads it as JSON in UTF-8: send `Content-Type:\napplication/json` (a `charset` parameter, if any, must be `utf-8`) and no `Content-Encoding`\nother than `identity`; anything else is a **415** (`UNSUPPORTED_MEDIA_TYPE`). An operation\nwhose body is optional (routing a session) also takes no body and no `Content-Type`. A body\nnested deeper than 64 levels of arrays and objects is a 422 (`value_error`, with the `loc`\nwhere the limit is crossed); the contract\'s deepest body needs four.\n\n## Lists\nThe events, prompts, experiments, agents and channel targets lists share their query\nparameters:\n- Arrays are repeated keys: `?search_fields=type&search_fields=source&search_field_values=call&search_field_values=llm`.\n- `page` (0-based, default 0) and `limit` (0 to 1000, default 25) select a page.\n- `search_fields[i]` is matched against `search_field_values[i]`; both lists must have the\n  same length, and all pairs must match (AND). How a value matches depends on the field:\n  text fields match a case-insensitive substring; identifier fields of events (`session_id`,\n  `conversation_id`, `source_id`, `user_id`) match by exact, case-sensitive equality (they\n  are looked up, not browsed); `name_exact` is exact, case-sensitive\n  equality with `name`; `name_description` is a case-insensitive substring of `name` or of\n  `description`; integer fields (`id`, `agent_count`, `target_id`, `agent_id`) need an integer\n  value (else 422) and match by equality; boolean fields (`session_end_enabled`) need `true` or\n  `false` (else 422); date-time fields match when the value is a prefix of the field\'s ISO text\n  (`2026-05` is that month); object fields (`attributes`, `llm_config`) match a case-insensitive\n  substring of their JSON text. No property name contains `list`, so every value is one literal\n  string: commas and brackets are ordinary characters.\n- `order_by` takes any property; `order_by_direction` defaults to `asc` when `order_by` is\n  given. Without `order_by`, events come newest first (`timestamp desc`), prompts and\n  experiments by `id asc`. The record\'s primary key always breaks ties, so pages never overlap\n  or skip.\n- `fields` narrows each item to the listed properties (absent or empty: all). `name_exact` and\n  `name_description` in `fields` mean `name` (and `description`). The properties a schema marks\n  required (`timestamp` of an event, `id` of a prompt or experiment) are always included.\n- `start_datetime` (inclusive) and `end_datetime` (exclusive) filter events on `timestamp`,\n  prompts on `last_updated` and experiments on `created_at` (agents and channel targets have\n  no time, and take no window). An unparseable value, or a start after the end, is a 422.\n- The envelope: `page` as asked, `page_size` = the `limit` used, `total_count` = all matches,\n  `total_pages` = ceil(total_count / limit) (`null` when limit is 0), `next_cursor` = where the\n  next page starts (`null` on the last page). A page past the end is a 200 with `items: []`.\n- To walk a whole list, follow `next_cursor`: pass it as `cursor` with the same query. A\n  cursor page ignores `page`, costs the same at any depth, and neither repeats nor skips an\n  item while new records arrive (records are added to their place in the order; a walk in the\n  default newest-first order of events does not see events newer than its first page). `page`\n  still works for jumping to a page, at a cost that grows with its depth.\n- Unknown query parameters are ignored. A property name that does not exist is a 422 whose\n  message lists the allowed names.\n- A list query that runs longer than the server allows (5 seconds by default; the operator\n  sets it) is stopped and answered **422** with one entry, `{"loc": ["query"], "type":\n  "query_timeout", "msg": "The query took longer than 5000 ms and was stopped. Narrow it:\n  ..."}`: the query as asked costs the database too much, and sending it again costs as much.\n  Narrow it: search a field that is looked up exactly (`session_id`, `conversation_id`,\n  `user_id` or `source_id` of events) rather than a substring of a large one (`attributes`,\n  `description`), add a time window (`start_datetime`, `end_datetime`), or use fewer and\n  longer search values. Other requests, of this key and others, are not held up by it.\n- Query parameters the interface types as "or null" (`page`, `order_by`, `order_by_direction`,\n  `fields`, `start_datetime`, `end_datetime`) take null by being left out: a query string has\n  no null.\n- The A2P status of a telephony channel\'s numbers (`GET\n  /api/v1/channels/telephony/{channel_id}/numbers/a2p-status`) pages the same way, with the\n  same envelope, and takes only `page`, `limit` and `cursor`.\n',
+      'Agentline serves the HTTP API of a platform for AI agents that talk to people over phone,\nSMS and web chat. This document is the whole contract: the server and the TypeScript SDK\nare generated from it and checked against it.\n\n## Authentication and tenancy\nEvery `/api/v1` operation needs an API key in the `Service-API-Key` header\n(`agl_<key id>_<secret>`, created by an operator with `agentline key create`). A key belongs\nto one organization and sees only that organization\'s records; an id that belongs to another\norganization answers exactly like an id that does not exist (404).\n\nA key has one role, and a role is a named set of permissions (possibly empty, to park a key).\nEach operation names the one it needs in its `x-agentline-permission` extension, which is\nwhat the server enforces; this table lists them (a test keeps the two in agreement):\n\n| Permission | Operations |\n|---|---|\n| `EVENTS_READ` | `events_list`, `events_stream` |\n| `PROMPTS_READ` | `prompts_list` |\n| `CHANNELS_READ` | `channels_telephony_numbers_verify_a2p_compliance`, `channels_telephony_numbers_a2p_status`, `experiments_list`, `experiments_get`, `experiments_results`, `experiments_results_timeline`, `experiments_history`, `agents_list`, `channel_targets_list`, `channel_targets_assignment` |\n| `CHANNELS_WRITE` | `experiments_create`, `experiments_update`, `experiments_start`, `experiments_stop` |\n| `CHANNELS_DELETE` | `experiments_delete` |\n| `SESSIONS_WRITE` | `sessions_route` |\n\nA missing, malformed, unknown or revoked key is a **401** (`UNAUTHENTICATED`, with\n`WWW-Authenticate: ApiKey header="Service-API-Key"`); a valid key whose role lacks the\npermission is a **403** (`PERMISSION_DENIED`, naming the permission). A key revoked, or a role\nchanged, takes effect for every server process within one second. Failed authentications\nare limited per client address (an IPv6 address counts with the rest of its /64) and per key\nid (the public part of a key); the server\'s operator sets how many a minute each may have.\nPast that, a request from that address, or with that key id, is answered **429**\n(`RATE_LIMITED`, with `Retry-After`) instead of 401: at once if it carries no well-formed key\n(nothing of it is looked up or read), and otherwise once its key has failed. A valid key is\nalways served, whatever other clients at its address did.\n\n## Limits and queueing\nA key has limits of its own, set by the server\'s operator and counted by each server process.\nHow many requests it may send a minute: past that, the request is answered **429**\n(`RATE_LIMITED`, with `Retry-After`) before its body is read, and nothing of it is done.\nEvery answer to a request whose key authenticated carries the per-minute quota and what is\nleft of it in the IETF `RateLimit-Policy` and `RateLimit` fields (see those headers): a\nclient that keeps its requests within `r` until `t` seconds have passed is not refused for\nits rate.\n\nHow many requests it has in progress at once (its share: 4 by default), of which how many\nlist reads (the paged lists: 2 by default). A request past the share is not refused: it\nwaits its turn in the key\'s queue, in the order requests came, before its body is read and\nholding nothing of the database, and runs as soon as one of the key\'s requests ends. Other\nkeys have shares of their own, so a key\'s queue, however long, never holds up another key\'s\nrequests, and one key\'s slow searches keep at most its share of the database busy. Every\n`/api/v1` answer says in `X-Queue-Wait-Ms` how long its request waited (0 when it did not).\nA waiting request is answered **429** (`RATE_LIMITED`, with `Retry-After`) in two cases\nonly, each saying which in `detail`: the key\'s queue is full (256 waiting by default;\n`Retry-After: 1`), or the request waited the longest a request may wait (10 s by default;\n`Retry-After` is that wait, in seconds) without a turn. Nothing of a refused request was\ndone. A client whose connection closes while its request waits takes the request out of the\nqueue at once: it never runs. Event streams are never queued (a key\'s open streams have a\nlimit of their own, see `events_stream`). A client that needs more at once asks the\noperator to raise the limits, or spreads its requests over the server\'s processes.\n\n## Responses and errors\nEvery successful operation answers **200** with `application/json`, create and delete included.\n\nInput that fails validation (query, path or body) is a **422** with `HTTPValidationError`:\n`{"detail": [{"loc": ["query", "limit"], "msg": "...", "type": "less_than_equal"}]}`.\n`loc` starts with `query`, `path` or `body` and continues with the field name and array\nindexes (`["body", "variants", 1, "weight"]`). `type` is a short machine word: `missing`,\n`int_parsing`, `bool_parsing`, `greater_than_equal`, `less_than_equal`, `string_too_short`,\n`string_too_long`, `too_short`, `too_long`, `enum`, `string_type`, `int_type`, `bool_type`,\n`object_type`, `list_type`, `string_pattern_mismatch`, `datetime_parsing`, `json_invalid`,\n`extra_forbidden`, `value_error`, `query_timeout` (a list query that ran too long; see Lists).\nExperiment rule violations in a body are 422s too, with the `loc` of the offending field and a\nmessage that says what to fix.\n\nEvery other error has the body `ErrorResponse`: `{"detail": "<what happened and what to do>",\n"code": "<UPPER_SNAKE>", "request_id": "<id>"}`. Codes: `BAD_REQUEST` (400, 417 or 431: a\nrequest that is not valid HTTP, such as a malformed request line or header, a missing or\ninvalid `Host`, a backslash in the path, an `Expect` other than `100-continue`, `CONNECT`, or\nheaders over 16 KiB), `UNAUTHENTICATED` (401), `PERMISSION_DENIED` (403), `NOT_FOUND` (404),\n`REQUEST_TIMEOUT` (408: the request\'s headers did not arrive within 10 s, or all of it within\n30 s), `CONFLICT` (409, a state rule), `PAYLOAD_TOO_LARGE` (413), `UNSUPPORTED_MEDIA_TYPE`\n(415: a body that is not uncompressed JSON in UTF-8), `RATE_LIMITED` (429, with\n`Retry-After`), `INTERNAL` (500), `PROVIDER_UNAVAILABLE` (502, the telephony provider failed),\n`SERVICE_UNAVAILABLE` (503, the database cannot take the request). The 400, 408, 417 and 431\nanswers come before any operation is chosen, so no operation lists them. Error bodies never\ncarry stack traces, SQL or secrets.\n\nA request refused before its body was read (401, 413, 429, ...) may go on sending the body\nafter the answer: the answer says `Connection: close`, and the server reads and discards up to\nits body limit (1 MiB by default) for up to 10 s before it closes the connection, so a client\nthat reads only once it has written everything still gets the answer. A body larger or slower\nthan that is cut off.\n\nEvery response carries `X-Request-Id`: a safe incoming `X-Request-Id` (1-128 characters of\n`A-Za-z0-9._:-`) is echoed, otherwise one is generated. Error bodies repeat it.\n\n## Retries\nA 408, 429 or 5xx answer and a failed connection may be retried: GET, PUT and DELETE as they\nare, a POST with the same `Idempotency-Key` (see that header). Wait what `Retry-After` (or\n`retry-after-ms`, in milliseconds) says, otherwise back off exponentially with jitter. A\nclient may send `Agentline-Retry-Count` (0 on the first attempt of a call, then 1, 2...): the\nserver writes it to its access log as `retry_count`, so retries can be told apart there, and\notherwise ignores it. The TypeScript SDK does all of this by default; it waits at most 60 s\nfor one `Retry-After`, and fails at once with the error when asked to wait longer.\n\n## Values\n- Field names are snake_case on the wire.\n- Date-times are ISO 8601 in UTC with a `Z` and milliseconds on output\n  (`2026-03-17T07:22:20.252Z`). Date-times given as input must carry `Z` or an offset.\n- Ids, counts and weights are JSON integers: `"50"` or `50.5` where an integer is due is a 422.\n- Every input states its bounds here (`maxLength`, `maxItems`, `minimum`/`maximum`, a\n  `pattern` or `format`): a value past one is a 422 naming the input and the bound, never\n  cut to size. Ids are 32-bit (1 to 2147483647).\n- Text never contains U+0000 (NUL): a query parameter or body string holding it is a 422\n  (`value_error`, with its `loc`), whichever database the server runs on.\n- Text is well-formed Unicode: a body string or key holding a lone surrogate (an unpaired\n  `\\ud800`-`\\udfff` escape) is a 422 (`value_error`, with its `loc`).\n- Text is UTF-8: a body whose bytes are not UTF-8 is a 422 (`value_error`, `loc: ["body"]`),\n  and so is a query parameter whose percent escapes are not UTF-8 (`?user_id=%FF`, with\n  `loc: ["query", "user_id"]`); nothing of such a request is done or stored, and no byte is\n  read as U+FFFD in its place. A `%` that starts no escape (`100%`) is a literal `%`.\n\n## Request bodies\nAn operation that takes a body reads it as JSON in UTF-8: send `Content-Type:\napplication/json` (a `charset` parameter, if any, must be `utf-8`) and no `Content-Encoding`\nother than `identity`; anything else is a **415** (`UNSUPPORTED_MEDIA_TYPE`). An operation\nwhose body is optional (routing a session) also takes no body and no `Content-Type`. A body\nnested deeper than 64 levels of arrays and objects is a 422 (`value_error`, with the `loc`\nwhere the limit is crossed); the contract\'s deepest body needs four.\n\n## Lists\nThe events, prompts, experiments, agents and channel targets lists share their query\nparameters:\n- Arrays are repeated keys: `?search_fields=type&search_fields=source&search_field_values=call&search_field_values=llm`.\n- `page` (0-based, default 0) and `limit` (0 to 1000, default 25) select a page.\n- `search_fields[i]` is matched against `search_field_values[i]`; both lists must have the\n  same length, and all pairs must match (AND). How a value matches depends on the field:\n  text fields match a case-insensitive substring; identifier fields of events (`session_id`,\n  `conversation_id`, `source_id`, `user_id`) match by exact, case-sensitive equality (they\n  are looked up, not browsed); `name_exact` is exact, case-sensitive\n  equality with `name`; `name_description` is a case-insensitive substring of `name` or of\n  `description`; integer fields (`id`, `agent_count`, `target_id`, `agent_id`) need an integer\n  value (else 422) and match by equality; boolean fields (`session_end_enabled`) need `true` or\n  `false` (else 422); date-time fields match when the value is a prefix of the field\'s ISO text\n  (`2026-05` is that month); object fields (`attributes`, `llm_config`) match a case-insensitive\n  substring of their JSON text. No property name contains `list`, so every value is one literal\n  string: commas and brackets are ordinary characters.\n- `order_by` takes any property; `order_by_direction` defaults to `asc` when `order_by` is\n  given. Without `order_by`, events come newest first (`timestamp desc`), prompts and\n  experiments by `id asc`. The record\'s primary key always breaks ties, so pages never overlap\n  or skip.\n- `fields` narrows each item to the listed properties (absent or empty: all). `name_exact` and\n  `name_description` in `fields` mean `name` (and `description`). The properties a schema marks\n  required (`timestamp` of an event, `id` of a prompt or experiment) are always included.\n- `start_datetime` (inclusive) and `end_datetime` (exclusive) filter events on `timestamp`,\n  prompts on `last_updated` and experiments on `created_at` (agents and channel targets have\n  no time, and take no window). An unparseable value, or a start after the end, is a 422.\n- The envelope: `page` as asked, `page_size` = the `limit` used, `total_count` = all matches,\n  `total_pages` = ceil(total_count / limit) (`null` when limit is 0), `next_cursor` = where the\n  next page starts (`null` on the last page). A page past the end is a 200 with `items: []`.\n- To walk a whole list, follow `next_cursor`: pass it as `cursor` with the same query. A\n  cursor page ignores `page`, costs the same at any depth, and neither repeats nor skips an\n  item while new records arrive (records are added to their place in the order; a walk in the\n  default newest-first order of events does not see events newer than its first page). `page`\n  still works for jumping to a page, at a cost that grows with its depth.\n- Unknown query parameters are ignored. A property name that does not exist is a 422 whose\n  message lists the allowed names.\n- A list query that runs longer than the server allows (5 seconds by default; the operator\n  sets it) is stopped and answered **422** with one entry, `{"loc": ["query"], "type":\n  "query_timeout", "msg": "The query took longer than 5000 ms and was stopped. Narrow it:\n  ..."}`: the query as asked costs the database too much, and sending it again costs as much.\n  Narrow it: search a field that is looked up exactly (`session_id`, `conversation_id`,\n  `user_id` or `source_id` of events) rather than a substring of a large one (`attributes`,\n  `description`), add a time window (`start_datetime`, `end_datetime`), or use fewer and\n  longer search values. Other requests, of this key and others, are not held up by it.\n- Query parameters the interface types as "or null" (`page`, `order_by`, `order_by_direction`,\n  `fields`, `start_datetime`, `end_datetime`) take null by being left out: a query string has\n  no null.\n- The A2P status of a telephony channel\'s numbers (`GET\n  /api/v1/channels/telephony/{channel_id}/numbers/a2p-status`) pages the same way, with the\n  same envelope, and takes only `page`, `limit` and `cursor`.\n',
     license: {
       name: 'MIT',
       identifier: 'MIT',

@@ -1,5 +1,5 @@
-// What one API key holds at once in this process, counted per key id: requests in progress
-// (concurrency-limit.ts) and open event streams (event-stream.ts).
+// What one API key holds at once in this process, counted per key id: open event streams
+// (event-stream.ts).
 
 /** Slots taken per API key id; a key with none has no entry. */
 export class InFlightCounts {

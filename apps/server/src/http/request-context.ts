@@ -35,20 +35,22 @@ export const SECURITY_HEADERS = [
 ] as const;
 
 /**
- * X-Request-Id and the security headers, set before the response exists (changing a finished
+ * A header of every answer (X-Request-Id, the security headers), set before the response exists (changing a finished
  * response's headers makes the Node adapter rebuild it as a full Web Response). Served through
  * Node, they go on Node's own response, which the answer's headers are merged into: on the Web
  * Response they would give every answer a Headers object that the adapter then copies out name by
  * name, a cost larger than the request's routing (docs/benchmarks.md). In process (app.request)
  * there is only the Web Response.
  */
-function setEnvelopeHeaders(c: Context<AppEnv>, requestId: string): void {
+export function setEnvelopeHeader(c: Context<AppEnv>, name: string, value: string): void {
   const outgoing = c.env?.outgoing;
-  const set = outgoing
-    ? (name: string, value: string) => outgoing.setHeader(name, value)
-    : (name: string, value: string) => c.header(name, value);
-  set('X-Request-Id', requestId);
-  for (const [name, value] of SECURITY_HEADERS) set(name, value);
+  if (outgoing) outgoing.setHeader(name, value);
+  else c.header(name, value);
+}
+
+function setEnvelopeHeaders(c: Context<AppEnv>, requestId: string): void {
+  setEnvelopeHeader(c, 'X-Request-Id', requestId);
+  for (const [name, value] of SECURITY_HEADERS) setEnvelopeHeader(c, name, value);
 }
 
 /** The process's logger with the request's id on every line (for the rare lines beyond the access log). */

@@ -1,0 +1,244 @@
+// Admission: which of one API key's requests run now, and which wait their turn.
+//
+// A key has a share of the server: at most `requestsPerKey` requests in progress in this process,
+// of which at most `listReadsPerKey` list reads (the requests a client can make slow: an unindexed
+// search over a million events keeps a database core busy for seconds). The share is what keeps
+// one organization's slow requests from holding every database connection and core while the
+// others wait (docs/reliability.md, "One organization beside another"). A request past the share
+// is not refused: it waits in its key's line, in arrival order, holding no database connection
+// and with its body unread, until one of the key's requests ends. It is refused (429) only when
+// the line is full or it has waited `queueWaitMs`, and it leaves the line at once, never to run,
+// when its client disconnects.
+//
+// Fairness between keys comes from the shares, not from a process-wide turn: there is no
+// process-wide cap on requests in progress, so a request of a key with a free slot never waits
+// for another key's. A key with hundreds waiting holds only its share (4 requests, of them 2 list
+// reads, by default), fewer than either of PostgreSQL's pools has connections (5 each at the
+// default DATABASE_POOL_SIZE), so another key's first request is admitted at once and finds a
+// connection free: it waits for nothing of the busy key's but the event loop's turns.
+//
+// What the lines hold is bounded: a key has a line only while it has requests running or waiting
+// (it is forgotten when both are none), only authenticated keys reach it (a client cannot make
+// key ids up), and each line holds at most its share running plus `queuedPerKey` waiting. Every
+// entry is a request in progress on an open connection, and leaves when that connection closes.
+//
+// Written here rather than taken from a library: p-limit and its kin keep one line per limiter
+// with no bound on its length, no deadline for a waiter and no way to leave the line, and a
+// list read needs two counts at once (the key's requests and its list reads).
+
+import type { Context, MiddlewareHandler } from 'hono';
+import { routes } from '../generated/routes.js';
+import type { AppEnv } from './app-env.js';
+import { ApiError, ClientAbortError } from './errors.js';
+import { setEnvelopeHeader } from './request-context.js';
+
+/** How long the request waited for a slot, in whole milliseconds, on every /api/v1 answer. */
+export const QUEUE_WAIT_HEADER = 'X-Queue-Wait-Ms';
+
+export interface AdmissionLimits {
+  /** Requests of one key in progress at once; 0: no cap. */
+  requestsPerKey: number;
+  /** Of those, list reads; 0: no cap of their own. */
+  listReadsPerKey: number;
+  /** Requests of one key waiting for a slot at once; past it, 429. */
+  queuedPerKey: number;
+  /** How long a request may wait for a slot before it is answered 429. */
+  queueWaitMs: number;
+}
+
+/** The paged lists of the spec: the operations that take its `cursor` parameter. */
+const LIST_READS: ReadonlySet<string> = new Set(
+  Object.values(routes)
+    .filter((route) => route.request && 'query' in route.request && hasCursor(route.request.query))
+    .map((route) => route.operationId),
+);
+
+function hasCursor(query: unknown): boolean {
+  return typeof query === 'object' && query !== null && 'shape' in query
+    ? Object.hasOwn(query.shape as object, 'cursor')
+    : false;
+}
+
+/** Whether `operationId` names a paged list of the spec. */
+export function isListRead(operationId: string): boolean {
+  return LIST_READS.has(operationId);
+}
+
+/**
+ * Never queued: an event stream is open for hours, holding its connection but no database
+ * connection; EVENT_STREAMS_PER_KEY bounds a key's streams instead.
+ */
+const UNQUEUED: ReadonlySet<string> = new Set(['events_stream']);
+
+/** A request refused for a full line may try again as soon as the line moves: within a second. */
+const FULL_LINE_RETRY_AFTER_SECONDS = 1;
+
+interface Waiter {
+  readonly listRead: boolean;
+  /** Called once the waiter has been counted as running. */
+  readonly admit: () => void;
+}
+
+interface KeyLine {
+  running: number;
+  runningListReads: number;
+  /** In arrival order. */
+  readonly waiting: Waiter[];
+}
+
+type Entry =
+  { admitted: true; waitedMs: number } | { admitted: false; waitedMs: number; refusal: Error };
+
+/** The admission of one app instance: each key's running counts and its line of waiters. */
+export class Admission {
+  readonly #lines = new Map<string, KeyLine>();
+
+  constructor(readonly limits: AdmissionLimits) {}
+
+  /** Keys that have requests running or waiting (for tests). */
+  get size(): number {
+    return this.#lines.size;
+  }
+
+  /** Runs after `authorize`, which names the operation; a path of no operation passes. */
+  middleware(): MiddlewareHandler<AppEnv> {
+    return async (c, next) => {
+      const operationId = c.get('operationId');
+      if (operationId === undefined || UNQUEUED.has(operationId)) return next();
+      const { keyId } = c.get('auth');
+      const listRead = isListRead(operationId);
+      const entry = await this.#enter(keyId, listRead, c);
+      // Rounded up: 0 means the request did not wait at all.
+      if (entry.waitedMs > 0) {
+        setEnvelopeHeader(c, QUEUE_WAIT_HEADER, String(Math.ceil(entry.waitedMs)));
+      }
+      if (!entry.admitted) throw entry.refusal;
+      try {
+        await next();
+      } finally {
+        this.#leave(keyId, listRead);
+      }
+    };
+  }
+
+  #fits(line: KeyLine, listRead: boolean): boolean {
+    const { requestsPerKey, listReadsPerKey } = this.limits;
+    return (
+      (requestsPerKey === 0 || line.running < requestsPerKey) &&
+      (!listRead || listReadsPerKey === 0 || line.runningListReads < listReadsPerKey)
+    );
+  }
+
+  #start(line: KeyLine, listRead: boolean): void {
+    line.running += 1;
+    if (listRead) line.runningListReads += 1;
+  }
+
+  /**
+   * A slot of the key now, or a place in its line. No waiter ever fits while it waits (each
+   * ending request admits every waiter that fits), so a newcomer that fits overtakes nobody.
+   */
+  #enter(keyId: string, listRead: boolean, c: Context<AppEnv>): Promise<Entry> | Entry {
+    let line = this.#lines.get(keyId);
+    if (!line) {
+      line = { running: 0, runningListReads: 0, waiting: [] };
+      this.#lines.set(keyId, line);
+    }
+    if (this.#fits(line, listRead)) {
+      this.#start(line, listRead);
+      return { admitted: true, waitedMs: 0 };
+    }
+    const { queuedPerKey, queueWaitMs } = this.limits;
+    if (line.waiting.length >= queuedPerKey) {
+      return { admitted: false, waitedMs: 0, refusal: this.#lineFull(listRead) };
+    }
+    const { signal } = c.req.raw;
+    if (signal.aborted) {
+      return { admitted: false, waitedMs: 0, refusal: new ClientAbortError(signal.reason) };
+    }
+    const waiting = line.waiting;
+    const since = performance.now();
+    return new Promise<Entry>((resolve) => {
+      const stopWaiting = () => {
+        clearTimeout(timer);
+        signal.removeEventListener('abort', onAbort);
+      };
+      const leaveLine = (refusal: Error) => {
+        stopWaiting();
+        waiting.splice(waiting.indexOf(waiter), 1);
+        this.#forgetIfIdle(keyId);
+        resolve({ admitted: false, waitedMs: performance.now() - since, refusal });
+      };
+      const waiter: Waiter = {
+        listRead,
+        admit: () => {
+          stopWaiting();
+          resolve({ admitted: true, waitedMs: performance.now() - since });
+        },
+      };
+      const onAbort = () => leaveLine(new ClientAbortError(signal.reason));
+      const timer = setTimeout(() => leaveLine(this.#waitedTooLong(listRead)), queueWaitMs);
+      signal.addEventListener('abort', onAbort, { once: true });
+      waiting.push(waiter);
+    });
+  }
+
+  #leave(keyId: string, listRead: boolean): void {
+    const line = this.#lines.get(keyId);
+    if (!line) return;
+    line.running -= 1;
+    if (listRead) line.runningListReads -= 1;
+    for (let index = 0; index < line.waiting.length && this.#fits(line, false);) {
+      const waiter = line.waiting[index]!;
+      if (this.#fits(line, waiter.listRead)) {
+        line.waiting.splice(index, 1);
+        this.#start(line, waiter.listRead);
+        waiter.admit();
+      } else {
+        index += 1;
+      }
+    }
+    this.#forgetIfIdle(keyId);
+  }
+
+  #forgetIfIdle(keyId: string): void {
+    const line = this.#lines.get(keyId);
+    if (line && line.running === 0 && line.waiting.length === 0) this.#lines.delete(keyId);
+  }
+
+  /** The share a request of this kind waits for, in words. */
+  #share(listRead: boolean): string {
+    const { requestsPerKey, listReadsPerKey } = this.limits;
+    return listRead && listReadsPerKey > 0
+      ? `its ${listReadsPerKey} list reads at once (CONCURRENT_LIST_READS_PER_KEY)`
+      : `its ${requestsPerKey} requests in progress at once (CONCURRENT_REQUESTS_PER_KEY)`;
+  }
+
+  #lineFull(listRead: boolean): ApiError {
+    const { queuedPerKey } = this.limits;
+    return new ApiError(
+      'RATE_LIMITED',
+      `The queue of this API key on this server is full: ${queuedPerKey} of its requests (QUEUED_REQUESTS_PER_KEY) already wait for ${this.#share(listRead)}. Send this one again after Retry-After, and send fewer at once; or ask the operator to raise QUEUED_REQUESTS_PER_KEY or CONCURRENT_REQUESTS_PER_KEY.`,
+      { 'Retry-After': String(FULL_LINE_RETRY_AFTER_SECONDS) },
+    );
+  }
+
+  /**
+   * The key's requests ahead took the whole wait to move the line this far: one sent again
+   * sooner than that would most likely wait as long again.
+   */
+  #waitedTooLong(listRead: boolean): ApiError {
+    const { queueWaitMs } = this.limits;
+    return new ApiError(
+      'RATE_LIMITED',
+      `This request waited ${queueWaitMs} ms (QUEUE_WAIT_MS) in this API key's queue for ${this.#share(listRead)} and did not get a turn: the key's requests ahead of it are too slow or too many. Nothing of it was done; send it again after Retry-After, and send fewer at once or narrow slow searches; or ask the operator to raise CONCURRENT_REQUESTS_PER_KEY or QUEUE_WAIT_MS.`,
+      { 'Retry-After': String(Math.max(1, Math.ceil(queueWaitMs / 1000))) },
+    );
+  }
+}
+
+/** Every /api/v1 answer says how long its request waited for a slot: none until admission says. */
+export const noQueueWaitYet: MiddlewareHandler<AppEnv> = async (c, next) => {
+  setEnvelopeHeader(c, QUEUE_WAIT_HEADER, '0');
+  await next();
+};
