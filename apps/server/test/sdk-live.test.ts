@@ -8,6 +8,8 @@ import {
   createClient,
 } from '@agentline/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createApp } from '../src/app.js';
+import { DEFAULT_CONFIG } from '../src/config.js';
 import { createKey, createTenant, createTestApi, type TestApi } from './support/harness.js';
 import { startLiveServer, type LiveServer } from './support/live-server.js';
 import { loadRoutingFixture, type RoutingFixture } from './support/routing-fixture.js';
@@ -152,5 +154,32 @@ describe('@agentline/sdk against the running server', () => {
     await expect(client.experiments.delete(created.id)).rejects.toBeInstanceOf(ConflictError);
     expect((await client.experiments.stop(created.id)).status).toBe('stopped');
     expect(await client.experiments.delete(created.id)).toEqual({ id: created.id, deleted: true });
+  });
+
+  it('answers 64 parallel calls on one key, through the queue and past a full one', async () => {
+    const admission = {
+      concurrentRequestsPerKey: DEFAULT_CONFIG.concurrentRequestsPerKey,
+      concurrentListReadsPerKey: DEFAULT_CONFIG.concurrentListReadsPerKey,
+    };
+    // The default queue takes them all; a queue of 8 refuses most of them at first, and the
+    // SDK's default retries, spread after Retry-After, bring every one of them in.
+    for (const queuedRequestsPerKey of [DEFAULT_CONFIG.queuedRequestsPerKey, 8]) {
+      const queueing = await startLiveServer(
+        createApp({ db: api.db, ...admission, queuedRequestsPerKey }),
+      );
+      try {
+        const client = createClient({ apiKey: key, baseUrl: queueing.baseUrl });
+        const routed = await Promise.all(
+          Array.from({ length: 64 }, (_, i) =>
+            client.sessions.route(fx.targets.main, { user_id: `parallel-${i}` }),
+          ),
+        );
+        expect(routed).toHaveLength(64);
+        const lists = await Promise.all(Array.from({ length: 64 }, () => client.agents.list()));
+        expect(lists).toHaveLength(64);
+      } finally {
+        await queueing.close();
+      }
+    }
   });
 });

@@ -15,6 +15,8 @@ export interface RetryPolicy {
   maxDelayMs?: number;
   /** Only for tests: how to wait. */
   sleep?: (ms: number, signal: AbortSignal | null) => Promise<void>;
+  /** Only for tests: a number in [0, 1) for the jitter (Math.random). */
+  random?: () => number;
 }
 
 /**
@@ -62,6 +64,16 @@ export function retryAfterMs(headers: Headers, now = Date.now()): number | null 
   const date = Date.parse(value);
   return Number.isNaN(date) ? null : Math.max(0, date - now);
 }
+/**
+ * How long to wait when the server said `hintedMs`: a random time from the hint to twice the
+ * hint. Never sooner than asked; spread over one more such interval so that the calls a server
+ * refused together (a full queue refuses a burst at once) do not all come back at the same
+ * moment and fill it again.
+ */
+export function jitteredRetryAfterMs(hintedMs: number, random: () => number = Math.random): number {
+  return hintedMs * (1 + random());
+}
+
 /** Exponential backoff with jitter: base * 2^attempt, minus up to a quarter, capped. */
 export function backoffMs(attempt: number, initialDelayMs: number, maxDelayMs: number): number {
   const exponential = Math.min(initialDelayMs * 2 ** attempt, maxDelayMs);
@@ -99,6 +111,7 @@ export function retryingFetch(
   const initialDelayMs = policy.initialDelayMs ?? 500;
   const maxDelayMs = policy.maxDelayMs ?? 8_000;
   const sleep = policy.sleep ?? sleepFor;
+  const random = policy.random ?? Math.random;
 
   return async (original: Request) => {
     const callerSignal = original.signal;
@@ -143,7 +156,12 @@ export function retryingFetch(
       }
       if ('response' in outcome) await outcome.response.body?.cancel();
       try {
-        await sleep(hinted ?? backoffMs(attempt, initialDelayMs, maxDelayMs), callerSignal);
+        await sleep(
+          hinted === null
+            ? backoffMs(attempt, initialDelayMs, maxDelayMs)
+            : jitteredRetryAfterMs(hinted, random),
+          callerSignal,
+        );
       } catch (error) {
         throw errorForFailure(error, callerSignal);
       }

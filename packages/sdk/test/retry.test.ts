@@ -12,7 +12,13 @@ import {
   UnprocessableEntityError,
   createClient,
 } from '../src/index.js';
-import { backoffMs, retryAfterMs, retryingFetch, RETRY_COUNT_HEADER } from '../src/retry.js';
+import {
+  backoffMs,
+  jitteredRetryAfterMs,
+  retryAfterMs,
+  retryingFetch,
+  RETRY_COUNT_HEADER,
+} from '../src/retry.js';
 import { UUID_V7 } from './uuid-v7.js';
 
 const page = { items: [], page: 0, page_size: 25, total_count: 0, total_pages: 0 };
@@ -67,21 +73,27 @@ describe('retries', () => {
       timeoutMs: 1000,
       initialDelayMs: 100,
       sleep: async (ms) => void waits.push(ms),
+      random: () => 0.25,
     });
     const response = await send(new Request('http://127.0.0.1:9/api/v1/events/'));
     expect(response.status).toBe(200);
     expect(requests).toHaveLength(3);
-    expect(waits[0]).toBe(2000);
+    // Retry-After 2 s, and a quarter of it again as jitter.
+    expect(waits[0]).toBe(2500);
     // Without Retry-After: exponential backoff with up to a quarter of jitter.
     expect(waits[1]).toBeGreaterThanOrEqual(150);
     expect(waits[1]).toBeLessThanOrEqual(200);
   });
 
   describe('a long Retry-After (an injected clock: vitest fake timers)', () => {
-    afterEach(() => void vi.useRealTimers());
+    afterEach(() => {
+      vi.useRealTimers();
+      vi.restoreAllMocks();
+    });
 
-    it('is waited in full up to 60 s: 30 s here', async () => {
+    it('is waited in full up to 60 s, and up to as long again: 30 s and 15 s here', async () => {
       vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+      vi.spyOn(Math, 'random').mockReturnValue(0.5);
       const { fetch, requests } = scripted(
         () => json(429, {}, { 'Retry-After': '30' }),
         () => json(200, page),
@@ -90,7 +102,7 @@ describe('retries', () => {
       const pending = client(fetch)
         .events.list()
         .finally(() => (settled = true));
-      await vi.advanceTimersByTimeAsync(29_999);
+      await vi.advanceTimersByTimeAsync(44_999);
       expect(requests).toHaveLength(1);
       expect(settled).toBe(false);
       await vi.advanceTimersByTimeAsync(1);
@@ -104,6 +116,7 @@ describe('retries', () => {
         () => json(503, {}, { 'retry-after-ms': '30000', 'Retry-After': '1' }),
         () => json(200, page),
       );
+      vi.spyOn(Math, 'random').mockReturnValue(0);
       const pending = client(fetch).events.list();
       await vi.advanceTimersByTimeAsync(29_000);
       expect(requests).toHaveLength(1);
@@ -356,6 +369,49 @@ describe('helpers', () => {
     expect(retryAfterMs(new Headers({ 'retry-after-ms': '250', 'Retry-After': '3' }), now)).toBe(
       250,
     );
+  });
+
+  it('waits from Retry-After to twice Retry-After, never sooner', () => {
+    expect(jitteredRetryAfterMs(1000, () => 0)).toBe(1000);
+    expect(jitteredRetryAfterMs(1000, () => 0.5)).toBe(1500);
+    expect(jitteredRetryAfterMs(1000, () => 0.999)).toBeCloseTo(1999);
+    // Calls refused together come back spread over the second after the hint.
+    const waits = Array.from({ length: 64 }, () => jitteredRetryAfterMs(1000));
+    expect(Math.min(...waits)).toBeGreaterThanOrEqual(1000);
+    expect(Math.max(...waits)).toBeLessThan(2000);
+    expect(new Set(waits).size).toBeGreaterThan(32);
+  });
+
+  it('spreads 64 calls that a full queue refused together over the second after Retry-After', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+    try {
+      // A server whose queue holds 4: of calls arriving within 10 ms of each other, the fifth on
+      // is refused with Retry-After: 1 (an injected clock tells when each attempt arrives).
+      const arrivals: number[] = [];
+      const start = Date.now();
+      const fetch = async () => {
+        const now = Date.now() - start;
+        arrivals.push(now);
+        const recent = arrivals.filter((time) => now - time < 10).length;
+        return recent > 4
+          ? json(
+              429,
+              { detail: 'queue full', code: 'RATE_LIMITED', request_id: 'r' },
+              {
+                'Retry-After': '1',
+              },
+            )
+          : json(200, page);
+      };
+      const calls = Promise.all(Array.from({ length: 64 }, () => client(fetch).events.list()));
+      await vi.advanceTimersByTimeAsync(10_000);
+      expect(await calls).toHaveLength(64);
+      // 60 of 64 came back within the second after the hint, and no more retries were needed
+      // than the default two.
+      expect(arrivals.filter((time) => time >= 1000 && time < 2000).length).toBeGreaterThan(50);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('backs off exponentially up to the cap', () => {
