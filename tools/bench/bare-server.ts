@@ -61,6 +61,29 @@ export async function startBareBodyServer(
 }
 
 /**
+ * Any GET answers one of `bodies` (written to `directory`) as application/json, the same one for
+ * the same path and query: a varied mix of requests served with none of the work behind them.
+ */
+export async function startBareBodiesServer(
+  directory: string,
+  bodies: readonly string[],
+): Promise<BareServer> {
+  const bodiesFile = join(directory, 'bare-bodies.json');
+  writeFileSync(bodiesFile, JSON.stringify(bodies));
+  return startBare(`
+    import { readFileSync } from 'node:fs';
+    import { Hono } from 'hono';
+    const bodies = JSON.parse(readFileSync(${JSON.stringify(bodiesFile)}, 'utf8'));
+    const app = new Hono();
+    app.get('*', (c) => {
+      let hash = 0;
+      for (const char of c.req.url) hash = (hash * 31 + char.charCodeAt(0)) | 0;
+      const body = bodies[Math.abs(hash) % bodies.length];
+      return c.body(body, 200, { 'content-type': 'application/json' });
+    });`);
+}
+
+/**
  * POST / with `{"user_id": ...}` inserts one row into an indexed table of its own in the SQLite
  * file `databaseUrl` (opened with the server's settings: openSqlite, then prepareServerConnection)
  * and answers its id: what storing a session costs at the least.

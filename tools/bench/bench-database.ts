@@ -1,6 +1,7 @@
 // The database a benchmark runs on: a SQLite file in the run's folder, or a new database on a
 // PostgreSQL server (the role needs CREATEDB), dropped at the end.
 
+import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import {
   dropDatabase,
@@ -17,6 +18,8 @@ export interface BenchDatabase {
    * would slow the next shapes. SQLite answers in order inside the server, so nothing is left.
    */
   settle: () => Promise<void>;
+  /** The database's size on disk in bytes (a SQLite file with its write-ahead log). */
+  sizeBytes: () => Promise<number>;
 }
 
 /** `postgresUrl` absent: SQLite in `directory`. `bench` names the PostgreSQL database. */
@@ -26,7 +29,17 @@ export async function createBenchDatabase(
   bench: string,
 ): Promise<BenchDatabase> {
   if (postgresUrl === undefined) {
-    return { url: join(directory, 'bench.db'), drop: async () => {}, settle: async () => {} };
+    const url = join(directory, 'bench.db');
+    return {
+      url,
+      drop: async () => {},
+      settle: async () => {},
+      sizeBytes: async () =>
+        ['', '-wal'].reduce(
+          (total, suffix) => total + (statSync(url + suffix, { throwIfNoEntry: false })?.size ?? 0),
+          0,
+        ),
+    };
   }
   const name = `agentline_bench_${bench}_${process.pid}`;
   await withAdmin(postgresUrl, (admin) => admin.query(`CREATE DATABASE "${name}"`));
@@ -40,6 +53,14 @@ export async function createBenchDatabase(
         while ((await admin.query<{ n: number }>(running, [name])).rows[0]!.n > 0) {
           await new Promise((resolve) => setTimeout(resolve, 100));
         }
+      }),
+    sizeBytes: () =>
+      withAdmin(postgresUrl, async (admin) => {
+        const size = await admin.query<{ bytes: string }>(
+          'SELECT pg_database_size($1)::text AS bytes',
+          [name],
+        );
+        return Number(size.rows[0]!.bytes);
       }),
   };
 }

@@ -2,6 +2,7 @@
 // events, 20,000 users, a year of timestamps), written through the import's own batch insert.
 // The events list benchmark (events.ts) and the tenants benchmark (tenants.ts) build on it.
 
+import { createWriteStream } from 'node:fs';
 import type { Db } from '../../apps/server/src/db/engine/client.js';
 import {
   insertEventBatch,
@@ -17,7 +18,7 @@ const TYPES_BY_CATEGORY: Record<string, string[]> = {
   error: ['timeout', 'rate-limited'],
   system: ['deploy', 'config-changed'],
 };
-const TOPICS = ['order', 'refund', 'delivery', 'password', 'invoice', 'warranty', 'upgrade'];
+export const TOPICS = ['order', 'refund', 'delivery', 'password', 'invoice', 'warranty', 'upgrade'];
 
 /** A deterministic event stream: ~10 events per session, 20,000 users, a year of timestamps. */
 export function* generatedEvents(count: number, seed: number) {
@@ -46,6 +47,22 @@ export function* generatedEvents(count: number, seed: number) {
       attributes: { agent_id: Math.floor(random() * 40), latency_ms: Math.floor(random() * 900) },
     };
   }
+}
+
+/** An NDJSON file of `lines` new events (random seed 7, so none is already in the database). */
+export async function writeImportFile(file: string, lines: number): Promise<void> {
+  const out = createWriteStream(file);
+  for (const event of generatedEvents(lines, 7)) {
+    if (!out.write(`${JSON.stringify(event)}\n`)) {
+      await new Promise<void>((resolve) => out.once('drain', () => resolve()));
+    }
+  }
+  await new Promise((resolve) => out.end(resolve));
+}
+
+/** Node's arguments for `agentline events import <file> --org <organization>`, run in apps/server. */
+export function importArguments(file: string, organization: string): string[] {
+  return ['--import', 'tsx', 'src/cli/main.ts', 'events', 'import', file, '--org', organization];
 }
 
 /** The organizations' events interleaved in blocks, through the import's own batch insert. */

@@ -35,11 +35,13 @@ export async function benchTenant(
 
 /**
  * A new organization with an admin key, two agents (`a`, `b`) and one web chat target answered by
- * `a`: what an experiment splitting a target's sessions needs.
+ * `a`: what an experiment splitting a target's sessions needs. `moreAgents` adds that many agents
+ * (`agent 0`...), each with a prompt of its own, for lists with more than a row or two.
  */
 export async function benchRoutingTenant(
   db: Db,
   name: string,
+  { moreAgents = 0 }: { moreAgents?: number } = {},
 ): Promise<{
   organizationId: number;
   key: string;
@@ -47,20 +49,24 @@ export async function benchRoutingTenant(
   targetId: number;
 }> {
   const tenant = await benchTenant(db, name);
+  const llm_config = { model: 'm', provider: 'openai', version: null };
+  const more = Array.from({ length: moreAgents }, (_, i) => i);
   const { records } = await loadPlatformRecords(
     db,
     tenant.organizationId,
     platformRecordsSchema.parse({
       prompts: [
-        {
-          name: 'p',
-          context: 'Answer.',
-          llm_config: { model: 'm', provider: 'openai', version: null },
-        },
+        { name: 'p', context: 'Answer.', llm_config },
+        ...more.map((i) => ({ name: `prompt ${i}`, context: `Answer as agent ${i}.`, llm_config })),
       ],
       agents: [
         { name: 'a', prompt: 'p', pinned_prompt_version: 1 },
         { name: 'b', prompt: 'p', pinned_prompt_version: 1 },
+        ...more.map((i) => ({
+          name: `agent ${i}`,
+          prompt: `prompt ${i}`,
+          pinned_prompt_version: 1,
+        })),
       ],
       channels: [{ name: 'web', kind: 'web_chat', targets: [{ target: 'main', agent: 'a' }] }],
     }),

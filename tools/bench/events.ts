@@ -15,7 +15,7 @@
 // server (the role needs CREATEDB), dropped at the end.
 
 import { spawn, spawnSync } from 'node:child_process';
-import { createWriteStream, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -27,7 +27,7 @@ import { createClient } from '../../packages/sdk/src/index.js';
 import { startServerProcess } from '../../apps/server/test/support/server-process.js';
 import { startBareBodyServer } from './bare-server.js';
 import { createBenchDatabase, type BenchDatabase } from './bench-database.js';
-import { buildEvents, generatedEvents } from './bench-events.js';
+import { buildEvents, importArguments, writeImportFile } from './bench-events.js';
 import { benchKey } from './bench-tenant.js';
 import { TABLE_HEADER, formatRow, load, medianOf, type LoadResult } from './load.js';
 
@@ -57,35 +57,18 @@ if (!Number.isInteger(rounds) || rounds < 1)
   throw new Error('--rounds takes a whole number, 1 or more');
 const SERVER_DIR = fileURLToPath(new URL('../../apps/server', import.meta.url));
 
-/** An NDJSON file of `lines` new events (random seed 7, so none is already in the database). */
-async function writeImportFile(lines: number): Promise<string> {
+/** An NDJSON file of `lines` new events in the run's folder. */
+async function importFile(lines: number): Promise<string> {
   const file = join(directory, 'import.ndjson');
-  const out = createWriteStream(file);
-  for (const event of generatedEvents(lines, 7)) {
-    if (!out.write(`${JSON.stringify(event)}\n`)) {
-      await new Promise<void>((resolve) => out.once('drain', () => resolve()));
-    }
-  }
-  await new Promise((resolve) => out.end(resolve));
+  await writeImportFile(file, lines);
   return file;
 }
 
 async function timedImport(databaseUrl: string): Promise<string> {
-  const file = await writeImportFile(importLines);
+  const file = await importFile(importLines);
   const result = spawnSync(
     '/usr/bin/time',
-    [
-      '-v',
-      process.execPath,
-      '--import',
-      'tsx',
-      'src/cli/main.ts',
-      'events',
-      'import',
-      file,
-      '--org',
-      'Bench A',
-    ],
+    ['-v', process.execPath, ...importArguments(file, 'Bench A')],
     { cwd: SERVER_DIR, env: { ...process.env, DATABASE_URL: databaseUrl }, encoding: 'utf8' },
   );
   const peakKiB = Number(/Maximum resident set size \(kbytes\): (\d+)/.exec(result.stderr)?.[1]);
@@ -279,12 +262,12 @@ async function measureStalls(database: BenchDatabase, fullKey: string): Promise<
       }),
     ]);
     await database.settle();
-    const file = await writeImportFile(importLines);
-    const importer = spawn(
-      process.execPath,
-      ['--import', 'tsx', 'src/cli/main.ts', 'events', 'import', file, '--org', 'Bench A'],
-      { cwd: SERVER_DIR, env: { ...process.env, DATABASE_URL: database.url }, stdio: 'ignore' },
-    );
+    const file = await importFile(importLines);
+    const importer = spawn(process.execPath, importArguments(file, 'Bench A'), {
+      cwd: SERVER_DIR,
+      env: { ...process.env, DATABASE_URL: database.url },
+      stdio: 'ignore',
+    });
     const imported = new Promise((resolve) => importer.once('exit', resolve));
     const duringImport = await light(seconds);
     importer.kill();

@@ -6,6 +6,8 @@ import { newIdempotencyKey } from '../../packages/sdk/src/index.js';
 export interface LoadResult {
   requests: number;
   non2xx: number;
+  /** Of the non-2xx answers, the 429s (a busy key's refused requests). */
+  refused: number;
   errors: number;
   requestsPerSecond: number;
   p50Ms: number;
@@ -64,6 +66,7 @@ export async function load(options: {
   return {
     requests: result.requests.total,
     non2xx: result.non2xx,
+    refused: result.statusCodeStats?.['429']?.count ?? 0,
     errors: result.errors,
     requestsPerSecond: result.requests.average,
     p50Ms: result.latency.p50,
@@ -91,6 +94,7 @@ export function medianOf(runs: readonly LoadResult[]): LoadResult {
   return {
     requests: sum((r) => r.requests),
     non2xx: sum((r) => r.non2xx),
+    refused: sum((r) => r.refused),
     errors: sum((r) => r.errors),
     requestsPerSecond: median((r) => r.requestsPerSecond),
     p50Ms: median((r) => r.p50Ms),

@@ -1,0 +1,162 @@
+// The dashboard's list queries for the day benchmark (day.ts): what people clicking through the
+// events, prompts, experiments and agents pages ask, drawn at random so that few requests repeat
+// one another (a repeated URL would measure the server's kept answers, not its queries). The same
+// draw serves the open-loop dashboards (through the SDK) and the closed-loop run (as URLs).
+
+import type {
+  AgentListQuery,
+  AgentlineClient,
+  EventListQuery,
+  ExperimentListQuery,
+  PromptListQuery,
+} from '../../packages/sdk/src/index.js';
+import { TOPICS } from './bench-events.js';
+
+export type ListResource = 'events' | 'prompts' | 'experiments' | 'agents';
+
+export type ListQuery =
+  | { resource: 'events'; query: EventListQuery }
+  | { resource: 'prompts'; query: PromptListQuery }
+  | { resource: 'experiments'; query: ExperimentListQuery }
+  | { resource: 'agents'; query: AgentListQuery };
+
+const pick = <T>(choices: readonly T[]): T => choices[Math.floor(Math.random() * choices.length)]!;
+const chance = (p: number) => Math.random() < p;
+const below = (n: number) => Math.floor(Math.random() * n);
+
+const EVENT_ORDERS = ['timestamp', 'session_id', 'user_id', 'category', 'type'] as const;
+const LIMITS = [10, 25, 25, 25, 50, 100];
+const DAY_MS = 86_400_000;
+/** The generated events' year (bench-events.ts). */
+const YEAR_START = Date.parse('2026-01-01T00:00:00.000Z');
+
+/** A search of the generated events (bench-events.ts) of the organization seeded `seed`. */
+function eventSearch(seed: number): [NonNullable<EventListQuery['search_fields']>[number], string] {
+  switch (below(7)) {
+    case 0:
+      return ['session_id', `s-${seed}-${below(1000)}`];
+    case 1:
+      return ['conversation_id', `c-${seed}-${below(500)}`];
+    case 2:
+      return ['user_id', `+1415555${String(below(20_000)).padStart(4, '0')}`];
+    case 3:
+      return ['category', pick(['session', 'llm', 'tool', 'message', 'error', 'ess', 'too'])];
+    case 4:
+      return ['type', pick(['tool-', 'completion', 'session-started', 'timeout', 'message-s'])];
+    case 5:
+      return ['description', pick(TOPICS)];
+    default:
+      return ['description', `#${below(100_000)}`];
+  }
+}
+
+/** A window of a day, a week or a month somewhere in the events' year, or the last hour. */
+function timeWindow(): Pick<EventListQuery, 'start_datetime' | 'end_datetime'> {
+  if (chance(0.25)) {
+    return { start_datetime: new Date(Date.now() - 3_600_000).toISOString() };
+  }
+  const length = pick([1, 7, 30]) * DAY_MS;
+  const start = YEAR_START + below(365 - 30) * DAY_MS;
+  return {
+    start_datetime: new Date(start).toISOString(),
+    end_datetime: new Date(start + length).toISOString(),
+  };
+}
+
+/** The usual list knobs: a page size, sometimes a later page, sometimes another order. */
+function paging<P extends string>(orders: readonly P[]) {
+  return {
+    limit: pick(LIMITS),
+    ...(chance(0.3) ? { page: below(chance(0.2) ? 200 : 5) } : {}),
+    ...(chance(0.5)
+      ? { order_by: pick(orders), order_by_direction: pick(['asc', 'desc'] as const) }
+      : {}),
+  };
+}
+
+/** Half of the queries are events pages, the rest the other lists, as a dashboard's day goes. */
+export function randomListQuery(seed: number): ListQuery {
+  const kind = below(6);
+  if (kind < 3) {
+    const searches = Array.from({ length: chance(0.6) ? 1 + below(2) : 0 }, () =>
+      eventSearch(seed),
+    );
+    return {
+      resource: 'events',
+      query: {
+        ...paging(EVENT_ORDERS),
+        ...(searches.length > 0
+          ? {
+              search_fields: searches.map(([field]) => field),
+              search_field_values: searches.map(([, value]) => value),
+            }
+          : {}),
+        ...(chance(0.4) ? timeWindow() : {}),
+      },
+    };
+  }
+  if (kind === 3) {
+    return {
+      resource: 'prompts',
+      query: {
+        ...paging(['id', 'name', 'last_updated', 'agent_count'] as const),
+        ...(chance(0.4)
+          ? {
+              search_fields: ['name_description'],
+              search_field_values: [pick(['prompt', '1', 'p'])],
+            }
+          : {}),
+      },
+    };
+  }
+  if (kind === 4) {
+    return {
+      resource: 'experiments',
+      query: {
+        ...paging(['id', 'name', 'status', 'created_at', 'started_at'] as const),
+        ...(chance(0.4)
+          ? {
+              search_fields: ['status'],
+              search_field_values: [pick(['draft', 'running', 'stopped'])],
+            }
+          : {}),
+      },
+    };
+  }
+  return {
+    resource: 'agents',
+    query: {
+      ...paging(['id', 'name', 'prompt_id'] as const),
+      ...(chance(0.4)
+        ? { search_fields: ['name'], search_field_values: [pick(['agent', 'a', '1', 'agent 2'])] }
+        : {}),
+    },
+  };
+}
+
+/** The query as the SDK sends it (arrays as repeated parameters). */
+export function listPath({ resource, query }: ListQuery): string {
+  const search = new URLSearchParams();
+  for (const [name, value] of Object.entries(query)) {
+    for (const item of Array.isArray(value) ? value : [value]) search.append(name, String(item));
+  }
+  return `/api/v1/${resource}/?${search.toString()}`;
+}
+
+/** The query through the SDK's list method, as a dashboard built on the SDK asks it. */
+export function listWithSdk(
+  client: AgentlineClient,
+  list: ListQuery,
+  signal: AbortSignal,
+): Promise<unknown> {
+  switch (list.resource) {
+    case 'events':
+      return client.events.list(list.query, { signal });
+    case 'prompts':
+      return client.prompts.list(list.query, { signal });
+    case 'experiments':
+      return client.experiments.list(list.query, { signal });
+    case 'agents':
+      return client.agents.list(list.query, { signal });
+  }
+}

@@ -1,0 +1,257 @@
+// The customers of the day benchmark (day.ts), all through the SDK with its defaults (its retries
+// of 429 and 5xx included): per organization, a router routing sessions, a dashboard loading
+// lists in bursts, an export walking events with iterate(), and two live streams. Every answer on
+// the wire is counted by status (a fetch that only looks), so refusals the SDK retried still show.
+
+import {
+  createClient,
+  RateLimitError,
+  type AgentlineClient,
+  type EventListQuery,
+  type EventStreamQuery,
+} from '../../packages/sdk/src/index.js';
+import type { DayTenant } from './day-tenants.js';
+import { listWithSdk, randomListQuery, type ListResource } from './day-queries.js';
+import { Latencies, openLoop, poissonGapsMs, steadyGapsMs } from './open-loop.js';
+
+/** Every answer the clients received, by status, and the requests that got none. */
+export class WireTally {
+  readonly byStatus = new Map<number, number>();
+  networkErrors = 0;
+  /** The network errors by their cause's code (ECONNRESET, UND_ERR_SOCKET...). */
+  readonly networkCauses = new Map<string, number>();
+  /** How long the requests that got no answer had waited: a stale socket fails at once. */
+  readonly networkErrorAfter = new Latencies();
+  /** Set once the run is over: requests cut off then are not the server's failures. */
+  over = false;
+
+  readonly fetch: typeof globalThis.fetch = async (input, init) => {
+    const started = performance.now();
+    try {
+      const response = await globalThis.fetch(input, init);
+      this.byStatus.set(response.status, (this.byStatus.get(response.status) ?? 0) + 1);
+      return response;
+    } catch (error) {
+      if (!this.over) {
+        this.networkErrors += 1;
+        this.networkErrorAfter.add(performance.now() - started);
+        const cause = (error as { cause?: { code?: string } }).cause?.code ?? String(error);
+        this.networkCauses.set(cause, (this.networkCauses.get(cause) ?? 0) + 1);
+      }
+      throw error;
+    }
+  };
+
+  count(test: (status: number) => boolean): number {
+    let total = 0;
+    for (const [status, n] of this.byStatus) if (test(status)) total += n;
+    return total;
+  }
+}
+
+/** What one kind of request got: latencies of the answered, and how the others ended. */
+export class ShapeTally {
+  readonly latencies = new Latencies();
+  /** Calls that still failed with 429 after the SDK's retries. */
+  refused = 0;
+  failed = 0;
+  /** Calls cut off by the end of the run. */
+  cut = 0;
+  readonly firstFailures: string[] = [];
+
+  async time<T>(
+    dueAt: number,
+    signal: AbortSignal,
+    call: () => Promise<T>,
+  ): Promise<T | undefined> {
+    try {
+      const answer = await call();
+      this.latencies.add(performance.now() - dueAt);
+      return answer;
+    } catch (error) {
+      if (signal.aborted) this.cut += 1;
+      else if (error instanceof RateLimitError) this.refused += 1;
+      else {
+        this.failed += 1;
+        if (this.firstFailures.length < 3) this.firstFailures.push(String(error));
+      }
+      return undefined;
+    }
+  }
+}
+
+/** The default per-organization rates, which `--rate` multiplies. */
+export const ROUTING_PER_SECOND = 10;
+export const ROUTING_IN_FLIGHT = 32;
+export const DASHBOARD_BURST = 16;
+export const DASHBOARD_EVERY_MS = 5_000;
+export const WALK_EVERY_MS = 60_000;
+
+export interface DayTallies {
+  wire: WireTally;
+  routing: ShapeTally;
+  lists: Record<ListResource, ShapeTally>;
+  walks: ShapeTally;
+  walkedEvents: number;
+  /** Commit (the event's timestamp) to arrival of routed sessions' events on the streams. */
+  delivery: Latencies;
+  /** Events the streams received that routing did not write (the import's). */
+  streamedOthers: number;
+  /** Arrivals dropped because the router had its most sessions in flight. */
+  droppedSessions: number;
+  /** Dashboard bursts dropped because four were still loading. */
+  droppedBursts: number;
+  /** Streams that ended with an error the SDK gave up on. */
+  streamFailures: string[];
+  /** Sessions the planned experiment routed with a created_at at or after its end_at. */
+  routedAfterEnd: number;
+}
+
+export function newTallies(): DayTallies {
+  return {
+    wire: new WireTally(),
+    routing: new ShapeTally(),
+    lists: {
+      events: new ShapeTally(),
+      prompts: new ShapeTally(),
+      experiments: new ShapeTally(),
+      agents: new ShapeTally(),
+    },
+    walks: new ShapeTally(),
+    walkedEvents: 0,
+    delivery: new Latencies(),
+    streamedOthers: 0,
+    droppedSessions: 0,
+    droppedBursts: 0,
+    streamFailures: [],
+    routedAfterEnd: 0,
+  };
+}
+
+export interface DayPlan {
+  baseUrls: readonly string[];
+  rate: number;
+  /** performance.now() at which arrivals stop. */
+  untilMs: number;
+  /** Aborts every call still in progress (the run's hard end). */
+  signal: AbortSignal;
+  /** Ends the streams. */
+  streamSignal: AbortSignal;
+  planned: { id: number; endAt: number };
+}
+
+/** The organization's sessions log: what the export walks and one of the streams follows. */
+const SESSIONS_LOG: EventListQuery & EventStreamQuery = {
+  search_fields: ['type'],
+  search_field_values: ['session-started'],
+};
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** One client per server process for `key`, and the next of them in turn. */
+function roundRobin(key: string, plan: DayPlan, tallies: DayTallies): () => AgentlineClient {
+  const clients = plan.baseUrls.map((baseUrl) =>
+    createClient({ apiKey: key, baseUrl, fetch: tallies.wire.fetch }),
+  );
+  let turn = 0;
+  return () => clients[turn++ % clients.length]!;
+}
+
+/** A tenant's day: resolves when its loops have stopped and its streams closed. */
+export async function tenantDay(
+  tenant: DayTenant,
+  plan: DayPlan,
+  tallies: DayTallies,
+): Promise<void> {
+  const { signal, untilMs, rate } = plan;
+  const router = roundRobin(tenant.routerKey, plan, tallies);
+  const dashboard = roundRobin(tenant.dashboardKey, plan, tallies);
+  const routingGaps = poissonGapsMs(ROUTING_PER_SECOND * rate);
+  const routing = openLoop({
+    untilMs,
+    firstGapMs: routingGaps(),
+    gapMs: routingGaps,
+    maxInFlight: ROUTING_IN_FLIGHT,
+    work: async (dueAt) => {
+      const userId = `+1415${String(Math.floor(Math.random() * 10_000_000)).padStart(7, '0')}`;
+      const session = await tallies.routing.time(dueAt, signal, () =>
+        router().sessions.route(tenant.targetId, { user_id: userId }, { signal }),
+      );
+      if (
+        session?.experiment_id === plan.planned.id &&
+        Date.parse(session.created_at) >= plan.planned.endAt
+      ) {
+        tallies.routedAfterEnd += 1;
+      }
+    },
+  });
+  const burstEveryMs = DASHBOARD_EVERY_MS / rate;
+  const dashboards = openLoop({
+    untilMs,
+    firstGapMs: Math.random() * burstEveryMs,
+    gapMs: steadyGapsMs(burstEveryMs),
+    maxInFlight: 4,
+    work: async (dueAt) => {
+      await Promise.all(
+        Array.from({ length: DASHBOARD_BURST }, async () => {
+          const list = randomListQuery(tenant.organizationId);
+          await tallies.lists[list.resource].time(dueAt, signal, () =>
+            listWithSdk(dashboard(), list, signal),
+          );
+        }),
+      );
+    },
+  });
+  const walkEveryMs = WALK_EVERY_MS / rate;
+  const walks = openLoop({
+    untilMs,
+    firstGapMs: Math.random() * walkEveryMs,
+    gapMs: steadyGapsMs(walkEveryMs),
+    maxInFlight: 1,
+    work: async (dueAt) => {
+      await tallies.walks.time(dueAt, signal, async () => {
+        const pages = { ...SESSIONS_LOG, limit: 1000 };
+        for await (const _event of dashboard().events.iterate(pages, { signal })) {
+          tallies.walkedEvents += 1;
+        }
+      });
+    },
+  });
+  const [routed, bursts] = await Promise.all([
+    routing,
+    dashboards,
+    walks,
+    follow(tenant, plan, tallies, 0, SESSIONS_LOG),
+    follow(tenant, plan, tallies, 1, {}),
+  ]);
+  tallies.droppedSessions += routed.dropped;
+  tallies.droppedBursts += bursts.dropped;
+}
+
+/** A live stream of the tenant's events on server process `process`, until the streams end. */
+async function follow(
+  tenant: DayTenant,
+  plan: DayPlan,
+  tallies: DayTallies,
+  process: number,
+  query: EventStreamQuery,
+): Promise<void> {
+  const client = createClient({
+    apiKey: tenant.dashboardKey,
+    baseUrl: plan.baseUrls[process % plan.baseUrls.length],
+    fetch: tallies.wire.fetch,
+  });
+  try {
+    for await (const event of client.events.stream(query, { signal: plan.streamSignal })) {
+      // Sessions routed today have UUIDs; the import's session-started events (s-7-...) are a
+      // year old and say nothing of delivery.
+      if (event.type === 'session-started' && UUID.test(event.session_id ?? '')) {
+        tallies.delivery.add(Date.now() - Date.parse(event.timestamp));
+      } else {
+        tallies.streamedOthers += 1;
+      }
+    }
+  } catch (error) {
+    if (!plan.streamSignal.aborted) tallies.streamFailures.push(String(error));
+  }
+}

@@ -1,0 +1,373 @@
+// A working day on two server processes sharing one database:
+// `pnpm bench:day [--database postgres://...] [--minutes 10] [--rate 1] [--closed-seconds 15]
+// [--server-env KEY=VALUE]...`.
+//
+// Makes 20 organizations (day-tenants.ts), starts two server processes on the same SQLite file (or
+// a new PostgreSQL database) with the server's own defaults (plus --server-env), and drives an
+// open load (open-loop.ts, day-traffic.ts) for --minutes: per organization a router routing 10
+// sessions a second (up to 32 in flight), a dashboard loading 16 varied lists at once every 5 s
+// (day-queries.ts), an iterate() walk a minute and two live streams, times --rate; each client
+// sends to the two processes in turn. Midway `agentline events import` adds 100,000 events, and
+// one experiment ends by its end_at. Then runs the varied lists alone, closed loop, beside a bare
+// Hono app answering the same bytes. Prints per-shape latency and throughput, refusals and
+// errors, stream delivery, each process's RSS, the database's size, and last one line:
+// `day: refusals N, errors N, routing p99 X ms, list p99 Y ms, stream p99 Z ms, varied/bare R`.
+// Bounded: every loop stops at the end of --minutes, then the closed loop runs 2 x --closed-seconds.
+
+import { spawn } from 'node:child_process';
+import { setMaxListeners } from 'node:events';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { loadConfig } from '../../apps/server/src/config.js';
+import { createDb, isPostgresUrl } from '../../apps/server/src/db/engine/client.js';
+import { migrateDb } from '../../apps/server/src/db/engine/migrate.js';
+import {
+  startServerProcess,
+  type ServerProcess,
+} from '../../apps/server/test/support/server-process.js';
+import { createClient } from '../../packages/sdk/src/index.js';
+import { startBareBodiesServer, type BareServer } from './bare-server.js';
+import { createBenchDatabase } from './bench-database.js';
+import { importArguments, writeImportFile } from './bench-events.js';
+import { createDayTenants, startDayExperiments, type DayTenant } from './day-tenants.js';
+import { listPath, randomListQuery } from './day-queries.js';
+import { newTallies, tenantDay, type DayTallies, type ShapeTally } from './day-traffic.js';
+import { load, type LoadResult } from './load.js';
+import { Latencies } from './open-loop.js';
+
+const { values } = parseArgs({
+  options: {
+    database: { type: 'string' },
+    minutes: { type: 'string', default: '10' },
+    rate: { type: 'string', default: '1' },
+    'closed-seconds': { type: 'string', default: '15' },
+    'server-env': { type: 'string', multiple: true, default: [] },
+  },
+});
+if (values.database !== undefined && !isPostgresUrl(values.database)) {
+  throw new Error('--database takes a postgres:// URL; without it the bench uses SQLite');
+}
+const minutes = Number(values.minutes);
+const rate = Number(values.rate);
+const closedSeconds = Number(values['closed-seconds']);
+for (const [name, value] of [
+  ['--minutes', minutes],
+  ['--rate', rate],
+  ['--closed-seconds', closedSeconds],
+] as const) {
+  if (!(value > 0)) throw new Error(`${name} takes a number above 0`);
+}
+const serverEnv = parseServerEnv(values['server-env']);
+
+const ORGANIZATIONS = 20;
+const EVENTS_PER_ORGANIZATION = 10_000;
+const IMPORTED_EVENTS = 100_000;
+/** Calls still in progress this long after the day's end are cut off. */
+const GRACE_MS = 15_000;
+const RSS_EVERY_MS = 10_000;
+const SERVER_DIR = fileURLToPath(new URL('../../apps/server', import.meta.url));
+
+function parseServerEnv(pairs: readonly string[]): Record<string, string> {
+  // The server's own defaults: the test harness turns its per-key caps off unless told.
+  const defaults = loadConfig({});
+  const env: Record<string, string> = {
+    CONCURRENT_REQUESTS_PER_KEY: String(defaults.concurrentRequestsPerKey),
+    CONCURRENT_LIST_READS_PER_KEY: String(defaults.concurrentListReadsPerKey),
+    RATE_LIMIT_PER_MINUTE: String(defaults.rateLimitPerMinute),
+  };
+  for (const pair of pairs) {
+    const match = /^([A-Z][A-Z0-9_]*)=(.*)$/.exec(pair);
+    if (!match) throw new Error(`--server-env takes KEY=VALUE, got "${pair}"`);
+    env[match[1]!] = match[2]!;
+  }
+  return env;
+}
+
+const ms = (value: number) => (Number.isNaN(value) ? '-' : value.toFixed(1));
+const load1 = () => loadavg()[0]!.toFixed(2);
+const sleep = (milliseconds: number) =>
+  new Promise((resolve) => setTimeout(resolve, Math.max(0, milliseconds)));
+
+const directory = mkdtempSync(join(tmpdir(), 'agentline-bench-day-'));
+const database = await createBenchDatabase(directory, values.database, 'day');
+const kind = isPostgresUrl(database.url) ? 'postgres' : 'sqlite';
+const servers: ServerProcess[] = [];
+const bares: BareServer[] = [];
+try {
+  const setupStarted = performance.now();
+  const db = createDb(database.url);
+  await migrateDb(db);
+  const tenants = await createDayTenants(db, ORGANIZATIONS, EVENTS_PER_ORGANIZATION);
+  await db.close();
+  const importFile = join(directory, 'import.ndjson');
+  await writeImportFile(importFile, IMPORTED_EVENTS);
+  for (let i = 0; i < 2; i += 1) {
+    servers.push(
+      await startServerProcess({ DATABASE_URL: database.url, ...serverEnv }, { keepOutput: false }),
+    );
+  }
+  const daySeconds = minutes * 60;
+  // A few minutes in, and always inside the day.
+  const plannedEndAt = Date.now() + 5_000 + Math.min(180, daySeconds * 0.6) * 1000;
+  const planned = await startDayExperiments(tenants, servers[0]!.baseUrl, new Date(plannedEndAt));
+  console.log(
+    `day on ${kind}: ${ORGANIZATIONS} organizations, ${EVENTS_PER_ORGANIZATION} events each, 2 server processes, ${minutes} min at rate x${rate}; setup ${((performance.now() - setupStarted) / 1000).toFixed(0)} s`,
+  );
+  console.log(
+    `server env: ${Object.entries(serverEnv)
+      .map(([name, value]) => `${name}=${value}`)
+      .join(' ')}`,
+  );
+  const loadAtStart = load1();
+
+  const tallies = newTallies();
+  const dayStart = performance.now();
+  const untilMs = dayStart + daySeconds * 1000;
+  const stopCalls = new AbortController();
+  const stopStreams = new AbortController();
+  // Every call of the day listens to this one signal: thousands at once under a slow server.
+  setMaxListeners(0, stopCalls.signal, stopStreams.signal);
+  const plan = {
+    baseUrls: servers.map((s) => s.baseUrl),
+    rate,
+    untilMs,
+    signal: stopCalls.signal,
+    streamSignal: stopStreams.signal,
+    planned: { id: planned.id, endAt: plannedEndAt },
+  };
+  const rss: number[][] = [];
+  const rssTimer = setInterval(() => rss.push(servers.map((s) => s.rssMiB())), RSS_EVERY_MS);
+  const days = Promise.all(tenants.map((tenant) => tenantDay(tenant, plan, tallies)));
+  const imported = importMidway(tenants[0]!, importFile, (daySeconds / 2) * 1000, untilMs);
+  const ended = watchPlannedEnd(tenants[0]!, planned.id, plannedEndAt, untilMs);
+  // Everything stops by itself at untilMs; what is still in progress after the grace is cut.
+  await sleep(untilMs - performance.now() + 2_000);
+  stopStreams.abort();
+  const cut = setTimeout(() => {
+    tallies.wire.over = true;
+    stopCalls.abort();
+  }, GRACE_MS);
+  const [, importReport, endReport] = await Promise.all([days, imported, ended]);
+  clearTimeout(cut);
+  clearInterval(rssTimer);
+  tallies.wire.over = true;
+
+  report(tallies, daySeconds);
+  console.log(
+    importReport + `; streams received ${tallies.streamedOthers} events not from routing`,
+  );
+  console.log(endReport + `; sessions routed into it after end_at: ${tallies.routedAfterEnd}`);
+  servers.forEach((_, i) =>
+    console.log(
+      rssReport(
+        i,
+        rss.map((sample) => sample[i]!),
+      ),
+    ),
+  );
+  console.log(
+    `load average (1 min): ${loadAtStart} at the start, ${load1()} at the end of the day`,
+  );
+
+  await database.settle();
+  const closed = await closedLoop(tenants);
+  const size = await database.sizeBytes();
+  console.log(`database size at the end: ${(size / 1024 / 1024).toFixed(0)} MiB`);
+  const listLatencies = Latencies.merged(Object.values(tallies.lists).map((l) => l.latencies));
+  const errors =
+    tallies.wire.count((status) => status >= 500 || (status >= 400 && status !== 429)) +
+    tallies.wire.networkErrors;
+  console.log(
+    `day: refusals ${tallies.wire.count((status) => status === 429)}, errors ${errors}, ` +
+      `routing p99 ${ms(tallies.routing.latencies.percentile(99))} ms, list p99 ${ms(listLatencies.percentile(99))} ms, ` +
+      `stream p99 ${ms(tallies.delivery.percentile(99))} ms, varied/bare ${closed.toFixed(2)}`,
+  );
+} finally {
+  for (const bare of bares) bare.stop();
+  for (const server of servers) await server.stop();
+  await database.drop();
+  rmSync(directory, { recursive: true, force: true });
+}
+
+function shapeRow(label: string, shape: ShapeTally, seconds: number): string {
+  const { latencies } = shape;
+  return `${label.padEnd(22)} ${ms(latencies.percentile(50)).padStart(9)} ${ms(latencies.percentile(99)).padStart(9)} ${(latencies.count / seconds).toFixed(1).padStart(8)} ${String(latencies.count).padStart(8)} ${String(shape.refused).padStart(8)} ${String(shape.failed).padStart(7)} ${String(shape.cut).padStart(5)}`;
+}
+
+function report(tallies: DayTallies, seconds: number): void {
+  console.log(
+    `\nopen loop, latency from when each call was due (SDK retries included):\n${'shape'.padEnd(22)} ${'p50 ms'.padStart(9)} ${'p99 ms'.padStart(9)} ${'ok/s'.padStart(8)} ${'ok'.padStart(8)} ${'429 end'.padStart(8)} ${'failed'.padStart(7)} ${'cut'.padStart(5)}`,
+  );
+  console.log(shapeRow('routing', tallies.routing, seconds));
+  for (const [resource, shape] of Object.entries(tallies.lists)) {
+    console.log(shapeRow(`list ${resource}`, shape, seconds));
+  }
+  console.log(shapeRow('iterate walk (whole)', tallies.walks, seconds));
+  const { delivery } = tallies;
+  console.log(
+    `stream delivery (timestamp to arrival, routed sessions): p50 ${ms(delivery.percentile(50))} ms, p99 ${ms(delivery.percentile(99))} ms, max ${ms(delivery.percentile(100))} ms over ${delivery.count} events; walks read ${tallies.walkedEvents} events`,
+  );
+  const { wire } = tallies;
+  console.log(
+    `answers on the wire: 2xx ${wire.count((s) => s < 300)}, 429 ${wire.count((s) => s === 429)}, other 4xx ${wire.count((s) => s >= 400 && s < 500 && s !== 429)}, 5xx ${wire.count((s) => s >= 500)}, network errors ${wire.networkErrors}${wire.networkErrors > 0 ? ` (${[...wire.networkCauses].map(([c, n]) => `${c} ${n}`).join(', ')}; after p50 ${ms(wire.networkErrorAfter.percentile(50))} ms, max ${ms(wire.networkErrorAfter.percentile(100))} ms)` : ''}; arrivals dropped at the client's cap: ${tallies.droppedSessions} sessions, ${tallies.droppedBursts} dashboard bursts`,
+  );
+  const failures = [
+    ...tallies.routing.firstFailures,
+    ...Object.values(tallies.lists).flatMap((l) => l.firstFailures),
+    ...tallies.walks.firstFailures,
+    ...tallies.streamFailures,
+  ];
+  if (failures.length > 0) console.log(`first failures: ${failures.slice(0, 5).join(' | ')}`);
+}
+
+/** RSS samples of one process, and whether the last quarter's mean stayed near the second's. */
+function rssReport(index: number, samples: readonly number[]): string {
+  const quarter = Math.floor(samples.length / 4);
+  const mean = (from: number, to: number) =>
+    samples.slice(from, to).reduce((sum, v) => sum + v, 0) / Math.max(1, to - from);
+  const second = mean(quarter, 2 * quarter);
+  const last = mean(samples.length - quarter, samples.length);
+  const change = (last / second - 1) * 100;
+  const verdict =
+    quarter === 0
+      ? 'too few samples to tell'
+      : `last quarter ${change >= 0 ? '+' : ''}${change.toFixed(1)}% on the second: ${Math.abs(change) <= 10 ? 'flat' : change > 0 ? 'GROWING' : 'shrinking'}`;
+  return `server ${index} RSS MiB every ${RSS_EVERY_MS / 1000} s: ${samples.map((v) => v.toFixed(0)).join(' ')} (${verdict})`;
+}
+
+/** `agentline events import` of the file into `tenant`, started `afterMs` into the day. */
+async function importMidway(
+  tenant: DayTenant,
+  file: string,
+  afterMs: number,
+  untilMs: number,
+): Promise<string> {
+  await sleep(afterMs);
+  const started = performance.now();
+  const child = spawn(process.execPath, importArguments(file, tenant.name), {
+    cwd: SERVER_DIR,
+    env: { ...process.env, DATABASE_URL: database.url },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const cutOff = setTimeout(() => child.kill(), untilMs + GRACE_MS - performance.now());
+  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+  clearTimeout(cutOff);
+  const seconds = ((performance.now() - started) / 1000).toFixed(1);
+  return `import of ${IMPORTED_EVENTS} events into ${tenant.name} at ${(afterMs / 1000).toFixed(0)} s: exit ${code} after ${seconds} s (${output.trim().split('\n').at(-1)})`;
+}
+
+/**
+ * Reads the experiment with a planned end from a second before its end_at until it reads
+ * stopped: says whether a read sent after end_at still found it running, and how the stop reads.
+ */
+async function watchPlannedEnd(
+  tenant: DayTenant,
+  experimentId: number,
+  endAt: number,
+  untilMs: number,
+): Promise<string> {
+  const client = createClient({ apiKey: tenant.adminKey, baseUrl: servers[1]!.baseUrl });
+  const label = `planned end at ${new Date(endAt).toISOString()}`;
+  await sleep(endAt - Date.now() - 1_000);
+  let runningAfterEnd = 0;
+  while (performance.now() < untilMs) {
+    const sentAt = Date.now();
+    const experiment = await client.experiments.get(experimentId);
+    const readMs = Date.now() - sentAt;
+    if (experiment.status !== 'stopped') {
+      if (sentAt > endAt) runningAfterEnd += 1;
+      await sleep(250);
+      continue;
+    }
+    const asPlanned =
+      experiment.ended_reason === 'end_at' && Date.parse(experiment.stopped_at!) === endAt;
+    return `${label}: first read stopped was sent at ${sentAt - endAt} ms and answered at ${sentAt + readMs - endAt} ms from it; reads sent after it that found it running: ${runningAfterEnd}; ended_reason ${experiment.ended_reason}, stopped_at ${asPlanned ? '= end_at' : experiment.stopped_at}`;
+  }
+  return `${label}: NOT ENDED by the end of the day`;
+}
+
+/**
+ * The varied lists alone at full speed, 8 connections on each server process, then the same
+ * paths against two bare Hono processes answering bytes sampled from the real answers. Prints
+ * both and returns the ratio of their throughputs.
+ */
+async function closedLoop(tenants: readonly DayTenant[]): Promise<number> {
+  const draws = new Map<number, { path: string; key: string }>();
+  /** The n-th request's draw, the same for its path and its headers; forgotten after both. */
+  const draw = (n: number) => {
+    let drawn = draws.get(n);
+    if (!drawn) {
+      const tenant = tenants[Math.floor(Math.random() * tenants.length)]!;
+      drawn = { path: listPath(randomListQuery(tenant.organizationId)), key: tenant.dashboardKey };
+      draws.set(n, drawn);
+    } else {
+      draws.delete(n);
+    }
+    return drawn;
+  };
+  const bodies: string[] = [];
+  for (let i = 0; i < 64; i += 1) {
+    const tenant = tenants[i % tenants.length]!;
+    const path = listPath(randomListQuery(tenant.organizationId));
+    const answer = await fetch(`${servers[i % 2]!.baseUrl}${path}`, {
+      headers: { 'Service-API-Key': tenant.dashboardKey },
+    });
+    if (answer.ok) bodies.push(await answer.text());
+  }
+  bares.push(
+    await startBareBodiesServer(directory, bodies),
+    await startBareBodiesServer(directory, bodies),
+  );
+  const run = async (urls: readonly string[]) => {
+    const results = await Promise.all(
+      urls.map((url) =>
+        load({
+          url,
+          connections: 8,
+          seconds: closedSeconds,
+          pathOf: (n) => draw(n).path,
+          headersOf: (n) => ({ 'Service-API-Key': draw(n).key }),
+        }),
+      ),
+    );
+    return combined(results);
+  };
+  const varied = await run(servers.map((s) => s.baseUrl));
+  await database.settle();
+  const bare = await run(bares.map((b) => b.url.replace(/\/$/, '')));
+  const ratio = varied.requestsPerSecond / bare.requestsPerSecond;
+  console.log(
+    `\nclosed loop, varied lists alone (16 connections over both processes, ${closedSeconds} s each):`,
+  );
+  for (const [label, r] of [
+    ['server', varied],
+    ['bare Hono, same bytes', bare],
+  ] as const) {
+    console.log(
+      `${label.padEnd(22)} p50 ${ms(r.p50Ms)} ms, p99 ${ms(r.p99Ms)} ms, ${Math.round(r.requestsPerSecond)} req/s, ${r.requests} requests, non-2xx ${r.non2xx} (429: ${r.refused}), errors ${r.errors}`,
+    );
+  }
+  console.log(`varied / bare (req/s): ${ratio.toFixed(2)}`);
+  return ratio;
+}
+
+/** Two runs side by side as one: their rates add up; the latencies are the worse of the two. */
+function combined(results: readonly LoadResult[]): LoadResult {
+  const sum = (pick: (r: LoadResult) => number) => results.reduce((t, r) => t + pick(r), 0);
+  const worst = (pick: (r: LoadResult) => number) => Math.max(...results.map(pick));
+  return {
+    requests: sum((r) => r.requests),
+    non2xx: sum((r) => r.non2xx),
+    refused: sum((r) => r.refused),
+    errors: sum((r) => r.errors),
+    requestsPerSecond: sum((r) => r.requestsPerSecond),
+    p50Ms: worst((r) => r.p50Ms),
+    p99Ms: worst((r) => r.p99Ms),
+  };
+}

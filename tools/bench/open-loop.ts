@@ -1,0 +1,83 @@
+// Open-loop load: work that arrives on a schedule of its own, whatever the server's answers do, as
+// a day's customers arrive. A closed loop (autocannon, a worker that sends its next request when
+// the last is answered) slows down with the server and so hides how long a busy server keeps
+// people waiting; here a late answer leaves the next arrivals on time, and each latency counts
+// from the moment its work was due, not from when the client got round to sending it.
+
+/** Latency samples in milliseconds, and the percentiles of them. */
+export class Latencies {
+  private readonly samples: number[] = [];
+
+  static merged(parts: readonly Latencies[]): Latencies {
+    const all = new Latencies();
+    for (const part of parts) for (const sample of part.samples) all.samples.push(sample);
+    return all;
+  }
+
+  add(ms: number): void {
+    this.samples.push(ms);
+  }
+
+  get count(): number {
+    return this.samples.length;
+  }
+
+  /** The `p`-th percentile (0 to 100), or NaN without samples. */
+  percentile(p: number): number {
+    if (this.samples.length === 0) return Number.NaN;
+    this.samples.sort((a, b) => a - b);
+    return this.samples[
+      Math.min(this.samples.length - 1, Math.floor((p / 100) * this.samples.length))
+    ]!;
+  }
+}
+
+/** Gaps of a Poisson process: independent arrivals at `perSecond` on average. */
+export function poissonGapsMs(perSecond: number): () => number {
+  return () => (-Math.log(1 - Math.random()) * 1000) / perSecond;
+}
+
+/** The same gap every time, `everyMs` apart. */
+export function steadyGapsMs(everyMs: number): () => number {
+  return () => everyMs;
+}
+
+export interface OpenLoopCount {
+  /** Arrivals whose work was started. */
+  started: number;
+  /** Arrivals dropped because `maxInFlight` of them were still in progress. */
+  dropped: number;
+}
+
+/**
+ * Starts `work(dueAt)` at each arrival of the schedule (the first after `firstGapMs`, then `gapMs()`
+ * apart; `dueAt` on the performance.now() clock) until `untilMs`, with at most `maxInFlight` in
+ * progress: an arrival beyond them is dropped and counted, as a client with a bounded pool
+ * would. Arrivals that fell due while the event loop was busy start at once, late. Resolves once
+ * the last work started has ended.
+ */
+export async function openLoop(options: {
+  untilMs: number;
+  firstGapMs: number;
+  gapMs: () => number;
+  maxInFlight: number;
+  work: (dueAt: number) => Promise<void>;
+}): Promise<OpenLoopCount> {
+  const count: OpenLoopCount = { started: 0, dropped: 0 };
+  const inFlight = new Set<Promise<void>>();
+  let dueAt = performance.now() + options.firstGapMs;
+  while (dueAt < options.untilMs) {
+    const wait = dueAt - performance.now();
+    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+    if (inFlight.size >= options.maxInFlight) {
+      count.dropped += 1;
+    } else {
+      count.started += 1;
+      const running: Promise<void> = options.work(dueAt).finally(() => inFlight.delete(running));
+      inFlight.add(running);
+    }
+    dueAt += options.gapMs();
+  }
+  await Promise.all(inFlight);
+  return count;
+}
