@@ -35,17 +35,18 @@ const IDEMPOTENT_METHODS = new Set(['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE']);
 
 function sleepFor(ms: number, signal: AbortSignal | null): Promise<void> {
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(resolve, ms);
-    signal?.addEventListener(
-      'abort',
-      () => {
-        clearTimeout(timer);
-        // The reason goes on as given (any value); errorForFailure classifies it.
-        // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors
-        reject(signal.reason);
-      },
-      { once: true },
-    );
+    const aborted = () => {
+      clearTimeout(timer);
+      // The reason goes on as given (any value); errorForFailure classifies it.
+      // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors
+      reject(signal!.reason);
+    };
+    // A caller's signal can outlive many calls: each wait takes its listener back.
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', aborted);
+      resolve();
+    }, ms);
+    signal?.addEventListener('abort', aborted, { once: true });
   });
 }
 

@@ -1,5 +1,6 @@
 // Retries, timeouts, aborts and idempotency keys, with an injected fetch.
 
+import { getEventListeners } from 'node:events';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import {
   ApiConnectionError,
@@ -47,6 +48,15 @@ const client = (
 const experiment = { name: 'x', target_id: 1, variants: [] };
 
 describe('retries', () => {
+  it("takes back each wait's abort listener once the wait is over", async () => {
+    const { fetch } = scripted(() => json(429, {}, { 'Retry-After': '0' }));
+    const send = retryingFetch(fetch, { maxRetries: 5, timeoutMs: 10_000 });
+    const request = new Request('http://127.0.0.1:9/api/v1/events/');
+    const before = getEventListeners(request.signal, 'abort').length;
+    expect((await send(request)).status).toBe(429);
+    expect(getEventListeners(request.signal, 'abort')).toHaveLength(before);
+  });
+
   it('retries a 429 after Retry-After and then succeeds', async () => {
     const { fetch, requests } = scripted(
       () =>
