@@ -52,7 +52,11 @@ export interface paths {
          *     The wire format (`text/event-stream`, UTF-8):
          *     - an event: `id: <resume token>`, `event: event`, `data: <Event as JSON>`, a blank
          *       line. The id is an opaque resume token: keep the last one and send it back as
-         *       `Last-Event-ID` to continue; do not parse it.
+         *       `Last-Event-ID` to continue; do not parse it. What a client may rely on: an event's
+         *       token is the same on every connection, from every server process, across restarts and
+         *       upgrades; it resumes only the stream of the organization it was sent to; and it tells
+         *       nothing of other organizations' events. The decimal ids sent as tokens by earlier
+         *       versions are still accepted.
          *     - `: keep-alive` comment lines every 15 seconds while nothing else is sent, so proxies
          *       and clients can tell a quiet stream from a dead one.
          *     - a failure after the stream opened: `event: error` with `data: <EventStreamError>`,
@@ -71,8 +75,9 @@ export interface paths {
          *
          *     Errors found before the stream opens are ordinary JSON answers: 401, 403, 422 (a bad
          *     search pair, `fields` value, `start_datetime`, or a `Last-Event-ID` that is not a token
-         *     this API issued to the organization, such as one past its last event: send the last id
-         *     its stream sent, or leave the header out), and 429 when the API key already holds its most concurrent streams
+         *     this API issued to the organization, such as another organization's or one past its last
+         *     event: send the last id its stream sent, or leave the header out), and 429 when the API
+         *     key already holds its most concurrent streams
          *     (`EVENT_STREAMS_PER_KEY`, 10 by default, per server process).
          */
         get: operations["events_stream"];

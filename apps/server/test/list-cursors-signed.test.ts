@@ -11,7 +11,7 @@
 
 import { getTableConfig, PgTable } from 'drizzle-orm/pg-core';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { createDb, type Db } from '../src/db/engine/client.js';
+import { createDb } from '../src/db/engine/client.js';
 import { migrateDb } from '../src/db/engine/migrate.js';
 import { cursorSigner, SEALING_REFRESH_MS } from '../src/db/repositories/cursor-signer.js';
 import { ensureCursorSecret, readCursorSecrets } from '../src/db/repositories/cursor-secrets.js';
@@ -20,8 +20,8 @@ import * as postgresSchema from '../src/db/schema/postgres.js';
 import type { AgentProperty } from '../src/domain/agents.js';
 import type { CursorSigner, NullableKeys } from '../src/domain/list-query.js';
 import { everyValueOf } from '../src/domain/spec-enums.js';
-import { sql } from 'drizzle-orm';
 import { createWorkspace, type TempWorkspace } from './fixtures/cli-harness.js';
+import { afterConcurrentInserts } from './support/concurrent-secret-inserts.js';
 import { ACME_RECORDS, loadRecords } from './fixtures/prompts-records.js';
 import {
   createTenant,
@@ -46,7 +46,7 @@ import {
   experimentBody,
   type RoutingFixture,
 } from './support/routing-fixture.js';
-import { insertTestEvents, queryTestDb } from './support/test-database.js';
+import { insertTestEvents } from './support/test-database.js';
 
 type Page = Schemas['EventListResponse'] | Schemas['PromptListResponse'];
 type Problem = Schemas['HTTPValidationError'];
@@ -253,18 +253,8 @@ describe('what a cursor position may hold', () => {
 
 describe('the cursor secret', () => {
   it('is stored once however many processes insert it at the same time', async () => {
-    const workspace = await createWorkspace();
-    const handles: Db[] = [];
-    try {
-      const first = createDb(workspace.databaseUrl);
-      handles.push(first);
-      await migrateDb(first);
-      // As if the database had been migrated before the secrets existed: every process inserts.
-      await queryTestDb(first, sql`DELETE FROM ${cursorSecrets} RETURNING id`);
-      for (let i = 0; i < 6; i += 1) handles.push(createDb(workspace.databaseUrl));
-      await Promise.all(handles.map((db) => ensureCursorSecret(db)));
-      await Promise.all(handles.map((db) => migrateDb(db)));
-      const secrets = await readCursorSecrets(first);
+    await afterConcurrentInserts(cursorSecrets, ensureCursorSecret, async (handles) => {
+      const secrets = await readCursorSecrets(handles[0]!);
       expect(secrets.map((secret) => secret.id)).toEqual([1]);
       expect(secrets[0]!.secret).toMatch(/^[A-Za-z0-9_-]{43}$/);
       // Every handle seals alike.
@@ -272,10 +262,7 @@ describe('the cursor secret', () => {
         handles.map(async (db) => (await cursorSigner(db)).seal('payload')),
       );
       expect(new Set(seals).size).toBe(1);
-    } finally {
-      await Promise.all(handles.map((db) => db.close()));
-      workspace.remove();
-    }
+    });
   });
 });
 

@@ -18,6 +18,7 @@ import {
   type EventStreamQuery,
   type FeedEvent,
 } from '../db/repositories/events.js';
+import { resumeTokensOf, type ResumeTokens } from '../db/repositories/resume-tokens.js';
 import { InFlightCounts } from './in-flight-counts.js';
 import {
   cutWhenIdle,
@@ -49,37 +50,29 @@ const DEFAULT_BUFFER_BYTES = 4 * 1024 * 1024;
 const encoder = new TextEncoder();
 const KEEP_ALIVE = encoder.encode(': keep-alive\n\n');
 
-/**
- * A resume token is the event's id in commit order (repositories/events.ts, "The live feed").
- * The spec calls it opaque so that it may carry more one day; today it is the decimal id.
- */
-export function resumeToken(eventId: number): string {
-  return String(eventId);
-}
-
 function resumeTokenProblem(msg: string): InputRuleError {
   return new InputRuleError([{ loc: ['header', 'Last-Event-ID'], msg, type: 'value_error' }]);
 }
 
-/** The position a `Last-Event-ID` names, or a 422 that says what is wrong with it. */
-function positionOfResumeToken(token: string): number {
-  if (/^\d{1,16}$/.test(token) && Number.isSafeInteger(Number(token))) return Number(token);
-  throw resumeTokenProblem(
-    `"${token.slice(0, 40)}" is not an id this stream sent; send the id of the last message received, as it came, or leave the header out to start anew.`,
-  );
-}
-
 /**
- * Where a stream resumed with `token` starts. A position past the organization's committed
- * events was never sent to it (another database, or made up): resuming there would wait for
- * events that may never come, so it is a 422.
+ * Where a stream resumed with `token` starts. A token this API did not give the organization
+ * (another organization's, garbled, made up) resumes nothing, and neither does a position past
+ * the organization's committed events (a decimal token from another database, or made up):
+ * resuming there would wait for events that may never come. Both are a 422.
  */
 export async function resumePosition(
   db: Db,
   organizationId: number,
   token: string,
 ): Promise<number> {
-  const position = positionOfResumeToken(token);
+  const tokens = resumeTokensOf(db);
+  await tokens.ready();
+  const position = tokens.position(organizationId, token);
+  if (position === null) {
+    throw resumeTokenProblem(
+      `"${token.slice(0, 40)}" is not an id this stream sent; send the id of the last message received, as it came, or leave the header out to start anew.`,
+    );
+  }
   if (position > (await currentEventPosition(db, organizationId))) {
     throw resumeTokenProblem(
       `"${token.slice(0, 40)}" is past the last event of this organization, so this server never sent it; send the id of the last message this organization's stream sent, or leave the header out to follow new events from now (add start_datetime to replay from a time).`,
@@ -93,11 +86,20 @@ function dataLines(json: string): string {
   return json.replace(/\r\n|\r|\n/g, '\ndata: ');
 }
 
-export function encodeEvents(events: readonly FeedEvent[]): Uint8Array {
+/** The organization's events as SSE messages, each with its resume token as the id. */
+function encodeEvents(
+  events: readonly FeedEvent[],
+  organizationId: number,
+  tokens: ResumeTokens,
+): Uint8Array {
+  const ids = tokens.make(
+    organizationId,
+    events.map((event) => event.id),
+  );
   let text = '';
-  for (const { id, json } of events) {
-    text += `id: ${resumeToken(id)}\nevent: event\ndata: ${dataLines(json)}\n\n`;
-  }
+  events.forEach(({ json }, index) => {
+    text += `id: ${ids[index]}\nevent: event\ndata: ${dataLines(json)}\n\n`;
+  });
   return encoder.encode(text);
 }
 
@@ -108,6 +110,7 @@ function encodeFailure({ code, detail }: FeedFailure | StreamKeyLoss): Uint8Arra
 /** The process's event streams: one feed for all of them, and each key's open count. */
 export class EventStreams {
   readonly #feed: EventFeed<Uint8Array>;
+  readonly #tokens: ResumeTokens;
   readonly #open = new InFlightCounts();
   readonly #keys: StreamKeyWatch;
   readonly #perKey: number;
@@ -116,8 +119,10 @@ export class EventStreams {
   #closing = false;
 
   constructor(db: Db, options: EventStreamOptions) {
+    this.#tokens = resumeTokensOf(db);
     this.#feed = new EventFeed(db, {
-      encode: encodeEvents,
+      // Called only for subscriptions, which `open` makes once the tokens are ready.
+      encode: (events, organizationId) => encodeEvents(events, organizationId, this.#tokens),
       pollMs: options.pollMs,
       readers: options.readers,
     });
@@ -152,6 +157,7 @@ export class EventStreams {
     query: EventStreamQuery,
     start: FeedStart,
   ): Promise<Response | null> {
+    await this.#tokens.ready();
     if (!this.#open.tryTake(keyId, this.#perKey)) return null;
     let released = false;
     let subscription: Subscription | undefined;

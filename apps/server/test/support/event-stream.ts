@@ -4,6 +4,8 @@
 // declared answers.
 
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
+import type { Db } from '../../src/db/engine/client.js';
+import { resumeTokensOf } from '../../src/db/repositories/resume-tokens.js';
 import { specValidator } from './contract.js';
 
 export interface StreamedEvent {
@@ -154,4 +156,23 @@ export async function openEventStream(
     }
   })();
   return reader;
+}
+
+/**
+ * The event ids that the resume tokens of an organization's streamed events name, read with the
+ * database's token secret, for comparing what a stream sent with what the database holds.
+ */
+export async function eventIdsOf(
+  db: Db,
+  organizationId: number,
+  events: readonly StreamedEvent[],
+): Promise<number[]> {
+  const tokens = resumeTokensOf(db);
+  await tokens.ready();
+  return events.map(({ id }) => {
+    const eventId = tokens.position(organizationId, id);
+    if (eventId === null)
+      throw new Error(`"${id}" is not a token of organization ${organizationId}`);
+    return eventId;
+  });
 }

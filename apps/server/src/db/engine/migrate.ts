@@ -8,6 +8,7 @@ import { drizzle as drizzlePostgres } from 'drizzle-orm/node-postgres';
 import { migrate as migratePostgres } from 'drizzle-orm/node-postgres/migrator';
 import type { Db } from './client.js';
 import { ensureCursorSecret } from '../repositories/cursor-secrets.js';
+import { ensureResumeTokenSecret } from '../repositories/resume-tokens.js';
 
 // Resolved from this module's location, so they are the same folders whether the code runs
 // from src/ under tsx or from a compiled dist/ (both sit three levels below apps/server).
@@ -21,14 +22,15 @@ const MIGRATION_LOCK_KEY = 0x6167_6c6d; // "aglm"
 
 /**
  * Applies the committed migrations that have not run yet, and stores the first list cursor secret
- * if there is none (repositories/cursor-secrets.ts); running it again is a no-op.
+ * and the resume token secret if there are none (repositories/cursor-secrets.ts,
+ * repositories/resume-tokens.ts); running it again is a no-op.
  */
 export async function migrateDb(db: Db): Promise<void> {
   if (db.kind === 'sqlite') {
     migrateSqlite(drizzleSqlite({ client: db.sqlite }), {
       migrationsFolder: MIGRATIONS_FOLDERS.sqlite,
     });
-    await ensureCursorSecret(db);
+    await ensureSecrets(db);
     return;
   }
   // Several processes may start at once on one database: they take turns, and the later ones
@@ -44,7 +46,12 @@ export async function migrateDb(db: Db): Promise<void> {
     await lock.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK_KEY]).catch(() => {});
     lock.release();
   }
-  // After the lock's connection is back: with a pool of one it is the only connection. The insert
-  // needs no lock: it writes a secret only where none exists.
+  // After the lock's connection is back: with a pool of one it is the only connection. The inserts
+  // need no lock: each writes a secret only where none exists.
+  await ensureSecrets(db);
+}
+
+async function ensureSecrets(db: Db): Promise<void> {
   await ensureCursorSecret(db);
+  await ensureResumeTokenSecret(db);
 }

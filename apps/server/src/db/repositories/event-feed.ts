@@ -51,8 +51,11 @@ export interface FeedSink<Chunk> {
 }
 
 export interface EventFeedOptions<Chunk> {
-  /** Turns events (their id and wire JSON) into what sinks are sent; once per batch and view. */
-  encode: (events: readonly FeedEvent[]) => Chunk;
+  /**
+   * Turns an organization's events (their id and wire JSON) into what its sinks are sent; once
+   * per batch and view.
+   */
+  encode: (events: readonly FeedEvent[], organizationId: number) => Chunk;
   /** How often new events are looked for; the delivery delay after a commit is at most this. */
   pollMs?: number;
   /** Events read per statement, by the watcher and by a replay. */
@@ -156,7 +159,7 @@ function project(events: readonly FeedEvent[], projection: ReadonlySet<string> |
 
 export class EventFeed<Chunk> {
   readonly #db: Db;
-  readonly #encode: (events: readonly FeedEvent[]) => Chunk;
+  readonly #encode: (events: readonly FeedEvent[], organizationId: number) => Chunk;
   readonly #pollMs: number;
   readonly #batchSize: number;
   readonly #readers: EventReaders | undefined;
@@ -330,7 +333,9 @@ export class EventFeed<Chunk> {
         );
         if (subscriber.closed) return;
         const events = this.#fitting(subscriber, read, room);
-        if (events.length > 0) this.#send(subscriber, this.#encode(events));
+        if (events.length > 0) {
+          this.#send(subscriber, this.#encode(events, subscriber.organizationId));
+        }
         subscriber.position =
           events.length < read.length || read.length === limit ? events.at(-1)!.id : upTo;
       }
@@ -451,13 +456,15 @@ export class EventFeed<Chunk> {
         let chunk = shared.get(key);
         if (chunk === undefined) {
           const events = project(selected(from), subscriber.query.projection);
-          chunk = events.length > 0 ? this.#encode(events) : null;
+          chunk = events.length > 0 ? this.#encode(events, subscriber.organizationId) : null;
           shared.set(key, chunk);
         }
         if (chunk !== null) this.#send(subscriber, chunk);
       } else {
         const events = project(selected(subscriber.position), subscriber.query.projection);
-        if (events.length > 0) this.#send(subscriber, this.#encode(events));
+        if (events.length > 0) {
+          this.#send(subscriber, this.#encode(events, subscriber.organizationId));
+        }
       }
       subscriber.position = Math.max(subscriber.position, through);
     }

@@ -473,3 +473,13 @@ export const cursorSecrets = pgTable('cursor_secrets', {
   secret: text('secret').notNull(),
   createdAt: isoTimestamp('created_at'),
 });
+
+export const resumeTokenSecret = pgTable(
+  'resume_token_secret',
+  {
+    id: integer('id').primaryKey(),
+    secret: text('secret').notNull(),
+    createdAt: isoTimestamp('created_at'),
+  },
+  (t) => [check('resume_token_secret_one_row', sql`${t.id} = 1`)],
+);

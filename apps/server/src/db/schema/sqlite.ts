@@ -496,3 +496,20 @@ export const cursorSecrets = sqliteTable('cursor_secrets', {
   secret: text('secret').notNull(),
   createdAt: isoTimestamp('created_at'),
 });
+
+/**
+ * The one secret the event stream's resume tokens are made with (db/repositories/resume-tokens.ts):
+ * a single row, id 1, that `migrateDb` inserts if there is none. Never rotated: a token must
+ * resume after any number of cursor secret rotations, and a new secret would refuse every token
+ * a client holds.
+ */
+export const resumeTokenSecret = sqliteTable(
+  'resume_token_secret',
+  {
+    id: integer('id').primaryKey(),
+    /** 32 random bytes, base64url. */
+    secret: text('secret').notNull(),
+    createdAt: isoTimestamp('created_at'),
+  },
+  (t) => [check('resume_token_secret_one_row', sql`${t.id} = 1`)],
+);

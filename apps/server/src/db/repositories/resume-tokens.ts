@@ -1,0 +1,160 @@
+// The resume tokens of the event stream (the SSE `id` of each event, sent back as Last-Event-ID).
+// Event ids are one sequence shared by every organization, so sending them as they are would let
+// a tenant count the other organizations' events from the gaps between its own.
+//
+// A token is one AES-128 block, [event id | organization id] as two 64-bit big-endian integers,
+// encrypted under a key of the organization's own (HKDF-SHA256 of the database's resume token
+// secret, with the organization's id as info), as 22 base64url characters. A block cipher on
+// distinct blocks is a random-looking permutation: without the key, two tokens say nothing of how
+// far apart their events are, and one organization's tokens nothing of another's. The same event
+// always gets the same token. A token decrypted under another organization's key gives a random
+// organization id, so a token only resumes the stream of the organization it was made for.
+//
+// Until tokens were encrypted they were the decimal event id; those (1 to 16 digits) still
+// resume, so a client that saved one before an upgrade loses nothing.
+//
+// The secret is one row (resume_token_secret) that every process on the database reads once; it
+// is never rotated, as a new one would refuse every token clients hold (cursor secrets rotate, so
+// they are not used here).
+
+import {
+  createCipheriv,
+  createDecipheriv,
+  hkdfSync,
+  randomBytes,
+  type Cipher,
+  type Decipher,
+} from 'node:crypto';
+import { sql } from 'drizzle-orm';
+import type { Db } from '../engine/client.js';
+import { perDatabase, remember } from '../engine/caches.js';
+import { execute, runSteps, selectRows } from '../engine/portable-sql.js';
+import { resumeTokenSecret } from '../schema/sqlite.js';
+
+const BLOCK_BYTES = 16;
+const TOKEN = /^[A-Za-z0-9_-]{22}$/;
+const DECIMAL_TOKEN = /^\d{1,16}$/;
+const HKDF_SALT = 'agentline resume token';
+/**
+ * Organizations whose ciphers a process keeps at once (a few hundred bytes each); one that comes
+ * back after it was dropped has them set up again.
+ */
+const CIPHERS_KEPT = 1000;
+
+/**
+ * Stores the secret unless there is one. Processes that start at the same time may all try: the
+ * first insert takes id 1 and the others do nothing (the primary key), so one secret is left.
+ */
+export async function ensureResumeTokenSecret(db: Db): Promise<void> {
+  await runSteps(db, () =>
+    execute(
+      sql`INSERT INTO ${resumeTokenSecret} (id, secret)
+          VALUES (1, ${randomBytes(32).toString('base64url')})
+          ON CONFLICT (id) DO NOTHING`,
+    ),
+  );
+}
+
+async function readResumeTokenSecret(db: Db): Promise<Buffer | null> {
+  const [row] = await runSteps(db, () =>
+    selectRows<{ secret: string }>(
+      sql`SELECT ${resumeTokenSecret.secret} AS "secret" FROM ${resumeTokenSecret} WHERE id = 1`,
+    ),
+  );
+  return row ? Buffer.from(row.secret, 'base64url') : null;
+}
+
+function writeId(block: Buffer, offset: number, id: number): void {
+  // Two 32-bit halves: ids are safe integers, and this avoids a BigInt per token.
+  block.writeUInt32BE(Math.floor(id / 2 ** 32), offset);
+  block.writeUInt32BE(id >>> 0, offset + 4);
+}
+
+function readId(block: Buffer, offset: number): number {
+  return block.readUInt32BE(offset) * 2 ** 32 + block.readUInt32BE(offset + 4);
+}
+
+/**
+ * An organization's ciphers, kept open: ECB takes block after block without a final, and setting
+ * one up (HKDF, then the cipher) costs far more than a token does (`pnpm bench:resume-tokens`).
+ */
+interface OrganizationCiphers {
+  encrypt: Cipher;
+  decrypt: Decipher;
+}
+
+export class ResumeTokens {
+  #secret: Buffer | undefined;
+  #loading: Promise<void> | undefined;
+  readonly #kept = new Map<number, OrganizationCiphers>();
+
+  constructor(private readonly db: Db) {}
+
+  /** Resolves once the secret is read; the first call reads it, a failed read is tried again. */
+  ready(): Promise<void> {
+    this.#loading ??= (async () => {
+      let secret = await readResumeTokenSecret(this.db);
+      if (!secret) {
+        // A database migrated before the secret existed, or emptied by hand.
+        await ensureResumeTokenSecret(this.db);
+        secret = await readResumeTokenSecret(this.db);
+      }
+      this.#secret = secret!;
+    })().catch((error: unknown) => {
+      this.#loading = undefined;
+      throw error;
+    });
+    return this.#loading;
+  }
+
+  /** The tokens of the organization's events `ids`, in the same order. */
+  make(organizationId: number, ids: readonly number[]): string[] {
+    const blocks = Buffer.allocUnsafe(ids.length * BLOCK_BYTES);
+    ids.forEach((id, index) => {
+      writeId(blocks, index * BLOCK_BYTES, id);
+      writeId(blocks, index * BLOCK_BYTES + 8, organizationId);
+    });
+    const encrypted = this.#ciphers(organizationId).encrypt.update(blocks);
+    return ids.map((_, index) =>
+      encrypted.toString('base64url', index * BLOCK_BYTES, (index + 1) * BLOCK_BYTES),
+    );
+  }
+
+  /**
+   * The event id `token` names, if this API gave it to the organization (or it is a decimal id,
+   * as tokens were before); otherwise null. Whether the organization has such an event is the
+   * caller's to check.
+   */
+  position(organizationId: number, token: string): number | null {
+    if (DECIMAL_TOKEN.test(token)) {
+      const id = Number(token);
+      return Number.isSafeInteger(id) ? id : null;
+    }
+    if (!TOKEN.test(token)) return null;
+    const encrypted = Buffer.from(token, 'base64url');
+    // The last character carries four unused bits: only the spelling this API sends is its token.
+    if (encrypted.toString('base64url') !== token) return null;
+    const block = this.#ciphers(organizationId).decrypt.update(encrypted);
+    if (readId(block, 8) !== organizationId) return null;
+    const id = readId(block, 0);
+    return Number.isSafeInteger(id) ? id : null;
+  }
+
+  #ciphers(organizationId: number): OrganizationCiphers {
+    let ciphers = this.#kept.get(organizationId);
+    if (!ciphers) {
+      if (!this.#secret) throw new Error('the resume token secret has not been read yet (ready())');
+      const key = Buffer.from(
+        hkdfSync('sha256', this.#secret, HKDF_SALT, `organization ${organizationId}`, BLOCK_BYTES),
+      );
+      const encrypt = createCipheriv('aes-128-ecb', key, null).setAutoPadding(false);
+      const decrypt = createDecipheriv('aes-128-ecb', key, null).setAutoPadding(false);
+      ciphers = { encrypt, decrypt };
+    }
+    remember(this.#kept, organizationId, ciphers, CIPHERS_KEPT);
+    return ciphers;
+  }
+}
+
+/** The database's resume tokens; `ready()` before the first token is made or read. */
+export const resumeTokensOf = perDatabase((db: Db) => new ResumeTokens(db));
