@@ -21,7 +21,12 @@ import {
   type TestApi,
 } from './support/harness.js';
 import { startLiveServer, type LiveServer } from './support/live-server.js';
-import { createTestDb, insertTestEvents, queryTestDb } from './support/test-database.js';
+import {
+  createTestDb,
+  insertTestEvents,
+  onPostgres,
+  queryTestDb,
+} from './support/test-database.js';
 
 const FROM_THE_START = 'start_datetime=2026-01-01T00:00:00Z';
 
@@ -85,18 +90,39 @@ describe('resume tokens', () => {
   let acmeEvents: StreamedEvent[];
   let globexEvents: StreamedEvent[];
 
+  /** The highest event id when the secret was stored: decimal ids resume up to it. */
+  let upgradedAt: number;
+
   beforeAll(async () => {
-    live = await serve(await createTestDb());
-    acme = await createTenant(live.api.db, 'Acme');
-    globex = await createTenant(live.api.db, 'Globex');
-    // Interleaved, so each organization's consecutive events are two ids apart.
+    const db = await createTestDb();
+    acme = await createTenant(db, 'Acme');
+    globex = await createTenant(db, 'Globex');
+    // As a database that held events when it was upgraded: the secret is stored after the first
+    // half of them. Interleaved, so each organization's consecutive events are two ids apart.
+    await queryTestDb(db, sql`DELETE FROM ${resumeTokenSecret} RETURNING id`);
     for (let i = 0; i < 12; i += 1) {
-      await insertTestEvents(live.api.db, [event(acme.organizationId)]);
-      await insertTestEvents(live.api.db, [event(globex.organizationId)]);
+      if (i === 6) await ensureResumeTokenSecret(db);
+      await insertTestEvents(db, [event(acme.organizationId)]);
+      await insertTestEvents(db, [event(globex.organizationId)]);
     }
+    const [stored] = await queryTestDb<{ through: number }>(
+      db,
+      sql`SELECT decimal_through AS "through" FROM ${resumeTokenSecret}`,
+    );
+    upgradedAt = Number(stored!.through);
+    live = await serve(db);
     acmeEvents = await replay(live.server.baseUrl, acme, 12);
     globexEvents = await replay(live.server.baseUrl, globex, 12);
   });
+
+  /** The ids of the organization's events, in commit order. */
+  async function eventIds(tenant: Tenant): Promise<number[]> {
+    const rows = await queryTestDb<{ id: number }>(
+      live.api.db,
+      sql`SELECT id FROM events WHERE organization_id = ${tenant.organizationId} ORDER BY id`,
+    );
+    return rows.map((row) => Number(row.id));
+  }
 
   afterAll(() => live.close());
 
@@ -130,14 +156,12 @@ describe('resume tokens', () => {
     });
     expect(types(await resumed.waitFor(7))).toEqual(types(acmeEvents.slice(5)));
     resumed.close();
-    const [fifth] = await queryTestDb<{ id: number }>(
-      live.api.db,
-      sql`SELECT id FROM events WHERE organization_id = ${acme.organizationId}
-          ORDER BY id LIMIT 1 OFFSET 4`,
-    );
+    const ids = await eventIds(acme);
+    // The fifth event came before the upgrade.
+    expect(ids[4]).toBeLessThanOrEqual(upgradedAt);
     const decimal = await openEventStream(live.server.baseUrl, {
       key: acme.key,
-      lastEventId: String(fifth!.id),
+      lastEventId: String(ids[4]),
     });
     const fromDecimal = await decimal.waitFor(7);
     expect(types(fromDecimal)).toEqual(types(acmeEvents.slice(5)));
@@ -181,14 +205,33 @@ describe('resume tokens', () => {
     resumed.close();
   });
 
-  it("refuse a decimal id past the organization's last event with a 422", async () => {
-    const [top] = await queryTestDb<{ top: number }>(
-      live.api.db,
-      sql`SELECT max(id) AS top FROM events`,
-    );
-    const problem = await refusal(live.server.baseUrl, acme, String(Number(top!.top) + 1));
-    expect(problem.loc).toEqual(['header', 'Last-Event-ID']);
-    expect(problem.msg).toContain('past the last event of this organization');
+  it('refuse a decimal id of an event after the upgrade, or past the last event, with a 422', async () => {
+    // Decimal ids were never sent for events after the upgrade: accepting them would let a
+    // tenant find the id of its newest event by bisection.
+    const afterUpgrade = (await eventIds(acme))[8]!;
+    expect(afterUpgrade).toBeGreaterThan(upgradedAt);
+    for (const id of [afterUpgrade, upgradedAt + 1, 2 ** 53]) {
+      const problem = await refusal(live.server.baseUrl, acme, String(id));
+      expect(problem.loc).toEqual(['header', 'Last-Event-ID']);
+      expect(problem.msg).toContain('is not an id this stream sent');
+    }
+    // An organization with no events yet, sent an id from before the upgrade: on PostgreSQL it
+    // is past the organization's last event; SQLite's one writer makes the table's last id the
+    // bound of every organization (repositories/events.ts, highestEventId).
+    const quiet = await createTenant(live.api.db, 'Quiet');
+    const resumed = await openEventStream(live.server.baseUrl, {
+      key: quiet.key,
+      lastEventId: String(upgradedAt),
+    });
+    if (onPostgres) {
+      expect(resumed.status).toBe(422);
+      const problem = (resumed.body as Schemas['HTTPValidationError']).detail[0]!;
+      expect(problem.loc).toEqual(['header', 'Last-Event-ID']);
+      expect(problem.msg).toContain('past the last event of this organization');
+    } else {
+      expect(resumed.status).toBe(200);
+      resumed.close();
+    }
   });
 });
 

@@ -14,7 +14,12 @@ import { runCli } from '../src/cli/run.js';
 import { createDb, type Db } from '../src/db/engine/client.js';
 import { migrateDb } from '../src/db/engine/migrate.js';
 import { createTenant, type Tenant } from './support/harness.js';
-import { eventIdsOf, openEventStream, type StreamedEvent } from './support/event-stream.js';
+import {
+  eventIdsOf,
+  openEventStream,
+  resumeTokenOf,
+  type StreamedEvent,
+} from './support/event-stream.js';
 import { loadRoutingFixture, type RoutingFixture } from './support/routing-fixture.js';
 import { startServerProcess, type ServerProcess } from './support/server-process.js';
 import {
@@ -166,9 +171,7 @@ describe('the events stream with several writers', () => {
       }
     })();
     const received: StreamedEvent[] = [];
-    // A decimal id, as tokens were before they were encrypted: the first connection resumes
-    // after it, the next ones after the tokens they received.
-    let lastEventId = String(before);
+    let lastEventId = await resumeTokenOf(db, acme.organizationId, before);
     let reconnects = 0;
     while (received.length < total) {
       const stream = await openEventStream(a.baseUrl, { key: acme.key, lastEventId });

@@ -176,3 +176,14 @@ export async function eventIdsOf(
     return eventId;
   });
 }
+
+/** The resume token the organization's stream sends for event `eventId`. */
+export async function resumeTokenOf(
+  db: Db,
+  organizationId: number,
+  eventId: number,
+): Promise<string> {
+  const tokens = resumeTokensOf(db);
+  await tokens.ready();
+  return tokens.make(organizationId, [eventId])[0]!;
+}

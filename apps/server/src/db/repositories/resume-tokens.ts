@@ -11,7 +11,10 @@
 // organization id, so a token only resumes the stream of the organization it was made for.
 //
 // Until tokens were encrypted they were the decimal event id; those (1 to 16 digits) still
-// resume, so a client that saved one before an upgrade loses nothing.
+// resume, so a client that saved one before an upgrade loses nothing. Only up to the highest
+// event id when the secret was stored (the upgrade): were every decimal id below an organization's
+// last event accepted, a tenant could find the id of its newest event by bisection, and so the
+// global count again. Below that bound, ids only tell what decimal tokens told before the upgrade.
 //
 // The secret is one row (resume_token_secret) that every process on the database reads once; it
 // is never rotated, as a new one would refuse every token clients hold (cursor secrets rotate, so
@@ -29,7 +32,7 @@ import { sql } from 'drizzle-orm';
 import type { Db } from '../engine/client.js';
 import { perDatabase, remember } from '../engine/caches.js';
 import { execute, runSteps, selectRows } from '../engine/portable-sql.js';
-import { resumeTokenSecret } from '../schema/sqlite.js';
+import { events, resumeTokenSecret } from '../schema/sqlite.js';
 
 const BLOCK_BYTES = 16;
 const TOKEN = /^[A-Za-z0-9_-]{22}$/;
@@ -42,26 +45,39 @@ const HKDF_SALT = 'agentline resume token';
 const CIPHERS_KEPT = 1000;
 
 /**
- * Stores the secret unless there is one. Processes that start at the same time may all try: the
- * first insert takes id 1 and the others do nothing (the primary key), so one secret is left.
+ * Stores the secret, and the highest event id as the bound of decimal tokens, unless there is a
+ * secret. Processes that start at the same time may all try: the first insert takes id 1 and the
+ * others do nothing (the primary key), so one secret is left. (`WHERE true`: without it SQLite
+ * reads ON CONFLICT as the join's ON.)
  */
 export async function ensureResumeTokenSecret(db: Db): Promise<void> {
   await runSteps(db, () =>
     execute(
-      sql`INSERT INTO ${resumeTokenSecret} (id, secret)
-          VALUES (1, ${randomBytes(32).toString('base64url')})
+      sql`INSERT INTO ${resumeTokenSecret} (id, secret, decimal_through)
+          SELECT 1, ${randomBytes(32).toString('base64url')}, coalesce(max(${events.id}), 0)
+          FROM ${events} WHERE true
           ON CONFLICT (id) DO NOTHING`,
     ),
   );
 }
 
-async function readResumeTokenSecret(db: Db): Promise<Buffer | null> {
+interface StoredSecret {
+  key: Buffer;
+  decimalThrough: number;
+}
+
+async function readResumeTokenSecret(db: Db): Promise<StoredSecret | null> {
   const [row] = await runSteps(db, () =>
-    selectRows<{ secret: string }>(
-      sql`SELECT ${resumeTokenSecret.secret} AS "secret" FROM ${resumeTokenSecret} WHERE id = 1`,
+    selectRows<{ secret: string; decimalThrough: number | string }>(
+      sql`SELECT ${resumeTokenSecret.secret} AS "secret",
+                 ${resumeTokenSecret.decimalThrough} AS "decimalThrough"
+          FROM ${resumeTokenSecret} WHERE id = 1`,
     ),
   );
-  return row ? Buffer.from(row.secret, 'base64url') : null;
+  // node-postgres reads a bigint as text.
+  return row
+    ? { key: Buffer.from(row.secret, 'base64url'), decimalThrough: Number(row.decimalThrough) }
+    : null;
 }
 
 function writeId(block: Buffer, offset: number, id: number): void {
@@ -84,7 +100,7 @@ interface OrganizationCiphers {
 }
 
 export class ResumeTokens {
-  #secret: Buffer | undefined;
+  #secret: StoredSecret | undefined;
   #loading: Promise<void> | undefined;
   readonly #kept = new Map<number, OrganizationCiphers>();
 
@@ -128,7 +144,7 @@ export class ResumeTokens {
   position(organizationId: number, token: string): number | null {
     if (DECIMAL_TOKEN.test(token)) {
       const id = Number(token);
-      return Number.isSafeInteger(id) ? id : null;
+      return id <= this.#stored().decimalThrough ? id : null;
     }
     if (!TOKEN.test(token)) return null;
     const encrypted = Buffer.from(token, 'base64url');
@@ -140,12 +156,22 @@ export class ResumeTokens {
     return Number.isSafeInteger(id) ? id : null;
   }
 
+  #stored(): StoredSecret {
+    if (!this.#secret) throw new Error('the resume token secret has not been read yet (ready())');
+    return this.#secret;
+  }
+
   #ciphers(organizationId: number): OrganizationCiphers {
     let ciphers = this.#kept.get(organizationId);
     if (!ciphers) {
-      if (!this.#secret) throw new Error('the resume token secret has not been read yet (ready())');
       const key = Buffer.from(
-        hkdfSync('sha256', this.#secret, HKDF_SALT, `organization ${organizationId}`, BLOCK_BYTES),
+        hkdfSync(
+          'sha256',
+          this.#stored().key,
+          HKDF_SALT,
+          `organization ${organizationId}`,
+          BLOCK_BYTES,
+        ),
       );
       const encrypt = createCipheriv('aes-128-ecb', key, null).setAutoPadding(false);
       const decrypt = createDecipheriv('aes-128-ecb', key, null).setAutoPadding(false);

@@ -479,6 +479,7 @@ export const resumeTokenSecret = pgTable(
   {
     id: integer('id').primaryKey(),
     secret: text('secret').notNull(),
+    decimalThrough: bigint('decimal_through', { mode: 'number' }).notNull(),
     createdAt: isoTimestamp('created_at'),
   },
   (t) => [check('resume_token_secret_one_row', sql`${t.id} = 1`)],

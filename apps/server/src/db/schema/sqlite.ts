@@ -509,6 +509,11 @@ export const resumeTokenSecret = sqliteTable(
     id: integer('id').primaryKey(),
     /** 32 random bytes, base64url. */
     secret: text('secret').notNull(),
+    /**
+     * The highest event id when the row was stored: a decimal token (what tokens were before)
+     * resumes only up to it, so decimal tokens cannot probe the ids of later events.
+     */
+    decimalThrough: integer('decimal_through').notNull(),
     createdAt: isoTimestamp('created_at'),
   },
   (t) => [check('resume_token_secret_one_row', sql`${t.id} = 1`)],
