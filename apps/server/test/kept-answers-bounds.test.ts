@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDb, type Db } from '../src/db/engine/client.js';
 import { ENTRY_OVERHEAD_BYTES } from '../src/db/engine/caches.js';
 import { migrateDb } from '../src/db/engine/migrate.js';
-import { listEvents, type EventReaders } from '../src/db/repositories/events.js';
+import { listEvents, replayEvents, type EventReaders } from '../src/db/repositories/events.js';
 import { KeptAnswers } from '../src/http/kept-answers.js';
 import { distinctEventsQuery, sendAll, type QueryKind } from './support/distinct-queries.js';
 import { createTenant, createTestApi, type Tenant, type TestApi } from './support/harness.js';
@@ -35,6 +35,7 @@ beforeAll(async () => {
       pagesRead += 1;
       return listEvents(db, organizationId, query);
     },
+    replayEvents: (job) => replayEvents(db, job),
     close: async () => {},
   };
   api = await createTestApi(db, { eventReaders: readers, keptAnswers });
