@@ -253,7 +253,9 @@ describe('admission with a short queue wait', () => {
 
 describe('a queued request whose client disconnects', () => {
   it('leaves the queue at once and never runs', async () => {
-    const baseUrl = await serve({ queuedRequestsPerKey: 2 });
+    // The probe waits in the queue for the whole test: on a busy machine that can pass the
+    // default 10 s of waiting, whose 429 is another test's.
+    const baseUrl = await serve({ queuedRequestsPerKey: 2, queueWaitMs: 60_000 });
     const { held, probe } = await holdShare(baseUrl, acme.key);
     const name = `never created ${Date.now()}`;
     const create = httpRequest(`${baseUrl}/api/v1/experiments/`, {
