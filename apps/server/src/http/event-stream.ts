@@ -182,8 +182,13 @@ export class EventStreams {
     };
     outgoing?.once('close', freeSlot);
     /** Bytes of this stream that wait in the process for its client. */
+    // What Node's response holds counts once it has refused more (a 'drain' is then due): below
+    // its high-water mark (16 KiB on Node 20, 64 KiB from Node 22) it takes bytes without ever
+    // saying 'drain', and a replay waiting on them would wait for the next live batch.
     const held = () =>
-      this.#bufferBytes - (controller.desiredSize ?? 0) + (outgoing?.writableLength ?? 0);
+      this.#bufferBytes -
+      (controller.desiredSize ?? 0) +
+      (outgoing?.writableNeedDrain ? outgoing.writableLength : 0);
     const release = () => {
       if (released) return;
       released = true;
