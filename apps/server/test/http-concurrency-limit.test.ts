@@ -292,7 +292,7 @@ describe('a queued request whose client disconnects', () => {
     );
     expect(found.status).toBe(200);
     expect((found.body as unknown as Schemas['ExperimentListResponse']).total_count).toBe(0);
-  });
+  }, 90_000);
 });
 
 describe('a slot comes back', () => {
