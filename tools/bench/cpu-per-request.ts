@@ -1,4 +1,4 @@
-// The server's CPU time per request (issue #27's measure of a request's fixed cost):
+// The server's CPU time per request (the request-cost work's measure of a request's fixed cost):
 // `pnpm bench:cpu [--requests 30000] [--rounds 4] [--connections 16] [--path /healthz ...]
 // [--checkout DIR ...] [--routing] [--database postgres://...] [--organizations 1]`. With
 // --organizations N, the paths' requests take turns among N organizations, each with its key (the
@@ -225,7 +225,7 @@ try {
   }
   if (routingPath !== null) {
     for (const server of servers) {
-      // Requests per CPU second, keyed against unkeyed: the ratio issue #27 sets for rates.
+      // Requests per CPU second, keyed against unkeyed: the ratio the request-cost work set for rates.
       const ratio =
         minimumOf(routingLabel(server.label, false)) / minimumOf(routingLabel(server.label, true));
       console.log(

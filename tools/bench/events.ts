@@ -1,4 +1,4 @@
-// The events list at a million events per organization (issue #3's benchmark):
+// The events list at a million events per organization (the events list at scale's benchmark):
 // `pnpm bench:events [--events 1000000] [--seconds 5] [--connections 16] [--rounds 1]
 // [--import-lines 1000000] [--database postgres://user:password@host:5432/postgres]`.
 // Builds two organizations of `--events` each, runs every list shape against the real server

@@ -1,4 +1,4 @@
-// Probes of the HTTP front door (issue #22) against a real server process on 127.0.0.1, each
+// Probes of the HTTP front door against a real server process on 127.0.0.1, each
 // printed as a Markdown table: what the server answers on its own to requests that are not valid
 // HTTP or name a bad Host, whether a client still writing a large body can read an early answer,
 // and whether clients failing authentication take the API away from valid keys at their address.

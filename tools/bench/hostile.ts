@@ -65,7 +65,7 @@ const keyWith = (roleName: string, permissions: Permission[]) =>
   });
 const parkedKey = await keyWith('parked', []);
 const readerKey = await keyWith('reader', ['CHANNELS_READ']);
-// Forged list cursors: the unkeyed construction of the cursors before issue #22, and positions
+// Forged list cursors: the unkeyed construction of the cursors before cursors were signed, and positions
 // that do not fit the order sealed with the database's own secret (as a leaked secret allows).
 const agentsWalk = walkOf(AGENT_LIST, tenant.organizationId);
 const eventsWalk = walkOf(EVENT_LIST, tenant.organizationId);

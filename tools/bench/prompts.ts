@@ -1,4 +1,4 @@
-// Load test of GET /api/v1/prompts/ (issue #4's benchmark): `pnpm bench:prompts`. 10,000
+// Load test of GET /api/v1/prompts/ (the prompts list's benchmark): `pnpm bench:prompts`. 10,000
 // prompts with 5 tools each and 20,000 agents in a temporary SQLite file, the real server as its
 // own process on 127.0.0.1, and autocannon on the default page and on a name_description search
 // (and on the default page narrowed to fields without tools, to show what the tools cost), 10 s

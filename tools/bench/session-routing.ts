@@ -1,4 +1,4 @@
-// Session routing throughput over HTTP with a running 50/50 experiment (issue #5's benchmark):
+// Session routing throughput over HTTP with a running 50/50 experiment (session routing's benchmark):
 // `pnpm bench:sessions [--seconds 5] [--rounds 3] [--connections 16] [--database postgres://...]`.
 // Measures the path SDK users take, a fresh Idempotency-Key on every POST (the headline), beside
 // requests without a key, and keyed again with a planned end set (an end_at a year ahead; a

@@ -1,4 +1,4 @@
-// What one organization's slow searches cost another organization (issue #22's benchmark):
+// What one organization's slow searches cost another organization (the hostile-client review's benchmark):
 // `pnpm bench:tenants [--events 1000000] [--seconds 20] [--concurrency 32] [--hammer]
 // [--per-key <n>] [--list-reads <n>] [--list-timeout <ms>] [--compare-off] [--rounds 1]
 // [--database postgres://user:password@host:5432/postgres]`.

@@ -2,7 +2,7 @@
 // parameters and bodies (valid, nearly valid and junk) go to the real app. Whatever comes in,
 // the answer is never a 5xx, always matches the spec (the harness validates every response),
 // and every 422 points at an input that exists. List operations also get forged cursors: made
-// with the unkeyed SHA-256 of the cursors before issue #22, or sealed with the database's own
+// with the unkeyed SHA-256 of the cursors before cursors were signed, or sealed with the database's own
 // secret around any position (what a leaked secret allows): a 422 or a page, never a 5xx.
 //
 // CI runs a fixed seed; `FUZZ_RUNS=20000 FUZZ_SEED=123 pnpm exec vitest run test/fuzz-spec.test.ts`

@@ -1,4 +1,4 @@
-// The server's front door over raw sockets (issue #22): a client still writing a large body can
+// The server's front door over raw sockets: a client still writing a large body can
 // read an answer given before the body was read (lingering close), and every answer the server
 // gives on its own, before the app, is a JSON error with a request id and a log line.
 

@@ -191,7 +191,7 @@ describe('3. failed authentications per client address', () => {
     expect(blocked.status).toBe(429);
     expect(blocked.body.code).toBe('RATE_LIMITED');
     expect(Number(blocked.headers['retry-after'])).toBeGreaterThanOrEqual(1);
-    // A valid key at that address is served all the same (issue #22), and another client
+    // A valid key at that address is served all the same, and another client
     // behind the same trusted proxy is not held up by the first one.
     expect((await attempt(acme.key, '203.0.113.5', ['{"user_id": "a"}'])).status).toBe(200);
     expect((await attempt('', '203.0.113.6')).status).toBe(401);

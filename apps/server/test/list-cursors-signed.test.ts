@@ -1,4 +1,4 @@
-// Signed list cursors (issue #22), on both backends, for every list operation:
+// Signed list cursors, on both backends, for every list operation:
 // - forged cursors are a 422 at ["query", "cursor"], never a 500 and never a page at a position
 //   the client chose: the unkeyed SHA-256 construction of the cursors before #22 (with any value,
 //   huge ids, 3e9, 2^53 - 1), altered seals, seals naming secrets that do not exist;
