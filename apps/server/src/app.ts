@@ -132,6 +132,16 @@ export function createApp({
       queueWaitMs,
     });
     app.use('/api/v1/*', admission.middleware());
+    metrics.gauge(
+      'agentline_admission_running_requests',
+      "Requests in progress under a key's share (CONCURRENT_REQUESTS_PER_KEY), all keys together.",
+      () => admission.running,
+    );
+    metrics.gauge(
+      'agentline_admission_waiting_requests',
+      "Requests waiting in their key's queue for a slot (QUEUED_REQUESTS_PER_KEY), all keys together.",
+      () => admission.waiting,
+    );
   }
   app.use('/api/v1/*', requestBody(bodyLimitBytes));
   app.use('/api/v1/*', idempotency(idempotencyTimes));

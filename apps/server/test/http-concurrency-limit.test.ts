@@ -252,11 +252,37 @@ describe('admission with a short queue wait', () => {
 });
 
 describe('a queued request whose client disconnects', () => {
+  const METRICS_TOKEN = 'metrics-token-for-the-queue';
+
+  /** Admission's gauge of every key's requests, `running` or `waiting`, as /metrics reports it. */
+  async function admissionGauge(baseUrl: string, which: 'running' | 'waiting'): Promise<number> {
+    const response = await fetch(`${baseUrl}/metrics`, {
+      headers: { Authorization: `Bearer ${METRICS_TOKEN}` },
+    });
+    const name = `agentline_admission_${which}_requests`;
+    const line = new RegExp(`^${name} (\\d+)$`, 'm').exec(await response.text());
+    if (!line) throw new Error(`/metrics has no ${name}`);
+    return Number(line[1]);
+  }
+
+  async function untilWaiting(baseUrl: string, count: number, what: string): Promise<void> {
+    for (let attempt = 0; (await admissionGauge(baseUrl, 'waiting')) !== count; attempt += 1) {
+      if (attempt > 500) throw new Error(what);
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+  }
+
   it('leaves the queue at once and never runs', async () => {
     // The probe waits in the queue for the whole test: on a busy machine that can pass the
     // default 10 s of waiting, whose 429 is another test's.
-    const baseUrl = await serve({ queuedRequestsPerKey: 2, queueWaitMs: 60_000 });
+    const baseUrl = await serve({
+      queuedRequestsPerKey: 2,
+      queueWaitMs: 60_000,
+      metricsToken: METRICS_TOKEN,
+    });
     const { held, probe } = await holdShare(baseUrl, acme.key);
+    await untilWaiting(baseUrl, 1, 'the probe is not in the queue');
+    expect(await admissionGauge(baseUrl, 'running')).toBe(SHARE);
     const name = `never created ${Date.now()}`;
     const create = httpRequest(`${baseUrl}/api/v1/experiments/`, {
       method: 'POST',
@@ -268,23 +294,20 @@ describe('a queued request whose client disconnects', () => {
         experimentBody(fx.targets.main, [fx.agents.pinned, fx.agents.unpinned], { name }),
       ),
     );
-    // The probe and the create fill the queue: the next request is refused.
-    for (let attempt = 0; ; attempt += 1) {
-      const next = await get(baseUrl, acme.key, NO_SUCH_EXPERIMENT);
-      if (next.status === 429) break;
-      if (attempt > 200) throw new Error('the create never reached the queue');
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
+    await untilWaiting(baseUrl, 2, 'the create never reached the queue');
+    const full = await get(baseUrl, acme.key, NO_SUCH_EXPERIMENT);
+    expectRefusal(full, ['2 of its requests (QUEUED_REQUESTS_PER_KEY)']);
+
     create.destroy();
-    // Its place is free again while every slot is still held: a request now waits in the queue.
-    let waiting = get(baseUrl, acme.key, NO_SUCH_EXPERIMENT);
-    for (let attempt = 0; !(await waitsLongerThan(waiting, 150)); attempt += 1) {
-      if (attempt > 20) throw new Error('the create never left the queue');
-      waiting = get(baseUrl, acme.key, NO_SUCH_EXPERIMENT);
-    }
+    // Its place is free again while every slot is still held.
+    await untilWaiting(baseUrl, 1, 'the create never left the queue');
+    const waiting = get(baseUrl, acme.key, NO_SUCH_EXPERIMENT);
+    await untilWaiting(baseUrl, 2, 'a request after the create found no place in the queue');
     await finishAll(held);
     expect((await probe).status).toBe(404);
     expect((await waiting).status).toBe(404);
+    await untilWaiting(baseUrl, 0, 'the queue never emptied');
+    expect(await admissionGauge(baseUrl, 'running')).toBe(0);
     const found = await get(
       baseUrl,
       acme.key,
@@ -292,7 +315,7 @@ describe('a queued request whose client disconnects', () => {
     );
     expect(found.status).toBe(200);
     expect((found.body as unknown as Schemas['ExperimentListResponse']).total_count).toBe(0);
-  }, 90_000);
+  });
 });
 
 describe('a slot comes back', () => {

@@ -95,9 +95,18 @@ export class Admission {
 
   constructor(readonly limits: AdmissionLimits) {}
 
-  /** Keys that have requests running or waiting (for tests). */
-  get size(): number {
-    return this.#lines.size;
+  /** Requests of every key in progress now. */
+  get running(): number {
+    let count = 0;
+    for (const line of this.#lines.values()) count += line.running;
+    return count;
+  }
+
+  /** Requests of every key waiting for a slot now. */
+  get waiting(): number {
+    let count = 0;
+    for (const line of this.#lines.values()) count += line.waiting.length;
+    return count;
   }
 
   /** Runs after `authorize`, which names the operation; a path of no operation passes. */

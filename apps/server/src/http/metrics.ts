@@ -22,10 +22,22 @@ interface OperationStats {
   latency: LatencyHistogram;
 }
 
+/** A number read when a scraper asks, such as how many requests wait in the queues now. */
+interface Gauge {
+  help: string;
+  read: () => number;
+}
+
 /** Requests without an operation id (health checks, 404s) are labelled by their route pattern. */
 export class Metrics {
   private readonly operations = new Map<string, OperationStats>();
   private readonly sessionsByVariant = new Map<string, number>();
+  private readonly gauges = new Map<string, Gauge>();
+
+  /** Reports `read()` as the gauge `name` at each scrape; a second call of one name replaces it. */
+  gauge(name: string, help: string, read: () => number): void {
+    this.gauges.set(name, { help, read });
+  }
 
   recordRequest(operation: string, status: number, durationSeconds: number): void {
     let stats = this.operations.get(operation);
@@ -100,6 +112,9 @@ export class Metrics {
       lines.push(
         `agentline_sessions_routed_total{experiment_id="${experimentId}",variant_id="${variantId}"} ${count}`,
       );
+    }
+    for (const [name, { help, read }] of this.gauges) {
+      lines.push(`# HELP ${name} ${help}`, `# TYPE ${name} gauge`, `${name} ${read()}`);
     }
     return `${lines.join('\n')}\n`;
   }
