@@ -185,38 +185,24 @@ export async function tenantDay(
       }
     },
   });
-  const burstEveryMs = DASHBOARD_EVERY_MS / rate;
-  const dashboards = openLoop({
-    untilMs,
-    firstGapMs: Math.random() * burstEveryMs,
-    gapMs: steadyGapsMs(burstEveryMs),
-    maxInFlight: 4,
-    work: async (dueAt) => {
-      await Promise.all(
-        Array.from({ length: DASHBOARD_BURST }, async () => {
-          const list = randomListQuery(tenant.organizationId);
-          await tallies.lists[list.resource].time(dueAt, signal, () =>
-            listWithSdk(dashboard(), list, signal),
-          );
-        }),
-      );
-    },
-  });
-  const walkEveryMs = WALK_EVERY_MS / rate;
-  const walks = openLoop({
-    untilMs,
-    firstGapMs: Math.random() * walkEveryMs,
-    gapMs: steadyGapsMs(walkEveryMs),
-    maxInFlight: 1,
-    work: async (dueAt) => {
-      await tallies.walks.time(dueAt, signal, async () => {
-        const pages = { ...SESSIONS_LOG, limit: 1000 };
-        for await (const _event of dashboard().events.iterate(pages, { signal })) {
-          tallies.walkedEvents += 1;
-        }
-      });
-    },
-  });
+  const dashboards = onSchedule(plan, DASHBOARD_EVERY_MS, 4, (dueAt) =>
+    Promise.all(
+      Array.from({ length: DASHBOARD_BURST }, async () => {
+        const list = randomListQuery(tenant.organizationId);
+        await tallies.lists[list.resource].time(dueAt, signal, () =>
+          listWithSdk(dashboard(), list, signal),
+        );
+      }),
+    ),
+  );
+  const walks = onSchedule(plan, WALK_EVERY_MS, 1, (dueAt) =>
+    tallies.walks.time(dueAt, signal, async () => {
+      const pages = { ...SESSIONS_LOG, limit: 1000 };
+      for await (const _event of dashboard().events.iterate(pages, { signal })) {
+        tallies.walkedEvents += 1;
+      }
+    }),
+  );
   const [routed, bursts] = await Promise.all([
     routing,
     dashboards,
@@ -226,6 +212,25 @@ export async function tenantDay(
   ]);
   tallies.droppedSessions += routed.dropped;
   tallies.droppedBursts += bursts.dropped;
+}
+
+/** `work` every `everyMs` (divided by the plan's rate), first at a random point of one period. */
+function onSchedule(
+  plan: DayPlan,
+  everyMs: number,
+  maxInFlight: number,
+  work: (dueAt: number) => Promise<unknown>,
+) {
+  const periodMs = everyMs / plan.rate;
+  return openLoop({
+    untilMs: plan.untilMs,
+    firstGapMs: Math.random() * periodMs,
+    gapMs: steadyGapsMs(periodMs),
+    maxInFlight,
+    work: async (dueAt) => {
+      await work(dueAt);
+    },
+  });
 }
 
 /** A live stream of the tenant's events on server process `process`, until the streams end. */
