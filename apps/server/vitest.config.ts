@@ -7,7 +7,8 @@ import { isPostgresUrl } from './src/db/engine/client.js';
 // AGENTLINE_TEST_POSTGRES_URL (a role that may create databases; `.ci/run` and
 // scripts/postgres-setup.sh make one), or the URL that script creates by default. If set
 // explicitly and unreachable, the run fails; if only the default is unreachable, the PostgreSQL
-// half is skipped with a note.
+// half is skipped with a note. AGENTLINE_TEST_BACKENDS=sqlite runs the SQLite half alone
+// (scripts/test-on-node.sh, for the other Node.js versions).
 const DEFAULT_POSTGRES_URL = 'postgres://agentline:agentline@127.0.0.1:5432/agentline';
 
 async function reachablePostgresUrl(): Promise<string | null> {
@@ -48,8 +49,17 @@ const shared = {
   hookTimeout: 60_000,
 };
 
+function postgresWanted(): boolean {
+  const backends = process.env.AGENTLINE_TEST_BACKENDS;
+  if (backends === undefined) return true;
+  if (backends === 'sqlite') return false;
+  throw new Error(
+    `AGENTLINE_TEST_BACKENDS is "sqlite" (SQLite alone) or unset (both); it holds ${JSON.stringify(backends)}`,
+  );
+}
+
 export default defineConfig(async () => {
-  const postgresUrl = await reachablePostgresUrl();
+  const postgresUrl = postgresWanted() ? await reachablePostgresUrl() : null;
   const projects: TestProjectInlineConfiguration[] = [
     {
       extends: true,
