@@ -52,12 +52,16 @@ export class WireTally {
 /** What one kind of request got: latencies of the answered, and how the others ended. */
 export class ShapeTally {
   readonly latencies = new Latencies();
+  /** The same latencies by the minute of the day their call fell due in (from `dayStart`). */
+  readonly byMinute: Latencies[] = [];
   /** Calls that still failed with 429 after the SDK's retries. */
   refused = 0;
   failed = 0;
   /** Calls cut off by the end of the run. */
   cut = 0;
   readonly firstFailures: string[] = [];
+
+  constructor(private readonly dayStart: number) {}
 
   async time<T>(
     dueAt: number,
@@ -66,7 +70,10 @@ export class ShapeTally {
   ): Promise<T | undefined> {
     try {
       const answer = await call();
-      this.latencies.add(performance.now() - dueAt);
+      const ms = performance.now() - dueAt;
+      this.latencies.add(ms);
+      const minute = Math.max(0, Math.floor((dueAt - this.dayStart) / 60_000));
+      (this.byMinute[minute] ??= new Latencies()).add(ms);
       return answer;
     } catch (error) {
       if (signal.aborted) this.cut += 1;
@@ -107,17 +114,18 @@ export interface DayTallies {
   routedAfterEnd: number;
 }
 
-export function newTallies(): DayTallies {
+/** The tallies of a day that starts at `dayStart` (performance.now()). */
+export function newTallies(dayStart: number): DayTallies {
   return {
     wire: new WireTally(),
-    routing: new ShapeTally(),
+    routing: new ShapeTally(dayStart),
     lists: {
-      events: new ShapeTally(),
-      prompts: new ShapeTally(),
-      experiments: new ShapeTally(),
-      agents: new ShapeTally(),
+      events: new ShapeTally(dayStart),
+      prompts: new ShapeTally(dayStart),
+      experiments: new ShapeTally(dayStart),
+      agents: new ShapeTally(dayStart),
     },
-    walks: new ShapeTally(),
+    walks: new ShapeTally(dayStart),
     walkedEvents: 0,
     delivery: new Latencies(),
     streamedOthers: 0,

@@ -123,8 +123,8 @@ try {
   );
   const loadAtStart = load1();
 
-  const tallies = newTallies();
   const dayStart = performance.now();
+  const tallies = newTallies(dayStart);
   const untilMs = dayStart + daySeconds * 1000;
   const stopCalls = new AbortController();
   const stopStreams = new AbortController();
@@ -206,6 +206,15 @@ function report(tallies: DayTallies, seconds: number): void {
     console.log(shapeRow(`list ${resource}`, shape, seconds));
   }
   console.log(shapeRow('iterate walk (whole)', tallies.walks, seconds));
+  const lists = Object.values(tallies.lists);
+  const minutes = Math.max(tallies.routing.byMinute.length, ...lists.map((l) => l.byMinute.length));
+  const p99s = (parts: (minute: number) => Latencies[]) =>
+    Array.from({ length: minutes }, (_, minute) =>
+      ms(Latencies.merged(parts(minute)).percentile(99)),
+    ).join(' ');
+  console.log(
+    `p99 ms by minute (the import runs in minute ${Math.floor(seconds / 120)}): routing ${p99s((m) => [tallies.routing.byMinute[m] ?? new Latencies()])}; lists ${p99s((m) => lists.map((l) => l.byMinute[m] ?? new Latencies()))}`,
+  );
   const { delivery } = tallies;
   console.log(
     `stream delivery (timestamp to arrival, routed sessions): p50 ${ms(delivery.percentile(50))} ms, p99 ${ms(delivery.percentile(99))} ms, max ${ms(delivery.percentile(100))} ms over ${delivery.count} events; walks read ${tallies.walkedEvents} events`,
