@@ -9,7 +9,7 @@
 // runs on the next turn, after all of them arrived (and one that arrives while it is in flight
 // waits for the next read). A read costs little in SQL but a transaction's locking system calls
 // on SQLite, a round trip on PostgreSQL; read per request, it was half of a kept answer's CPU
-// time (docs/benchmarks.md, "Events list", 2026-11-26 evening).
+// time (docs/benchmarks.md, "Figures behind the code").
 
 import type { Context, MiddlewareHandler } from 'hono';
 import type { Db } from '../db/engine/client.js';

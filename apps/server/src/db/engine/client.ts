@@ -128,7 +128,7 @@ function openPostgres(databaseUrl: string, options: DbOptions): PostgresDb {
  *   cache cost each routed session more than the cached pages saved (they are in the operating
  *   system's cache).
  * Migrations run before this, so their index builds still sort through temporary files.
- * docs/benchmarks.md ("Session routing", 2026-11-26) has the profiles.
+ * docs/benchmarks.md ("Figures behind the code") has the profiles.
  */
 export function prepareServerConnection(db: Db): void {
   if (db.kind !== 'sqlite') return;
