@@ -1,9 +1,7 @@
 // The Agentline client: the typed openapi-fetch client generated from the spec, plus one method
 // per operation that returns the body of a 200 or throws the error class of the status.
 
-import createFetchClient, { type Client } from 'openapi-fetch';
-import { ApiPromise } from './api-promise.js';
-import { errorForFailure, errorForResponse } from './errors.js';
+import type { ApiPromise } from './api-promise.js';
 import type {
   A2pMessagingPathCheckRequest,
   A2pMessagingPathCheckResponse,
@@ -39,80 +37,21 @@ import type {
   RoutedSession,
   SessionRouteRequest,
 } from './generated/models.js';
-import type { operations, paths } from '../../../spec/generated/openapi.js';
+import type { operations } from '../../../spec/generated/openapi.js';
 import {
   openEventStream,
   type EventStream,
   type EventStreamOptions,
   type EventStreamQuery,
 } from './event-stream.js';
+import type { ClientOptions, PostRequestOptions, RequestOptions } from './options.js';
 import { iteratePages } from './pagination.js';
-import { rateLimitOf } from './rate-limit.js';
-import { retryingFetch, type RetryPolicy } from './retry.js';
-
-export const SDK_VERSION = '0.0.3';
-export const API_KEY_ENV = 'AGENTLINE_API_KEY';
-export const BASE_URL_ENV = 'AGENTLINE_BASE_URL';
-
-// Every option also takes `undefined` (as not given), so that `{ apiKey: process.env.X }` compiles
-// under exactOptionalPropertyTypes.
-
-/** Settings of one call; each overrides the client's own for that call only. */
-export interface RequestOptions {
-  /**
-   * Aborts the call and its retries: it then fails with ApiUserAbortError, or with
-   * ApiTimeoutError when the signal is an `AbortSignal.timeout(...)`.
-   */
-  signal?: AbortSignal | undefined;
-  /** Milliseconds one attempt may take; then it fails with ApiTimeoutError. */
-  timeout?: number | undefined;
-  /** How often the call is retried (see ClientOptions.maxRetries). */
-  maxRetries?: number | undefined;
-  /** Extra headers for this call, over the client's. */
-  headers?: Record<string, string> | undefined;
-}
-
-/** Settings of one POST call. */
-export interface PostRequestOptions extends RequestOptions {
-  /**
-   * The call's Idempotency-Key. By default every POST gets a new one (`newIdempotencyKey()`, a
-   * UUIDv7), kept across its retries; pass your own to make a retry of your own (after a crash,
-   * say) safe too.
-   */
-  idempotencyKey?: string | undefined;
-}
+import { createTransport } from './transport.js';
 
 /** The query of `experiments.timeline`: `interval`, `time_zone` and the window. */
 export type ExperimentTimelineQuery = NonNullable<
   operations['experiments_results_timeline']['parameters']['query']
 >;
-
-export interface ClientOptions {
-  /** The organization's API key; defaults to the AGENTLINE_API_KEY environment variable. */
-  apiKey?: string | undefined;
-  /** Defaults to AGENTLINE_BASE_URL, else http://127.0.0.1:8080. */
-  baseUrl?: string | undefined;
-  /** A fetch implementation (defaults to the global one). */
-  fetch?: typeof globalThis.fetch | undefined;
-  /** Milliseconds one attempt may take (default 60,000); then it fails with ApiTimeoutError. */
-  timeout?: number | undefined;
-  /**
-   * How often a failed call is retried (default 2): on 408, 429 and 5xx answers and network
-   * errors, with exponential backoff and jitter, waiting what `Retry-After` asks up to 60 s.
-   * Never on 409.
-   */
-  maxRetries?: number | undefined;
-  /** Extra headers sent with every request. */
-  headers?: Record<string, string> | undefined;
-}
-
-function environment(name: string): string | undefined {
-  return (globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env?.[
-    name
-  ];
-}
-
-type Result = { data?: unknown; error?: unknown; response: Response };
 
 /**
  * Creates a client.
@@ -122,65 +61,7 @@ type Result = { data?: unknown; error?: unknown; response: Response };
  * const page = await client.events.list({ limit: 10 });
  */
 export function createClient(options: ClientOptions = {}) {
-  const apiKey = options.apiKey ?? environment(API_KEY_ENV);
-  const headers: Record<string, string> = {
-    'User-Agent': `agentline-sdk-typescript/${SDK_VERSION}`,
-    ...options.headers,
-  };
-  if (apiKey) headers['Service-API-Key'] = apiKey;
-  const baseFetch = options.fetch ?? globalThis.fetch;
-  const policy: RetryPolicy = {
-    maxRetries: options.maxRetries ?? 2,
-    timeoutMs: options.timeout ?? 60_000,
-  };
-  const baseUrl = options.baseUrl ?? environment(BASE_URL_ENV) ?? 'http://127.0.0.1:8080';
-  const raw: Client<paths> = createFetchClient<paths>({
-    baseUrl,
-    headers,
-    fetch: retryingFetch(baseFetch, policy),
-  });
-
-  /** The openapi-fetch options of one call: its signal, its headers and its retry policy. */
-  function callOptions(request: PostRequestOptions) {
-    const callHeaders: Record<string, string> = { ...request.headers };
-    if (request.idempotencyKey !== undefined) {
-      callHeaders['Idempotency-Key'] = request.idempotencyKey;
-    }
-    const ownPolicy = request.timeout !== undefined || request.maxRetries !== undefined;
-    return {
-      headers: callHeaders,
-      ...(request.signal && { signal: request.signal }),
-      ...(ownPolicy && {
-        fetch: retryingFetch(baseFetch, {
-          maxRetries: request.maxRetries ?? policy.maxRetries,
-          timeoutMs: request.timeout ?? policy.timeoutMs,
-        }),
-      }),
-    };
-  }
-
-  /** Resolves to the body of a successful answer, or rejects with the SDK error for the failure. */
-  function call<R extends Result>(
-    send: Promise<R>,
-    request: RequestOptions,
-  ): ApiPromise<NonNullable<R['data']>> {
-    return new ApiPromise(
-      send.then(
-        ({ data, error, response }) => {
-          if (!response.ok) throw errorForResponse(response.status, error, response.headers);
-          return {
-            data: data as NonNullable<R['data']>,
-            response,
-            requestId: response.headers.get('x-request-id'),
-            rateLimit: rateLimitOf(response.headers),
-          };
-        },
-        (cause: unknown) => {
-          throw errorForFailure(cause, request.signal);
-        },
-      ),
-    );
-  }
+  const { raw, callOptions, call, streamTransport } = createTransport(options);
 
   const experiment = (experimentId: number, request: RequestOptions) => ({
     params: { path: { experiment_id: experimentId } },
@@ -208,7 +89,7 @@ export function createClient(options: ClientOptions = {}) {
      * event's resume token, for continuing after a restart of your own process.
      */
     stream: (query: EventStreamQuery = {}, streamOptions: EventStreamOptions = {}): EventStream =>
-      openEventStream({ baseUrl, headers, fetch: baseFetch }, query, streamOptions),
+      openEventStream(streamTransport, query, streamOptions),
   };
   const prompts = {
     /** `GET /api/v1/prompts/`: one page of prompts with their tools and validation issues. */

@@ -1,11 +1,8 @@
-export { createClient, SDK_VERSION, API_KEY_ENV, BASE_URL_ENV } from './client.js';
-export type {
-  AgentlineClient,
-  ClientOptions,
-  RequestOptions,
-  PostRequestOptions,
-  ExperimentTimelineQuery,
-} from './client.js';
+export { createClient } from './client.js';
+export { SDK_VERSION } from './transport.js';
+export { API_KEY_ENV, BASE_URL_ENV } from './options.js';
+export type { AgentlineClient, ExperimentTimelineQuery } from './client.js';
+export type { ClientOptions, RequestOptions, PostRequestOptions } from './options.js';
 export type { EventStream, EventStreamOptions, EventStreamQuery } from './event-stream.js';
 export { ApiPromise, type WithResponse } from './api-promise.js';
 export { rateLimitOf, type RateLimit } from './rate-limit.js';
