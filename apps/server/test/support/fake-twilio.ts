@@ -19,45 +19,23 @@
 
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import {
+  MAX_PAGE_SIZE,
+  errorBody,
+  pageOf,
+  v1Envelope,
+  v2010Envelope,
+} from './fake-twilio-envelopes.js';
+import {
+  brandJson,
+  campaignJson,
+  incomingNumberJson,
+  serviceJson,
+  serviceNumberJson,
+  type FakeTwilioData,
+} from './fake-twilio-resources.js';
 
-/** A Twilio-shaped SID: two letters and 32 hex digits, e.g. twilioSid('MG', 1). */
-export function twilioSid(prefix: string, n: number): string {
-  return prefix + n.toString(16).padStart(32, '0');
-}
-
-export interface FakeIncomingNumber {
-  sid: string;
-  phoneNumber: string;
-}
-
-export interface FakeMessagingService {
-  sid: string;
-  /** PN sids of the account's incoming numbers that are in this service. */
-  numberSids: string[];
-}
-
-export interface FakeCampaign {
-  sid: string;
-  serviceSid: string;
-  brandSid: string;
-  /** `campaign_status`: VERIFIED, PENDING, IN_PROGRESS, FAILED, ... */
-  status: string;
-  mock?: boolean;
-}
-
-export interface FakeBrand {
-  sid: string;
-  /** `status`: APPROVED, PENDING, IN_REVIEW, FAILED, DELETED. */
-  status: string;
-  mock?: boolean;
-}
-
-export interface FakeTwilioData {
-  incomingNumbers: FakeIncomingNumber[];
-  services: FakeMessagingService[];
-  campaigns: FakeCampaign[];
-  brands: FakeBrand[];
-}
+export { twilioSid, type FakeTwilioData } from './fake-twilio-resources.js';
 
 export interface FakeTwilioBehaviour {
   /** The most items on one page, whatever `PageSize` asks for. */
@@ -86,105 +64,6 @@ export interface FakeTwilioOptions extends Partial<FakeTwilioBehaviour> {
   data: FakeTwilioData;
 }
 
-const DEFAULT_PAGE_SIZE = 50;
-const MAX_PAGE_SIZE = 1000;
-const CREATED_RFC2822 = 'Thu, 30 Jul 2015 20:12:31 +0000';
-const CREATED_ISO = '2015-07-30T20:12:31Z';
-
-const ERROR_TEXT: Record<number, { code: number; message: string }> = {
-  400: { code: 20001, message: 'Bad Request' },
-  401: { code: 20003, message: 'Authenticate' },
-  403: { code: 20403, message: 'Forbidden' },
-  404: { code: 20404, message: 'The requested resource was not found' },
-  405: { code: 20004, message: 'Method not allowed' },
-  429: { code: 20429, message: 'Too Many Requests' },
-  500: { code: 20500, message: 'Internal Server Error' },
-  503: { code: 20503, message: 'Service Unavailable' },
-};
-
-function errorBody(status: number, message?: string) {
-  const known = ERROR_TEXT[status] ?? { code: 20500, message: 'Internal Server Error' };
-  return {
-    code: known.code,
-    message: message ?? known.message,
-    more_info: `https://www.twilio.com/docs/errors/${known.code}`,
-    status,
-  };
-}
-
-interface Page<T> {
-  items: T[];
-  page: number;
-  pageSize: number;
-  hasNext: boolean;
-}
-
-function pageOf<T>(all: readonly T[], query: URLSearchParams, maxPageSize: number): Page<T> {
-  const requested = Number(query.get('PageSize') ?? DEFAULT_PAGE_SIZE);
-  const pageSize = Math.max(1, Math.min(requested, MAX_PAGE_SIZE, maxPageSize));
-  const page = Number(query.get('Page') ?? 0);
-  const start = page * pageSize;
-  return {
-    items: all.slice(start, start + pageSize),
-    page,
-    pageSize,
-    hasNext: start + pageSize < all.length,
-  };
-}
-
-/** `path?query` of page `page`; later pages carry an opaque PageToken, as Twilio's do. */
-function pageLink(path: string, filters: Record<string, string>, pageSize: number, page: number) {
-  const query = new URLSearchParams({ ...filters, PageSize: String(pageSize), Page: String(page) });
-  if (page > 0) query.set('PageToken', twilioSid('PA', page));
-  return `${path}?${query.toString()}`;
-}
-
-/** The v2010 envelope: links relative to the host, paging fields at the top. */
-function v2010Envelope<T>(
-  key: string,
-  path: string,
-  filters: Record<string, string>,
-  page: Page<unknown>,
-  items: T[],
-) {
-  const link = (n: number) => pageLink(path, filters, page.pageSize, n);
-  const start = page.page * page.pageSize;
-  return {
-    first_page_uri: link(0),
-    end: Math.max(start, start + items.length - 1),
-    previous_page_uri: page.page > 0 ? link(page.page - 1) : null,
-    [key]: items,
-    uri: link(page.page),
-    page_size: page.pageSize,
-    start,
-    next_page_uri: page.hasNext ? link(page.page + 1) : null,
-    page: page.page,
-  };
-}
-
-/** The v1 envelope: absolute links inside `meta`. */
-function v1Envelope<T>(
-  baseUrl: string,
-  key: string,
-  path: string,
-  page: Page<unknown>,
-  items: T[],
-) {
-  const link = (n: number) => `${baseUrl}${pageLink(path, {}, page.pageSize, n)}`;
-  return {
-    [key]: items,
-    meta: {
-      page: page.page,
-      page_size: page.pageSize,
-      first_page_url: link(0),
-      previous_page_url: page.page > 0 ? link(page.page - 1) : null,
-      url: link(page.page),
-      next_page_url: page.hasNext ? link(page.page + 1) : null,
-      key,
-    },
-  };
-}
-
 /** Twilio's PhoneNumber filter: a partial number, `*` matching any digit. */
 function matchesPhoneFilter(phoneNumber: string, filter: string | null): boolean {
   if (!filter) return true;
@@ -210,155 +89,9 @@ export async function startFakeTwilio(options: FakeTwilioOptions): Promise<FakeT
   const pendingAnswers = new Set<NodeJS.Timeout>();
   let baseUrl = '';
 
-  const incomingNumberJson = (number: FakeIncomingNumber) => ({
-    account_sid: accountSid,
-    address_requirements: 'none',
-    address_sid: null,
-    api_version: '2010-04-01',
-    beta: false,
-    bundle_sid: null,
-    capabilities: { fax: false, mms: true, sms: true, voice: true },
-    date_created: CREATED_RFC2822,
-    date_updated: CREATED_RFC2822,
-    emergency_address_sid: null,
-    emergency_address_status: 'unregistered',
-    emergency_status: 'Active',
-    friendly_name: number.phoneNumber,
-    identity_sid: null,
-    origin: 'twilio',
-    phone_number: number.phoneNumber,
-    sid: number.sid,
-    sms_application_sid: '',
-    sms_fallback_method: 'POST',
-    sms_fallback_url: '',
-    sms_method: 'POST',
-    sms_url: '',
-    status: 'in-use',
-    status_callback: '',
-    status_callback_method: 'POST',
-    subresource_uris: {
-      assigned_add_ons: `/2010-04-01/Accounts/${accountSid}/IncomingPhoneNumbers/${number.sid}/AssignedAddOns.json`,
-    },
-    trunk_sid: null,
-    uri: `/2010-04-01/Accounts/${accountSid}/IncomingPhoneNumbers/${number.sid}.json`,
-    voice_application_sid: null,
-    voice_caller_id_lookup: false,
-    voice_fallback_method: 'POST',
-    voice_fallback_url: null,
-    voice_method: 'POST',
-    voice_receive_mode: 'voice',
-    voice_url: null,
-  });
-
-  const serviceJson = (service: FakeMessagingService) => {
-    const url = `${baseUrl}/v1/Services/${service.sid}`;
-    return {
-      account_sid: accountSid,
-      area_code_geomatch: true,
-      date_created: CREATED_ISO,
-      date_updated: CREATED_ISO,
-      fallback_method: 'POST',
-      fallback_to_long_code: true,
-      fallback_url: null,
-      friendly_name: `Service ${service.sid.slice(-4)}`,
-      inbound_method: 'POST',
-      inbound_request_url: null,
-      mms_converter: true,
-      scan_message_content: 'inherit',
-      sid: service.sid,
-      smart_encoding: true,
-      status_callback: null,
-      sticky_sender: true,
-      synchronous_validation: true,
-      url,
-      us_app_to_person_registered: data.campaigns.some((c) => c.serviceSid === service.sid),
-      use_inbound_webhook_on_number: false,
-      usecase: 'marketing',
-      validity_period: 14400,
-      links: {
-        alpha_senders: `${url}/AlphaSenders`,
-        channel_senders: `${url}/ChannelSenders`,
-        phone_numbers: `${url}/PhoneNumbers`,
-        short_codes: `${url}/ShortCodes`,
-        us_app_to_person: `${url}/Compliance/Usa2p`,
-        us_app_to_person_usecases: `${url}/Compliance/Usa2p/Usecases`,
-      },
-    };
-  };
-
-  const serviceNumberJson = (serviceSid: string, number: FakeIncomingNumber) => ({
-    account_sid: accountSid,
-    capabilities: ['SMS', 'MMS', 'Voice'],
-    country_code: 'US',
-    date_created: CREATED_ISO,
-    date_updated: CREATED_ISO,
-    phone_number: number.phoneNumber,
-    service_sid: serviceSid,
-    sid: number.sid,
-    url: `${baseUrl}/v1/Services/${serviceSid}/PhoneNumbers/${number.sid}`,
-  });
-
-  const campaignJson = (campaign: FakeCampaign) => ({
-    account_sid: accountSid,
-    age_gated: false,
-    brand_registration_sid: campaign.brandSid,
-    campaign_id: `C${campaign.sid.slice(-6).toUpperCase()}`,
-    campaign_status: campaign.status,
-    date_created: CREATED_ISO,
-    date_updated: CREATED_ISO,
-    description: 'Send marketing messages about sales and offers to opted-in customers.',
-    direct_lending: false,
-    errors: [],
-    has_embedded_links: true,
-    has_embedded_phone: false,
-    help_keywords: ['HELP'],
-    help_message: 'Reply STOP to unsubscribe. Msg&Data Rates May Apply.',
-    is_externally_registered: false,
-    message_flow: 'End users opt in by visiting www.example.com and adding their phone number.',
-    message_samples: ['EXPRESS: Denim Days Event is ON', 'LAST CHANCE: Denim Days ends today'],
-    messaging_service_sid: campaign.serviceSid,
-    mock: campaign.mock ?? false,
-    opt_in_keywords: ['START'],
-    opt_in_message: 'Acme Corporation: You are now opted-in. Reply HELP for help, STOP to stop.',
-    opt_out_keywords: ['STOP'],
-    opt_out_message:
-      'You have successfully been unsubscribed. You will not receive any more messages.',
-    rate_limits: { att: { mps: 600, msg_class: 'A' }, tmobile: { brand_tier: 'TOP' } },
-    sid: campaign.sid,
-    subscriber_opt_in: true,
-    url: `${baseUrl}/v1/Services/${campaign.serviceSid}/Compliance/Usa2p/${campaign.sid}`,
-    us_app_to_person_usecase: 'MARKETING',
-  });
-
-  const brandJson = (brand: FakeBrand) => ({
-    a2p_profile_bundle_sid: twilioSid('BU', 2),
-    account_sid: accountSid,
-    brand_feedback: null,
-    brand_score: 42,
-    brand_type: 'STANDARD',
-    customer_profile_bundle_sid: twilioSid('BU', 1),
-    date_created: CREATED_ISO,
-    date_updated: CREATED_ISO,
-    errors: [],
-    failure_reason: null,
-    government_entity: false,
-    identity_status: 'VERIFIED',
-    links: {
-      brand_registration_otps: `${baseUrl}/v1/a2p/BrandRegistrations/${brand.sid}/SmsOtp`,
-      brand_vettings: `${baseUrl}/v1/a2p/BrandRegistrations/${brand.sid}/Vettings`,
-    },
-    mock: brand.mock ?? false,
-    russell_3000: false,
-    sid: brand.sid,
-    skip_automatic_sec_vet: false,
-    status: brand.status,
-    tax_exempt_status: null,
-    tcr_id: `B${brand.sid.slice(-6).toUpperCase()}`,
-    url: `${baseUrl}/v1/a2p/BrandRegistrations/${brand.sid}`,
-  });
-
   /** Status and body for a request that passed authentication. */
   function route(path: string, query: URLSearchParams): [number, unknown] {
+    const account = { accountSid, baseUrl };
     const notFound: [number, unknown] = [
       404,
       errorBody(404, `The requested resource ${path} was not found`),
@@ -379,13 +112,14 @@ export async function startFakeTwilio(options: FakeTwilioOptions): Promise<FakeT
           path,
           filters,
           page,
-          page.items.map(incomingNumberJson),
+          page.items.map((number) => incomingNumberJson(account, number)),
         ),
       ];
     }
     if (path === '/v1/Services') {
       const page = pageOf(data.services, query, behaviour.maxPageSize);
-      return [200, v1Envelope(baseUrl, 'services', path, page, page.items.map(serviceJson))];
+      const items = page.items.map((s) => serviceJson(account, s, data.campaigns));
+      return [200, v1Envelope(baseUrl, 'services', path, page, items)];
     }
     const serviceNumbers = path.match(/^\/v1\/Services\/([^/]+)\/PhoneNumbers$/);
     if (serviceNumbers) {
@@ -395,7 +129,7 @@ export async function startFakeTwilio(options: FakeTwilioOptions): Promise<FakeT
         data.incomingNumbers.filter((n) => n.sid === sid),
       );
       const page = pageOf(numbers, query, behaviour.maxPageSize);
-      const items = page.items.map((n) => serviceNumberJson(service.sid, n));
+      const items = page.items.map((n) => serviceNumberJson(account, service.sid, n));
       return [200, v1Envelope(baseUrl, 'phone_numbers', path, page, items)];
     }
     const compliance = path.match(/^\/v1\/Services\/([^/]+)\/Compliance\/Usa2p$/);
@@ -403,11 +137,13 @@ export async function startFakeTwilio(options: FakeTwilioOptions): Promise<FakeT
       if (!data.services.some((s) => s.sid === compliance[1])) return notFound;
       const campaigns = data.campaigns.filter((c) => c.serviceSid === compliance[1]);
       const page = pageOf(campaigns, query, behaviour.maxPageSize);
-      return [200, v1Envelope(baseUrl, 'compliance', path, page, page.items.map(campaignJson))];
+      const items = page.items.map((c) => campaignJson(account, c));
+      return [200, v1Envelope(baseUrl, 'compliance', path, page, items)];
     }
     if (path === '/v1/a2p/BrandRegistrations') {
       const page = pageOf(data.brands, query, behaviour.maxPageSize);
-      return [200, v1Envelope(baseUrl, 'data', path, page, page.items.map(brandJson))];
+      const items = page.items.map((b) => brandJson(account, b));
+      return [200, v1Envelope(baseUrl, 'data', path, page, items)];
     }
     return notFound;
   }
