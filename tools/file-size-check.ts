@@ -32,7 +32,6 @@ const BEING_SPLIT = new Set([
   'apps/server/test/experiments-lifecycle.test.ts',
   'apps/server/src/db/repositories/experiments.ts',
   'apps/server/src/records/loader.ts',
-  'apps/server/src/db/repositories/sessions.ts',
   'apps/server/src/db/repositories/events.ts',
   'apps/server/src/db/repositories/event-feed.ts',
 ]);

@@ -2,7 +2,8 @@
 // types); session routing also stores this text as its Idempotency-Key answer. The assignment
 // preview's answer is the same decision without a session.
 
-import type { Assignment, RoutedSessionRecord } from '../db/repositories/sessions.js';
+import type { RoutedSessionRecord } from '../db/repositories/sessions.js';
+import type { Assignment } from '../domain/session-routing.js';
 import type { components } from '../spec-types.js';
 
 export type WireRoutedSession = Required<components['schemas']['RoutedSession']>;

@@ -1,0 +1,193 @@
+// Session routing on PostgreSQL: the sessions gathered in a turn of the event loop are routed in
+// one SERIALIZABLE transaction of set-based statements (the sessions repository's unnest reads and
+// writes), one batch in flight per organization. A batch that routes to a capped experiment runs
+// holding that experiment's advisory lock, taken before BEGIN; a batch the database refuses is
+// routed again a session at a time, so the session it refuses fails alone.
+
+import { nowIso } from '../../domain/timestamps.js';
+import { requireTarget, type RoutingTarget } from '../../domain/session-routing.js';
+import type { PostgresDb } from '../engine/client.js';
+import { gatherBatches, type Outcome } from '../engine/gather-batches.js';
+import {
+  runStepsInTransaction,
+  runStepsInTransactionHolding,
+  type Steps,
+} from '../engine/portable-sql.js';
+import { IdempotencyKeyTakenError, storeAnswersWithWrites } from '../repositories/idempotency.js';
+import {
+  insertRoutedSessions,
+  readRoutingTargets,
+  type RoutedSessionRecord,
+} from '../repositories/sessions.js';
+import { knownCappedExperiments, rememberCappedExperiments, targetKey } from './capped-targets.js';
+import {
+  newSession,
+  settlePlannedEnd,
+  type RouteRequest,
+  type SessionRouter,
+} from './session-router.js';
+
+/**
+ * The advisory lock class whose key is a capped experiment's id: PostgreSQL batches that route
+ * to it take turns (see routeInOneTransaction).
+ */
+const CAPPED_EXPERIMENT_LOCK = 1634165601;
+
+/** A batch read a capped experiment whose turn it does not hold: it runs again holding it. */
+class CappedTurnNeeded extends Error {
+  /** `experimentIds` by the `organizationId:targetId` of the target they run on. */
+  constructor(readonly experimentsOfTargets: Map<string, number>) {
+    super('routing to a capped experiment needs its turn');
+  }
+}
+
+/**
+ * The gathered sessions, in one transaction. `heldTurns` are the capped experiments whose turn
+ * the transaction holds; one more stops the batch before it writes.
+ */
+function* routeBatch(
+  routes: RouteRequest[],
+  heldTurns: readonly number[],
+): Steps<Array<Outcome<RoutedSessionRecord>>> {
+  const rows = yield* readRoutingTargets(routes);
+  const unheld = new Map(
+    rows.flatMap((row) =>
+      row.maxSessions !== null && !heldTurns.includes(row.runningExperimentId!)
+        ? [[targetKey(row.organizationId, row.targetId), row.runningExperimentId!] as const]
+        : [],
+    ),
+  );
+  if (unheld.size > 0) throw new CappedTurnNeeded(unheld);
+  const rowsOfTarget = new Map<string, typeof rows>();
+  for (const row of rows) {
+    const key = targetKey(row.organizationId, row.targetId);
+    rowsOfTarget.set(key, [...(rowsOfTarget.get(key) ?? []), row]);
+  }
+  let routed: Array<{ route: RouteRequest; session: RoutedSessionRecord }> = [];
+  // The batch's running experiments as read, and the sessions each took so far: a capped one
+  // gives the batch only the sessions it has left, one after the other.
+  const running = new Map<number, { organizationId: number; target: RoutingTarget }>();
+  const takenInBatch = new Map<number, number>();
+  const outcomes = routes.map((route): Outcome<RoutedSessionRecord> => {
+    const { organizationId, targetId, request, random } = route;
+    const ofTarget = rowsOfTarget.get(targetKey(organizationId, targetId)) ?? [];
+    try {
+      const read = requireTarget(targetId, ofTarget[0]);
+      const experimentId = read.runningExperimentId;
+      if (experimentId !== null) running.set(experimentId, { organizationId, target: read });
+      const taken = experimentId === null ? 0 : (takenInBatch.get(experimentId) ?? 0);
+      const target = { ...read, routedSessions: read.routedSessions + taken };
+      const variants = ofTarget.flatMap((row) =>
+        row.variantId === null
+          ? []
+          : [{ id: row.variantId, weight: row.variantWeight!, agentId: row.variantAgentId! }],
+      );
+      const session = newSession(targetId, target, variants, request.userId, random);
+      if (session.experimentId !== null) takenInBatch.set(session.experimentId, taken + 1);
+      routed.push({ route, session });
+      return { ok: true, value: session };
+    } catch (error) {
+      return { ok: false, error };
+    }
+  });
+  // Keyed sessions store their answers first, in one statement: one whose key a twin took
+  // (earlier, or in this batch) is not routed.
+  const keyed = new Map<string, { route: RouteRequest; session: RoutedSessionRecord }>();
+  const taken = new Set<RouteRequest>();
+  for (const entry of routed) {
+    const write = entry.route.answer?.write;
+    if (!write) continue;
+    const id = `${write.apiKeyId}\n${write.key}`;
+    if (keyed.has(id)) taken.add(entry.route);
+    else keyed.set(id, entry);
+  }
+  const stored = yield* storeAnswersWithWrites(
+    [...keyed.values()].map(({ route, session }) => ({
+      write: route.answer!.write,
+      body: route.answer!.render(session),
+    })),
+  );
+  [...keyed.values()].forEach(({ route }, index) => {
+    if (!stored[index]) taken.add(route);
+  });
+  for (const route of taken) {
+    outcomes[routes.indexOf(route)] = { ok: false, error: new IdempotencyKeyTakenError() };
+  }
+  routed = routed.filter(({ route }) => !taken.has(route));
+  if (routed.length > 0) {
+    // In organization order, so batches take the organizations' write turns (migration 0003's
+    // trigger) in one order and never wait on each other in a cycle.
+    routed.sort((a, b) => a.route.organizationId - b.route.organizationId);
+    yield* insertRoutedSessions(
+      routed.map(({ route, session }) => ({
+        organizationId: route.organizationId,
+        request: route.request,
+        session,
+      })),
+    );
+  }
+  const now = nowIso();
+  for (const [experimentId, { organizationId, target }] of running) {
+    const counted = routed.filter(({ session }) => session.experimentId === experimentId);
+    const lastCountedAt = counted.at(-1)?.session.createdAt ?? null;
+    yield* settlePlannedEnd(organizationId, target, counted.length, lastCountedAt, now);
+  }
+  for (const { route } of routed) if (route.answer) route.answer.write.stored = true;
+  return outcomes;
+}
+
+/**
+ * Routes the batch in one transaction. A capped experiment's count is one row every batch routing
+ * to it writes: batches that do take its turn (an advisory lock taken before BEGIN), so under
+ * load from several processes they wait for each other instead of failing their serializable
+ * commits over and over. Batches without a capped experiment never wait.
+ */
+async function routeInOneTransaction(
+  db: PostgresDb,
+  routes: RouteRequest[],
+): Promise<Array<Outcome<RoutedSessionRecord>>> {
+  let held = knownCappedExperiments(db, routes);
+  for (;;) {
+    const turns = held;
+    try {
+      return turns.length === 0
+        ? await runStepsInTransaction(db, () => routeBatch(routes, turns))
+        : await runStepsInTransactionHolding(
+            db,
+            { lockClass: CAPPED_EXPERIMENT_LOCK, keys: turns },
+            () => routeBatch(routes, turns),
+          );
+    } catch (error) {
+      // Each round holds at least one more turn, so this ends.
+      if (!(error instanceof CappedTurnNeeded)) throw error;
+      rememberCappedExperiments(db, error.experimentsOfTargets);
+      held = [...new Set([...held, ...error.experimentsOfTargets.values()])];
+    }
+  }
+}
+
+const routeGathered = gatherBatches(
+  async (db: PostgresDb, routes: RouteRequest[]): Promise<Array<Outcome<RoutedSessionRecord>>> => {
+    try {
+      return await routeInOneTransaction(db, routes);
+    } catch (error) {
+      if (routes.length === 1) throw error;
+      // The database refused the batch's write: route each session on its own, so that the
+      // session it refuses fails alone.
+      return Promise.all(
+        routes.map((route) =>
+          routeInOneTransaction(db, [route]).then(
+            ([outcome]) => outcome!,
+            (alone: unknown) => ({ ok: false, error: alone }) as const,
+          ),
+        ),
+      );
+    }
+  },
+  // One batch in flight per organization: its batches take its write turn one after the other
+  // anyway, and each session arriving meanwhile would hold a connection in its own transaction
+  // only to queue on that turn, where the next batch does all of their work in one turn.
+  { laneOf: (route) => route.organizationId },
+);
+
+export const postgresRouter: SessionRouter<PostgresDb> = { route: routeGathered };
