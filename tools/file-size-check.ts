@@ -33,7 +33,6 @@ const BEING_SPLIT = new Set([
   'apps/server/src/db/repositories/experiments.ts',
   'apps/server/src/records/loader.ts',
   'apps/server/src/db/repositories/events.ts',
-  'apps/server/src/db/repositories/event-feed.ts',
 ]);
 
 const root = fileURLToPath(new URL('..', import.meta.url));

@@ -25,7 +25,7 @@ import {
   requestBody,
 } from './http/request-body.js';
 import { requestContext } from './http/request-context.js';
-import { KeptAnswers } from './http/kept-answers.js';
+import { KeptAnswers } from './serving/kept-answers.js';
 import { createRouter } from './http/router.js';
 import { docsRouter } from './routes/docs/docs.index.js';
 import { eventsRouter } from './routes/events/events.index.js';

@@ -7,12 +7,12 @@ import { createApp } from './app.js';
 import { ConfigError, idempotencyTimesOf, loadConfig } from './config.js';
 import { createDb, prepareServerConnection } from './db/engine/client.js';
 import { migrateDb } from './db/engine/migrate.js';
-import { eventReadersFor } from './db/repositories/event-readers.js';
+import { eventReadersFor } from './serving/event-readers.js';
 import { EventStreams } from './http/event-stream.js';
 import { createFrontDoor } from './http/front-door.js';
 import { startIdempotencySweeper } from './http/idempotency.js';
 import { startPlannedEndSweeper } from './http/planned-ends.js';
-import { KeptAnswers } from './http/kept-answers.js';
+import { KeptAnswers } from './serving/kept-answers.js';
 
 const SHUTDOWN_GRACE_MS = 10_000;
 // Log lines are collected and written to stdout together, by libuv's threads, once 8 KiB are

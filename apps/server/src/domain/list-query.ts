@@ -154,7 +154,7 @@ export type SealCheck =
 
 /**
  * Seals cursors and checks their seals. The server's keeps its secrets in the database
- * (db/repositories/cursor-signer.ts); checking may read them again, so it may answer later.
+ * (serving/cursor-signer.ts); checking may read them again, so it may answer later.
  */
 export interface CursorSigner {
   /** Names the secret that seals now: a kept page is reused only while it is the same. */

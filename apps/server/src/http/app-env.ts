@@ -8,7 +8,7 @@ import type { IdempotentWrite } from '../db/repositories/idempotency.js';
 import type { Permission } from '../domain/permissions.js';
 import type { EventStreams } from './event-stream.js';
 import type { Metrics } from './metrics.js';
-import type { KeptAnswers } from './kept-answers.js';
+import type { KeptAnswers } from '../serving/kept-answers.js';
 
 export interface AuthContext {
   organizationId: number;

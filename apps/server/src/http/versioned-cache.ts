@@ -12,9 +12,8 @@
 // time (docs/benchmarks.md, "Figures behind the code").
 
 import type { Context, MiddlewareHandler } from 'hono';
-import type { Db } from '../db/engine/client.js';
-import { gatherBatches } from '../db/engine/gather-batches.js';
-import { cursorSigner } from '../db/repositories/cursor-signer.js';
+import { cursorSigner } from '../serving/cursor-signer.js';
+import { versionReadPerTurn, type VersionOf } from '../serving/version-reads.js';
 import type { JsonBytes, JsonText } from '../domain/json-text.js';
 import type { CursorSigner } from '../domain/list-query.js';
 import type { AppEnv } from './app-env.js';
@@ -45,7 +44,7 @@ export class KeptListAnswers<T> {
   private readonly parameterNames: readonly string[];
 
   /** The organization's version, read once for the requests gathered in a turn. */
-  private readonly currentVersion: (db: Db, organizationId: number) => Promise<number>;
+  private readonly currentVersion: VersionOf;
 
   /**
    * `keepsCursorPages` false: a page asked for with a `cursor` continues one walk and is neither
@@ -54,18 +53,12 @@ export class KeptListAnswers<T> {
    */
   constructor(
     route: KeptListRoute,
-    versionOf: (db: Db, organizationId: number) => Promise<number>,
+    versionOf: VersionOf,
     private readonly options: { keepsCursorPages: boolean },
   ) {
     this.operationId = route.operationId;
     this.parameterNames = Object.keys(route.request.query.shape).sort();
-    this.currentVersion = gatherBatches(
-      async (db: Db, organizationIds: number[]) => {
-        const version = await versionOf(db, organizationIds[0]!);
-        return organizationIds.map(() => ({ ok: true as const, value: version }));
-      },
-      { laneOf: (organizationId) => organizationId },
-    );
+    this.currentVersion = versionReadPerTurn(versionOf);
   }
 
   /** Route middleware: answers from memory what was kept for the current version. */

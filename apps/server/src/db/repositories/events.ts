@@ -433,7 +433,10 @@ function* listing(
   return { rows, totalCount, next, throughId };
 }
 
-/** What reads events pages and replays off the event loop: SQLite's reader threads (event-readers.ts). */
+/**
+ * What reads events pages and replays off the event loop: SQLite's reader threads
+ * (serving/event-readers.ts).
+ */
 export interface EventReaders {
   listEvents(job: { organizationId: number; query: ListQuery<EventProperty> }): Promise<EventsPage>;
   replayEvents(job: ReplayJob): Promise<FeedEvent[]>;
@@ -451,7 +454,7 @@ export async function listEvents(
   return runListRead(db, () => listing(db, organizationId, query));
 }
 
-// The live feed (GET /api/v1/events/stream, db/repositories/event-feed.ts). Its order is commit
+// The live feed (GET /api/v1/events/stream, serving/event-feed.ts). Its order is commit
 // order, and it reads by id: an organization's events commit in id order (SQLite has one writer;
 // on PostgreSQL each organization's writers take turns from id assignment to commit, migration
 // 0003), so once its highest committed id is M, no event of it with an id <= M can appear later.

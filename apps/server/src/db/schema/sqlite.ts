@@ -485,7 +485,7 @@ export const idempotencyKeys = sqliteTable(
 );
 
 /**
- * The secrets list cursors are signed with (HMAC-SHA256; db/repositories/cursor-signer.ts): the newest row
+ * The secrets list cursors are signed with (HMAC-SHA256; serving/cursor-signer.ts): the newest row
  * signs, the newest two verify, so a cursor outlives one rotation. `migrateDb` inserts the first
  * with id 1 if the table is empty; `agentline cursor-secret rotate` adds the next id and deletes
  * all but the newest two.

@@ -1,4 +1,4 @@
-import { cursorSigner } from '../../db/repositories/cursor-signer.js';
+import { cursorSigner } from '../../serving/cursor-signer.js';
 import { listAgents, listChannelTargets } from '../../db/repositories/directory.js';
 import { AGENT_LIST } from '../../domain/agents.js';
 import { CHANNEL_TARGET_LIST } from '../../domain/channel-targets.js';

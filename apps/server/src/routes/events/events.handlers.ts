@@ -1,6 +1,6 @@
 import { EVENT_LIST } from '../../domain/events.js';
 import { listPageJson, parseListQuery } from '../../domain/list-query.js';
-import { cursorSigner } from '../../db/repositories/cursor-signer.js';
+import { cursorSigner } from '../../serving/cursor-signer.js';
 import { currentEventPosition, listEvents } from '../../db/repositories/events.js';
 import type { AppRouteHandler } from '../../http/router.js';
 import { ApiError } from '../../http/errors.js';

@@ -15,7 +15,7 @@ import {
   type ExperimentWrite,
 } from '../../db/repositories/experiments.js';
 import type { Db } from '../../db/engine/client.js';
-import { cursorSigner } from '../../db/repositories/cursor-signer.js';
+import { cursorSigner } from '../../serving/cursor-signer.js';
 import { InputRuleError, RecordNotFoundError, type InputProblem } from '../../domain/errors.js';
 import {
   EXPERIMENT_LIST,

@@ -1,5 +1,5 @@
 import type { Db } from '../../db/engine/client.js';
-import { cursorSigner } from '../../db/repositories/cursor-signer.js';
+import { cursorSigner } from '../../serving/cursor-signer.js';
 import {
   findTelephonyChannel,
   isIncomingNumberOfChannel,

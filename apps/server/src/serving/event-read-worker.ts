@@ -1,9 +1,9 @@
 // A thread of the events SQLite readers (event-readers.ts): its own connection, one job at a time.
 
 import { parentPort, workerData } from 'node:worker_threads';
-import { openSqlite } from '../engine/client.js';
+import { openSqlite } from '../db/engine/client.js';
 import type { ReaderJob } from './event-readers.js';
-import { listEvents, replayEvents } from './events.js';
+import { listEvents, replayEvents } from '../db/repositories/events.js';
 
 const db = openSqlite((workerData as { databaseUrl: string }).databaseUrl);
 // A reader's pages are also in the operating system's cache, so each thread keeps fewer of them

@@ -6,11 +6,11 @@
 // less than a round trip to a thread.
 
 import { Worker } from 'node:worker_threads';
-import type { Db } from '../engine/client.js';
-import type { EventProperty } from '../../domain/events.js';
-import type { ListQuery } from '../../domain/list-query.js';
-import { QueryTimeoutError } from '../engine/errors.js';
-import type { EventReaders, EventsPage, FeedEvent, ReplayJob } from './events.js';
+import type { Db } from '../db/engine/client.js';
+import type { EventProperty } from '../domain/events.js';
+import type { ListQuery } from '../domain/list-query.js';
+import { QueryTimeoutError } from '../db/engine/errors.js';
+import type { EventReaders, EventsPage, FeedEvent, ReplayJob } from '../db/repositories/events.js';
 
 export interface EventsPageJob {
   organizationId: number;

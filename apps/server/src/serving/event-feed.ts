@@ -9,11 +9,9 @@
 // position up to the watcher's (its own reads: a resume or a start_datetime), then turns live:
 // the switch happens in one synchronous step with reading the watcher's position, so the next
 // batch starts exactly where the replay ended. Ids are commit order per organization
-// (repositories/events.ts, "The live feed"), so reading by id skips nothing and repeats nothing.
+// (db/repositories/events.ts, "The live feed"), so reading by id skips nothing and repeats nothing.
 
-import { databaseUnavailableReason, isQueryTimeout } from '../engine/errors.js';
-import type { Db } from '../engine/client.js';
-import { EVENT_PROPERTIES } from '../../domain/events.js';
+import type { Db } from '../db/engine/client.js';
 import {
   currentEventPosition,
   matchingEventIds,
@@ -22,33 +20,15 @@ import {
   type EventReaders,
   type EventStreamQuery,
   type FeedEvent,
-} from './events.js';
-
-/** Why a subscription ended early; the subscriber hears it once, then nothing more. */
-export type FeedFailureCode = 'SLOW_CONSUMER' | 'INTERNAL' | 'SERVICE_UNAVAILABLE';
-
-export interface FeedFailure {
-  code: FeedFailureCode;
-  detail: string;
-}
-
-/** Where a subscriber receives its events. `Chunk` is what `encode` makes of a batch. */
-export interface FeedSink<Chunk> {
-  /**
-   * The next events in commit order, encoded; never called with an empty batch. False ends the
-   * subscription: the sink could not take them and has told its client why.
-   */
-  send(chunk: Chunk): boolean;
-  /**
-   * Resolves once the sink can take more, with about how many bytes of events it can take: a
-   * replay reads its next batch only then, and no more than that (Infinity: no limit).
-   */
-  ready(): Promise<number>;
-  /** The subscription ended because of `failure`; nothing follows. */
-  fail(failure: FeedFailure): void;
-  /** The feed closed (the process is shutting down); nothing follows. */
-  end(): void;
-}
+} from '../db/repositories/events.js';
+import {
+  failureOf,
+  project,
+  type FeedFailure,
+  type FeedSink,
+  type FeedStart,
+  type Subscription,
+} from './feed-subscription.js';
 
 export interface EventFeedOptions<Chunk> {
   /**
@@ -62,16 +42,6 @@ export interface EventFeedOptions<Chunk> {
   batchSize?: number;
   /** SQLite's reader threads, where replays are read off the event loop. */
   readers?: EventReaders;
-}
-
-/** Where a subscription starts: after an event id, or after what is committed now. */
-export type FeedStart = { afterId: number } | 'now';
-
-export interface Subscription {
-  /** Every matching event with an id at or below this has been sent. */
-  readonly position: number;
-  /** Stops the subscription; the sink hears nothing more. */
-  close(): void;
 }
 
 interface Subscriber<Chunk> extends Subscription {
@@ -121,41 +91,6 @@ const REPLAY_SPAN = 20_000;
 const REPLAY_BATCH_BYTES = 256 * 1024;
 /** What a replay assumes of an event's size until it has read some. */
 const FIRST_EVENT_BYTES = 1024;
-
-function failureOf(error: unknown): FeedFailure {
-  const unavailable = databaseUnavailableReason(error);
-  if (unavailable) {
-    return {
-      code: 'SERVICE_UNAVAILABLE',
-      detail: `The service cannot read events right now: ${unavailable}. Reconnect later with the last event id received; nothing is lost.`,
-    };
-  }
-  if (isQueryTimeout(error)) {
-    return {
-      code: 'INTERNAL',
-      detail:
-        'Replaying the events this stream asked for took longer than the list query timeout; reconnect with the last event id received, or narrow the search.',
-    };
-  }
-  return {
-    code: 'INTERNAL',
-    detail:
-      'Something went wrong on our side while reading events; reconnect with the last event id received.',
-  };
-}
-
-/** The events a view shows: each one's wire object narrowed to the projection, in wire order. */
-function project(events: readonly FeedEvent[], projection: ReadonlySet<string> | null) {
-  if (!projection) return events;
-  const kept = EVENT_PROPERTIES.filter((property) => projection.has(property));
-  return events.map(({ id, json }) => {
-    const whole = JSON.parse(json) as Record<string, unknown>;
-    return {
-      id,
-      json: JSON.stringify(Object.fromEntries(kept.map((key) => [key, whole[key]]))),
-    } as FeedEvent;
-  });
-}
 
 export class EventFeed<Chunk> {
   readonly #db: Db;

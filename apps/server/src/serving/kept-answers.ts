@@ -1,4 +1,4 @@
-// The finished list answers an app keeps (versioned-cache.ts says when one may be reused), within
+// The finished list answers an app keeps (http/versioned-cache.ts says when one may be reused), within
 // one byte budget for all its lists.
 
 import { ByteBoundedLru } from '../db/engine/caches.js';

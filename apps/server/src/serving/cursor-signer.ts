@@ -1,5 +1,5 @@
 // The CursorSigner (domain/list-query.ts) of a database: cursors sealed with HMAC-SHA256 under the
-// secrets stored in it (repositories/cursor-secrets.ts), so every server process and the CLI on
+// secrets stored in it (db/repositories/cursor-secrets.ts), so every server process and the CLI on
 // one database seal and verify alike without configuration.
 //
 // A seal is `<secret id>.<HMAC of the payload and that id>`. A process keeps the secrets it read:
@@ -14,10 +14,10 @@
 //   take between two pages), or walks that began before the first must start again.
 
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import type { CursorSigner, SealCheck } from '../../domain/list-query.js';
-import type { Db } from '../engine/client.js';
-import { perDatabase } from '../engine/caches.js';
-import { ensureCursorSecret, readCursorSecrets } from './cursor-secrets.js';
+import type { CursorSigner, SealCheck } from '../domain/list-query.js';
+import type { Db } from '../db/engine/client.js';
+import { perDatabase } from '../db/engine/caches.js';
+import { ensureCursorSecret, readCursorSecrets } from '../db/repositories/cursor-secrets.js';
 
 /** How old the secrets a process seals with may be: a rotation reaches every process within it. */
 export const SEALING_REFRESH_MS = 10_000;

@@ -1,0 +1,79 @@
+// What a subscriber of the live events feed (event-feed.ts) deals with: the sink it hands the
+// feed, where it starts, the handle it gets back, why a subscription ends early, and the view of
+// the events it is sent.
+
+import { databaseUnavailableReason, isQueryTimeout } from '../db/engine/errors.js';
+import type { FeedEvent } from '../db/repositories/events.js';
+import { EVENT_PROPERTIES } from '../domain/events.js';
+
+/** Why a subscription ended early; the subscriber hears it once, then nothing more. */
+export type FeedFailureCode = 'SLOW_CONSUMER' | 'INTERNAL' | 'SERVICE_UNAVAILABLE';
+
+export interface FeedFailure {
+  code: FeedFailureCode;
+  detail: string;
+}
+
+/** Where a subscriber receives its events. `Chunk` is what `encode` makes of a batch. */
+export interface FeedSink<Chunk> {
+  /**
+   * The next events in commit order, encoded; never called with an empty batch. False ends the
+   * subscription: the sink could not take them and has told its client why.
+   */
+  send(chunk: Chunk): boolean;
+  /**
+   * Resolves once the sink can take more, with about how many bytes of events it can take: a
+   * replay reads its next batch only then, and no more than that (Infinity: no limit).
+   */
+  ready(): Promise<number>;
+  /** The subscription ended because of `failure`; nothing follows. */
+  fail(failure: FeedFailure): void;
+  /** The feed closed (the process is shutting down); nothing follows. */
+  end(): void;
+}
+
+/** Where a subscription starts: after an event id, or after what is committed now. */
+export type FeedStart = { afterId: number } | 'now';
+
+export interface Subscription {
+  /** Every matching event with an id at or below this has been sent. */
+  readonly position: number;
+  /** Stops the subscription; the sink hears nothing more. */
+  close(): void;
+}
+
+/** What a subscriber hears when reading its events failed with `error`. */
+export function failureOf(error: unknown): FeedFailure {
+  const unavailable = databaseUnavailableReason(error);
+  if (unavailable) {
+    return {
+      code: 'SERVICE_UNAVAILABLE',
+      detail: `The service cannot read events right now: ${unavailable}. Reconnect later with the last event id received; nothing is lost.`,
+    };
+  }
+  if (isQueryTimeout(error)) {
+    return {
+      code: 'INTERNAL',
+      detail:
+        'Replaying the events this stream asked for took longer than the list query timeout; reconnect with the last event id received, or narrow the search.',
+    };
+  }
+  return {
+    code: 'INTERNAL',
+    detail:
+      'Something went wrong on our side while reading events; reconnect with the last event id received.',
+  };
+}
+
+/** The events a view shows: each one's wire object narrowed to the projection, in wire order. */
+export function project(events: readonly FeedEvent[], projection: ReadonlySet<string> | null) {
+  if (!projection) return events;
+  const kept = EVENT_PROPERTIES.filter((property) => projection.has(property));
+  return events.map(({ id, json }) => {
+    const whole = JSON.parse(json) as Record<string, unknown>;
+    return {
+      id,
+      json: JSON.stringify(Object.fromEntries(kept.map((key) => [key, whole[key]]))),
+    } as FeedEvent;
+  });
+}
