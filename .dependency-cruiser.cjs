@@ -58,6 +58,76 @@ module.exports = {
       from: { path: '^apps/server/src/', pathNot: '^apps/server/src/main\\.ts$' },
       to: { path: '^apps/server/src/app\\.ts$' },
     },
+
+    // The serving machinery, SQL and the engine: src/serving/ and who may reach what is storage's own.
+    {
+      name: 'serving-callers',
+      severity: 'error',
+      comment:
+        "serving/ is the process's machinery (the live event feed, SQLite's reader threads, the " +
+        'cursor signer, the kept answers and their version reads): the entries that start it ' +
+        '(main.ts, app.ts), HTTP (http/, routes/) and the CLI (events tail, list cursors) use it. ' +
+        'Storage, domain rules, wire mappers, providers and records do not: the feed and the ' +
+        'readers read through the events repository, so storage importing them would be a circle ' +
+        'of layers.',
+      from: {
+        path: '^apps/server/src/',
+        pathNot: '^apps/server/src/(main\\.ts$|app\\.ts$|http/|routes/|cli/|serving/)',
+      },
+      to: { path: '^apps/server/src/serving/' },
+    },
+    {
+      name: 'serving-below-http',
+      severity: 'error',
+      comment:
+        'The serving machinery serves HTTP and the CLI alike: it imports no HTTP, route or CLI code.',
+      from: { path: '^apps/server/src/serving/' },
+      to: { path: '^apps/server/src/(http|routes|cli)/' },
+    },
+    {
+      name: 'sql-stays-in-db',
+      severity: 'error',
+      comment:
+        'Only storage writes and runs SQL: the SQL runner (db/engine/portable-sql.ts: Steps, ' +
+        'prepared statements, transactions, rendered for either backend), the schema modules, ' +
+        'drizzle and the drivers are imported by src/db/ alone; serving/ reads through ' +
+        'repositories and needs none of them. Types alone run nothing and may be imported. Left ' +
+        "out: the records file format names the schema's enum values, and the records loader " +
+        'writes a whole file in one transaction of its own statements.',
+      from: {
+        path: '^apps/server/src/',
+        pathNot: ['^apps/server/src/db/', '^apps/server/src/records/(format|loader)\\.ts$'],
+      },
+      to: {
+        path: [
+          '^apps/server/src/db/(engine/portable-sql\\.ts$|schema/)',
+          'node_modules/(drizzle-orm|pg|better-sqlite3|better-sqlite3-napi)/',
+        ],
+        dependencyTypesNot: ['type-only'],
+      },
+    },
+    {
+      name: 'http-outside-db-engine',
+      severity: 'error',
+      comment:
+        "HTTP holds the database handle (client.ts's Db) and turns storage's errors into answers " +
+        "(errors.ts); the rest of db/engine (SQL, caches, batching) is storage's own, which http/ " +
+        'reaches through repositories and serving/.',
+      from: { path: '^apps/server/src/http/' },
+      to: {
+        path: '^apps/server/src/db/engine/',
+        pathNot: '^apps/server/src/db/engine/(client|errors)\\.ts$',
+      },
+    },
+    {
+      name: 'http-opens-no-database',
+      severity: 'error',
+      comment:
+        'HTTP is handed its database (main.ts opens it): it imports client.ts for its types only.',
+      from: { path: '^apps/server/src/http/' },
+      to: { path: '^apps/server/src/db/engine/client\\.ts$', dependencyTypesNot: ['type-only'] },
+    },
+    // End of the serving machinery's block.
   ],
   options: {
     doNotFollow: { path: 'node_modules' },

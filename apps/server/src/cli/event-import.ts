@@ -9,10 +9,10 @@ import { z } from 'zod';
 import type { Db } from '../db/engine/client.js';
 import { driverMessage } from '../db/engine/errors.js';
 import { formatJsonPath } from '../records/format.js';
-import { jsonText } from '../db/engine/portable-sql.js';
 import { insertEventBatch, type EventToImport } from '../db/repositories/event-import.js';
 import { canonicalJson } from '../domain/canonical-json.js';
 import { EVENT_PROPERTIES, type EventProperty } from '../domain/events.js';
+import { jsonText } from '../domain/json-text.js';
 import { normalizeDateTime } from '../domain/timestamps.js';
 import { describeIssues } from './input-issues.js';
 import { locateJsonSyntaxError } from './json-syntax.js';
@@ -125,7 +125,7 @@ export function eventFromEntry({ lineNumber, value }: EventEntry): EventToImport
     throw new EventLineError(lineNumber, `${where}${issue?.message ?? 'not an event object'}`);
   }
   const line = parsed.data;
-  const attributes = jsonText(line.attributes ?? null);
+  const attributes = line.attributes ? jsonText(line.attributes) : null;
   const withNul = fieldWithNul(line, attributes);
   if (withNul !== undefined) {
     throw new EventLineError(
