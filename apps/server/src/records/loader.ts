@@ -42,8 +42,16 @@ import {
   telephonyNumbers,
   tools,
 } from '../db/schema/sqlite.js';
-import { experimentState, experimentTarget, recordChange } from '../db/repositories/experiments.js';
-import { fieldChanges, OPERATOR, OPERATOR_NAME } from '../domain/experiment-history.js';
+import { readExperiment } from '../db/repositories/experiment-records.js';
+import { experimentTarget } from '../db/repositories/experiments.js';
+import {
+  fieldChanges,
+  lastUpdatedByName,
+  OPERATOR,
+  stateOf,
+  type ExperimentState,
+} from '../domain/experiment-history.js';
+import { recordChange } from '../use-cases/experiment-history.js';
 
 export interface RecordProblem {
   path: JsonPath;
@@ -182,6 +190,11 @@ const MESSAGING_SERVICE = kind(
 const A2P_BRAND = kind(a2pBrands, a2pBrands.sid, 'A2P brand', 'a2p_brands');
 const A2P_CAMPAIGN = kind(a2pCampaigns, a2pCampaigns.sid, 'A2P campaign', 'a2p_campaigns');
 const EXPERIMENT = kind(experiments, experiments.name, 'experiment', 'experiments');
+
+function* experimentState(organizationId: number, id: number): Steps<ExperimentState | null> {
+  const record = yield* readExperiment(organizationId, id);
+  return record && stateOf(record);
+}
 
 function isoOrDefault(value: string | undefined, fallback: string): string {
   return value === undefined ? fallback : new Date(value).toISOString();
@@ -638,7 +651,7 @@ class RecordsLoader {
         description: experiment.description,
         targetId,
         updatedAt: this.nowIso,
-        lastUpdatedBy: OPERATOR_NAME,
+        lastUpdatedBy: lastUpdatedByName(OPERATOR),
       },
       path,
       // The load's one moment, not the database's clock at the insert, which runs later: a new
