@@ -17,7 +17,7 @@ module.exports = {
       from: { path: '^apps/server/src/domain/' },
       to: {
         path: [
-          '^apps/server/src/(http|routes|db|cli|providers)/',
+          '^apps/server/src/(http|routes|db|cli|providers|use-cases)/',
           'node_modules/(hono|@hono|better-sqlite3|better-sqlite3-napi|pg|drizzle-orm)/',
         ],
       },
@@ -27,6 +27,48 @@ module.exports = {
       severity: 'error',
       comment: 'Storage serves every caller: it imports no HTTP, route or CLI code.',
       from: { path: '^apps/server/src/db/' },
+      to: { path: '^apps/server/src/(http|routes|cli)/' },
+    },
+    {
+      name: 'repositories-query-only',
+      severity: 'error',
+      comment:
+        'A repository reads and writes its resource; the use-case that owns the transaction applies the rules. The files named here still import domain/ and are to follow.',
+      from: {
+        path: '^apps/server/src/db/repositories/',
+        pathNot: [
+          '^apps/server/src/db/repositories/api-keys\\.ts$',
+          '^apps/server/src/db/repositories/cursor-signer\\.ts$',
+          '^apps/server/src/db/repositories/directory\\.ts$',
+          '^apps/server/src/db/repositories/event-feed\\.ts$',
+          '^apps/server/src/db/repositories/event-import\\.ts$',
+          '^apps/server/src/db/repositories/event-readers\\.ts$',
+          '^apps/server/src/db/repositories/events\\.ts$',
+          '^apps/server/src/db/repositories/prompts\\.ts$',
+          '^apps/server/src/db/repositories/roles\\.ts$',
+          '^apps/server/src/db/repositories/sessions\\.ts$',
+          '^apps/server/src/db/repositories/telephony\\.ts$',
+        ],
+      },
+      to: { path: '^apps/server/src/domain/' },
+    },
+    {
+      name: 'repositories-below-use-cases',
+      severity: 'error',
+      comment:
+        'Use-cases call repositories, not the reverse. experiments.ts hands session routing (sessions.ts, whose transaction stores a planned end) the planned-end use-case until routing has a use-case of its own.',
+      from: {
+        path: '^apps/server/src/db/repositories/',
+        pathNot: '^apps/server/src/db/repositories/experiments\\.ts$',
+      },
+      to: { path: '^apps/server/src/use-cases/' },
+    },
+    {
+      name: 'use-cases',
+      severity: 'error',
+      comment:
+        'A use-case (open the transaction, load, apply the rule, write, append history) serves the API and the CLI alike: it imports no HTTP, route or CLI code.',
+      from: { path: '^apps/server/src/use-cases/' },
       to: { path: '^apps/server/src/(http|routes|cli)/' },
     },
     {
