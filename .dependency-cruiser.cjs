@@ -17,7 +17,7 @@ module.exports = {
       from: { path: '^apps/server/src/domain/' },
       to: {
         path: [
-          '^apps/server/src/(http|routes|db|cli|providers)/',
+          '^apps/server/src/(http|routes|db|cli|providers|use-cases)/',
           'node_modules/(hono|@hono|better-sqlite3|better-sqlite3-napi|pg|drizzle-orm)/',
         ],
       },
@@ -27,6 +27,44 @@ module.exports = {
       severity: 'error',
       comment: 'Storage serves every caller: it imports no HTTP, route or CLI code.',
       from: { path: '^apps/server/src/db/' },
+      to: { path: '^apps/server/src/(http|routes|cli)/' },
+    },
+    {
+      name: 'repositories-query-only',
+      severity: 'error',
+      comment:
+        'A repository reads and writes its resource; the use-case that owns the transaction applies the rules. The files named here still import domain/ and are to follow.',
+      from: {
+        path: '^apps/server/src/db/repositories/',
+        pathNot: [
+          '^apps/server/src/db/repositories/api-keys\\.ts$',
+          '^apps/server/src/db/repositories/cursor-signer\\.ts$',
+          '^apps/server/src/db/repositories/directory\\.ts$',
+          '^apps/server/src/db/repositories/event-feed\\.ts$',
+          '^apps/server/src/db/repositories/event-import\\.ts$',
+          '^apps/server/src/db/repositories/event-readers\\.ts$',
+          '^apps/server/src/db/repositories/events\\.ts$',
+          '^apps/server/src/db/repositories/prompts\\.ts$',
+          '^apps/server/src/db/repositories/roles\\.ts$',
+          '^apps/server/src/db/repositories/sessions\\.ts$',
+          '^apps/server/src/db/repositories/telephony\\.ts$',
+        ],
+      },
+      to: { path: '^apps/server/src/domain/' },
+    },
+    {
+      name: 'repositories-below-use-cases',
+      severity: 'error',
+      comment: 'Use-cases call repositories, not the reverse.',
+      from: { path: '^apps/server/src/db/repositories/' },
+      to: { path: '^apps/server/src/use-cases/' },
+    },
+    {
+      name: 'use-cases',
+      severity: 'error',
+      comment:
+        'A use-case (open the transaction, load, apply the rule, write, append history) serves the API and the CLI alike: it imports no HTTP, route or CLI code.',
+      from: { path: '^apps/server/src/use-cases/' },
       to: { path: '^apps/server/src/(http|routes|cli)/' },
     },
     {
@@ -92,11 +130,16 @@ module.exports = {
         'prepared statements, transactions, rendered for either backend), the schema modules, ' +
         'drizzle and the drivers are imported by src/db/ alone; serving/ reads through ' +
         'repositories and needs none of them. Types alone run nothing and may be imported. Left ' +
-        "out: the records file format names the schema's enum values, and the records loader " +
-        'writes a whole file in one transaction of its own statements.',
+        'out: use-cases own their transactions (they open one around repository steps, and write ' +
+        "no SQL); the records file format names the schema's enum values, and the records loader " +
+        'writes a whole file in one transaction of its own.',
       from: {
         path: '^apps/server/src/',
-        pathNot: ['^apps/server/src/db/', '^apps/server/src/records/(format|loader)\\.ts$'],
+        pathNot: [
+          '^apps/server/src/db/',
+          '^apps/server/src/use-cases/',
+          '^apps/server/src/records/(format|loader)\\.ts$',
+        ],
       },
       to: {
         path: [

@@ -30,8 +30,6 @@ const EXEMPT: Record<string, string> = {
 const BEING_SPLIT = new Set([
   'apps/server/test/cli-load.test.ts',
   'apps/server/test/experiments-lifecycle.test.ts',
-  'apps/server/src/db/repositories/experiments.ts',
-  'apps/server/src/records/loader.ts',
   'apps/server/src/db/repositories/events.ts',
 ]);
 

@@ -12,7 +12,8 @@ import { createKeyWithOwnRole } from '../../apps/server/src/db/repositories/api-
 import { createOrganization } from '../../apps/server/src/db/repositories/organizations.js';
 import { PERMISSIONS } from '../../apps/server/src/domain/permissions.js';
 import { platformRecordsSchema } from '../../apps/server/src/records/format.js';
-import { loadedIds, loadPlatformRecords } from '../../apps/server/src/records/loader.js';
+import { loadedIds } from '../../apps/server/src/records/load-result.js';
+import { loadPlatformRecords } from '../../apps/server/src/records/loader.js';
 
 /** A key holding every permission, in a role of its own, of an existing organization. */
 export function benchKey(db: Db, organizationId: number): Promise<string> {

@@ -7,7 +7,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkA2p } from '../src/domain/a2p.js';
 import { platformRecordsSchema } from '../src/records/format.js';
-import { loadedIds, loadPlatformRecords } from '../src/records/loader.js';
+import { loadedIds } from '../src/records/load-result.js';
+import { loadPlatformRecords } from '../src/records/loader.js';
 import {
   CASES,
   CHECK_NAMES,

@@ -6,7 +6,8 @@
 import { createClient } from '@agentline/sdk';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { platformRecordsSchema } from '../src/records/format.js';
-import { loadedIds, loadPlatformRecords } from '../src/records/loader.js';
+import { loadedIds } from '../src/records/load-result.js';
+import { loadPlatformRecords } from '../src/records/loader.js';
 import {
   startFakeTwilio,
   twilioChannelRecord,

@@ -5,7 +5,8 @@ import { NotFoundError, UnprocessableEntityError, createClient } from '@agentlin
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { platformRecordsSchema } from '../src/records/format.js';
-import { loadedIds, loadPlatformRecords } from '../src/records/loader.js';
+import { loadedIds } from '../src/records/load-result.js';
+import { loadPlatformRecords } from '../src/records/loader.js';
 import { channels, telephonyNumbers } from '../src/db/schema/sqlite.js';
 import { PERMISSIONS } from '../src/domain/permissions.js';
 import {

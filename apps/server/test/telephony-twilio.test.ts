@@ -8,7 +8,8 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createApp, type App } from '../src/app.js';
 import type { Db } from '../src/db/engine/client.js';
 import { platformRecordsSchema } from '../src/records/format.js';
-import { loadedIds, loadPlatformRecords } from '../src/records/loader.js';
+import { loadedIds } from '../src/records/load-result.js';
+import { loadPlatformRecords } from '../src/records/loader.js';
 import { channels } from '../src/db/schema/sqlite.js';
 import { expectResponseMatchesSpec } from './support/contract.js';
 import {

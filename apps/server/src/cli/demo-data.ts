@@ -5,7 +5,7 @@
 
 import type { z } from 'zod';
 import type { platformRecordsSchema } from '../records/format.js';
-import { loadedIds, type LoadedRecord } from '../records/loader.js';
+import { loadedIds, type LoadedRecord } from '../records/load-result.js';
 import type { EventEntry } from './event-import.js';
 
 type RecordsInput = z.input<typeof platformRecordsSchema>;

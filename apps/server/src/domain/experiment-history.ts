@@ -25,7 +25,12 @@ export const OPERATOR: ChangeAuthor = { actor: { type: 'operator' }, requestId: 
 export const SYSTEM: ChangeAuthor = { actor: { type: 'system' }, requestId: null };
 
 /** What `last_updated_by` shows for a change the operator made. */
-export const OPERATOR_NAME = 'agentline load';
+const OPERATOR_NAME = 'agentline load';
+
+/** The name an experiment's `last_updated_by` shows for the author of a change. */
+export function lastUpdatedByName(author: ChangeAuthor): string {
+  return author.actor.type === 'api_key' ? author.actor.keyName : OPERATOR_NAME;
+}
 
 export type ChangedVariant = components['schemas']['ChangedVariant'];
 

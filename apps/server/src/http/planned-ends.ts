@@ -4,7 +4,7 @@
 
 import type { Logger } from 'pino';
 import type { Db } from '../db/engine/client.js';
-import { sweepPlannedEnds } from '../db/repositories/experiments.js';
+import { sweepPlannedEnds } from '../use-cases/planned-ends.js';
 
 /** How often the sweep runs: twice a minute, so a planned end is stored within one. */
 export const PLANNED_END_SWEEP_MS = 30_000;

@@ -4,120 +4,36 @@
 // name then serves both. Reference problems are collected rather than thrown at the first one,
 // so a single run reports all of them, and then the whole transaction rolls back.
 
-import { sql } from 'drizzle-orm';
-import type { SQLiteColumn, SQLiteTable } from 'drizzle-orm/sqlite-core';
-import {
-  isChangeable,
-  targetChangeProblems,
-  targetProblems,
-  type ExperimentStatus,
-} from '../domain/experiments.js';
 import type { Db } from '../db/engine/client.js';
+import { jsonText, runStepsInTransaction, type Steps } from '../db/engine/portable-sql.js';
+import { bumpRecordsVersion } from '../db/repositories/organizations.js';
+import {
+  channelKindNamed,
+  channelTargetIds,
+  channelTargetOfOrganization,
+  clearMessagingServiceNumbers,
+  insertChannelTarget,
+  insertKeyedRecord,
+  insertMessagingServiceNumber,
+  insertTelephonyNumber,
+  keyedRecordIds,
+  messagingServiceWithNumber,
+  replacePromptTools,
+  telephonyNumberId,
+  updateChannelTarget,
+  updateKeyedRecord,
+  type KeyedKind,
+} from '../db/repositories/platform-records.js';
+import { loadExperiment } from '../use-cases/experiment-load.js';
 import type { JsonPath, PlatformRecords, RecordReference, TargetReference } from './format.js';
 import {
-  execute,
-  idEquals,
-  insertValues,
-  jsonText,
-  runStepsInTransaction,
-  selectList,
-  selectRows,
-  setValues,
-  type Steps,
-} from '../db/engine/portable-sql.js';
-import {
-  a2pBrands,
-  a2pCampaigns,
-  agents,
-  channels,
-  channelTargets,
-  experiments,
-  experimentVariants,
-  messagingServiceNumbers,
-  messagingServices,
-  organizations,
-  prompts,
-  promptTools,
-  services,
-  telephonyNumbers,
-  tools,
-} from '../db/schema/sqlite.js';
-import { experimentState, experimentTarget, recordChange } from '../db/repositories/experiments.js';
-import { fieldChanges, OPERATOR, OPERATOR_NAME } from '../domain/experiment-history.js';
-
-export interface RecordProblem {
-  path: JsonPath;
-  /** What is wrong and how to fix it, e.g. `no tool named "lookup" ...; add it under "tools"`. */
-  message: string;
-}
-
-export class PlatformRecordsError extends Error {
-  override name = 'PlatformRecordsError';
-  constructor(readonly problems: RecordProblem[]) {
-    super(`${problems.length} problem(s) in the platform records`);
-  }
-}
-
-/** The kinds of record a load writes, in the order the loaded records are listed. */
-export const LOAD_SECTIONS = [
-  'services',
-  'tools',
-  'prompts',
-  'agents',
-  'channels',
-  'channel_targets',
-  'telephony_numbers',
-  'messaging_services',
-  'messaging_service_numbers',
-  'a2p_brands',
-  'a2p_campaigns',
-  'experiments',
-] as const;
-
-export type LoadSection = (typeof LOAD_SECTIONS)[number];
-
-/** A record the file named, as the load left it. */
-export interface LoadedRecord {
-  section: LoadSection;
-  /**
-   * What the file names it by: its name, or sid for provider records; `<channel> <target_mode>
-   * <target>` for a channel target, `<channel> <number>` and `<messaging service sid> <number>`
-   * for numbers.
-   */
-  key: string;
-  /** Its database id; null for a messaging service's number, which has none (its key is its identity). */
-  id: number | null;
-  /** Matched records are updated in place, even when nothing about them changed. */
-  action: 'created' | 'updated';
-}
-
-export type LoadSummary = Record<LoadSection, Record<LoadedRecord['action'], number>>;
-
-export interface LoadResult {
-  /** Grouped by section in LOAD_SECTIONS order, in the file's order within a section. */
-  records: LoadedRecord[];
-}
-
-/** How many records of each section were created and updated. */
-export function summarizeLoad(records: readonly LoadedRecord[]): LoadSummary {
-  const summary = Object.fromEntries(
-    LOAD_SECTIONS.map((section) => [section, { created: 0, updated: 0 }]),
-  ) as LoadSummary;
-  for (const { section, action } of records) summary[section][action] += 1;
-  return summary;
-}
-
-/** The ids of one section's loaded records, by key. */
-export function loadedIds(
-  records: readonly LoadedRecord[],
-  section: LoadSection,
-): Record<string, number> {
-  return Object.fromEntries(
-    records.flatMap((record) =>
-      record.section === section && record.id !== null ? [[record.key, record.id]] : [],
-    ),
-  );
-}
+  duplicateKeyMessage,
+  LOAD_SECTIONS,
+  PlatformRecordsError,
+  type LoadedRecord,
+  type LoadResult,
+  type RecordProblem,
+} from './load-result.js';
 
 /** Inserts or updates (matched by name, or by sid for provider records) everything in `records`. */
 export async function loadPlatformRecords(
@@ -136,52 +52,31 @@ export async function loadPlatformRecords(
   );
 }
 
-type OrganizationTable = SQLiteTable & {
-  id: SQLiteColumn;
-  organizationId: SQLiteColumn;
-};
-
 interface Kind {
-  table: OrganizationTable;
-  /** The natural key records are matched by: the name, or the provider's sid. */
-  keyColumn: SQLiteColumn;
+  /** Where the file lists this kind, for "add it under ..." hints and the loaded records. */
+  section: KeyedKind;
   /** Singular, for messages: "tool". */
   label: string;
-  /** How the key reads in messages: `named "x"`, `with sid "x"`. */
-  keyWords: string;
-  /** Where the file lists this kind, for "add it under ..." hints and the loaded records. */
-  section: LoadSection;
+  /** How the key (the name, or the provider's sid) reads in messages: `named "x"`, `with sid "x"`. */
+  keyWords: 'named' | 'with sid';
 }
 
-function kind(
-  table: OrganizationTable,
-  keyColumn: SQLiteColumn,
-  label: string,
-  section: LoadSection,
-): Kind {
-  return {
-    table,
-    keyColumn,
-    label,
-    section,
-    keyWords: keyColumn.name === 'sid' ? 'with sid' : 'named',
-  };
-}
-
-const SERVICE = kind(services, services.name, 'service', 'services');
-const TOOL = kind(tools, tools.name, 'tool', 'tools');
-const PROMPT = kind(prompts, prompts.name, 'prompt', 'prompts');
-const AGENT = kind(agents, agents.name, 'agent', 'agents');
-const CHANNEL = kind(channels, channels.name, 'channel', 'channels');
-const MESSAGING_SERVICE = kind(
-  messagingServices,
-  messagingServices.sid,
-  'messaging service',
-  'messaging_services',
-);
-const A2P_BRAND = kind(a2pBrands, a2pBrands.sid, 'A2P brand', 'a2p_brands');
-const A2P_CAMPAIGN = kind(a2pCampaigns, a2pCampaigns.sid, 'A2P campaign', 'a2p_campaigns');
-const EXPERIMENT = kind(experiments, experiments.name, 'experiment', 'experiments');
+const SERVICE: Kind = { section: 'services', label: 'service', keyWords: 'named' };
+const TOOL: Kind = { section: 'tools', label: 'tool', keyWords: 'named' };
+const PROMPT: Kind = { section: 'prompts', label: 'prompt', keyWords: 'named' };
+const AGENT: Kind = { section: 'agents', label: 'agent', keyWords: 'named' };
+const CHANNEL: Kind = { section: 'channels', label: 'channel', keyWords: 'named' };
+const MESSAGING_SERVICE: Kind = {
+  section: 'messaging_services',
+  label: 'messaging service',
+  keyWords: 'with sid',
+};
+const A2P_BRAND: Kind = { section: 'a2p_brands', label: 'A2P brand', keyWords: 'with sid' };
+const A2P_CAMPAIGN: Kind = {
+  section: 'a2p_campaigns',
+  label: 'A2P campaign',
+  keyWords: 'with sid',
+};
 
 function isoOrDefault(value: string | undefined, fallback: string): string {
   return value === undefined ? fallback : new Date(value).toISOString();
@@ -199,9 +94,7 @@ class RecordsLoader {
   *run(records: PlatformRecords): Steps<LoadResult> {
     yield* this.load(records);
     if (this.problems.length > 0) throw new PlatformRecordsError(this.problems);
-    yield* this.update(organizations, this.organizationId, {
-      recordsVersion: sql`${organizations.recordsVersion} + 1`,
-    });
+    yield* bumpRecordsVersion(this.organizationId);
     const loaded = [...this.loaded].sort(
       (a, b) => LOAD_SECTIONS.indexOf(a.section) - LOAD_SECTIONS.indexOf(b.section),
     );
@@ -273,40 +166,8 @@ class RecordsLoader {
     return null;
   }
 
-  private *insert(table: SQLiteTable, values: Record<string, unknown>): Steps<void> {
-    yield* execute(sql`INSERT INTO ${table} ${insertValues(table, [values])}`);
-  }
-
-  private *insertReturningId(
-    table: OrganizationTable,
-    values: Record<string, unknown>,
-  ): Steps<number> {
-    const [inserted] = yield* selectRows<{ id: number }>(
-      sql`INSERT INTO ${table} ${insertValues(table, [values])} RETURNING ${table.id}`,
-    );
-    return inserted!.id;
-  }
-
-  private *update(
-    table: OrganizationTable | typeof organizations,
-    id: number,
-    values: Record<string, unknown>,
-  ): Steps<void> {
-    yield* execute(sql`UPDATE ${table} SET ${setValues(table, values)} WHERE ${table.id} = ${id}`);
-  }
-
-  private *idsOf(kind: Kind, key: string | number): Steps<number[]> {
-    const matches =
-      typeof key === 'number' ? idEquals(kind.table.id, key) : sql`${kind.keyColumn} = ${key}`;
-    const rows = yield* selectRows<{ id: number }>(
-      sql`SELECT ${kind.table.id} AS id FROM ${kind.table}
-          WHERE ${kind.table.organizationId} = ${this.organizationId} AND ${matches}`,
-    );
-    return rows.map((row) => row.id);
-  }
-
   private *resolve(kind: Kind, reference: RecordReference, path: JsonPath): Steps<number | null> {
-    const ids = yield* this.idsOf(kind, reference);
+    const ids = yield* keyedRecordIds(kind.section, this.organizationId, reference);
     if (ids.length === 1) return ids[0]!;
     if (typeof reference === 'number') {
       return this.problem(
@@ -343,20 +204,17 @@ class RecordsLoader {
     path: JsonPath,
     createdValues: Record<string, unknown> = {},
   ): Steps<number | null> {
-    const ids = yield* this.idsOf(kind, key);
+    const ids = yield* keyedRecordIds(kind.section, this.organizationId, key);
     if (ids.length > 1) {
-      return this.problem(
-        path,
-        `${ids.length} ${kind.label} records of this organization already have "${key}"; rename this one`,
-      );
+      return this.problem(path, duplicateKeyMessage(kind.label, ids.length, key));
     }
     const [existingId] = ids;
     if (existingId !== undefined) {
-      yield* this.update(kind.table, existingId, values);
+      yield* updateKeyedRecord(kind.section, existingId, values);
       this.loaded.push({ section: kind.section, key, id: existingId, action: 'updated' });
       return existingId;
     }
-    const id = yield* this.insertReturningId(kind.table, {
+    const id = yield* insertKeyedRecord(kind.section, {
       ...values,
       ...createdValues,
       organizationId: this.organizationId,
@@ -409,22 +267,18 @@ class RecordsLoader {
       path,
     );
     if (promptId === null) return;
-    yield* execute(sql`DELETE FROM ${promptTools} WHERE ${promptTools.promptId} = ${promptId}`);
-    for (const toolId of new Set(toolIds)) {
-      if (toolId !== null) yield* this.insert(promptTools, { promptId, toolId });
-    }
+    yield* replacePromptTools(
+      promptId,
+      new Set(toolIds.filter((toolId): toolId is number => toolId !== null)),
+    );
   }
 
   private *saveChannel(channel: PlatformRecords['channels'][number], path: JsonPath): Steps<void> {
-    const [existing] = yield* selectRows<{ kind: string }>(
-      sql`SELECT ${channels.kind} AS kind FROM ${channels}
-          WHERE ${channels.organizationId} = ${this.organizationId} AND ${channels.name} = ${channel.name}
-          ORDER BY ${channels.id} LIMIT 1`,
-    );
-    if (existing !== undefined && existing.kind !== channel.kind) {
+    const existingKind = yield* channelKindNamed(this.organizationId, channel.name);
+    if (existingKind !== undefined && existingKind !== channel.kind) {
       this.problem(
         [...path, 'kind'],
-        `channel "${channel.name}" already exists as a ${existing.kind} channel and a channel's kind cannot change; give this one another name`,
+        `channel "${channel.name}" already exists as a ${existingKind} channel and a channel's kind cannot change; give this one another name`,
       );
       return;
     }
@@ -444,21 +298,13 @@ class RecordsLoader {
     if (channelId === null) return;
 
     for (const phoneNumber of channel.numbers) {
-      const [existing] = yield* selectRows<{ id: number }>(
-        sql`SELECT ${telephonyNumbers.id} AS id FROM ${telephonyNumbers}
-            WHERE ${telephonyNumbers.channelId} = ${channelId}
-              AND ${telephonyNumbers.phoneNumber} = ${phoneNumber}`,
-      );
+      const existingId = yield* telephonyNumberId(channelId, phoneNumber);
       const key = `${channel.name} ${phoneNumber}`;
-      if (existing) {
-        this.loaded.push({ section: 'telephony_numbers', key, id: existing.id, action: 'updated' });
+      if (existingId !== undefined) {
+        this.loaded.push({ section: 'telephony_numbers', key, id: existingId, action: 'updated' });
         continue;
       }
-      const id = yield* this.insertReturningId(telephonyNumbers, {
-        organizationId: this.organizationId,
-        channelId,
-        phoneNumber,
-      });
+      const id = yield* insertTelephonyNumber(this.organizationId, channelId, phoneNumber);
       this.loaded.push({ section: 'telephony_numbers', key, id, action: 'created' });
     }
 
@@ -473,13 +319,13 @@ class RecordsLoader {
         isAgentTest: target.is_agent_test,
       };
       const key = `${channel.name} ${target.target_mode} ${target.target}`;
-      const [existingId] = yield* this.findTargetIds(channelId, target.target, target.target_mode);
+      const [existingId] = yield* channelTargetIds(channelId, target.target, target.target_mode);
       if (existingId !== undefined) {
-        yield* this.update(channelTargets, existingId, values);
+        yield* updateChannelTarget(existingId, values);
         this.loaded.push({ section: 'channel_targets', key, id: existingId, action: 'updated' });
         continue;
       }
-      const id = yield* this.insertReturningId(channelTargets, {
+      const id = yield* insertChannelTarget({
         ...values,
         organizationId: this.organizationId,
         channelId,
@@ -488,16 +334,6 @@ class RecordsLoader {
       });
       this.loaded.push({ section: 'channel_targets', key, id, action: 'created' });
     }
-  }
-
-  private *findTargetIds(channelId: number, target: string, targetMode: string): Steps<number[]> {
-    const rows = yield* selectRows<{ id: number }>(
-      sql`SELECT ${channelTargets.id} AS id FROM ${channelTargets}
-          WHERE ${channelTargets.channelId} = ${channelId} AND ${channelTargets.target} = ${target}
-            AND ${channelTargets.targetMode} = ${targetMode}
-          ORDER BY ${channelTargets.id}`,
-    );
-    return rows.map((row) => row.id);
   }
 
   private *saveMessagingServices(list: PlatformRecords['messaging_services']): Steps<void> {
@@ -516,35 +352,22 @@ class RecordsLoader {
     const previous = new Set<string>();
     for (const { id } of saved) {
       if (id === null) continue;
-      const removed = yield* selectRows<{ phoneNumber: string }>(
-        sql`DELETE FROM ${messagingServiceNumbers}
-            WHERE ${messagingServiceNumbers.messagingServiceId} = ${id}
-            RETURNING ${selectList({ phoneNumber: messagingServiceNumbers.phoneNumber })}`,
-      );
-      for (const { phoneNumber } of removed) previous.add(`${id} ${phoneNumber}`);
+      for (const phoneNumber of yield* clearMessagingServiceNumbers(id)) {
+        previous.add(`${id} ${phoneNumber}`);
+      }
     }
     for (const { service, index, id } of saved) {
       if (id === null) continue;
       for (const [numberIndex, phoneNumber] of service.numbers.entries()) {
-        const [owner] = yield* selectRows<{ sid: string }>(
-          sql`SELECT ${messagingServices.sid} AS sid FROM ${messagingServiceNumbers}
-              JOIN ${messagingServices}
-                ON ${messagingServices.id} = ${messagingServiceNumbers.messagingServiceId}
-              WHERE ${messagingServiceNumbers.organizationId} = ${this.organizationId}
-                AND ${messagingServiceNumbers.phoneNumber} = ${phoneNumber}`,
-        );
-        if (owner) {
+        const owner = yield* messagingServiceWithNumber(this.organizationId, phoneNumber);
+        if (owner !== undefined) {
           this.problem(
             ['messaging_services', index, 'numbers', numberIndex],
-            `${phoneNumber} already belongs to messaging service ${owner.sid} of this organization and a number belongs to one service only; list ${owner.sid} in this file without it, or drop it here`,
+            `${phoneNumber} already belongs to messaging service ${owner} of this organization and a number belongs to one service only; list ${owner} in this file without it, or drop it here`,
           );
           continue;
         }
-        yield* this.insert(messagingServiceNumbers, {
-          messagingServiceId: id,
-          organizationId: this.organizationId,
-          phoneNumber,
-        });
+        yield* insertMessagingServiceNumber(id, this.organizationId, phoneNumber);
         this.loaded.push({
           section: 'messaging_service_numbers',
           key: `${service.sid} ${phoneNumber}`,
@@ -557,13 +380,8 @@ class RecordsLoader {
 
   private *resolveTarget(reference: TargetReference, path: JsonPath): Steps<number | null> {
     if (typeof reference === 'number') {
-      const [found] = yield* selectRows<{ id: number }>(
-        sql`SELECT ${channelTargets.id} AS id FROM ${channelTargets}
-            WHERE ${idEquals(channelTargets.id, reference)}
-              AND ${channelTargets.organizationId} = ${this.organizationId}`,
-      );
       return (
-        found?.id ??
+        (yield* channelTargetOfOrganization(this.organizationId, reference)) ??
         this.problem(
           path,
           `no channel target with id ${reference} in this organization; name it by channel and target instead`,
@@ -572,11 +390,7 @@ class RecordsLoader {
     }
     const channelId = yield* this.resolve(CHANNEL, reference.channel, [...path, 'channel']);
     if (channelId === null) return null;
-    const [targetId] = yield* this.findTargetIds(
-      channelId,
-      reference.target,
-      reference.target_mode,
-    );
+    const [targetId] = yield* channelTargetIds(channelId, reference.target, reference.target_mode);
     return (
       targetId ??
       this.problem(
@@ -598,79 +412,16 @@ class RecordsLoader {
       );
     }
     if (targetId === null) return;
-    // The API's rules for a target, a replaced draft and a fixed target (domain/experiments.ts).
-    const target = yield* experimentTarget(this.organizationId, targetId);
-    const [existing] = yield* selectRows<{
-      id: number;
-      status: ExperimentStatus;
-      targetId: number;
-    }>(
-      sql`SELECT ${selectList({
-        id: experiments.id,
-        status: experiments.status,
-        targetId: experiments.targetId,
-      })}
-          FROM ${experiments}
-          WHERE ${experiments.organizationId} = ${this.organizationId}
-            AND ${experiments.name} = ${experiment.name}
-          ORDER BY ${experiments.id} LIMIT 1`,
+    const loaded = yield* loadExperiment(
+      this.organizationId,
+      this.nowIso,
+      { experiment, targetId, agentIds },
+      path,
     );
-    if (existing && !isChangeable(existing.status)) {
-      this.problem(
-        [...path, 'name'],
-        `experiment "${experiment.name}" is ${existing.status} and only drafts can be replaced; give this one another name`,
-      );
+    if ('problems' in loaded) {
+      this.problems.push(...loaded.problems);
       return;
     }
-    const at = [...path, 'target'].map((part) => (typeof part === 'number' ? part : String(part)));
-    const problems = [
-      ...targetProblems(targetId, target, at),
-      ...(existing ? targetChangeProblems(existing.targetId, targetId, at) : []),
-    ];
-    for (const problem of problems) this.problem(problem.loc, problem.msg);
-    if (problems.length > 0) return;
-    const before = existing ? yield* experimentState(this.organizationId, existing.id) : null;
-    const experimentId = yield* this.save(
-      EXPERIMENT,
-      experiment.name,
-      {
-        name: experiment.name,
-        description: experiment.description,
-        targetId,
-        updatedAt: this.nowIso,
-        lastUpdatedBy: OPERATOR_NAME,
-      },
-      path,
-      // The load's one moment, not the database's clock at the insert, which runs later: a new
-      // experiment would otherwise be updated before it was created.
-      { createdAt: this.nowIso },
-    );
-    if (experimentId === null || agentIds.includes(null)) return;
-    yield* execute(
-      sql`DELETE FROM ${experimentVariants} WHERE ${experimentVariants.experimentId} = ${experimentId}`,
-    );
-    for (const [position, variant] of experiment.variants.entries()) {
-      yield* this.insert(experimentVariants, {
-        experimentId,
-        position,
-        name: variant.name,
-        weight: variant.weight,
-        isControl: variant.is_control,
-        agentId: agentIds[position]!,
-      });
-    }
-    // The operator's change goes into the history in the load's transaction, as an API change
-    // does; loading a draft again unchanged is no change and leaves no entry.
-    const after = yield* experimentState(this.organizationId, experimentId);
-    if (before && Object.keys(fieldChanges(before, after)).length === 0) return;
-    yield* recordChange(
-      this.organizationId,
-      experimentId,
-      this.nowIso,
-      before ? 'updated' : 'created',
-      OPERATOR,
-      before,
-      after,
-    );
+    this.loaded.push({ section: 'experiments', key: experiment.name, ...loaded });
   }
 }

@@ -1,11 +1,9 @@
 // The one place an experiment record becomes a wire Experiment (shape from the spec's generated
 // types, every property present).
 
-import type {
-  ExperimentChangeRecord,
-  ExperimentRecord,
-  TimelineCount,
-} from '../db/repositories/experiments.js';
+import type { ExperimentChangeRecord } from '../db/repositories/experiment-history.js';
+import type { ExperimentRecord } from '../db/repositories/experiment-records.js';
+import type { TimelineCount } from '../db/repositories/experiment-results.js';
 import type { components } from '../spec-types.js';
 
 export type WireExperiment = Required<components['schemas']['Experiment']>;

@@ -5,7 +5,8 @@ import {
   findOrganization,
   type Organization,
 } from '../../db/repositories/organizations.js';
-import { loadPlatformRecords, summarizeLoad } from '../../records/loader.js';
+import { summarizeLoad } from '../../records/load-result.js';
+import { loadPlatformRecords } from '../../records/loader.js';
 import { PERMISSIONS } from '../../domain/permissions.js';
 import { UsageError } from '../cli-error.js';
 import type { Command } from '../command.js';

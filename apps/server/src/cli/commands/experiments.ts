@@ -2,12 +2,10 @@
 // weight beside its sessions and observed share, and who changed what, newest first. The same
 // wire objects the API answers (--json prints them).
 
-import {
-  experimentHistoryPage,
-  getExperiment,
-  sessionCountsByVariant,
-} from '../../db/repositories/experiments.js';
+import { sessionCountsByVariant } from '../../db/repositories/experiment-results.js';
 import { experimentHistoryList } from '../../domain/experiment-history.js';
+import { experimentHistoryPage } from '../../use-cases/experiment-history.js';
+import { getExperiment } from '../../use-cases/experiment-reads.js';
 import { toWireChange, toWireExperiment, toWireResults } from '../../wire/experiments.js';
 import { CliError, UsageError } from '../cli-error.js';
 import { stringOption, type Command } from '../command.js';

@@ -6,12 +6,12 @@ import {
 } from '../../records/format.js';
 import {
   LOAD_SECTIONS,
-  loadPlatformRecords,
   PlatformRecordsError,
   summarizeLoad,
   type LoadedRecord,
   type LoadSummary,
-} from '../../records/loader.js';
+} from '../../records/load-result.js';
+import { loadPlatformRecords } from '../../records/loader.js';
 import { CliError } from '../cli-error.js';
 import { stringOption, type Command } from '../command.js';
 import { describeIssues, type InputIssue } from '../input-issues.js';

@@ -2,11 +2,13 @@ import { sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../engine/client.js';
 import {
   columnsOf,
+  execute,
   idEquals,
   insertValues,
   prepared,
   runSteps,
   selectRows,
+  setValues,
   type Steps,
 } from '../engine/portable-sql.js';
 import { organizations } from '../schema/sqlite.js';
@@ -62,4 +64,13 @@ const recordsVersionById = prepared<{ version: number }>(
 export async function recordsVersion(db: Db, organizationId: number): Promise<number> {
   const [row] = await runSteps(db, () => recordsVersionById({ organizationId }));
   return row?.version ?? 0;
+}
+
+/** Counts one more load of the organization's platform records, inside the load's transaction. */
+export function bumpRecordsVersion(organizationId: number): Steps<void> {
+  return execute(
+    sql`UPDATE ${organizations} SET ${setValues(organizations, {
+      recordsVersion: sql`${organizations.recordsVersion} + 1`,
+    })} WHERE ${organizations.id} = ${organizationId}`,
+  );
 }

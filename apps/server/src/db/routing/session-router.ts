@@ -13,7 +13,7 @@ import {
 import { nowIso } from '../../domain/timestamps.js';
 import type { Db } from '../engine/client.js';
 import type { Steps } from '../engine/portable-sql.js';
-import { storePlannedEnd } from '../repositories/experiments.js';
+import { storePlannedEnd } from '../../use-cases/planned-ends.js';
 import type { IdempotentWrite } from '../repositories/idempotency.js';
 import {
   countCappedSessions,

@@ -1,10 +1,10 @@
 // Start warnings need facts from two areas (agents and their prompts' validation issues).
 
-import type { Db } from '../../db/engine/client.js';
-import { variantAgents } from '../../db/repositories/experiments.js';
-import { findPrompts } from '../../db/repositories/prompts.js';
-import { startWarnings } from '../../domain/experiments.js';
-import { promptErrorIssueIds } from '../../domain/prompt-validation.js';
+import type { Db } from '../db/engine/client.js';
+import { variantAgents } from '../db/repositories/experiment-start-warnings.js';
+import { findPrompts } from '../db/repositories/prompts.js';
+import { startWarnings } from '../domain/experiments.js';
+import { promptErrorIssueIds } from '../domain/prompt-validation.js';
 
 export async function experimentStartWarnings(
   db: Db,

@@ -1,0 +1,136 @@
+// An experiment's change history as stored: one row per change, written inside the change's own
+// transaction by whoever owns it (use-cases/experiment-history.ts), and read in pages newest
+// first. What an entry records is domain/experiment-history.ts's.
+
+import { sql } from 'drizzle-orm';
+import type { components } from '../../spec-types.js';
+import type { Db } from '../engine/client.js';
+import { selectListPage, type ListPosition, type ListQuery } from '../engine/list-sql.js';
+import {
+  execute,
+  idEquals,
+  insertValues,
+  jsonText,
+  parsedJson,
+  runListRead,
+  selectRows,
+  type Steps,
+} from '../engine/portable-sql.js';
+import { experimentChanges, experiments } from '../schema/sqlite.js';
+
+export type ChangeAction = components['schemas']['ExperimentChangeAction'];
+
+/** Who made a change, as stored: an API key, the operator's CLI, or the system. */
+export type ChangeActorRecord =
+  { type: 'api_key'; keyId: string; keyName: string } | { type: 'operator' } | { type: 'system' };
+
+/** Each changed field with its value before and after. */
+export type FieldChangesRecord = Record<string, { from: unknown; to: unknown }>;
+
+export interface ExperimentChangeRecord {
+  id: number;
+  experimentId: number;
+  occurredAt: string;
+  action: ChangeAction;
+  actor: ChangeActorRecord;
+  requestId: string | null;
+  changes: FieldChangesRecord;
+}
+
+/** Appends one entry to the history. */
+export function appendChange(
+  organizationId: number,
+  change: Omit<ExperimentChangeRecord, 'id'>,
+): Steps<void> {
+  const { actor } = change;
+  return execute(
+    sql`INSERT INTO ${experimentChanges} ${insertValues(experimentChanges, [
+      {
+        organizationId,
+        experimentId: change.experimentId,
+        occurredAt: change.occurredAt,
+        action: change.action,
+        actorType: actor.type,
+        actorKeyId: actor.type === 'api_key' ? actor.keyId : null,
+        actorKeyName: actor.type === 'api_key' ? actor.keyName : null,
+        requestId: change.requestId,
+        changes: jsonText(change.changes),
+      },
+    ])}`,
+  );
+}
+
+interface ExperimentChangeRow {
+  id: number;
+  experimentId: number;
+  occurredAt: string;
+  action: ChangeAction;
+  actorType: ChangeActorRecord['type'];
+  actorKeyId: string | null;
+  actorKeyName: string | null;
+  requestId: string | null;
+  /** Text on SQLite, parsed on PostgreSQL. */
+  changes: FieldChangesRecord | string;
+}
+
+/**
+ * One page of an experiment's history, newest first. The experiment may be deleted; null for an
+ * id that never named an experiment of the organization (no record, no history).
+ */
+export async function readHistoryPage(
+  db: Db,
+  organizationId: number,
+  experimentId: number,
+  query: ListQuery<'id'>,
+): Promise<{
+  records: ExperimentChangeRecord[];
+  totalCount: number;
+  next: ListPosition | null;
+} | null> {
+  return runListRead(db, function* () {
+    const [known] = yield* selectRows<{ id: number }>(
+      sql`SELECT ${experiments.id} AS "id" FROM ${experiments}
+          WHERE ${experiments.organizationId} = ${organizationId} AND ${idEquals(experiments.id, experimentId)}
+        UNION ALL
+        SELECT ${experimentChanges.experimentId} AS "id" FROM ${experimentChanges}
+          WHERE ${experimentChanges.organizationId} = ${organizationId}
+            AND ${idEquals(experimentChanges.experimentId, experimentId)}
+        LIMIT 1`,
+    );
+    if (!known) return null;
+    const { rows, totalCount, next } = yield* selectListPage<'id', ExperimentChangeRow>(
+      {
+        from: sql`${experimentChanges}`,
+        organizationColumn: experimentChanges.organizationId,
+        within: idEquals(experimentChanges.experimentId, experimentId),
+        primaryKey: experimentChanges.id,
+        columns: { id: experimentChanges.id },
+        fields: {
+          id: experimentChanges.id,
+          experimentId: experimentChanges.experimentId,
+          occurredAt: experimentChanges.occurredAt,
+          action: experimentChanges.action,
+          actorType: experimentChanges.actorType,
+          actorKeyId: experimentChanges.actorKeyId,
+          actorKeyName: experimentChanges.actorKeyName,
+          requestId: experimentChanges.requestId,
+          changes: experimentChanges.changes,
+        },
+      },
+      organizationId,
+      query,
+      db.spelling,
+    );
+    const records = rows.map(
+      ({ actorType, actorKeyId, actorKeyName, changes, ...row }): ExperimentChangeRecord => ({
+        ...row,
+        actor:
+          actorType === 'api_key'
+            ? { type: 'api_key', keyId: actorKeyId!, keyName: actorKeyName! }
+            : { type: actorType },
+        changes: parsedJson(changes),
+      }),
+    );
+    return { records, totalCount, next };
+  });
+}
