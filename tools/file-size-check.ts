@@ -30,7 +30,6 @@ const EXEMPT: Record<string, string> = {
 const BEING_SPLIT = new Set([
   'apps/server/test/cli-load.test.ts',
   'apps/server/test/experiments-lifecycle.test.ts',
-  'apps/server/src/db/repositories/events.ts',
 ]);
 
 const root = fileURLToPath(new URL('..', import.meta.url));

@@ -13,7 +13,8 @@ import { listConditions, listOrder } from '../src/db/engine/list-sql.js';
 import { insertEventBatch, type EventToImport } from '../src/db/repositories/event-import.js';
 import { createOrganization } from '../src/db/repositories/organizations.js';
 import { cursorSigner } from '../src/serving/cursor-signer.js';
-import { eventColumns, listEvents, type ListedEvent } from '../src/db/repositories/events.js';
+import { eventColumns } from '../src/db/repositories/event-conditions.js';
+import { listEvents, type ListedEvent } from '../src/db/repositories/events.js';
 import {
   execute,
   parsedJson,

@@ -23,21 +23,24 @@
 // Count and page are read in one transaction (REPEATABLE READ on PostgreSQL), so they describe
 // the same snapshot. The listing is written once, as steps (portable-sql.ts).
 
-import { and, eq, sql, type SQL } from 'drizzle-orm';
+import { sql, type SQL } from 'drizzle-orm';
 import { EVENT_PROPERTIES, type EventProperty } from '../../domain/events.js';
-import type { ListPosition, ListQuery, SearchFilter } from '../../domain/list-query.js';
+import type { ListPosition, ListQuery } from '../../domain/list-query.js';
 import type { Db } from '../engine/client.js';
-import {
-  listConditions,
-  listOrder,
-  pageOf,
-  pageWindow,
-  splitPage,
-  type ColumnMap,
-} from '../engine/list-sql.js';
+import { listOrder, pageOf, pageWindow, splitPage } from '../engine/list-sql.js';
 import { prepared, runListRead, runSteps, selectRows, type Steps } from '../engine/portable-sql.js';
-import { ByteBoundedLru, perDatabase, stringBytes } from '../engine/caches.js';
+import { ByteBoundedLru, perDatabase } from '../engine/caches.js';
 import { events } from '../schema/sqlite.js';
+import {
+  MAX_CACHED_BYTES,
+  eventColumns,
+  eventConditions,
+  eventsAbove,
+  resolveValues,
+  type Access,
+  type EventSelection,
+  type ResolvedValues,
+} from './event-conditions.js';
 import type { components } from '../../spec-types.js';
 import type { JsonText } from '../../domain/json-text.js';
 
@@ -65,189 +68,16 @@ export interface EventsPage {
   throughId: number;
 }
 
-/** The column (or expression) each property is searched and ordered by. */
-export const eventColumns = perDatabase(({ spelling }: Db): ColumnMap<EventProperty> => ({
-  timestamp: events.timestamp,
-  session_id: events.sessionId,
-  conversation_id: events.conversationId,
-  source: events.source,
-  source_id: events.sourceId,
-  category: events.category,
-  type: events.type,
-  user_id: events.userId,
-  description: events.description,
-  attributes: spelling.jsonText(events.attributes),
-}));
-
-/** More distinct values than this and resolving a substring to them stops paying off. */
-const MAX_RESOLVED_VALUES = 256;
 /** Below this many new events since the cached count, they are counted row by row by id. */
 const MAX_COUNT_DELTA = 100_000;
 /** Matches at least this share of the organization's events are found by walking the order. */
 const WALK_ORDER_SHARE = 0.01;
-/**
- * Per process and database, for each of the counts and the resolved values: what their entries
- * may take, keys (search values included) and overhead counted (ByteBoundedLru).
- */
-const MAX_CACHED_BYTES = 16 * 1024 * 1024;
-
 interface CachedCount {
   throughId: number;
   count: number;
 }
 
 const countCache = perDatabase(() => new ByteBoundedLru<CachedCount>(MAX_CACHED_BYTES, () => 0));
-
-/**
- * How a condition may be served. SQLite is told: `seek` uses the indexes that find matches
- * (skip-scan values, the trigram index); `walk` keeps only conditions that filter rows read in
- * another index's order. PostgreSQL's planner chooses itself between the two (`plan`).
- */
-type Access = 'seek' | 'walk' | 'plan';
-
-/** The distinct values of a low-cardinality column containing `value`, or null if too many. */
-function* matchingValues(
-  db: Db,
-  organizationId: number,
-  column: 'category' | 'type',
-  value: string,
-): Steps<string[] | null> {
-  // A recursive skip scan: each step seeks the next distinct value in (organization, column).
-  const step = sql`SELECT (SELECT min(${sql.identifier(column)}) FROM events
-                   WHERE organization_id = ${organizationId} AND ${sql.identifier(column)} > d.v)
-                   FROM d WHERE d.v IS NOT NULL`;
-  const first = sql`SELECT min(${sql.identifier(column)}) FROM events
-                    WHERE organization_id = ${organizationId}`;
-  const hit = sql`${db.spelling.contains(sql`v`, value)} AS hit`;
-  const distinct = yield* selectRows<{ v: string; hit: 0 | 1 | boolean }>(
-    db.spelling.limitedRecursion(
-      sql`d(v)`,
-      first,
-      step,
-      sql`SELECT v, ${hit} FROM d WHERE v IS NOT NULL`,
-      MAX_RESOLVED_VALUES + 2,
-    ),
-  );
-  if (distinct.length > MAX_RESOLVED_VALUES) return null;
-  return distinct.filter((row) => row.hit === 1 || row.hit === true).map((row) => row.v);
-}
-
-function usesTrigrams(filter: SearchFilter<EventProperty>, access: Access): boolean {
-  // Trigrams need three characters; shorter values are scanned with LIKE.
-  return (
-    access === 'seek' && filter.property === 'description' && [...String(filter.value)].length >= 3
-  );
-}
-
-/** Each category or type filter's matching distinct values (null: too many to list). */
-type ResolvedValues = Map<SearchFilter<EventProperty>, string[] | null>;
-
-interface CachedValues {
-  throughId: number;
-  values: string[] | null;
-}
-
-/** Resolved values per (organization, column, substring): exact while no event is added. */
-const valuesCache = perDatabase(
-  () =>
-    new ByteBoundedLru<CachedValues>(MAX_CACHED_BYTES, ({ values }) =>
-      (values ?? []).reduce((bytes, value) => bytes + stringBytes(value), 0),
-    ),
-);
-
-/**
- * Resolves the query's category and type filters once, for both the count and the page. Events
- * through `throughId` never change, so values resolved at the same highest id are reused.
- */
-function* resolveValues(
-  db: Db,
-  organizationId: number,
-  query: ListQuery<EventProperty>,
-  throughId: number,
-): Steps<ResolvedValues> {
-  const resolved: ResolvedValues = new Map();
-  const cache = valuesCache(db);
-  for (const filter of query.filters) {
-    if (filter.property === 'category' || filter.property === 'type') {
-      const key = JSON.stringify([organizationId, filter.property, filter.value]);
-      const cached = cache.get(key);
-      const values =
-        cached?.throughId === throughId
-          ? cached.values
-          : yield* matchingValues(db, organizationId, filter.property, String(filter.value));
-      cache.set(key, { throughId, values });
-      resolved.set(filter, values);
-    }
-  }
-  return resolved;
-}
-
-/** What selects events, whatever their order or page: search pairs and the time window. */
-type EventSelection = Pick<ListQuery<EventProperty>, 'filters' | 'window'>;
-
-function eventConditions(
-  db: Db,
-  organizationId: number,
-  query: EventSelection,
-  resolved: ResolvedValues,
-  access: Access,
-): SQL | undefined {
-  const lowCardinality = (column: 'category' | 'type') => (filter: SearchFilter<EventProperty>) => {
-    const values = resolved.get(filter);
-    if (!values) return undefined;
-    if (values.length === 0) return sql`FALSE`;
-    // Unary plus keeps SQLite's planner off this column's index while it walks another order.
-    const target = access === 'walk' ? sql`+${sql.identifier(column)}` : sql.identifier(column);
-    return sql`${target} IN (${sql.join(
-      values.map((v) => sql`${v}`),
-      sql`, `,
-    )})`;
-  };
-  // SQLite's planner prefers the organization's index to the trigram matches it cannot estimate.
-  const organization = query.filters.some((filter) => usesTrigrams(filter, access))
-    ? sql`+${events.organizationId} = ${organizationId}`
-    : eq(events.organizationId, organizationId);
-  return and(
-    organization,
-    ...listConditions(query, {
-      columns: eventColumns(db),
-      windowColumn: events.timestamp,
-      spelling: db.spelling,
-      conditions: {
-        category: lowCardinality('category'),
-        type: lowCardinality('type'),
-        description: (filter) => {
-          const value = String(filter.value);
-          if (!usesTrigrams(filter, access)) return undefined;
-          const phrase = `"${value.replaceAll('"', '""')}"`;
-          return sql`${events.id} IN (SELECT rowid FROM events_description_fts
-                     WHERE events_description_fts MATCH ${phrase})
-                     AND ${db.spelling.contains(events.description, value)}`;
-        },
-      },
-    }),
-  );
-}
-
-/**
- * `FROM ... WHERE` of the matching events with ids above `afterId` (and at most `throughId`):
- * NOT INDEXED makes SQLite read only that rowid range, whatever else matches (its planner would
- * otherwise walk every event of the organization in one of its indexes).
- */
-function eventsAbove(
-  db: Db,
-  organizationId: number,
-  query: EventSelection,
-  resolved: ResolvedValues,
-  afterId: number,
-  throughId?: number,
-): SQL {
-  const onSqlite = db.kind === 'sqlite';
-  const upTo = throughId === undefined ? sql`` : sql`AND id <= ${throughId}`;
-  return sql`${sql.raw(onSqlite ? 'events NOT INDEXED' : 'events')}
-    WHERE id > ${afterId} ${upTo}
-    AND ${eventConditions(db, organizationId, query, resolved, onSqlite ? 'walk' : 'plan')}`;
-}
 
 function filterKey(organizationId: number, query: ListQuery<EventProperty>): string {
   return JSON.stringify([organizationId, query.filters, query.window]);
