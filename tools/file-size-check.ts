@@ -29,7 +29,6 @@ const EXEMPT: Record<string, string> = {
  */
 const BEING_SPLIT = new Set([
   'apps/server/test/cli-load.test.ts',
-  'apps/server/test/experiments-lifecycle.test.ts',
 ]);
 
 const root = fileURLToPath(new URL('..', import.meta.url));
