@@ -8,10 +8,6 @@ import type { ListPosition, ListQuery, SearchFilter } from '../../domain/list-qu
 import type { Spelling } from './spelling.js';
 import { idEquals, selectList, selectRows, valueSql, type Steps } from './portable-sql.js';
 
-// The parsed list query a repository hands in and the position it hands back, so a repository
-// reads them here with the SQL that renders them.
-export type { ListPosition, ListQuery };
-
 export type ColumnMap<P extends string> = Record<P, SQLWrapper>;
 
 /** The largest code point: every text starting with the prefix sorts below prefix + this. */

@@ -5,7 +5,8 @@
 import { sql } from 'drizzle-orm';
 import type { components } from '../../spec-types.js';
 import type { Db } from '../engine/client.js';
-import { selectListPage, type ListPosition, type ListQuery } from '../engine/list-sql.js';
+import type { ListPosition, ListQuery } from '../../domain/list-query.js';
+import { selectListPage } from '../engine/list-sql.js';
 import {
   execute,
   idEquals,

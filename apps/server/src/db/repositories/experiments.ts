@@ -7,13 +7,8 @@
 import { sql, type SQL } from 'drizzle-orm';
 import type { components } from '../../spec-types.js';
 import type { Db } from '../engine/client.js';
-import {
-  selectListPage,
-  type ColumnMap,
-  type ListPosition,
-  type ListQuery,
-  type ListTable,
-} from '../engine/list-sql.js';
+import type { ListPosition, ListQuery } from '../../domain/list-query.js';
+import { selectListPage, type ColumnMap, type ListTable } from '../engine/list-sql.js';
 import {
   execute,
   idEquals,
