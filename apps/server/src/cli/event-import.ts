@@ -20,7 +20,7 @@ import { locateJsonSyntaxError } from './json-syntax.js';
 /**
  * Events per transaction. Larger batches cost fewer rewrites of the same index pages, but each
  * holds SQLite's write lock longer, which a server writing at the same time waits out
- * (busy_timeout). docs/benchmarks.md ("Figures behind the code") has the measurements.
+ * (db/engine/sqlite-write-lock.ts). docs/benchmarks.md ("Figures behind the code") has the measurements.
  */
 export const DEFAULT_EVENT_BATCH_SIZE = 20_000;
 

@@ -136,14 +136,19 @@ export function prepareServerConnection(db: Db): void {
   db.sqlite.pragma('cache_size = -2000');
 }
 
+/**
+ * How long a write waits for another connection's write lock before it fails as a busy database
+ * (a 503): the CLI next to a running server, or a second server process, holds it for a commit.
+ */
+export const SQLITE_BUSY_TIMEOUT_MS = 5000;
+
 /** A SQLite database file (created if missing) or `:memory:`. */
 export function openSqlite(databaseUrl: string, options: DbOptions = {}): SqliteDb {
   if (databaseUrl !== ':memory:') mkdirSync(dirname(resolve(databaseUrl)), { recursive: true });
   const sqlite = new Database(databaseUrl);
   sqlite.pragma('journal_mode = WAL');
   sqlite.pragma('foreign_keys = ON');
-  // Another process (the CLI next to a running server) may hold the write lock briefly.
-  sqlite.pragma('busy_timeout = 5000');
+  sqlite.pragma(`busy_timeout = ${SQLITE_BUSY_TIMEOUT_MS}`);
   // Safe with WAL: a power cut can lose the last commits but never corrupts the file.
   sqlite.pragma('synchronous = NORMAL');
   // 64 MB instead of 2 MB: the events table has seven indexes, and bulk imports slow down

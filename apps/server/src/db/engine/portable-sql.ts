@@ -26,6 +26,7 @@ import type { Statement } from 'better-sqlite3';
 import type pg from 'pg';
 import type { Db, PostgresDb, SqliteDb } from './client.js';
 import { isConcurrencyConflict, QueryTimeoutError } from './errors.js';
+import { inWriteTransaction } from './sqlite-write-lock.js';
 import { perDatabase, remember } from './caches.js';
 
 export type Row = Record<string, unknown>;
@@ -192,6 +193,17 @@ export async function runSteps<T>(db: Db, start: () => Steps<T>): Promise<T> {
     : runStepsOnPostgres(db.pool, start());
 }
 
+/**
+ * Runs a sequence that writes, for a server request or timer: as runSteps on PostgreSQL; on
+ * SQLite in a write transaction that waits for another process's write lock without stopping the
+ * event loop (sqlite-write-lock.ts), where runSteps would sleep in SQLite's busy handler.
+ */
+export async function runWriteSteps<T>(db: Db, start: () => Steps<T>): Promise<T> {
+  return db.kind === 'sqlite'
+    ? inWriteTransaction(db, () => runStepsOnSqlite(db, start()))
+    : runStepsOnPostgres(db.pool, start());
+}
+
 /** PostgreSQL advisory locks (two-key form): one class, a key per lock. */
 export interface AdvisoryLocks {
   lockClass: number;
@@ -236,7 +248,7 @@ export async function runStepsInTransaction<T>(db: Db, start: () => Steps<T>): P
   if (db.kind === 'postgres') {
     return inPostgresTransaction(db.pool, 'BEGIN ISOLATION LEVEL SERIALIZABLE', start);
   }
-  return sqliteTransaction(db).immediate(start()) as T;
+  return inWriteTransaction(db, () => runStepsOnSqlite(db, start()));
 }
 
 /** Checks, before a statement of a transaction, that it may still run (listReadBudget). */

@@ -6,14 +6,21 @@
 // concurrent sessions cost little more than one: batchedWrite runs each write in its own
 // savepoint of one write transaction, so one that fails (an unknown target) rolls back alone.
 
+import { perDatabase } from './caches.js';
 import type { SqliteDb } from './client.js';
 import { gatherBatches, type Outcome } from './gather-batches.js';
+import { inWriteTransaction } from './sqlite-write-lock.js';
 
-const commitOnSqlite = gatherBatches((db: SqliteDb, works: Array<() => unknown>) => {
-  const outcomes: Outcome<unknown>[] = [];
-  // better-sqlite3 runs a transaction function called inside another one as a savepoint.
-  const runOne = db.sqlite.transaction((work: () => unknown) => work());
-  const runAll = db.sqlite.transaction(() => {
+// Inside the batch's transaction, better-sqlite3 runs a transaction function as a savepoint.
+const savepointOf = perDatabase((db: SqliteDb) =>
+  db.sqlite.transaction((work: () => unknown) => work()),
+);
+
+const commitOnSqlite = gatherBatches((db: SqliteDb, works: Array<() => unknown>) =>
+  // If the commit itself fails (a full disk, a lost lock), nothing of the batch was written.
+  inWriteTransaction(db, () => {
+    const runOne = savepointOf(db);
+    const outcomes: Outcome<unknown>[] = [];
     for (const work of works) {
       try {
         outcomes.push({ ok: true, value: runOne(work) });
@@ -21,11 +28,9 @@ const commitOnSqlite = gatherBatches((db: SqliteDb, works: Array<() => unknown>)
         outcomes.push({ ok: false, error });
       }
     }
-  });
-  // If the commit itself fails (a full disk, a lost lock), nothing of the batch was written.
-  runAll.immediate();
-  return outcomes;
-});
+    return outcomes;
+  }),
+);
 
 /**
  * Runs `work` (synchronous, using the same connection) in the next group commit and resolves

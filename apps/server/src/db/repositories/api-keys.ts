@@ -17,6 +17,7 @@ import {
   prepared,
   runSteps,
   runStepsInTransaction,
+  runWriteSteps,
   selectRows,
   setValues,
 } from '../engine/portable-sql.js';
@@ -259,7 +260,7 @@ export function apiKeyUseIsStale(lastUsedAt: string | null, now = new Date()): b
 export async function recordApiKeyUse(db: Db, apiKeyId: number, now = new Date()): Promise<void> {
   const staleBefore = new Date(now.getTime() - LAST_USED_RESOLUTION_MS).toISOString();
   const lastUsedAt = now.toISOString();
-  await runSteps(db, () =>
+  await runWriteSteps(db, () =>
     execute(
       sql`UPDATE ${apiKeys} SET ${setValues(apiKeys, { lastUsedAt })}
           WHERE ${apiKeys.id} = ${apiKeyId}

@@ -11,6 +11,7 @@ import {
   prepared,
   runSteps,
   runStepsInTransaction,
+  runWriteSteps,
   selectList,
   selectRows,
   type Steps,
@@ -107,7 +108,7 @@ export async function idempotencyKeyStanding(
 
 /** Frees `key` after a failure that changed nothing (a 5xx), so a retry runs again. */
 export async function releaseIdempotencyKey(db: Db, apiKeyId: string, key: string): Promise<void> {
-  await runSteps(db, () =>
+  await runWriteSteps(db, () =>
     execute(sql`DELETE FROM ${idempotencyKeys} WHERE ${keyOf(apiKeyId, key)}`),
   );
 }
@@ -123,7 +124,7 @@ export async function sweepExpiredIdempotencyKeys(
   now = new Date(),
 ): Promise<number> {
   const expiredBefore = new Date(now.getTime() - retentionMs).toISOString();
-  const deleted = await runSteps(db, () =>
+  const deleted = await runWriteSteps(db, () =>
     selectRows<{ key: string }>(
       sql`DELETE FROM ${idempotencyKeys} WHERE (${idempotencyKeys.apiKeyId}, ${idempotencyKeys.key}) IN (
         SELECT ${idempotencyKeys.apiKeyId}, ${idempotencyKeys.key} FROM ${idempotencyKeys}

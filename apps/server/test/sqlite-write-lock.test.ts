@@ -1,0 +1,152 @@
+// While another connection holds SQLite's write lock (an `agentline events import` committing a
+// batch, a second server process), the server's writes wait for it without stopping the event
+// loop: /healthz and reads are answered meanwhile, the writes go through in arrival order once
+// the lock is free, and a wait longer than the busy timeout fails as a busy database (503), as
+// SQLite's own wait did. PostgreSQL has no such lock: its writers wait on their own connections.
+
+import { setTimeout as sleep } from 'node:timers/promises';
+import Database from 'better-sqlite3';
+import { sql } from 'drizzle-orm';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createDb, type SqliteDb } from '../src/db/engine/client.js';
+import { migrateDb } from '../src/db/engine/migrate.js';
+import { runStepsInTransaction, selectRows } from '../src/db/engine/portable-sql.js';
+import { inWriteTransaction } from '../src/db/engine/sqlite-write-lock.js';
+import { createTenant, type Tenant } from './support/harness.js';
+import { loadRoutingFixture, type RoutingFixture } from './support/routing-fixture.js';
+import { startServerProcess } from './support/server-process.js';
+import { freshDatabaseUrl, onSqlite } from './support/test-database.js';
+
+/** Another connection to the same file, holding the write lock until released. */
+function holdWriteLock(file: string): { release(): void } {
+  const other = new Database(file);
+  other.exec('BEGIN IMMEDIATE');
+  return {
+    release() {
+      other.exec('COMMIT');
+      other.close();
+    },
+  };
+}
+
+describe.runIf(onSqlite)('SQLite writes while another connection holds the write lock', () => {
+  let file: string;
+  let db: SqliteDb;
+
+  beforeEach(async () => {
+    file = await freshDatabaseUrl();
+    const opened = createDb(file);
+    if (opened.kind !== 'sqlite') throw new Error('expected SQLite');
+    db = opened;
+    await migrateDb(db);
+    db.sqlite.exec('CREATE TABLE lock_probe (n INTEGER NOT NULL)');
+  });
+
+  afterEach(() => db.close());
+
+  const insert = (n: number) => () => db.sqlite.prepare('INSERT INTO lock_probe VALUES (?)').run(n);
+  const stored = () =>
+    (db.sqlite.prepare('SELECT n FROM lock_probe ORDER BY rowid').all() as { n: number }[]).map(
+      (row) => row.n,
+    );
+
+  it('waits off the event loop and commits in arrival order once the lock is free', async () => {
+    const holder = holdWriteLock(file);
+    const writes = [1, 2, 3].map((n) => inWriteTransaction(db, insert(n)));
+    // The event loop keeps turning while the writes wait: timers fire on time.
+    const delays: number[] = [];
+    for (let i = 0; i < 10; i += 1) {
+      const started = performance.now();
+      await sleep(20);
+      delays.push(performance.now() - started - 20);
+    }
+    expect(Math.max(...delays)).toBeLessThan(100);
+    expect(stored()).toEqual([]);
+    holder.release();
+    await Promise.all(writes);
+    expect(stored()).toEqual([1, 2, 3]);
+  });
+
+  it('rolls back a failed write and goes on with the next', async () => {
+    const holder = holdWriteLock(file);
+    const failing = inWriteTransaction(db, () => {
+      insert(1)();
+      throw new Error('the write failed');
+    });
+    const next = inWriteTransaction(db, insert(2));
+    holder.release();
+    await expect(failing).rejects.toThrow('the write failed');
+    await next;
+    expect(stored()).toEqual([2]);
+    expect(db.sqlite.inTransaction).toBe(false);
+  });
+
+  it('fails as a busy database after the busy timeout, writing nothing', async () => {
+    const holder = holdWriteLock(file);
+    try {
+      const write = runStepsInTransaction(db, function* () {
+        yield* selectRows(sql`INSERT INTO lock_probe VALUES (1)`);
+      });
+      await expect(write).rejects.toMatchObject({ code: 'SQLITE_BUSY' });
+    } finally {
+      holder.release();
+    }
+    expect(stored()).toEqual([]);
+    await inWriteTransaction(db, insert(2));
+    expect(stored()).toEqual([2]);
+  }, 15_000);
+});
+
+describe.runIf(onSqlite)('a server process while another process holds the write lock', () => {
+  let file: string;
+  let acme: Tenant;
+  let fx: RoutingFixture;
+
+  beforeEach(async () => {
+    file = await freshDatabaseUrl();
+    const db = createDb(file);
+    await migrateDb(db);
+    acme = await createTenant(db, 'Acme');
+    fx = await loadRoutingFixture(db, acme.organizationId);
+    await db.close();
+  });
+
+  it('answers /healthz and lists while a routed session waits, then routes it', async () => {
+    const server = await startServerProcess({ DATABASE_URL: file });
+    try {
+      const headers = { 'Service-API-Key': acme.key, 'Content-Type': 'application/json' };
+      // A key's first request of a minute notes its use, a write that waits for the lock too.
+      await fetch(`${server.baseUrl}/api/v1/events/?limit=0`, { headers });
+      const holder = holdWriteLock(file);
+      const routed = fetch(
+        `${server.baseUrl}/api/v1/channels/targets/${fx.targets.main}/sessions`,
+        {
+          method: 'POST',
+          headers,
+          body: '{}',
+        },
+      );
+      // Before: the server's event loop slept in SQLite's busy handler for as long as the lock
+      // was held, and these waited for all of it.
+      const answerMs: number[] = [];
+      const deadline = performance.now() + 1000;
+      while (performance.now() < deadline) {
+        const started = performance.now();
+        const [health, list] = await Promise.all([
+          fetch(`${server.baseUrl}/healthz`),
+          fetch(`${server.baseUrl}/api/v1/events/?limit=1`, { headers }),
+        ]);
+        expect([health.status, list.status]).toEqual([200, 200]);
+        answerMs.push(performance.now() - started);
+        await sleep(50);
+      }
+      expect(answerMs.length).toBeGreaterThan(5);
+      expect(Math.max(...answerMs)).toBeLessThan(250);
+      holder.release();
+      const answer = await routed;
+      expect(answer.status).toBe(200);
+    } finally {
+      await server.stop();
+    }
+  }, 30_000);
+});
