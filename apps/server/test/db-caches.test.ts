@@ -1,5 +1,6 @@
-// The bounds on in-memory caches (prepared SQLite statements, cached counts, kept answers): a full
-// cache drops the entry used longest ago, never the one just used.
+// The bounds on in-memory caches (prepared SQLite statements, cached counts, kept answers, the
+// capped experiments of routed targets): a full cache drops the entry used longest ago, never the
+// one just used.
 
 import { expect, it } from 'vitest';
 import {
@@ -8,6 +9,12 @@ import {
   remember,
   stringBytes,
 } from '../src/db/engine/caches.js';
+import type { PostgresDb } from '../src/db/engine/client.js';
+import {
+  knownCappedExperiments,
+  rememberCappedExperiments,
+  targetKey,
+} from '../src/db/routing/capped-targets.js';
 
 it('keeps at most the limit, dropping the entry used longest ago', () => {
   const cache = new Map<string, number>();
@@ -68,4 +75,18 @@ it('charges each entry its key, its value and the overhead, and never holds more
   cache.set('huge', 'x'.repeat(maxBytes));
   expect(cache.get('huge')).toBeUndefined();
   expect(cache.bytes).toBeLessThanOrEqual(maxBytes);
+});
+
+it('remembers the capped experiments of at most 10,000 routed targets', () => {
+  // Only the handle's identity keys the memory: no database is read.
+  const db = {} as PostgresDb;
+  const targets = (from: number, count: number) =>
+    new Map(Array.from({ length: count }, (_, i) => [targetKey(1, from + i), 7] as const));
+  rememberCappedExperiments(db, targets(0, 10_000));
+  expect(knownCappedExperiments(db, [{ organizationId: 1, targetId: 0 }])).toEqual([7]);
+  // Target 0 was just looked up, but only routing refreshes an entry: it is the oldest still.
+  rememberCappedExperiments(db, targets(10_000, 1));
+  expect(knownCappedExperiments(db, [{ organizationId: 1, targetId: 0 }])).toEqual([]);
+  expect(knownCappedExperiments(db, [{ organizationId: 1, targetId: 1 }])).toEqual([7]);
+  expect(knownCappedExperiments(db, [{ organizationId: 1, targetId: 10_000 }])).toEqual([7]);
 });
