@@ -33,11 +33,10 @@ module.exports = {
       name: 'repositories-query-only',
       severity: 'error',
       comment:
-        "A repository reads and writes its resource; the use-case that owns the transaction applies the rules. It may name domain/'s types (the vocabulary: properties, list queries), not run its code. The files named here still do and are to follow: api-keys.ts hashes and formats keys, events.ts and event-import.ts take the event properties' list.",
+        "A repository reads and writes its resource; the use-case that owns the transaction applies the rules. It may name domain/'s types (the vocabulary: properties, list queries), not run its code. The files named here still do and are to follow: events.ts and event-import.ts take the event properties' list.",
       from: {
         path: '^apps/server/src/db/repositories/',
         pathNot: [
-          '^apps/server/src/db/repositories/api-keys\\.ts$',
           '^apps/server/src/db/repositories/event-import\\.ts$',
           '^apps/server/src/db/repositories/events\\.ts$',
         ],

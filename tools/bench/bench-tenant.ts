@@ -8,7 +8,7 @@ import type {
   Experiment,
   ExperimentCreate,
 } from '../../packages/sdk/src/index.js';
-import { createKeyWithOwnRole } from '../../apps/server/src/db/repositories/api-keys.js';
+import { createKeyWithOwnRole } from '../../apps/server/src/use-cases/api-keys.js';
 import { createOrganization } from '../../apps/server/src/db/repositories/organizations.js';
 import { PERMISSIONS } from '../../apps/server/src/domain/permissions.js';
 import { platformRecordsSchema } from '../../apps/server/src/records/format.js';

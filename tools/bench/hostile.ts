@@ -13,7 +13,7 @@ import { parseArgs } from 'node:util';
 import { gzipSync } from 'node:zlib';
 import { createDb } from '../../apps/server/src/db/engine/client.js';
 import { migrateDb } from '../../apps/server/src/db/engine/migrate.js';
-import { createKeyWithOwnRole } from '../../apps/server/src/db/repositories/api-keys.js';
+import { createKeyWithOwnRole } from '../../apps/server/src/use-cases/api-keys.js';
 import { cursorSigner } from '../../apps/server/src/serving/cursor-signer.js';
 import { DEMO_RECORDS } from '../../apps/server/src/cli/demo-data.js';
 import { platformRecordsSchema } from '../../apps/server/src/records/format.js';

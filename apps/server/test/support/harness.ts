@@ -3,7 +3,7 @@
 
 import { createApp, type App, type AppOptions } from '../../src/app.js';
 import type { Db } from '../../src/db/engine/client.js';
-import { createKeyWithOwnRole } from '../../src/db/repositories/api-keys.js';
+import { createKeyWithOwnRole } from '../../src/use-cases/api-keys.js';
 import { createOrganization } from '../../src/db/repositories/organizations.js';
 import { PERMISSIONS, type Permission } from '../../src/domain/permissions.js';
 import type { components } from '../../src/spec-types.js';

@@ -1,5 +1,4 @@
 import { platformRecordsSchema } from '../../records/format.js';
-import { createKeyWithOwnRole } from '../../db/repositories/api-keys.js';
 import {
   createOrganization,
   findOrganization,
@@ -8,6 +7,7 @@ import {
 import { summarizeLoad } from '../../records/load-result.js';
 import { loadPlatformRecords } from '../../records/loader.js';
 import { PERMISSIONS } from '../../domain/permissions.js';
+import { createKeyWithOwnRole } from '../../use-cases/api-keys.js';
 import { UsageError } from '../cli-error.js';
 import type { Command } from '../command.js';
 import type { CommandContext } from '../context.js';
