@@ -7,7 +7,7 @@
 
 import { activeKeyPermissions } from '../db/repositories/api-keys.js';
 import type { Db } from '../db/engine/client.js';
-import type { Permission } from '../domain/permissions.js';
+import type { Permission } from '../vocabulary/permissions.js';
 import { eventsStreamRoute } from '../generated/routes.js';
 import type { components } from '../spec-types.js';
 import { AUTHENTICATION_TRUST_MS } from '../use-cases/authentication.js';

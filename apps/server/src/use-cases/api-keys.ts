@@ -5,7 +5,7 @@ import type { Db } from '../db/engine/client.js';
 import { insertApiKey, type ApiKey, type NewApiKeyRow } from '../db/repositories/api-keys.js';
 import { createRole } from '../db/repositories/roles.js';
 import { formatApiKey, generateApiKey, hashApiKeySecret } from '../domain/api-keys.js';
-import type { Permission } from '../domain/permissions.js';
+import type { Permission } from '../vocabulary/permissions.js';
 
 export type NewApiKey = Omit<NewApiKeyRow, 'keyId' | 'secretHash'>;
 

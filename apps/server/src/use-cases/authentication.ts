@@ -6,7 +6,7 @@ import { perDatabase, remember } from '../db/engine/caches.js';
 import type { Db } from '../db/engine/client.js';
 import { findApiKeyForAuth, markApiKeyUsed } from '../db/repositories/api-keys.js';
 import { apiKeySecretMatches, hashApiKeySecret, parseApiKey } from '../domain/api-keys.js';
-import type { Permission } from '../domain/permissions.js';
+import type { Permission } from '../vocabulary/permissions.js';
 
 export interface ApiKeyPrincipal {
   apiKeyId: number;

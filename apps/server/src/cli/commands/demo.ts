@@ -6,7 +6,7 @@ import {
 } from '../../db/repositories/organizations.js';
 import { summarizeLoad } from '../../records/load-result.js';
 import { loadPlatformRecords } from '../../records/loader.js';
-import { PERMISSIONS } from '../../domain/permissions.js';
+import { PERMISSIONS } from '../../vocabulary/permissions.js';
 import { createKeyWithOwnRole } from '../../use-cases/api-keys.js';
 import { UsageError } from '../cli-error.js';
 import type { Command } from '../command.js';

@@ -3,7 +3,7 @@
 // and the hash of a secret, never a secret.
 
 import { sql } from 'drizzle-orm';
-import type { Permission } from '../../domain/permissions.js';
+import type { Permission } from '../../vocabulary/permissions.js';
 import type { Db } from '../engine/client.js';
 import {
   columnsOf,
