@@ -33,16 +33,26 @@ module.exports = {
       name: 'repositories-query-only',
       severity: 'error',
       comment:
-        "A repository reads and writes its resource; the use-case that owns the transaction applies the rules. It may name domain/'s types (the vocabulary: properties, list queries), not run its code. The files named here still do and are to follow: api-keys.ts hashes and formats keys, events.ts and event-import.ts take the event properties' list.",
-      from: {
-        path: '^apps/server/src/db/repositories/',
-        pathNot: [
-          '^apps/server/src/db/repositories/api-keys\\.ts$',
-          '^apps/server/src/db/repositories/event-import\\.ts$',
-          '^apps/server/src/db/repositories/events\\.ts$',
-        ],
+        'A repository reads and writes its resource; the code that owns the operation (a ' +
+        'use-case, routing) applies the rules. It imports nothing of domain/, types included: ' +
+        'the names both need (list queries, properties, permissions) live in vocabulary/. The ' +
+        'engine and the schema modules a repository is built on hold to the same, so loading a ' +
+        'repository loads no rule.',
+      from: { path: '^apps/server/src/db/(repositories|engine|schema)/' },
+      to: { path: '^apps/server/src/domain/' },
+    },
+    {
+      name: 'vocabulary-stands-alone',
+      severity: 'error',
+      comment:
+        'vocabulary/ holds the names that domain/ and db/ share (list query shapes, property ' +
+        'names, permissions, the JSON text brand, A2P records), below both: it imports no server ' +
+        "module but its own and the contract's generated types, and no package.",
+      from: { path: '^apps/server/src/vocabulary/' },
+      to: {
+        path: ['^apps/server/src/', 'node_modules/'],
+        pathNot: '^apps/server/src/(vocabulary/|spec-types\\.ts$)',
       },
-      to: { path: '^apps/server/src/domain/', dependencyTypesNot: ['type-only'] },
     },
     {
       name: 'repositories-below-use-cases',

@@ -8,9 +8,9 @@ import type {
   Experiment,
   ExperimentCreate,
 } from '../../packages/sdk/src/index.js';
-import { createKeyWithOwnRole } from '../../apps/server/src/db/repositories/api-keys.js';
+import { createKeyWithOwnRole } from '../../apps/server/src/use-cases/api-keys.js';
 import { createOrganization } from '../../apps/server/src/db/repositories/organizations.js';
-import { PERMISSIONS } from '../../apps/server/src/domain/permissions.js';
+import { PERMISSIONS } from '../../apps/server/src/vocabulary/permissions.js';
 import { platformRecordsSchema } from '../../apps/server/src/records/format.js';
 import { loadedIds } from '../../apps/server/src/records/load-result.js';
 import { loadPlatformRecords } from '../../apps/server/src/records/loader.js';

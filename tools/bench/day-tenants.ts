@@ -4,7 +4,7 @@
 // only) and the dashboard's (reading only).
 
 import type { Db } from '../../apps/server/src/db/engine/client.js';
-import { createKeyWithOwnRole } from '../../apps/server/src/db/repositories/api-keys.js';
+import { createKeyWithOwnRole } from '../../apps/server/src/use-cases/api-keys.js';
 import { createClient, type Experiment } from '../../packages/sdk/src/index.js';
 import { buildEvents } from './bench-events.js';
 import { benchRoutingTenant, startSplitExperiment } from './bench-tenant.js';

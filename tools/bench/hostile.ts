@@ -13,17 +13,17 @@ import { parseArgs } from 'node:util';
 import { gzipSync } from 'node:zlib';
 import { createDb } from '../../apps/server/src/db/engine/client.js';
 import { migrateDb } from '../../apps/server/src/db/engine/migrate.js';
-import { createKeyWithOwnRole } from '../../apps/server/src/db/repositories/api-keys.js';
+import { createKeyWithOwnRole } from '../../apps/server/src/use-cases/api-keys.js';
 import { cursorSigner } from '../../apps/server/src/serving/cursor-signer.js';
 import { DEMO_RECORDS } from '../../apps/server/src/cli/demo-data.js';
 import { platformRecordsSchema } from '../../apps/server/src/records/format.js';
 import { listChannelTargets } from '../../apps/server/src/db/repositories/directory.js';
 import { loadPlatformRecords } from '../../apps/server/src/records/loader.js';
+import type { Permission } from '../../apps/server/src/vocabulary/permissions.js';
 import { AGENT_LIST } from '../../apps/server/src/domain/agents.js';
 import { CHANNEL_TARGET_LIST } from '../../apps/server/src/domain/channel-targets.js';
 import { EVENT_LIST } from '../../apps/server/src/domain/events.js';
 import { parseListQuery } from '../../apps/server/src/domain/list-query.js';
-import type { Permission } from '../../apps/server/src/domain/permissions.js';
 import {
   sealedCursor,
   unkeyedCursor,

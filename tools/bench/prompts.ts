@@ -12,7 +12,7 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createDb, type SqliteDb } from '../../apps/server/src/db/engine/client.js';
 import { migrateDb } from '../../apps/server/src/db/engine/migrate.js';
-import { createApiKey } from '../../apps/server/src/db/repositories/api-keys.js';
+import { createApiKey } from '../../apps/server/src/use-cases/api-keys.js';
 import { createOrganization } from '../../apps/server/src/db/repositories/organizations.js';
 import { createRole } from '../../apps/server/src/db/repositories/roles.js';
 import { seededRandom } from '../../apps/server/src/cli/demo-data.js';

@@ -8,7 +8,7 @@ import { revokeApiKey } from '../src/db/repositories/api-keys.js';
 import { platformRecordsSchema } from '../src/records/format.js';
 import { loadPlatformRecords } from '../src/records/loader.js';
 import { parseApiKey } from '../src/domain/api-keys.js';
-import { isPermission, PERMISSIONS, type Permission } from '../src/domain/permissions.js';
+import { isPermission, PERMISSIONS, type Permission } from '../src/vocabulary/permissions.js';
 import {
   createKey,
   createTenant,

@@ -11,12 +11,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../src/cli/run.js';
 import { createDb, type Db } from '../src/db/engine/client.js';
 import { migrateDb } from '../src/db/engine/migrate.js';
+import { revokeApiKey } from '../src/db/repositories/api-keys.js';
+import { parseApiKey } from '../src/domain/api-keys.js';
 import {
   AUTHENTICATION_TRUST_MS,
   authenticateApiKeyTrusted,
-  revokeApiKey,
-} from '../src/db/repositories/api-keys.js';
-import { parseApiKey } from '../src/domain/api-keys.js';
+} from '../src/use-cases/authentication.js';
 import { createTenant, type Tenant } from './support/harness.js';
 import { startServerProcess, type ServerProcess } from './support/server-process.js';
 import { freshDatabaseUrl } from './support/test-database.js';

@@ -3,8 +3,8 @@
 import { sql, type SQL } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDb, type Db } from '../src/db/engine/client.js';
-import { authenticateApiKey } from '../src/db/repositories/api-keys.js';
-import { PERMISSIONS } from '../src/domain/permissions.js';
+import { authenticateApiKey } from '../src/use-cases/authentication.js';
+import { PERMISSIONS } from '../src/vocabulary/permissions.js';
 import { createWorkspace, type CliResult, type TempWorkspace } from './fixtures/cli-harness.js';
 import { onSqlite, queryTestDb } from './support/test-database.js';
 

@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDb, type Db } from '../src/db/engine/client.js';
-import { authenticateApiKey } from '../src/db/repositories/api-keys.js';
+import { authenticateApiKey } from '../src/use-cases/authentication.js';
 import { createWorkspace, type TempWorkspace } from './fixtures/cli-harness.js';
 import { onSqlite, queryTestDb } from './support/test-database.js';
 

@@ -1,15 +1,9 @@
-// API keys: the key format (domain) and the lookups the server's auth middleware makes.
+// API keys: the key format (domain), issuing and authenticating them (use-cases) over the rows the
+// repository stores and reads.
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Db } from '../src/db/engine/client.js';
-import {
-  authenticateApiKey,
-  createApiKey,
-  findApiKeyForAuth,
-  listApiKeys,
-  recordApiKeyUse,
-  revokeApiKey,
-} from '../src/db/repositories/api-keys.js';
+import { findApiKeyForAuth, listApiKeys, revokeApiKey } from '../src/db/repositories/api-keys.js';
 import { createOrganization } from '../src/db/repositories/organizations.js';
 import { createRole } from '../src/db/repositories/roles.js';
 import {
@@ -20,6 +14,8 @@ import {
   isKeyId,
   parseApiKey,
 } from '../src/domain/api-keys.js';
+import { createApiKey } from '../src/use-cases/api-keys.js';
+import { authenticateApiKey, recordApiKeyUse } from '../src/use-cases/authentication.js';
 import { createTestDb } from './support/test-database.js';
 
 describe('key format', () => {
@@ -59,7 +55,7 @@ describe('key format', () => {
   });
 });
 
-describe('key repository', () => {
+describe('keys in the database', () => {
   let db: Db;
   let organizationId: number;
   let roleId: number;

@@ -23,13 +23,10 @@ import {
   selectRows,
 } from '../src/db/engine/portable-sql.js';
 import { events } from '../src/db/schema/sqlite.js';
-import { EVENT_LIST, type EventProperty } from '../src/domain/events.js';
-import {
-  encodeCursor,
-  parseListQuery,
-  type ListParameters,
-  type ListQuery,
-} from '../src/domain/list-query.js';
+import type { EventProperty } from '../src/vocabulary/events.js';
+import type { ListQuery } from '../src/vocabulary/list-query.js';
+import { EVENT_LIST } from '../src/domain/events.js';
+import { encodeCursor, parseListQuery, type ListParameters } from '../src/domain/list-query.js';
 import {
   checkDescriptionIndex,
   freshDatabaseUrl,

@@ -2,7 +2,7 @@
 // needs, and with a key that has every permission but that one.
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PERMISSIONS, type Permission } from '../src/domain/permissions.js';
+import { PERMISSIONS, type Permission } from '../src/vocabulary/permissions.js';
 import {
   createKey,
   type ApiResponse,

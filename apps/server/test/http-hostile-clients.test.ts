@@ -12,7 +12,7 @@ import { gzipSync } from 'node:zlib';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../src/app.js';
-import { authenticateApiKey } from '../src/db/repositories/api-keys.js';
+import { authenticateApiKey } from '../src/use-cases/authentication.js';
 import { Metrics } from '../src/http/metrics.js';
 import { MAX_JSON_DEPTH } from '../src/http/request-body.js';
 import type { Schemas, Tenant, TestApi } from './support/harness.js';

@@ -17,9 +17,9 @@ import { cursorSigner, SEALING_REFRESH_MS } from '../src/serving/cursor-signer.j
 import { ensureCursorSecret, readCursorSecrets } from '../src/db/repositories/cursor-secrets.js';
 import { cursorSecrets } from '../src/db/schema/sqlite.js';
 import * as postgresSchema from '../src/db/schema/postgres.js';
-import type { AgentProperty } from '../src/domain/agents.js';
+import type { AgentProperty } from '../src/vocabulary/directory.js';
+import { everyValueOf } from '../src/vocabulary/spec-enums.js';
 import type { CursorSigner, NullableKeys } from '../src/domain/list-query.js';
-import { everyValueOf } from '../src/domain/spec-enums.js';
 import { createWorkspace, type TempWorkspace } from './fixtures/cli-harness.js';
 import { afterConcurrentInserts } from './support/concurrent-secret-inserts.js';
 import { ACME_RECORDS, loadRecords } from './fixtures/prompts-records.js';

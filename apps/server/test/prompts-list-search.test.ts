@@ -3,7 +3,7 @@
 // load` loads them, and every response is checked against the spec by the harness.
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { PromptProperty } from '../src/domain/prompts.js';
+import type { PromptProperty } from '../src/vocabulary/prompts.js';
 import type { Schemas } from './support/harness.js';
 import {
   openPromptsList,

@@ -2,8 +2,8 @@
 // the test: `pnpm typecheck` fails if one of them stops being an error.
 
 import { expect, it } from 'vitest';
-import { EVENT_PROPERTIES } from '../src/domain/events.js';
-import { everyValueOf } from '../src/domain/spec-enums.js';
+import { EVENT_PROPERTIES } from '../src/vocabulary/events.js';
+import { everyValueOf } from '../src/vocabulary/spec-enums.js';
 import { EXPERIMENT_STATUSES } from '../src/db/schema/sqlite.js';
 
 type Colour = 'red' | 'green' | 'blue';

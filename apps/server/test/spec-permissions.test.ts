@@ -4,7 +4,7 @@
 // "Needs `...`": this keeps both in agreement with the extensions.
 
 import { describe, expect, it } from 'vitest';
-import { isPermission, PERMISSIONS } from '../src/domain/permissions.js';
+import { isPermission, PERMISSIONS } from '../src/vocabulary/permissions.js';
 import spec from '../src/generated/openapi.json' with { type: 'json' };
 import { SPEC_OPERATIONS } from './support/spec-operations.js';
 

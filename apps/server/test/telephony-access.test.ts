@@ -8,7 +8,7 @@ import { platformRecordsSchema } from '../src/records/format.js';
 import { loadedIds } from '../src/records/load-result.js';
 import { loadPlatformRecords } from '../src/records/loader.js';
 import { channels, telephonyNumbers } from '../src/db/schema/sqlite.js';
-import { PERMISSIONS } from '../src/domain/permissions.js';
+import { PERMISSIONS } from '../src/vocabulary/permissions.js';
 import {
   createKey,
   createTenant,

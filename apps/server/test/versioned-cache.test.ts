@@ -8,7 +8,7 @@ import { Hono } from 'hono';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Db } from '../src/db/engine/client.js';
 import { cursorSigner } from '../src/serving/cursor-signer.js';
-import { jsonText } from '../src/domain/json-text.js';
+import { jsonText } from '../src/vocabulary/json-text.js';
 import type { AppEnv, AuthContext } from '../src/http/app-env.js';
 import { jsonTextResponse } from '../src/http/json-text.js';
 import { KeptAnswers } from '../src/serving/kept-answers.js';

@@ -4,42 +4,15 @@
 // why a number is not.
 
 import type { components } from '../spec-types.js';
+import { everyValueOf } from '../vocabulary/spec-enums.js';
+import type { A2pCampaign, A2pStatusProperty, MessagingPath } from '../vocabulary/telephony.js';
 import type { ListResource, NullableKeys } from './list-query.js';
-import { everyValueOf } from './spec-enums.js';
 
 /** The provider's value for a campaign the carriers' registry has verified. */
 export const VERIFIED_CAMPAIGN_STATUS = 'VERIFIED';
 
 /** The provider's value for a brand the carriers' registry has approved. */
 export const APPROVED_BRAND_STATUS = 'APPROVED';
-
-export interface A2pBrand {
-  sid: string;
-  /** Null when the provider does not say. */
-  status: string | null;
-}
-
-/** One US A2P registration (a campaign) of a messaging service. */
-export interface A2pCampaign {
-  sid: string;
-  /** Null when the provider does not say. */
-  status: string | null;
-  /** A test registration that carries no traffic. */
-  mock: boolean;
-  /** The campaign's own brand; null when the provider has no record of it. */
-  brand: A2pBrand | null;
-}
-
-export interface MessagingServiceRecord {
-  sid: string;
-  campaigns: A2pCampaign[];
-}
-
-/** What a provider knows about one incoming number: number -> service -> campaigns -> brands. */
-export interface MessagingPath {
-  /** The service holding the number (a number is in at most one); null when it is in none. */
-  messagingService: MessagingServiceRecord | null;
-}
 
 /** One of the four checks, `{name, passed, detail}` as the answer carries it. */
 export type A2pCheck = components['schemas']['A2pCheck'];
@@ -211,9 +184,6 @@ export function checkA2p(path: MessagingPath | null): A2pVerdict {
     },
   ]);
 }
-
-/** The one property of the A2P status list: its items come in phone order, and nothing else. */
-export type A2pStatusProperty = 'phone';
 
 /**
  * The A2P status list of one telephony channel's numbers (docs/decisions.md section 11). Its name

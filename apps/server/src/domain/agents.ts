@@ -1,10 +1,9 @@
 // The agents list: which properties it has and how each is searched (list-query.ts does the rest).
 
 import type { components } from '../spec-types.js';
+import { everyValueOf } from '../vocabulary/spec-enums.js';
+import type { AgentProperty } from '../vocabulary/directory.js';
 import type { ListResource, NullableKeys } from './list-query.js';
-import { everyValueOf } from './spec-enums.js';
-
-export type AgentProperty = components['schemas']['AgentProperties'];
 
 export const AGENT_LIST: ListResource<AgentProperty> = {
   name: 'agents',

@@ -2,10 +2,9 @@
 // the rest).
 
 import type { components } from '../spec-types.js';
+import { everyValueOf } from '../vocabulary/spec-enums.js';
+import type { ChannelTargetProperty } from '../vocabulary/directory.js';
 import type { ListResource, NullableKeys } from './list-query.js';
-import { everyValueOf } from './spec-enums.js';
-
-export type ChannelTargetProperty = components['schemas']['ChannelTargetProperties'];
 
 export const CHANNEL_TARGET_LIST: ListResource<ChannelTargetProperty> = {
   name: 'channel_targets',

@@ -1,24 +1,9 @@
 // How the events list searches and orders (docs/decisions.md sections 2 and 3).
 
 import type { components } from '../spec-types.js';
+import { everyValueOf } from '../vocabulary/spec-enums.js';
+import type { EventProperty } from '../vocabulary/events.js';
 import type { ListResource, NullableKeys } from './list-query.js';
-import { everyValueOf } from './spec-enums.js';
-
-export type EventProperty = components['schemas']['EventProperties'];
-
-/** Every event property, in the order an item lists them. */
-export const EVENT_PROPERTIES = everyValueOf<EventProperty>()([
-  'timestamp',
-  'session_id',
-  'conversation_id',
-  'source',
-  'source_id',
-  'category',
-  'type',
-  'user_id',
-  'description',
-  'attributes',
-]);
 
 export const EVENT_LIST: ListResource<EventProperty> = {
   name: 'events',

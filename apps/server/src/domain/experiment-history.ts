@@ -2,15 +2,14 @@
 // made a change, and which fields it changed from what to what.
 
 import type { components } from '../spec-types.js';
+import { everyValueOf } from '../vocabulary/spec-enums.js';
+import type {
+  ChangeActor,
+  ExperimentChangeProperty,
+  ExperimentStatus,
+  FieldChanges,
+} from '../vocabulary/experiments.js';
 import type { ListResource, NullableKeys } from './list-query.js';
-import { everyValueOf } from './spec-enums.js';
-import type { ExperimentStatus } from './experiments.js';
-
-export type ChangeAction = components['schemas']['ExperimentChangeAction'];
-
-/** Who changed an experiment: an API key (through the API), the operator's CLI, or a planned end. */
-export type ChangeActor =
-  { type: 'api_key'; keyId: string; keyName: string } | { type: 'operator' } | { type: 'system' };
 
 /** Who made a change, and the API call it came with (null outside the API). */
 export interface ChangeAuthor {
@@ -43,8 +42,6 @@ export interface ExperimentState {
   max_sessions: number | null;
   status: ExperimentStatus;
 }
-
-export type FieldChanges = Record<string, { from: unknown; to: unknown }>;
 
 const FIELDS = [
   'name',
@@ -96,9 +93,6 @@ export function stateOf(experiment: {
     status: experiment.status,
   };
 }
-
-/** The history pages like the other lists, newest first, with nothing to search or order by. */
-export type ExperimentChangeProperty = 'id';
 
 export function experimentHistoryList(
   experimentId: number,

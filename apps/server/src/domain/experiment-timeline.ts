@@ -4,7 +4,7 @@
 // section 9). Only instants are computed here; counting sessions per bucket is the repository's.
 
 import { InputRuleError, type InputProblem } from './errors.js';
-import type { ExperimentStatus } from './experiments.js';
+import type { ExperimentStatus } from '../vocabulary/experiments.js';
 
 export type TimelineInterval = 'hour' | 'day';
 

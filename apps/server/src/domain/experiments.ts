@@ -8,10 +8,13 @@ import {
   type InputLocation,
   type InputProblem,
 } from './errors.js';
+import { everyValueOf } from '../vocabulary/spec-enums.js';
+import type {
+  EndedReason,
+  ExperimentProperty,
+  ExperimentStatus,
+} from '../vocabulary/experiments.js';
 import type { ListResource, NullableKeys } from './list-query.js';
-import { everyValueOf } from './spec-enums.js';
-
-export type ExperimentProperty = components['schemas']['ExperimentProperties'];
 
 export const EXPERIMENT_LIST: ListResource<ExperimentProperty> = {
   name: 'experiments',
@@ -38,8 +41,6 @@ export const EXPERIMENT_LIST: ListResource<ExperimentProperty> = {
   ]),
   ids: 'integer',
 };
-
-export type ExperimentStatus = components['schemas']['ExperimentStatus'];
 
 export interface VariantInput {
   name: string;
@@ -279,8 +280,6 @@ export function startWarnings(variants: readonly VariantAgentFacts[]): string[] 
 
 // Planned ends (docs/decisions.md section 9): a running experiment ends by itself when its
 // end_at comes or when it has routed max_sessions sessions.
-
-export type EndedReason = NonNullable<components['schemas']['Experiment']['ended_reason']>;
 
 /** What a planned end reads of a running experiment. Timestamps are canonical ISO text. */
 export interface PlannedEnd {

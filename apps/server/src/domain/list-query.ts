@@ -5,20 +5,16 @@
 
 import { hash } from 'node:crypto';
 import { InputRuleError, type InputProblem } from './errors.js';
-import type { JsonText } from './json-text.js';
+import type { JsonText } from '../vocabulary/json-text.js';
+import type {
+  ListPosition,
+  ListQuery,
+  PropertyKind,
+  SearchFilter,
+  SearchValue,
+  SortDirection,
+} from '../vocabulary/list-query.js';
 import { normalizeDateTime } from './timestamps.js';
-
-/** How a search value matches a property. */
-export type PropertyKind =
-  | 'text' // case-insensitive substring
-  | 'exact' // case-sensitive equality (name_exact)
-  | 'text_either' // case-insensitive substring of either of two fields (name_description)
-  | 'integer' // equality with an integer value
-  | 'boolean' // equality with true or false
-  | 'datetime' // prefix of the ISO text
-  | 'json'; // case-insensitive substring of the JSON text
-
-export type SortDirection = 'asc' | 'desc';
 
 export interface ListResource<P extends string> {
   /** The list's name, so a cursor of one list is refused by another. */
@@ -62,38 +58,6 @@ export interface ListParameters<P extends string> {
   start_datetime?: string | undefined;
   end_datetime?: string | undefined;
   cursor?: string | undefined;
-}
-
-/** Where a page ends in its order: the last item's value of the ordered property and its id. */
-export interface ListPosition {
-  value: string | number | boolean | null;
-  id: number;
-}
-
-export type SearchValue = string | number | boolean;
-
-export interface SearchFilter<P extends string> {
-  property: P;
-  kind: PropertyKind;
-  value: SearchValue;
-}
-
-export interface ListQuery<P extends string> {
-  page: number;
-  limit: number;
-  offset: number;
-  filters: SearchFilter<P>[];
-  order: { property: P; direction: SortDirection };
-  /** The ordered property's kind: what a cursor's value is (see encodeCursor). */
-  orderKind: PropertyKind;
-  /** Item keys to keep, or null for all. */
-  projection: ReadonlySet<string> | null;
-  /** Inclusive start and exclusive end, as canonical ISO text. */
-  window: { start?: string; end?: string };
-  /** With a cursor: the page starts right after this position (and `offset` is 0). */
-  after: ListPosition | null;
-  /** Names the organization, list, filters, window and order that a cursor is bound to. */
-  walk: string;
 }
 
 function searchValueOf(kind: PropertyKind, raw: string): SearchValue | InputProblem {

@@ -1,11 +1,9 @@
 // How the prompts list searches, orders and projects (docs/decisions.md sections 2 and 4).
 
 import type { components } from '../spec-types.js';
+import { everyValueOf } from '../vocabulary/spec-enums.js';
+import type { PromptProperty } from '../vocabulary/prompts.js';
 import type { ListResource, NullableKeys } from './list-query.js';
-import { everyValueOf } from './spec-enums.js';
-
-/** The spec's PromptProperties: the list below must say how each one is searched. */
-export type PromptProperty = components['schemas']['PromptProperties'];
 
 export const PROMPT_LIST: ListResource<PromptProperty> = {
   name: 'prompts',

@@ -3,7 +3,8 @@
 // assignment preview apply the same functions, so a preview answers what routing would.
 
 import { RecordNotFoundError, StateConflictError } from './errors.js';
-import { dueEnd, type EndedReason, type PlannedEnd } from './experiments.js';
+import type { EndedReason } from '../vocabulary/experiments.js';
+import { dueEnd, type PlannedEnd } from './experiments.js';
 import { pickVariant } from './variant-picking.js';
 
 /** Who answers a session on the target: the same for routing and for its preview. */

@@ -5,7 +5,7 @@ import type { Logger } from 'pino';
 import type { Db } from '../db/engine/client.js';
 import type { EventReaders } from '../db/repositories/events.js';
 import type { IdempotentWrite } from '../db/repositories/idempotency.js';
-import type { Permission } from '../domain/permissions.js';
+import type { Permission } from '../vocabulary/permissions.js';
 import type { EventStreams } from './event-stream.js';
 import type { Metrics } from './metrics.js';
 import type { KeptAnswers } from '../serving/kept-answers.js';

@@ -3,13 +3,13 @@
 
 import type { Context, MiddlewareHandler } from 'hono';
 import { matchedRoutes } from 'hono/route';
+import { parseApiKey } from '../domain/api-keys.js';
+import { routes } from '../generated/routes.js';
 import {
   apiKeyUseIsStale,
   authenticateApiKeyTrusted,
   recordApiKeyUse,
-} from '../db/repositories/api-keys.js';
-import { parseApiKey } from '../domain/api-keys.js';
-import { routes } from '../generated/routes.js';
+} from '../use-cases/authentication.js';
 import type { AppEnv } from './app-env.js';
 import { ApiError } from './errors.js';
 import type { AuthFailureLimiter } from './rate-limit.js';

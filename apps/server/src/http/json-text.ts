@@ -1,9 +1,9 @@
 // Answers whose body is JSON text rather than an object: the one cast to Hono's typed response,
-// for text branded with the route's answer type (why that is safe: domain/json-text.ts).
+// for text branded with the route's answer type (why that is safe: vocabulary/json-text.ts).
 
 import type { Context, TypedResponse } from 'hono';
 import type { JSONParsed } from 'hono/utils/types';
-import type { JsonBytes, JsonText } from '../domain/json-text.js';
+import type { JsonBytes, JsonText } from '../vocabulary/json-text.js';
 
 /** A 200 with JSON text (or its UTF-8 bytes) as the body, typed as the route's answer. */
 export function jsonTextResponse<T>(

@@ -1,15 +1,16 @@
 // An event stream answers to its API key for as long as it is open, not only when it opens:
-// authentication is trusted per process for AUTHENTICATION_TRUST_MS (db/repositories/api-keys.ts),
+// authentication is trusted per process for AUTHENTICATION_TRUST_MS (use-cases/authentication.ts),
 // so a revoked key's requests are refused within it, and a stream that outlived its key would
 // keep delivering events for as long as its client stayed connected. The process's streams share
 // one watch: one read of all their keys per interval, from the database, so a revocation or a role
 // change made by any process or the CLI reaches every process's streams.
 
-import { activeKeyPermissions, AUTHENTICATION_TRUST_MS } from '../db/repositories/api-keys.js';
+import { activeKeyPermissions } from '../db/repositories/api-keys.js';
 import type { Db } from '../db/engine/client.js';
-import type { Permission } from '../domain/permissions.js';
+import type { Permission } from '../vocabulary/permissions.js';
 import { eventsStreamRoute } from '../generated/routes.js';
 import type { components } from '../spec-types.js';
+import { AUTHENTICATION_TRUST_MS } from '../use-cases/authentication.js';
 
 type EventStreamError = components['schemas']['EventStreamError'];
 

@@ -14,7 +14,7 @@
 import type { Context, MiddlewareHandler } from 'hono';
 import { cursorSigner } from '../serving/cursor-signer.js';
 import { versionReadPerTurn, type VersionOf } from '../serving/version-reads.js';
-import type { JsonBytes, JsonText } from '../domain/json-text.js';
+import type { JsonBytes, JsonText } from '../vocabulary/json-text.js';
 import type { CursorSigner } from '../domain/list-query.js';
 import type { AppEnv } from './app-env.js';
 import { jsonTextResponse } from './json-text.js';

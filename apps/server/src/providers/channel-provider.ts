@@ -2,13 +2,9 @@
 
 import type { Db } from '../db/engine/client.js';
 import { listChannelNumbers, type TelephonyChannel } from '../db/repositories/telephony.js';
-import {
-  checkA2p,
-  type A2pStatusProperty,
-  type A2pVerdict,
-  type MessagingPath,
-} from '../domain/a2p.js';
-import type { ListPosition, ListQuery } from '../domain/list-query.js';
+import type { A2pStatusProperty, MessagingPath } from '../vocabulary/telephony.js';
+import type { ListPosition, ListQuery } from '../vocabulary/list-query.js';
+import { checkA2p, type A2pVerdict } from '../domain/a2p.js';
 import { createRecordsProvider } from './records-provider.js';
 import { ProviderUnavailableError, type TelephonyProvider } from './telephony-provider.js';
 import { createTwilioProvider, twilioSettingsOf } from './twilio-provider.js';

@@ -2,7 +2,7 @@
 // or of a page of them, read from wherever the channel's provider keeps its configuration records.
 // The decision itself is domain/a2p.ts, the same for every provider.
 
-import type { MessagingPath } from '../domain/a2p.js';
+import type { MessagingPath } from '../vocabulary/telephony.js';
 
 export interface TelephonyProvider {
   /** Names the provider in messages and logs: `records`, `twilio`. */

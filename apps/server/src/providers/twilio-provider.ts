@@ -19,7 +19,7 @@
 // request URLs contain the account SID, and Twilio's own error messages may echo them.
 
 import { z } from 'zod';
-import type { A2pBrand, MessagingPath, MessagingServiceRecord } from '../domain/a2p.js';
+import type { A2pBrand, MessagingPath, MessagingServiceRecord } from '../vocabulary/telephony.js';
 import type { JsonObject } from '../db/schema/sqlite.js';
 import { ProviderUnavailableError, type TelephonyProvider } from './telephony-provider.js';
 

@@ -7,8 +7,8 @@
 // an upsert keyed by those names: loading a file again updates what it names.
 
 import { z } from 'zod';
+import { everyValueOf } from '../vocabulary/spec-enums.js';
 import { variantSetProblems } from '../domain/experiments.js';
-import { everyValueOf } from '../domain/spec-enums.js';
 import type { components } from '../spec-types.js';
 import { CHANNEL_KINDS, TELEPHONY_PROVIDERS } from '../db/schema/sqlite.js';
 

@@ -7,8 +7,8 @@
 
 import { Worker } from 'node:worker_threads';
 import type { Db } from '../db/engine/client.js';
-import type { EventProperty } from '../domain/events.js';
-import type { ListQuery } from '../domain/list-query.js';
+import type { EventProperty } from '../vocabulary/events.js';
+import type { ListQuery } from '../vocabulary/list-query.js';
 import { QueryTimeoutError } from '../db/engine/errors.js';
 import type { EventReaders, EventsPage, FeedEvent, ReplayJob } from '../db/repositories/events.js';
 

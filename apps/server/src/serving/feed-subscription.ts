@@ -4,7 +4,7 @@
 
 import { databaseUnavailableReason, isQueryTimeout } from '../db/engine/errors.js';
 import type { FeedEvent } from '../db/repositories/events.js';
-import { EVENT_PROPERTIES } from '../domain/events.js';
+import { EVENT_PROPERTIES } from '../vocabulary/events.js';
 
 /** Why a subscription ended early; the subscriber hears it once, then nothing more. */
 export type FeedFailureCode = 'SLOW_CONSUMER' | 'INTERNAL' | 'SERVICE_UNAVAILABLE';

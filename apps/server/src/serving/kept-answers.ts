@@ -2,7 +2,7 @@
 // one byte budget for all its lists.
 
 import { ByteBoundedLru } from '../db/engine/caches.js';
-import { jsonBytes, type JsonBytes, type JsonText } from '../domain/json-text.js';
+import { jsonBytes, type JsonBytes, type JsonText } from '../vocabulary/json-text.js';
 
 interface Entry {
   version: number;

@@ -30,11 +30,10 @@ import {
   targetChangeProblems,
   targetProblems,
   variantSetProblems,
-  type EndedReason,
-  type ExperimentStatus,
   type VariantInput,
 } from '../domain/experiments.js';
 import { normalizeDateTime, nowIso } from '../domain/timestamps.js';
+import type { EndedReason, ExperimentStatus } from '../vocabulary/experiments.js';
 import { recordChange } from './experiment-history.js';
 import { experimentStartWarnings } from './experiment-start-warnings.js';
 import { requireExperimentNow } from './experiment-reads.js';

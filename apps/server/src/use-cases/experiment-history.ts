@@ -9,14 +9,13 @@ import {
   type ExperimentChangeRecord,
 } from '../db/repositories/experiment-history.js';
 import { RecordNotFoundError } from '../domain/errors.js';
+import type { ChangeAction, ExperimentChangeProperty } from '../vocabulary/experiments.js';
+import type { ListPosition, ListQuery } from '../vocabulary/list-query.js';
 import {
   fieldChanges,
-  type ChangeAction,
   type ChangeAuthor,
-  type ExperimentChangeProperty,
   type ExperimentState,
 } from '../domain/experiment-history.js';
-import type { ListPosition, ListQuery } from '../domain/list-query.js';
 
 /** Writes the history entry of a change from the experiment's state before and after it. */
 export function recordChange(

@@ -2,6 +2,8 @@
 // reads as stopped (domain/experiments.ts `asOf`) whether or not storage has caught up.
 
 import type { Db } from '../db/engine/client.js';
+import type { ExperimentProperty } from '../vocabulary/experiments.js';
+import type { ListPosition, ListQuery } from '../vocabulary/list-query.js';
 import { findExperiment, type ExperimentRecord } from '../db/repositories/experiment-records.js';
 import {
   sessionCountsByBucket,
@@ -10,9 +12,8 @@ import {
 } from '../db/repositories/experiment-results.js';
 import { listExperiments as listStoredExperiments } from '../db/repositories/experiments.js';
 import { InputRuleError, RecordNotFoundError } from '../domain/errors.js';
-import { asOf, type ExperimentProperty } from '../domain/experiments.js';
+import { asOf } from '../domain/experiments.js';
 import { timelineBounds, zoneNamed, type TimelineInterval } from '../domain/experiment-timeline.js';
-import type { ListPosition, ListQuery } from '../domain/list-query.js';
 import { nowIso } from '../domain/timestamps.js';
 
 /** The organization's experiment `id` as it reads now, or null without one. */

@@ -5,10 +5,11 @@
 import type { Db } from '../db/engine/client.js';
 import { runStepsInTransaction, type Steps } from '../db/engine/portable-sql.js';
 import { dueEnds, storeEnded } from '../db/repositories/experiment-planned-ends.js';
+import type { EndedReason } from '../vocabulary/experiments.js';
 import { readExperiment, type ExperimentRecord } from '../db/repositories/experiment-records.js';
 import { RecordNotFoundError } from '../domain/errors.js';
 import { stateOf, SYSTEM } from '../domain/experiment-history.js';
-import { dueEnd, type EndedReason } from '../domain/experiments.js';
+import { dueEnd } from '../domain/experiments.js';
 import { nowIso } from '../domain/timestamps.js';
 import { recordChange } from './experiment-history.js';
 

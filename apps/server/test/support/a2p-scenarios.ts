@@ -3,7 +3,7 @@
 // `a2p_approved`, the combinations of the four conditions fix which check fails first. Each
 // scenario gets its own number, services, campaigns and brands, all in one account.
 
-import type { MessagingPath } from '../../src/domain/a2p.js';
+import type { MessagingPath } from '../../src/vocabulary/telephony.js';
 import { twilioSid } from './fake-twilio.js';
 
 interface Registration {

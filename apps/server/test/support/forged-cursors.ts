@@ -4,11 +4,12 @@
 // fit the list (what a client holding a leaked secret could send).
 
 import { createHash } from 'node:crypto';
+import type { SortDirection } from '../../src/vocabulary/list-query.js';
 import { AGENT_LIST } from '../../src/domain/agents.js';
 import { CHANNEL_TARGET_LIST } from '../../src/domain/channel-targets.js';
 import { EVENT_LIST } from '../../src/domain/events.js';
 import { EXPERIMENT_LIST } from '../../src/domain/experiments.js';
-import type { CursorSigner, ListResource, SortDirection } from '../../src/domain/list-query.js';
+import type { CursorSigner, ListResource } from '../../src/domain/list-query.js';
 import { PROMPT_LIST } from '../../src/domain/prompts.js';
 
 /** Every list operation that takes a cursor, by its path. */

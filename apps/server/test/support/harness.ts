@@ -3,9 +3,9 @@
 
 import { createApp, type App, type AppOptions } from '../../src/app.js';
 import type { Db } from '../../src/db/engine/client.js';
-import { createKeyWithOwnRole } from '../../src/db/repositories/api-keys.js';
+import { createKeyWithOwnRole } from '../../src/use-cases/api-keys.js';
 import { createOrganization } from '../../src/db/repositories/organizations.js';
-import { PERMISSIONS, type Permission } from '../../src/domain/permissions.js';
+import { PERMISSIONS, type Permission } from '../../src/vocabulary/permissions.js';
 import type { components } from '../../src/spec-types.js';
 import { specValidator } from './contract.js';
 import { createTestDb } from './test-database.js';

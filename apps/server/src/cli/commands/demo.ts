@@ -1,5 +1,4 @@
 import { platformRecordsSchema } from '../../records/format.js';
-import { createKeyWithOwnRole } from '../../db/repositories/api-keys.js';
 import {
   createOrganization,
   findOrganization,
@@ -7,7 +6,8 @@ import {
 } from '../../db/repositories/organizations.js';
 import { summarizeLoad } from '../../records/load-result.js';
 import { loadPlatformRecords } from '../../records/loader.js';
-import { PERMISSIONS } from '../../domain/permissions.js';
+import { PERMISSIONS } from '../../vocabulary/permissions.js';
+import { createKeyWithOwnRole } from '../../use-cases/api-keys.js';
 import { UsageError } from '../cli-error.js';
 import type { Command } from '../command.js';
 import type { CommandContext } from '../context.js';

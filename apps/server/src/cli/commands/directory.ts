@@ -11,16 +11,12 @@ import {
   listChannelTargets,
   type ListedPage,
 } from '../../db/repositories/directory.js';
+import type { ListQuery } from '../../vocabulary/list-query.js';
 import { AGENT_LIST } from '../../domain/agents.js';
 import { CHANNEL_TARGET_LIST } from '../../domain/channel-targets.js';
 import { findTelephonyChannel } from '../../db/repositories/telephony.js';
 import { a2pStatusList } from '../../domain/a2p.js';
-import {
-  encodeCursor,
-  parseListQuery,
-  type ListQuery,
-  type ListResource,
-} from '../../domain/list-query.js';
+import { encodeCursor, parseListQuery, type ListResource } from '../../domain/list-query.js';
 import { a2pStatusPage, type NumberA2pStatus } from '../../providers/channel-provider.js';
 import { ProviderUnavailableError } from '../../providers/telephony-provider.js';
 import { CliError, UsageError } from '../cli-error.js';

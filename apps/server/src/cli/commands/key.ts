@@ -1,6 +1,7 @@
-import { createApiKey, listApiKeys, revokeApiKey } from '../../db/repositories/api-keys.js';
+import { listApiKeys, revokeApiKey } from '../../db/repositories/api-keys.js';
 import { findRoleByName } from '../../db/repositories/roles.js';
 import { isKeyId, parseApiKey } from '../../domain/api-keys.js';
+import { createApiKey } from '../../use-cases/api-keys.js';
 import { CliError, UsageError } from '../cli-error.js';
 import { stringOption, type Command } from '../command.js';
 import { formatTable } from '../table.js';

@@ -1,6 +1,6 @@
 import { isUniqueViolation } from '../../db/engine/errors.js';
 import { createRole } from '../../db/repositories/roles.js';
-import { isPermission, PERMISSIONS, type Permission } from '../../domain/permissions.js';
+import { isPermission, PERMISSIONS, type Permission } from '../../vocabulary/permissions.js';
 import { CliError, UsageError } from '../cli-error.js';
 import { stringOption, type Command, type OptionValues } from '../command.js';
 

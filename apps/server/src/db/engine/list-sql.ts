@@ -4,7 +4,7 @@
 // and a repository maps a JSON column to its text (`spelling.jsonText`).
 
 import { and, Column, eq, is, or, sql, type SQL, type SQLWrapper } from 'drizzle-orm';
-import type { ListPosition, ListQuery, SearchFilter } from '../../domain/list-query.js';
+import type { ListPosition, ListQuery, SearchFilter } from '../../vocabulary/list-query.js';
 import type { Spelling } from './spelling.js';
 import { idEquals, selectList, selectRows, valueSql, type Steps } from './portable-sql.js';
 

@@ -1,13 +1,9 @@
+// The api_keys rows. Keys are made and checked where the key rules (domain/api-keys.ts) are
+// applied, use-cases/api-keys.ts and use-cases/authentication.ts: this module is handed a key id
+// and the hash of a secret, never a secret.
+
 import { sql } from 'drizzle-orm';
-import {
-  apiKeySecretMatches,
-  formatApiKey,
-  generateApiKey,
-  hashApiKeySecret,
-  parseApiKey,
-} from '../../domain/api-keys.js';
-import type { Permission } from '../../domain/permissions.js';
-import { perDatabase, remember } from '../engine/caches.js';
+import type { Permission } from '../../vocabulary/permissions.js';
 import type { Db } from '../engine/client.js';
 import {
   columnsOf,
@@ -21,7 +17,6 @@ import {
   selectRows,
   setValues,
 } from '../engine/portable-sql.js';
-import { createRole } from './roles.js';
 import { apiKeys, roles } from '../schema/sqlite.js';
 
 /** An API key row without its secret hash: safe to print or return. */
@@ -30,51 +25,21 @@ export type ApiKey = Omit<typeof apiKeys.$inferSelect, 'secretHash'>;
 /** Every column but the secret hash, which is read only to check a presented key. */
 const API_KEY = columnsOf(apiKeys, ['secretHash']);
 
-export interface NewApiKey {
+export interface NewApiKeyRow {
   organizationId: number;
   roleId: number;
   name: string;
+  keyId: string;
+  secretHash: string;
 }
 
-/** Stores a new key and returns it with the full key text, which exists nowhere else afterwards. */
-export async function createApiKey(
-  db: Db,
-  newKey: NewApiKey,
-): Promise<{ apiKey: ApiKey; fullKey: string }> {
-  const parts = generateApiKey();
-  const values = { ...newKey, keyId: parts.keyId, secretHash: hashApiKeySecret(parts.secret) };
+export async function insertApiKey(db: Db, row: NewApiKeyRow): Promise<ApiKey> {
   const [apiKey] = await runSteps(db, () =>
     selectRows<ApiKey>(
-      sql`INSERT INTO ${apiKeys} ${insertValues(apiKeys, [values])} RETURNING ${API_KEY}`,
+      sql`INSERT INTO ${apiKeys} ${insertValues(apiKeys, [row])} RETURNING ${API_KEY}`,
     ),
   );
-  return { apiKey: apiKey!, fullKey: formatApiKey(parts) };
-}
-
-/**
- * A key in a new role of its own that holds exactly `permissions`: the demo's admin key, and the
- * keys tests and benchmarks make. Returns the full key text.
- */
-export async function createKeyWithOwnRole(
-  db: Db,
-  key: {
-    organizationId: number;
-    roleName: string;
-    keyName: string;
-    permissions: readonly Permission[];
-  },
-): Promise<string> {
-  const role = await createRole(db, {
-    organizationId: key.organizationId,
-    name: key.roleName,
-    permissions: [...key.permissions],
-  });
-  const { fullKey } = await createApiKey(db, {
-    organizationId: key.organizationId,
-    roleId: role.id,
-    name: key.keyName,
-  });
-  return fullKey;
+  return apiKey!;
 }
 
 export async function listApiKeys(
@@ -162,107 +127,15 @@ export async function activeKeyPermissions(
   return active;
 }
 
-export interface ApiKeyPrincipal {
-  apiKeyId: number;
-  keyId: string;
-  keyName: string;
-  organizationId: number;
-  permissions: Permission[];
-  /** Moved on by the caller that records a use, so a remembered principal is not written again. */
-  lastUsedAt: string | null;
-}
-
-/**
- * Compared against when the key id is unknown, so an unknown id costs the same hash and compare
- * as a wrong secret and response times do not tell which key ids exist.
- */
-const UNKNOWN_KEY_SECRET_HASH = hashApiKeySecret('no key has this secret');
-
-/**
- * Who a presented `Service-API-Key` value is, or null when it is malformed, unknown, revoked or
- * its secret does not match (callers answer all of these the same way: 401). `secretMatches` is
- * a parameter so tests can see that both refusals do the same work.
- */
-export async function authenticateApiKey(
+/** Sets the key's last use to `usedAt`, unless it was used at or after `staleBefore`. */
+export async function markApiKeyUsed(
   db: Db,
-  presentedKey: string,
-  secretMatches = apiKeySecretMatches,
-): Promise<ApiKeyPrincipal | null> {
-  const parts = parseApiKey(presentedKey);
-  if (!parts) return null;
-  const found = await findApiKeyForAuth(db, parts.keyId);
-  const matches = secretMatches(parts.secret, found?.key.secretHash ?? UNKNOWN_KEY_SECRET_HASH);
-  if (!found || !matches) return null;
-  return {
-    apiKeyId: found.key.id,
-    keyId: found.key.keyId,
-    keyName: found.key.name,
-    organizationId: found.organizationId,
-    permissions: found.permissions,
-    lastUsedAt: found.key.lastUsedAt,
-  };
-}
-
-/**
- * How long a process trusts an authentication it has made. Every process reads the key again
- * after this, so a key revoked (or a role changed) by any process or the CLI is honoured by all of
- * them within it, while a busy key costs one lookup and one hash per process this often instead of
- * on every request.
- */
-export const AUTHENTICATION_TRUST_MS = 500;
-
-/** The most authentications one process keeps: past it, the one used longest ago goes. */
-const TRUSTED_AUTHENTICATIONS = 10_000;
-
-interface TrustedAuthentication {
-  principal: ApiKeyPrincipal;
-  trustedUntil: number;
-}
-
-// Keyed by the whole presented value, secret included, so only the same key finds an entry; it
-// lives in process memory only, as the request's header itself does.
-const trustedAuthentications = perDatabase(() => new Map<string, TrustedAuthentication>());
-
-/**
- * authenticateApiKey, remembered for AUTHENTICATION_TRUST_MS after each success. Failures are
- * never remembered, so a new key works at once and a failing one costs what it always did.
- */
-export async function authenticateApiKeyTrusted(
-  db: Db,
-  presentedKey: string,
-  now = Date.now(),
-): Promise<ApiKeyPrincipal | null> {
-  const trusted = trustedAuthentications(db);
-  const entry = trusted.get(presentedKey);
-  if (entry && entry.trustedUntil > now) return entry.principal;
-  const principal = await authenticateApiKey(db, presentedKey);
-  if (principal) {
-    remember(
-      trusted,
-      presentedKey,
-      { principal, trustedUntil: now + AUTHENTICATION_TRUST_MS },
-      TRUSTED_AUTHENTICATIONS,
-    );
-  } else {
-    trusted.delete(presentedKey);
-  }
-  return principal;
-}
-
-const LAST_USED_RESOLUTION_MS = 60_000;
-
-/** Whether a key last used at `lastUsedAt` is due a new last-used write (read-only otherwise). */
-export function apiKeyUseIsStale(lastUsedAt: string | null, now = new Date()): boolean {
-  return lastUsedAt === null || Date.parse(lastUsedAt) < now.getTime() - LAST_USED_RESOLUTION_MS;
-}
-
-/** Notes that the key was used; writes at most once a minute per key to keep requests read-only. */
-export async function recordApiKeyUse(db: Db, apiKeyId: number, now = new Date()): Promise<void> {
-  const staleBefore = new Date(now.getTime() - LAST_USED_RESOLUTION_MS).toISOString();
-  const lastUsedAt = now.toISOString();
+  apiKeyId: number,
+  { usedAt, staleBefore }: { usedAt: string; staleBefore: string },
+): Promise<void> {
   await runWriteSteps(db, () =>
     execute(
-      sql`UPDATE ${apiKeys} SET ${setValues(apiKeys, { lastUsedAt })}
+      sql`UPDATE ${apiKeys} SET ${setValues(apiKeys, { lastUsedAt: usedAt })}
           WHERE ${apiKeys.id} = ${apiKeyId}
             AND (${apiKeys.lastUsedAt} IS NULL OR ${apiKeys.lastUsedAt} < ${staleBefore})`,
     ),

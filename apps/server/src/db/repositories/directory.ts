@@ -4,9 +4,8 @@
 // list), so they are read whole, without the list query's paging and search.
 
 import { sql } from 'drizzle-orm';
-import type { AgentProperty } from '../../domain/agents.js';
-import type { ChannelTargetProperty } from '../../domain/channel-targets.js';
-import type { ListPosition, ListQuery } from '../../domain/list-query.js';
+import type { AgentProperty, ChannelTargetProperty } from '../../vocabulary/directory.js';
+import type { ListPosition, ListQuery } from '../../vocabulary/list-query.js';
 import type { Db } from '../engine/client.js';
 import { selectListPage, type ListTable } from '../engine/list-sql.js';
 import { runListRead, runSteps, selectList, selectRows } from '../engine/portable-sql.js';

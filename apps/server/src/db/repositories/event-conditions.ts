@@ -5,8 +5,8 @@
 // each is so).
 
 import { and, eq, sql, type SQL } from 'drizzle-orm';
-import type { EventProperty } from '../../domain/events.js';
-import type { ListQuery, SearchFilter } from '../../domain/list-query.js';
+import type { EventProperty } from '../../vocabulary/events.js';
+import type { ListQuery, SearchFilter } from '../../vocabulary/list-query.js';
 import type { Db } from '../engine/client.js';
 import { listConditions, type ColumnMap } from '../engine/list-sql.js';
 import { selectRows, type Steps } from '../engine/portable-sql.js';

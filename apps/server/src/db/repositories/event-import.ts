@@ -3,7 +3,7 @@
 
 import { sql } from 'drizzle-orm';
 import type { Statement } from 'better-sqlite3';
-import { EVENT_PROPERTIES } from '../../domain/events.js';
+import { EVENT_PROPERTIES } from '../../vocabulary/events.js';
 import type { Db, PostgresDb, SqliteDb } from '../engine/client.js';
 import { perDatabase } from '../engine/caches.js';
 import { runSteps, selectRows } from '../engine/portable-sql.js';

@@ -24,8 +24,9 @@
 // the same snapshot. The listing is written once, as steps (portable-sql.ts).
 
 import { sql, type SQL } from 'drizzle-orm';
-import { EVENT_PROPERTIES, type EventProperty } from '../../domain/events.js';
-import type { ListPosition, ListQuery } from '../../domain/list-query.js';
+import { EVENT_PROPERTIES, type EventProperty } from '../../vocabulary/events.js';
+import type { ListPosition, ListQuery } from '../../vocabulary/list-query.js';
+import type { JsonText } from '../../vocabulary/json-text.js';
 import type { Db } from '../engine/client.js';
 import { listOrder, pageOf, pageWindow, splitPage } from '../engine/list-sql.js';
 import { prepared, runListRead, runSteps, selectRows, type Steps } from '../engine/portable-sql.js';
@@ -42,7 +43,6 @@ import {
   type ResolvedValues,
 } from './event-conditions.js';
 import type { components } from '../../spec-types.js';
-import type { JsonText } from '../../domain/json-text.js';
 
 type EventItem = components['schemas']['Event'];
 
@@ -52,7 +52,7 @@ type EventItem = components['schemas']['Event'];
  */
 export interface ListedEvent {
   id: number;
-  /** Branded here, where the SQL that renders it lives (itemJson); see domain/json-text.ts. */
+  /** Branded here, where the SQL that renders it lives (itemJson); see vocabulary/json-text.ts. */
   json: JsonText<EventItem>;
 }
 

@@ -3,9 +3,14 @@
 // first. What an entry records is domain/experiment-history.ts's.
 
 import { sql } from 'drizzle-orm';
-import type { components } from '../../spec-types.js';
 import type { Db } from '../engine/client.js';
-import type { ListPosition, ListQuery } from '../../domain/list-query.js';
+import type {
+  ChangeAction,
+  ChangeActor,
+  ExperimentChangeProperty,
+  FieldChanges,
+} from '../../vocabulary/experiments.js';
+import type { ListPosition, ListQuery } from '../../vocabulary/list-query.js';
 import { selectListPage } from '../engine/list-sql.js';
 import {
   execute,
@@ -19,23 +24,14 @@ import {
 } from '../engine/portable-sql.js';
 import { experimentChanges, experiments } from '../schema/sqlite.js';
 
-export type ChangeAction = components['schemas']['ExperimentChangeAction'];
-
-/** Who made a change, as stored: an API key, the operator's CLI, or the system. */
-export type ChangeActorRecord =
-  { type: 'api_key'; keyId: string; keyName: string } | { type: 'operator' } | { type: 'system' };
-
-/** Each changed field with its value before and after. */
-export type FieldChangesRecord = Record<string, { from: unknown; to: unknown }>;
-
 export interface ExperimentChangeRecord {
   id: number;
   experimentId: number;
   occurredAt: string;
   action: ChangeAction;
-  actor: ChangeActorRecord;
+  actor: ChangeActor;
   requestId: string | null;
-  changes: FieldChangesRecord;
+  changes: FieldChanges;
 }
 
 /** Appends one entry to the history. */
@@ -66,12 +62,12 @@ interface ExperimentChangeRow {
   experimentId: number;
   occurredAt: string;
   action: ChangeAction;
-  actorType: ChangeActorRecord['type'];
+  actorType: ChangeActor['type'];
   actorKeyId: string | null;
   actorKeyName: string | null;
   requestId: string | null;
   /** Text on SQLite, parsed on PostgreSQL. */
-  changes: FieldChangesRecord | string;
+  changes: FieldChanges | string;
 }
 
 /**
@@ -82,7 +78,7 @@ export async function readHistoryPage(
   db: Db,
   organizationId: number,
   experimentId: number,
-  query: ListQuery<'id'>,
+  query: ListQuery<ExperimentChangeProperty>,
 ): Promise<{
   records: ExperimentChangeRecord[];
   totalCount: number;

@@ -5,7 +5,7 @@
 import { sql } from 'drizzle-orm';
 import { execute, selectList, selectRows, setValues, type Steps } from '../engine/portable-sql.js';
 import { experiments } from '../schema/sqlite.js';
-import type { EndedReason } from './experiment-records.js';
+import type { EndedReason } from '../../vocabulary/experiments.js';
 
 /**
  * Up to `limit` running experiments whose end_at is at or before `now`, by id; on the target

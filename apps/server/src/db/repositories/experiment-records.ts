@@ -3,7 +3,6 @@
 // backends (portable-sql.ts); what the rows mean is the use-cases' and the domain's business.
 
 import { sql } from 'drizzle-orm';
-import type { components } from '../../spec-types.js';
 import type { Db } from '../engine/client.js';
 import {
   idEquals,
@@ -20,10 +19,7 @@ import {
   experiments,
   experimentVariants,
 } from '../schema/sqlite.js';
-
-export type ExperimentStatus = components['schemas']['ExperimentStatus'];
-
-export type EndedReason = NonNullable<components['schemas']['Experiment']['ended_reason']>;
+import type { EndedReason, ExperimentStatus } from '../../vocabulary/experiments.js';
 
 export interface VariantRecord {
   id: number;

@@ -5,9 +5,9 @@
 // queries are written once for both backends (portable-sql.ts).
 
 import { sql, type SQL } from 'drizzle-orm';
-import type { components } from '../../spec-types.js';
 import type { Db } from '../engine/client.js';
-import type { ListPosition, ListQuery } from '../../domain/list-query.js';
+import type { ListPosition, ListQuery } from '../../vocabulary/list-query.js';
+import type { ExperimentProperty, ExperimentStatus } from '../../vocabulary/experiments.js';
 import { selectListPage, type ColumnMap, type ListTable } from '../engine/list-sql.js';
 import {
   execute,
@@ -28,10 +28,7 @@ import {
   withVariants,
   type ExperimentRecord,
   type ExperimentRow,
-  type ExperimentStatus,
 } from './experiment-records.js';
-
-export type ExperimentProperty = components['schemas']['ExperimentProperties'];
 
 const EXPERIMENT_COLUMNS: ColumnMap<ExperimentProperty> = {
   id: experiments.id,

@@ -7,8 +7,8 @@
 // (runListRead): one snapshot, within the list query timeout.
 
 import { and, eq, getTableColumns, sql, type SQL } from 'drizzle-orm';
-import type { ListPosition, ListQuery, SearchFilter } from '../../domain/list-query.js';
-import type { PromptProperty } from '../../domain/prompts.js';
+import type { ListPosition, ListQuery, SearchFilter } from '../../vocabulary/list-query.js';
+import type { PromptProperty } from '../../vocabulary/prompts.js';
 import type { Db } from '../engine/client.js';
 import { perDatabase } from '../engine/caches.js';
 import {

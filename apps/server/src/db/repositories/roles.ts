@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import type { Permission } from '../../domain/permissions.js';
+import type { Permission } from '../../vocabulary/permissions.js';
 import type { Db } from '../engine/client.js';
 import {
   columnsOf,

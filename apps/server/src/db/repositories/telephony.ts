@@ -5,8 +5,8 @@
 // arrive, which the row mapping below evens out.
 
 import { sql } from 'drizzle-orm';
-import type { A2pStatusProperty, MessagingPath } from '../../domain/a2p.js';
-import type { ListPosition, ListQuery } from '../../domain/list-query.js';
+import type { A2pStatusProperty, MessagingPath } from '../../vocabulary/telephony.js';
+import type { ListPosition, ListQuery } from '../../vocabulary/list-query.js';
 import type { Db } from '../engine/client.js';
 import { selectListPage } from '../engine/list-sql.js';
 import { idEquals, parsedJson, runSteps, selectList, selectRows } from '../engine/portable-sql.js';

@@ -30,7 +30,7 @@ import {
   unique,
   uniqueIndex,
 } from 'drizzle-orm/pg-core';
-import type { Permission } from '../../domain/permissions.js';
+import type { Permission } from '../../vocabulary/permissions.js';
 import {
   CHANNEL_KINDS,
   EXPERIMENT_STATUSES,

@@ -16,9 +16,9 @@ import {
   unique,
   uniqueIndex,
 } from 'drizzle-orm/sqlite-core';
-import type { ExperimentStatus } from '../../domain/experiments.js';
-import type { Permission } from '../../domain/permissions.js';
-import { everyValueOf } from '../../domain/spec-enums.js';
+import type { ExperimentStatus } from '../../vocabulary/experiments.js';
+import type { Permission } from '../../vocabulary/permissions.js';
+import { everyValueOf } from '../../vocabulary/spec-enums.js';
 
 const CURRENT_ISO_TIMESTAMP = sql`(strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))`;
 

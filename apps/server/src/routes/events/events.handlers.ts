@@ -38,7 +38,7 @@ export const eventsList: AppRouteHandler<typeof routes.eventsList> = async (c) =
     query,
     c.get('eventReaders'),
   );
-  // The items are wire Events rendered by the database (listEvents; domain/json-text.ts).
+  // The items are wire Events rendered by the database (listEvents; vocabulary/json-text.ts).
   const json = listPageJson<EventListResponse['items'][number]>(
     rows.map((row) => row.json),
     query,

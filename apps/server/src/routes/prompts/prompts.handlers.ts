@@ -1,11 +1,13 @@
+import type { ListQuery } from '../../vocabulary/list-query.js';
+import type { PromptProperty } from '../../vocabulary/prompts.js';
+import { jsonText } from '../../vocabulary/json-text.js';
 import {
   listPage,
   parseListQuery,
   projectItem,
   type CursorSigner,
-  type ListQuery,
 } from '../../domain/list-query.js';
-import { PROMPT_LIST, projectionShowsTools, type PromptProperty } from '../../domain/prompts.js';
+import { PROMPT_LIST, projectionShowsTools } from '../../domain/prompts.js';
 import type { Db } from '../../db/engine/client.js';
 import { cursorSigner } from '../../serving/cursor-signer.js';
 import { recordsVersion } from '../../db/repositories/organizations.js';
@@ -13,7 +15,6 @@ import { listPrompts } from '../../db/repositories/prompts.js';
 import { KeptListAnswers } from '../../http/versioned-cache.js';
 import type { AppRouteHandler } from '../../http/router.js';
 import { jsonTextResponse } from '../../http/json-text.js';
-import { jsonText } from '../../domain/json-text.js';
 import type { components } from '../../spec-types.js';
 import * as routes from './prompts.routes.js';
 import { toWirePrompt, toWireTools, type WirePrompt } from '../../wire/prompts.js';
