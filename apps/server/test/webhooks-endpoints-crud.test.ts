@@ -6,6 +6,7 @@ import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { webhookEndpoints } from '../src/db/schema/sqlite.js';
 import { createTenant, type Schemas, type Tenant, type TestApi } from './support/harness.js';
+import { sendRaw, startLiveServer } from './support/live-server.js';
 import { useWebhooksTestbed } from './support/webhooks-testbed.js';
 import { queryTestDb } from './support/test-database.js';
 
@@ -288,5 +289,37 @@ describe('list', () => {
     expect(narrowed.body.items[0]).toEqual({ id: expect.any(Number) as number, url: URL_B });
     const bad = await list('search_fields=enabled&search_field_values=maybe');
     expect(bad.status).toBe(422);
+  });
+});
+
+describe('through a real HTTP server', () => {
+  it('creates, reads and deletes an endpoint as a client on the network does', async () => {
+    const server = await startLiveServer(api.app);
+    try {
+      const headers = { 'Service-API-Key': acme.key, 'Content-Type': 'application/json' };
+      const created = await sendRaw<Schemas['WebhookEndpointWithSecret']>(server.baseUrl, {
+        path: '/api/v1/webhooks/endpoints',
+        headers,
+        chunks: [JSON.stringify({ url: URL_A, description: 'over the wire' })],
+      });
+      expect(created.status).toBe(200);
+      expect(created.body.secret).toMatch(SECRET);
+      const path = `/api/v1/webhooks/endpoints/${created.body.id}`;
+      const got = await sendRaw<Schemas['WebhookEndpoint']>(server.baseUrl, {
+        method: 'GET',
+        path,
+        headers: { 'Service-API-Key': acme.key },
+      });
+      expect(got.body).toMatchObject({ id: created.body.id, description: 'over the wire' });
+      expect(got.body).not.toHaveProperty('secret');
+      const deleted = await sendRaw(server.baseUrl, {
+        method: 'DELETE',
+        path,
+        headers: { 'Service-API-Key': acme.key },
+      });
+      expect(deleted.status).toBe(200);
+    } finally {
+      await server.close();
+    }
   });
 });
