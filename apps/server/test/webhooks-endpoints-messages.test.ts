@@ -142,12 +142,38 @@ describe('replay', () => {
     expect(positions!.eventPosition).toBe(first);
   });
 
+  it('moves the history position back to just after an experiment change position', async () => {
+    const organization = await createTenant(api.db, 'History replayer');
+    const first = await addHistory(organization.organizationId, '2026-06-01T00:00:00.000Z');
+    await addHistory(organization.organizationId, '2026-06-02T00:00:00.000Z');
+    const id = await createEndpoint(organization);
+    const tokens = resumeTokensOf(api.db);
+    await tokens.ready();
+    const [token] = tokens.make(organization.organizationId, [first], 'history');
+    const res = await call<Schemas['WebhookReplayResponse']>(
+      'POST',
+      `/${id}/replay`,
+      { after_position: token },
+      organization.key,
+    );
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(res.body.rewound).toEqual(['experiment.status_changed']);
+    const positions = await findWebhookEndpointPositions(api.db, organization.organizationId, id);
+    expect(positions!.historyPosition).toBe(first);
+  });
+
   it("refuses another organization's token, a made-up one, and a body with neither or both", async () => {
     const id = await createEndpoint();
     const tokens = resumeTokensOf(api.db);
     await tokens.ready();
     const [theirs] = tokens.make(globex.organizationId, [1]);
-    for (const after_position of [theirs!, 'AAAAAAAAAAAAAAAAAAAAAA', 'not-a-token']) {
+    const [theirHistory] = tokens.make(globex.organizationId, [1], 'history');
+    for (const after_position of [
+      theirs!,
+      theirHistory!,
+      'AAAAAAAAAAAAAAAAAAAAAA',
+      'not-a-token',
+    ]) {
       expectProblem(
         await call('POST', `/${id}/replay`, { after_position }),
         ['body', 'after_position'],
