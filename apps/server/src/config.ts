@@ -34,6 +34,10 @@ export interface Config {
   keptAnswersMaxBytes: number;
   /** How long a list read may run before it is stopped (a 422); 0 lets it run. */
   listQueryTimeoutMs: number;
+  /** Webhook endpoints may use plain http URLs, not only https (tests, local development). */
+  webhookAllowHttp: boolean;
+  /** Webhooks may go to loopback, private and other non-public addresses (tests, local development). */
+  webhookAllowPrivateAddresses: boolean;
   /**
    * Failed authentications one client address (IPv6: one /64), and one key id, may have per
    * minute; 0 turns the limit off. One setting for both: neither budget ever refuses a valid key.
@@ -47,6 +51,10 @@ export interface Config {
   idempotencyLeaseSeconds: number;
   /** The bearer token /metrics requires; unset turns /metrics off (404). */
   metricsToken: string | undefined;
+  /** How long a process holds a webhook endpoint it delivers for before another may take it over. */
+  webhookLeaseMs: number;
+  /** The waits before each retry of a failed webhook delivery, in milliseconds. */
+  webhookRetrySchedule: readonly number[];
 }
 
 export class ConfigError extends Error {
@@ -70,6 +78,15 @@ function readInteger(
     throw new ConfigError(`${name} must be a whole number from ${min} to ${max}, got "${raw}".`);
   }
   return Number(raw);
+}
+
+function readBoolean(env: NodeJS.ProcessEnv, name: string, fallback: boolean): boolean {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (raw !== 'true' && raw !== 'false') {
+    throw new ConfigError(`${name} must be true or false, got "${raw}".`);
+  }
+  return raw === 'true';
 }
 
 function readTrustedProxies(env: NodeJS.ProcessEnv): ReadonlySet<string> {
@@ -100,6 +117,33 @@ function readMetricsToken(env: NodeJS.ProcessEnv): string | undefined {
     );
   }
   return raw;
+}
+
+const DURATION_UNITS_MS: Record<string, number> = {
+  ms: 1,
+  s: 1000,
+  m: 60_000,
+  h: 3_600_000,
+  d: 86_400_000,
+};
+const DURATION = /^(\d+)(ms|s|m|h|d)$/;
+/** Retries a failed message gets at most, and the longest wait before one. */
+const MAX_RETRIES = 30;
+const MAX_RETRY_WAIT_MS = 7 * 86_400_000;
+
+function readRetrySchedule(env: NodeJS.ProcessEnv): readonly number[] {
+  const raw = env.WEBHOOK_RETRY_SCHEDULE || '5s,5m,30m,2h,5h,10h,10h';
+  const waits = raw.split(',').map((entry) => {
+    const match = DURATION.exec(entry.trim());
+    const ms = match ? Number(match[1]) * DURATION_UNITS_MS[match[2]!]! : Number.NaN;
+    return ms > 0 && ms <= MAX_RETRY_WAIT_MS ? ms : null;
+  });
+  if (waits.length > MAX_RETRIES || waits.some((wait) => wait === null)) {
+    throw new ConfigError(
+      `WEBHOOK_RETRY_SCHEDULE must be up to ${MAX_RETRIES} comma-separated waits such as 50ms, 5s, 5m, 2h or 1d (each above zero and at most 7d), got "${raw}".`,
+    );
+  }
+  return waits as number[];
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -144,6 +188,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       64 * 1024 * 1024 * 1024,
     ),
     listQueryTimeoutMs: readInteger(env, 'LIST_QUERY_TIMEOUT_MS', 5_000, 0, 3_600_000),
+    webhookAllowHttp: readBoolean(env, 'WEBHOOK_ALLOW_HTTP', false),
+    webhookAllowPrivateAddresses: readBoolean(env, 'WEBHOOK_ALLOW_PRIVATE_ADDRESSES', false),
     authFailuresPerMinute: readInteger(env, 'AUTH_FAILURES_PER_MINUTE', 60, 0, 1_000_000),
     trustedProxies: readTrustedProxies(env),
     idempotencyRetentionSeconds: readInteger(
@@ -155,6 +201,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     ),
     idempotencyLeaseSeconds: readInteger(env, 'IDEMPOTENCY_LEASE_SECONDS', 60, 1, 86_400),
     metricsToken: readMetricsToken(env),
+    // Renewed every third of it: a process that stops renewing (killed, cut off from the
+    // database) hands its endpoints over within one lease.
+    webhookLeaseMs: readInteger(env, 'WEBHOOK_LEASE_MS', 15_000, 300, 600_000),
+    webhookRetrySchedule: readRetrySchedule(env),
   };
 }
 
