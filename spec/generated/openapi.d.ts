@@ -514,6 +514,197 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/webhooks/endpoints": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List webhook endpoints
+         * @description Pages through the organization's webhook endpoints (default order `id` ascending). Needs
+         *     `WEBHOOKS_READ`. The time window filters on `created_at`. No item carries a secret.
+         */
+        get: operations["webhooks_endpoints_list"];
+        put?: never;
+        /**
+         * Create a webhook endpoint
+         * @description Creates an endpoint that receives the organization's messages from now on (see the
+         *     webhooks tag for what is sent and how). Needs `WEBHOOKS_WRITE`. The answer is the only
+         *     one, besides rotate-secret's, that carries the signing `secret`: keep it. Each of these is
+         *     a 422 at `["body", "url"]` saying what to fix: a URL that does not parse, has no host,
+         *     carries a user name or password, or is not `https` (`http` is accepted only where the
+         *     server's operator set `WEBHOOK_ALLOW_HTTP`); a host that is, or resolves to, a loopback,
+         *     private, link-local, multicast or otherwise non-public address, or that does not resolve
+         *     (unless the operator set `WEBHOOK_ALLOW_PRIVATE_ADDRESSES`). `search_fields` and
+         *     `search_field_values` pair as on the events list (the same length; a 422 otherwise). An
+         *     organization has at most 100 endpoints: one more is a 409.
+         */
+        post: operations["webhooks_endpoints_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/webhooks/endpoints/{endpoint_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The webhook endpoint. */
+                endpoint_id: components["parameters"]["WebhookEndpointId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get a webhook endpoint
+         * @description Reads one endpoint, without its secret. Needs `WEBHOOKS_READ`.
+         */
+        get: operations["webhooks_endpoints_get"];
+        /**
+         * Replace a webhook endpoint's settings
+         * @description Replaces every editable field of the endpoint: `url`, `description`, `enabled`,
+         *     `search_fields`, `search_field_values` and `message_types`, all required (send the
+         *     current value of a field to keep it). Needs `WEBHOOKS_WRITE`. The URL is checked as on
+         *     create. The new settings apply from the next message on. `enabled: false` pauses delivery
+         *     where it is; `enabled: true` on a disabled endpoint clears `disabled_reason` and resumes
+         *     delivery from where it stopped, with nothing skipped. The secret does not change
+         *     (rotate-secret changes it).
+         */
+        put: operations["webhooks_endpoints_update"];
+        post?: never;
+        /**
+         * Delete a webhook endpoint
+         * @description Deletes the endpoint, its queued messages and its delivery log. Deliveries to it stop
+         *     within a second (a request already sent may still arrive). Needs `WEBHOOKS_WRITE`.
+         */
+        delete: operations["webhooks_endpoints_delete"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/webhooks/endpoints/{endpoint_id}/rotate-secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The webhook endpoint. */
+                endpoint_id: components["parameters"]["WebhookEndpointId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Give a webhook endpoint a new signing secret
+         * @description Generates a new signing secret and answers it (shown this once). Needs `WEBHOOKS_WRITE`.
+         *     From now on messages are signed with the new secret and, for 24 hours, also with the
+         *     previous one (two space-separated `v1,` signatures in `webhook-signature`), so the
+         *     receiver can switch to the new secret without refusing a message. Rotating again within
+         *     those 24 hours retires the oldest secret at once: only the two newest sign.
+         */
+        post: operations["webhooks_endpoints_rotate_secret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/webhooks/endpoints/{endpoint_id}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The webhook endpoint. */
+                endpoint_id: components["parameters"]["WebhookEndpointId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a test message to a webhook endpoint
+         * @description Queues one message of type `webhook.test` (`data`: `{endpoint_id, sent_at}`, `position`
+         *     null) for the endpoint, sent at once and retried like any other; its attempts show in the
+         *     delivery log under the answer's `webhook_id`. Needs `WEBHOOKS_WRITE`. A disabled endpoint
+         *     keeps it until it is enabled again. At most 10 test messages of an endpoint wait at once:
+         *     one more is a 409 (wait for them to be delivered or to fail).
+         */
+        post: operations["webhooks_endpoints_test"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/webhooks/endpoints/{endpoint_id}/replay": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The webhook endpoint. */
+                endpoint_id: components["parameters"]["WebhookEndpointId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a webhook endpoint's messages again from a point
+         * @description Moves the endpoint's delivery back so that the messages after a point are sent again, in
+         *     the background, with their original `webhook-id`s (receivers that deduplicate drop what
+         *     they already have). Needs `WEBHOOKS_WRITE`. Give exactly one of:
+         *     - `after_position`: the `position` of a message the endpoint was sent (an event's, or an
+         *       experiment change's), or an event stream id: everything of that kind after it is sent
+         *       again. A token this API did not give to the organization, such as another
+         *       organization's, or one that is not a token, is a 422 at `["body", "after_position"]`;
+         *     - `start_datetime`: every event whose `timestamp`, and every experiment change whose
+         *       `occurred_at`, is at or after it, and everything committed after those.
+         *     Replay only moves back: a point after where delivery stands changes nothing. Messages
+         *     still go through the endpoint's current filter and types. The answer lists the message
+         *     types whose delivery moved back.
+         */
+        post: operations["webhooks_endpoints_replay"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/webhooks/endpoints/{endpoint_id}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The webhook endpoint. */
+                endpoint_id: components["parameters"]["WebhookEndpointId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * An endpoint's delivery log
+         * @description Every delivery attempt to the endpoint in the last 30 days, newest first: the message
+         *     (`webhook_id`, `type`, `position`), the attempt's number, its outcome (`delivered`;
+         *     `pending`: it failed and will be retried at `next_attempt_at`; `failed`: it failed and
+         *     was the last attempt), the receiver's status code, a short error (at most 256
+         *     characters, never the receiver's whole answer) and how long it took. Needs
+         *     `WEBHOOKS_READ`. `status` keeps the attempts of one outcome; `start_datetime` and
+         *     `end_datetime` filter on `attempted_at`. Paging takes `page`, `limit` and `cursor` as the
+         *     other lists do (see Lists); a cursor belongs to the endpoint and the `status` it was
+         *     given out for.
+         */
+        get: operations["webhooks_endpoints_deliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1214,6 +1405,209 @@ export interface components {
             /** @description The variant the user is assigned to, or null. */
             variant_id: number | null;
         };
+        /**
+         * @description What an endpoint receives: `event` (each event matching its search pairs, as the events list shows it) or `experiment.status_changed` (an experiment started, stopped or ended by its plan).
+         * @enum {string}
+         */
+        WebhookMessageType: "event" | "experiment.status_changed";
+        /**
+         * @description Webhook endpoint property names usable in `search_fields`, `order_by` and `fields`.
+         * @enum {string}
+         */
+        WebhookEndpointProperties: "id" | "url" | "description" | "enabled" | "disabled_reason" | "message_types" | "created_at" | "updated_at";
+        /**
+         * @description Where messages are POSTed: an absolute `https` URL (`http` only where the server's operator allows it) whose host is a public address or resolves only to public addresses; no user name or password. At most 2048 characters.
+         * @example https://hooks.example.com/agentline
+         */
+        WebhookUrl: string;
+        WebhookEndpointCreate: {
+            url: components["schemas"]["WebhookUrl"];
+            /** @description What the endpoint is for, for people; null or absent for none. */
+            description?: string | null;
+            /**
+             * @description Whether messages are sent; a disabled endpoint keeps its place and resumes from it.
+             * @default true
+             */
+            enabled?: boolean;
+            /**
+             * @description Event properties to match, paired by index with `search_field_values`, exactly as on the events list: only matching events are sent. Empty or absent: every event.
+             * @default []
+             */
+            search_fields?: components["schemas"]["EventProperties"][];
+            /**
+             * @description Values to match, paired by index with `search_fields` (same length), as on the events list.
+             * @default []
+             */
+            search_field_values?: string[];
+            /**
+             * @description What the endpoint receives (a type listed twice counts once); `["event"]` when absent.
+             * @default [
+             *       "event"
+             *     ]
+             */
+            message_types?: components["schemas"]["WebhookMessageType"][];
+        };
+        /** @description Every editable field of an endpoint, all required, as the update replaces them all. */
+        WebhookEndpointUpdate: {
+            url: components["schemas"]["WebhookUrl"];
+            /** @description What the endpoint is for, for people; null for none. */
+            description: string | null;
+            /** @description `false` pauses delivery where it is; `true` resumes it from there, and clears `disabled_reason` of an endpoint the server disabled. */
+            enabled: boolean;
+            /** @description Event properties to match, paired by index with `search_field_values`, as on the events list; empty for every event. */
+            search_fields: components["schemas"]["EventProperties"][];
+            /** @description Values to match, paired by index with `search_fields` (same length). */
+            search_field_values: string[];
+            /** @description What the endpoint receives (a type listed twice counts once). */
+            message_types: components["schemas"]["WebhookMessageType"][];
+        };
+        /** @description A webhook endpoint, without its secret. */
+        WebhookEndpoint: {
+            id: number;
+            /** @description Where messages are POSTed. */
+            url: string;
+            description: string | null;
+            /** @description Whether messages are sent. False after an update set it so, or after the server disabled the endpoint (then `disabled_reason` says why). */
+            enabled: boolean;
+            /** @description Why the server disabled the endpoint (its receiver answered `410 Gone`, or every attempt failed for 5 days); null otherwise, and cleared when it is enabled again. */
+            disabled_reason: string | null;
+            /** @description Event properties matched, paired by index with `search_field_values`. */
+            search_fields: components["schemas"]["EventProperties"][];
+            search_field_values: string[];
+            message_types: components["schemas"]["WebhookMessageType"][];
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+        };
+        /** @description A webhook endpoint as create and rotate-secret answer it, with its signing secret. */
+        WebhookEndpointWithSecret: {
+            id: number;
+            url: string;
+            description: string | null;
+            enabled: boolean;
+            disabled_reason: string | null;
+            search_fields: components["schemas"]["EventProperties"][];
+            search_field_values: string[];
+            message_types: components["schemas"]["WebhookMessageType"][];
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+            /**
+             * @description The signing secret: `whsec_` and the base64 of 24 random bytes (decode the part after `whsec_` for the HMAC key, as Standard Webhooks libraries do). Shown only in this answer: store it now.
+             * @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw
+             */
+            secret: string;
+        };
+        /** @description A webhook endpoint in a list. Every property is present unless `fields` narrows the item; `id` is always there. */
+        WebhookEndpointListItem: {
+            id: number;
+            /** @description Where messages are POSTed. */
+            url?: string;
+            description?: string | null;
+            /** @description Whether messages are sent. False after an update set it so, or after the server disabled the endpoint (then `disabled_reason` says why). */
+            enabled?: boolean;
+            /** @description Why the server disabled the endpoint (its receiver answered `410 Gone`, or every attempt failed for 5 days); null otherwise, and cleared when it is enabled again. */
+            disabled_reason?: string | null;
+            /** @description Event properties matched, paired by index with `search_field_values`. */
+            search_fields?: components["schemas"]["EventProperties"][];
+            search_field_values?: string[];
+            message_types?: components["schemas"]["WebhookMessageType"][];
+            /** Format: date-time */
+            created_at?: string;
+            /** Format: date-time */
+            updated_at?: string;
+        };
+        /** @description One page of webhook endpoints. */
+        WebhookEndpointListResponse: {
+            items: components["schemas"]["WebhookEndpointListItem"][];
+            /** @description Page number of these results, 0-based. */
+            page: number;
+            /** @description The `limit` used. */
+            page_size: number;
+            /** @description ceil(total_count / page_size); null when page_size is 0. */
+            total_pages?: number | null;
+            /** @description Number of items matching the query over all pages. */
+            total_count?: number | null;
+            /** @description Pass as `cursor` (with the same query) to get the page after this one; null when this page is the last. Always present. */
+            next_cursor?: string | null;
+        };
+        WebhookEndpointDeleteResponse: {
+            id: number;
+            /** @constant */
+            deleted: true;
+        };
+        /** @description A test message queued for the endpoint. */
+        WebhookTestMessage: {
+            endpoint_id: number;
+            /** @description The message's `webhook-id`, under which its attempts show in the delivery log. */
+            webhook_id: string;
+            /** @constant */
+            type: "webhook.test";
+            /** Format: date-time */
+            queued_at: string;
+        };
+        /** @description Where to replay from; exactly one of the two (a 422 at `["body"]` otherwise). */
+        WebhookReplayRequest: {
+            /** @description The `position` of a message the endpoint was sent, or an event stream id: what came after it is sent again. Opaque, in the URL-safe base64 alphabet and `.`. */
+            after_position?: string;
+            /**
+             * Format: date-time
+             * @description Send again every event and experiment change from this instant on (ISO 8601 date-time with `Z` or an offset).
+             */
+            start_datetime?: string;
+        };
+        WebhookReplayResponse: {
+            endpoint: components["schemas"]["WebhookEndpoint"];
+            /** @description The message types whose delivery moved back (empty when the point was not before where delivery stands). */
+            rewound: components["schemas"]["WebhookMessageType"][];
+        };
+        /**
+         * @description An attempt's outcome: `delivered` (a 2xx answer), `pending` (it failed and the message will be tried again at `next_attempt_at`) or `failed` (it failed and was the last attempt; a replay sends the message again).
+         * @enum {string}
+         */
+        WebhookDeliveryStatus: "pending" | "delivered" | "failed";
+        /** @description One attempt to deliver one message. */
+        WebhookDelivery: {
+            id: number;
+            /** @description The message's `webhook-id` header, the same on every attempt of the message. */
+            webhook_id: string;
+            /** @enum {string} */
+            type: "event" | "experiment.status_changed" | "webhook.test";
+            /** @description The message's `position`; null for a test message. */
+            position: string | null;
+            /** @description 1 for the first attempt of the message, then 2, 3... */
+            attempt: number;
+            status: components["schemas"]["WebhookDeliveryStatus"];
+            /** @description The receiver's HTTP status; null when there was no answer (a timeout, a refused connection). */
+            response_status: number | null;
+            /** @description What went wrong, for a person (at most 256 characters; never the receiver's whole answer); null for a delivered attempt. */
+            error: string | null;
+            /** @description How long the attempt took, in milliseconds. */
+            duration_ms: number;
+            /** Format: date-time */
+            attempted_at: string;
+            /**
+             * Format: date-time
+             * @description When a `pending` attempt's message is tried again; null otherwise.
+             */
+            next_attempt_at: string | null;
+        };
+        /** @description One page of an endpoint's delivery attempts, newest first. */
+        WebhookDeliveryListResponse: {
+            items: components["schemas"]["WebhookDelivery"][];
+            /** @description Page number of these results, 0-based. */
+            page: number;
+            /** @description The `limit` used. */
+            page_size: number;
+            /** @description ceil(total_count / page_size); null when page_size is 0. */
+            total_pages?: number | null;
+            /** @description Number of attempts matching the query. */
+            total_count?: number | null;
+            /** @description Pass as `cursor` (with the same query) to get the page after this one; null when this page is the last. Always present. */
+            next_cursor?: string | null;
+        };
         ValidationError: {
             /** @description Where the bad input is, for example `["query", "limit"]` or `["body", "variants", 1, "weight"]`. */
             loc: (string | number)[];
@@ -1433,9 +1827,10 @@ export interface components {
          *     Routing a session stores its answer in the same commit as the session: a retry sent
          *     while the first request still runs is answered with the first one's answer as soon as
          *     either commits, and a request cut short (its server process died) left nothing, so its
-         *     retry simply runs. Creating, starting or stopping an experiment claims the key first: a
-         *     retry while the first still runs is a 409, until the first has gone 60 seconds without
-         *     an answer (its process died) and the retry takes the key over. After 24 hours a key is
+         *     retry simply runs. Creating, starting or stopping an experiment, and creating a webhook
+         *     endpoint, rotating its secret, sending it a test message or replaying it, claim the key
+         *     first: a retry while the first still runs is a 409, until the first has gone 60 seconds
+         *     without an answer (its process died) and the retry takes the key over. After 24 hours a key is
          *     forgotten and may be used again. Use a new value for each logical request, best a
          *     UUIDv7 (RFC 9562): it starts with the time, so the server's index of keys grows at its
          *     end, where random keys (UUIDv4) cost each request more. The SDK sends a UUIDv7 with
@@ -1446,6 +1841,8 @@ export interface components {
         IdempotencyKey: string;
         /** @description The experiment. */
         ExperimentId: number;
+        /** @description The webhook endpoint. */
+        WebhookEndpointId: number;
     };
     requestBodies: never;
     headers: {
@@ -1664,9 +2061,10 @@ export interface operations {
                  *     Routing a session stores its answer in the same commit as the session: a retry sent
                  *     while the first request still runs is answered with the first one's answer as soon as
                  *     either commits, and a request cut short (its server process died) left nothing, so its
-                 *     retry simply runs. Creating, starting or stopping an experiment claims the key first: a
-                 *     retry while the first still runs is a 409, until the first has gone 60 seconds without
-                 *     an answer (its process died) and the retry takes the key over. After 24 hours a key is
+                 *     retry simply runs. Creating, starting or stopping an experiment, and creating a webhook
+                 *     endpoint, rotating its secret, sending it a test message or replaying it, claim the key
+                 *     first: a retry while the first still runs is a 409, until the first has gone 60 seconds
+                 *     without an answer (its process died) and the retry takes the key over. After 24 hours a key is
                  *     forgotten and may be used again. Use a new value for each logical request, best a
                  *     UUIDv7 (RFC 9562): it starts with the time, so the server's index of keys grows at its
                  *     end, where random keys (UUIDv4) cost each request more. The SDK sends a UUIDv7 with
@@ -1860,9 +2258,10 @@ export interface operations {
                  *     Routing a session stores its answer in the same commit as the session: a retry sent
                  *     while the first request still runs is answered with the first one's answer as soon as
                  *     either commits, and a request cut short (its server process died) left nothing, so its
-                 *     retry simply runs. Creating, starting or stopping an experiment claims the key first: a
-                 *     retry while the first still runs is a 409, until the first has gone 60 seconds without
-                 *     an answer (its process died) and the retry takes the key over. After 24 hours a key is
+                 *     retry simply runs. Creating, starting or stopping an experiment, and creating a webhook
+                 *     endpoint, rotating its secret, sending it a test message or replaying it, claim the key
+                 *     first: a retry while the first still runs is a 409, until the first has gone 60 seconds
+                 *     without an answer (its process died) and the retry takes the key over. After 24 hours a key is
                  *     forgotten and may be used again. Use a new value for each logical request, best a
                  *     UUIDv7 (RFC 9562): it starts with the time, so the server's index of keys grows at its
                  *     end, where random keys (UUIDv4) cost each request more. The SDK sends a UUIDv7 with
@@ -2034,9 +2433,10 @@ export interface operations {
                  *     Routing a session stores its answer in the same commit as the session: a retry sent
                  *     while the first request still runs is answered with the first one's answer as soon as
                  *     either commits, and a request cut short (its server process died) left nothing, so its
-                 *     retry simply runs. Creating, starting or stopping an experiment claims the key first: a
-                 *     retry while the first still runs is a 409, until the first has gone 60 seconds without
-                 *     an answer (its process died) and the retry takes the key over. After 24 hours a key is
+                 *     retry simply runs. Creating, starting or stopping an experiment, and creating a webhook
+                 *     endpoint, rotating its secret, sending it a test message or replaying it, claim the key
+                 *     first: a retry while the first still runs is a 409, until the first has gone 60 seconds
+                 *     without an answer (its process died) and the retry takes the key over. After 24 hours a key is
                  *     forgotten and may be used again. Use a new value for each logical request, best a
                  *     UUIDv7 (RFC 9562): it starts with the time, so the server's index of keys grows at its
                  *     end, where random keys (UUIDv4) cost each request more. The SDK sends a UUIDv7 with
@@ -2097,9 +2497,10 @@ export interface operations {
                  *     Routing a session stores its answer in the same commit as the session: a retry sent
                  *     while the first request still runs is answered with the first one's answer as soon as
                  *     either commits, and a request cut short (its server process died) left nothing, so its
-                 *     retry simply runs. Creating, starting or stopping an experiment claims the key first: a
-                 *     retry while the first still runs is a 409, until the first has gone 60 seconds without
-                 *     an answer (its process died) and the retry takes the key over. After 24 hours a key is
+                 *     retry simply runs. Creating, starting or stopping an experiment, and creating a webhook
+                 *     endpoint, rotating its secret, sending it a test message or replaying it, claim the key
+                 *     first: a retry while the first still runs is a 409, until the first has gone 60 seconds
+                 *     without an answer (its process died) and the retry takes the key over. After 24 hours a key is
                  *     forgotten and may be used again. Use a new value for each logical request, best a
                  *     UUIDv7 (RFC 9562): it starts with the time, so the server's index of keys grows at its
                  *     end, where random keys (UUIDv4) cost each request more. The SDK sends a UUIDv7 with
@@ -2428,9 +2829,10 @@ export interface operations {
                  *     Routing a session stores its answer in the same commit as the session: a retry sent
                  *     while the first request still runs is answered with the first one's answer as soon as
                  *     either commits, and a request cut short (its server process died) left nothing, so its
-                 *     retry simply runs. Creating, starting or stopping an experiment claims the key first: a
-                 *     retry while the first still runs is a 409, until the first has gone 60 seconds without
-                 *     an answer (its process died) and the retry takes the key over. After 24 hours a key is
+                 *     retry simply runs. Creating, starting or stopping an experiment, and creating a webhook
+                 *     endpoint, rotating its secret, sending it a test message or replaying it, claim the key
+                 *     first: a retry while the first still runs is a 409, until the first has gone 60 seconds
+                 *     without an answer (its process died) and the retry takes the key over. After 24 hours a key is
                  *     forgotten and may be used again. Use a new value for each logical request, best a
                  *     UUIDv7 (RFC 9562): it starts with the time, so the server's index of keys grows at its
                  *     end, where random keys (UUIDv4) cost each request more. The SDK sends a UUIDv7 with
@@ -2509,6 +2911,510 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    webhooks_endpoints_list: {
+        parameters: {
+            query?: {
+                /** @description 0-based page to return. Leaving it out means 0. At most 1,000,000: with `limit` up to 1000 that reaches a billion items deep, past any list here; walk deeper with `cursor`, which costs the same at any depth. */
+                page?: components["parameters"]["Page"];
+                /**
+                 * @description Continues a walk where a page ended: the `next_cursor` of that page. With a cursor,
+                 *     `page` is ignored and the page starts right after the item the cursor marks, in the
+                 *     same order, so pages never repeat or skip an item while new records arrive, and a page
+                 *     deep into the list costs what the first one does. The cursor is bound to the query: send
+                 *     the same `search_fields`, `search_field_values`, `order_by`, `order_by_direction`,
+                 *     `start_datetime` and `end_datetime` with it (`limit` and `fields` may change). Cursors
+                 *     are opaque and signed by the server (HMAC-SHA256 with a secret of its own), bound to
+                 *     the query and the API key's organization: a cursor that was altered or made up, belongs
+                 *     to another organization or another query, or holds a position the list cannot have is
+                 *     a 422 at `["query", "cursor"]` whose message says what to do (pass `next_cursor` as
+                 *     received, or leave `cursor` out to start again). Cursors do not expire with time; when
+                 *     the operator rotates the signing secret, a cursor stays valid through that rotation (at
+                 *     least the next page of every walk in progress) and is refused after the one after it.
+                 *
+                 *     A cursor is written in the URL-safe base64 alphabet and `.` (a 422
+                 *     `string_pattern_mismatch` otherwise).
+                 */
+                cursor?: components["parameters"]["Cursor"];
+                /** @description Maximum number of items on the page (0 returns only the counts). */
+                limit?: components["parameters"]["Limit"];
+                /** @description Webhook endpoint properties to search, paired by index with `search_field_values`. */
+                search_fields?: components["schemas"]["WebhookEndpointProperties"][];
+                /** @description Values to search for, paired by index with `search_fields` (the two lists must have the same length). Each value is one literal string of at most 1024 characters (longer than any identifier, which routing takes up to 256, and than any phrase worth a substring search). At most 32 values: every property of a list twice over. */
+                search_field_values?: components["parameters"]["SearchFieldValues"];
+                /** @description Property to order by (default `id` ascending). */
+                order_by?: components["schemas"]["WebhookEndpointProperties"];
+                /** @description Direction of `order_by`; `asc` when left out. */
+                order_by_direction?: components["parameters"]["OrderByDirection"];
+                /** @description Properties to include in each item (absent or empty means all; `id` is always included). */
+                fields?: components["schemas"]["WebhookEndpointProperties"][];
+                /** @description Inclusive start of the time window (ISO 8601 date-time with `Z` or an offset, at most 35 characters, which nanoseconds and an offset fit). */
+                start_datetime?: components["parameters"]["StartDatetime"];
+                /** @description Exclusive end of the time window (ISO 8601 date-time with `Z` or an offset, at most 35 characters, which nanoseconds and an offset fit). */
+                end_datetime?: components["parameters"]["EndDatetime"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of webhook endpoints. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Queue-Wait-Ms": components["headers"]["XQueueWaitMs"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpointListResponse"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    webhooks_endpoints_create: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes a retried POST safe: the first answer the operation gives to a key (success or
+                 *     error, except 5xx) is stored for 24 hours per API key and replayed for every later
+                 *     request with the same key, which then changes nothing. The same key with a different
+                 *     operation, path or body is a 422 (`loc: ["header", "Idempotency-Key"]`) on every
+                 *     operation, and never a replay of the other request's answer. A JSON body is compared as
+                 *     parsed JSON, not as bytes: a retry that re-serialised the body with other whitespace or
+                 *     another order of object keys is the same request and gets the replay, while another
+                 *     order of array items or any other value (`1` and `"1"` differ) is a different body. A
+                 *     request refused before the operation runs stores nothing, so its corrected retry may
+                 *     reuse the key: a 401 or 403 (the key and its permission are checked before the body is
+                 *     read), a 413, 415 or 429, and a 422 for the request's own input (its query, path or body
+                 *     failing the schema).
+                 *     Routing a session stores its answer in the same commit as the session: a retry sent
+                 *     while the first request still runs is answered with the first one's answer as soon as
+                 *     either commits, and a request cut short (its server process died) left nothing, so its
+                 *     retry simply runs. Creating, starting or stopping an experiment, and creating a webhook
+                 *     endpoint, rotating its secret, sending it a test message or replaying it, claim the key
+                 *     first: a retry while the first still runs is a 409, until the first has gone 60 seconds
+                 *     without an answer (its process died) and the retry takes the key over. After 24 hours a key is
+                 *     forgotten and may be used again. Use a new value for each logical request, best a
+                 *     UUIDv7 (RFC 9562): it starts with the time, so the server's index of keys grows at its
+                 *     end, where random keys (UUIDv4) cost each request more. The SDK sends a UUIDv7 with
+                 *     every POST. (Both times are the defaults; the server's operator may set others.) A key is
+                 *     1 to 255 printable ASCII characters (space to `~`), as a UUID, a ULID or a random token
+                 *     is; anything else is a 422 at `["header", "Idempotency-Key"]`.
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookEndpointCreate"];
+            };
+        };
+        responses: {
+            /** @description The created endpoint, with its signing secret (shown this once). */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Queue-Wait-Ms": components["headers"]["XQueueWaitMs"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpointWithSecret"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    webhooks_endpoints_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The webhook endpoint. */
+                endpoint_id: components["parameters"]["WebhookEndpointId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The endpoint. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Queue-Wait-Ms": components["headers"]["XQueueWaitMs"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpoint"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    webhooks_endpoints_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The webhook endpoint. */
+                endpoint_id: components["parameters"]["WebhookEndpointId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookEndpointUpdate"];
+            };
+        };
+        responses: {
+            /** @description The endpoint as it now is. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Queue-Wait-Ms": components["headers"]["XQueueWaitMs"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpoint"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    webhooks_endpoints_delete: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The webhook endpoint. */
+                endpoint_id: components["parameters"]["WebhookEndpointId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The endpoint is gone. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Queue-Wait-Ms": components["headers"]["XQueueWaitMs"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpointDeleteResponse"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    webhooks_endpoints_rotate_secret: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes a retried POST safe: the first answer the operation gives to a key (success or
+                 *     error, except 5xx) is stored for 24 hours per API key and replayed for every later
+                 *     request with the same key, which then changes nothing. The same key with a different
+                 *     operation, path or body is a 422 (`loc: ["header", "Idempotency-Key"]`) on every
+                 *     operation, and never a replay of the other request's answer. A JSON body is compared as
+                 *     parsed JSON, not as bytes: a retry that re-serialised the body with other whitespace or
+                 *     another order of object keys is the same request and gets the replay, while another
+                 *     order of array items or any other value (`1` and `"1"` differ) is a different body. A
+                 *     request refused before the operation runs stores nothing, so its corrected retry may
+                 *     reuse the key: a 401 or 403 (the key and its permission are checked before the body is
+                 *     read), a 413, 415 or 429, and a 422 for the request's own input (its query, path or body
+                 *     failing the schema).
+                 *     Routing a session stores its answer in the same commit as the session: a retry sent
+                 *     while the first request still runs is answered with the first one's answer as soon as
+                 *     either commits, and a request cut short (its server process died) left nothing, so its
+                 *     retry simply runs. Creating, starting or stopping an experiment, and creating a webhook
+                 *     endpoint, rotating its secret, sending it a test message or replaying it, claim the key
+                 *     first: a retry while the first still runs is a 409, until the first has gone 60 seconds
+                 *     without an answer (its process died) and the retry takes the key over. After 24 hours a key is
+                 *     forgotten and may be used again. Use a new value for each logical request, best a
+                 *     UUIDv7 (RFC 9562): it starts with the time, so the server's index of keys grows at its
+                 *     end, where random keys (UUIDv4) cost each request more. The SDK sends a UUIDv7 with
+                 *     every POST. (Both times are the defaults; the server's operator may set others.) A key is
+                 *     1 to 255 printable ASCII characters (space to `~`), as a UUID, a ULID or a random token
+                 *     is; anything else is a 422 at `["header", "Idempotency-Key"]`.
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The webhook endpoint. */
+                endpoint_id: components["parameters"]["WebhookEndpointId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The endpoint with its new signing secret (shown this once). */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Queue-Wait-Ms": components["headers"]["XQueueWaitMs"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpointWithSecret"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    webhooks_endpoints_test: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes a retried POST safe: the first answer the operation gives to a key (success or
+                 *     error, except 5xx) is stored for 24 hours per API key and replayed for every later
+                 *     request with the same key, which then changes nothing. The same key with a different
+                 *     operation, path or body is a 422 (`loc: ["header", "Idempotency-Key"]`) on every
+                 *     operation, and never a replay of the other request's answer. A JSON body is compared as
+                 *     parsed JSON, not as bytes: a retry that re-serialised the body with other whitespace or
+                 *     another order of object keys is the same request and gets the replay, while another
+                 *     order of array items or any other value (`1` and `"1"` differ) is a different body. A
+                 *     request refused before the operation runs stores nothing, so its corrected retry may
+                 *     reuse the key: a 401 or 403 (the key and its permission are checked before the body is
+                 *     read), a 413, 415 or 429, and a 422 for the request's own input (its query, path or body
+                 *     failing the schema).
+                 *     Routing a session stores its answer in the same commit as the session: a retry sent
+                 *     while the first request still runs is answered with the first one's answer as soon as
+                 *     either commits, and a request cut short (its server process died) left nothing, so its
+                 *     retry simply runs. Creating, starting or stopping an experiment, and creating a webhook
+                 *     endpoint, rotating its secret, sending it a test message or replaying it, claim the key
+                 *     first: a retry while the first still runs is a 409, until the first has gone 60 seconds
+                 *     without an answer (its process died) and the retry takes the key over. After 24 hours a key is
+                 *     forgotten and may be used again. Use a new value for each logical request, best a
+                 *     UUIDv7 (RFC 9562): it starts with the time, so the server's index of keys grows at its
+                 *     end, where random keys (UUIDv4) cost each request more. The SDK sends a UUIDv7 with
+                 *     every POST. (Both times are the defaults; the server's operator may set others.) A key is
+                 *     1 to 255 printable ASCII characters (space to `~`), as a UUID, a ULID or a random token
+                 *     is; anything else is a 422 at `["header", "Idempotency-Key"]`.
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The webhook endpoint. */
+                endpoint_id: components["parameters"]["WebhookEndpointId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The queued test message. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Queue-Wait-Ms": components["headers"]["XQueueWaitMs"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookTestMessage"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    webhooks_endpoints_replay: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes a retried POST safe: the first answer the operation gives to a key (success or
+                 *     error, except 5xx) is stored for 24 hours per API key and replayed for every later
+                 *     request with the same key, which then changes nothing. The same key with a different
+                 *     operation, path or body is a 422 (`loc: ["header", "Idempotency-Key"]`) on every
+                 *     operation, and never a replay of the other request's answer. A JSON body is compared as
+                 *     parsed JSON, not as bytes: a retry that re-serialised the body with other whitespace or
+                 *     another order of object keys is the same request and gets the replay, while another
+                 *     order of array items or any other value (`1` and `"1"` differ) is a different body. A
+                 *     request refused before the operation runs stores nothing, so its corrected retry may
+                 *     reuse the key: a 401 or 403 (the key and its permission are checked before the body is
+                 *     read), a 413, 415 or 429, and a 422 for the request's own input (its query, path or body
+                 *     failing the schema).
+                 *     Routing a session stores its answer in the same commit as the session: a retry sent
+                 *     while the first request still runs is answered with the first one's answer as soon as
+                 *     either commits, and a request cut short (its server process died) left nothing, so its
+                 *     retry simply runs. Creating, starting or stopping an experiment, and creating a webhook
+                 *     endpoint, rotating its secret, sending it a test message or replaying it, claim the key
+                 *     first: a retry while the first still runs is a 409, until the first has gone 60 seconds
+                 *     without an answer (its process died) and the retry takes the key over. After 24 hours a key is
+                 *     forgotten and may be used again. Use a new value for each logical request, best a
+                 *     UUIDv7 (RFC 9562): it starts with the time, so the server's index of keys grows at its
+                 *     end, where random keys (UUIDv4) cost each request more. The SDK sends a UUIDv7 with
+                 *     every POST. (Both times are the defaults; the server's operator may set others.) A key is
+                 *     1 to 255 printable ASCII characters (space to `~`), as a UUID, a ULID or a random token
+                 *     is; anything else is a 422 at `["header", "Idempotency-Key"]`.
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The webhook endpoint. */
+                endpoint_id: components["parameters"]["WebhookEndpointId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookReplayRequest"];
+            };
+        };
+        responses: {
+            /** @description The endpoint and what was moved back. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Queue-Wait-Ms": components["headers"]["XQueueWaitMs"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookReplayResponse"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    webhooks_endpoints_deliveries: {
+        parameters: {
+            query?: {
+                /** @description 0-based page to return. Leaving it out means 0. At most 1,000,000: with `limit` up to 1000 that reaches a billion items deep, past any list here; walk deeper with `cursor`, which costs the same at any depth. */
+                page?: components["parameters"]["Page"];
+                /**
+                 * @description Continues a walk where a page ended: the `next_cursor` of that page. With a cursor,
+                 *     `page` is ignored and the page starts right after the item the cursor marks, in the
+                 *     same order, so pages never repeat or skip an item while new records arrive, and a page
+                 *     deep into the list costs what the first one does. The cursor is bound to the query: send
+                 *     the same `search_fields`, `search_field_values`, `order_by`, `order_by_direction`,
+                 *     `start_datetime` and `end_datetime` with it (`limit` and `fields` may change). Cursors
+                 *     are opaque and signed by the server (HMAC-SHA256 with a secret of its own), bound to
+                 *     the query and the API key's organization: a cursor that was altered or made up, belongs
+                 *     to another organization or another query, or holds a position the list cannot have is
+                 *     a 422 at `["query", "cursor"]` whose message says what to do (pass `next_cursor` as
+                 *     received, or leave `cursor` out to start again). Cursors do not expire with time; when
+                 *     the operator rotates the signing secret, a cursor stays valid through that rotation (at
+                 *     least the next page of every walk in progress) and is refused after the one after it.
+                 *
+                 *     A cursor is written in the URL-safe base64 alphabet and `.` (a 422
+                 *     `string_pattern_mismatch` otherwise).
+                 */
+                cursor?: components["parameters"]["Cursor"];
+                /** @description Maximum number of items on the page (0 returns only the counts). */
+                limit?: components["parameters"]["Limit"];
+                /** @description Only the attempts with this outcome. */
+                status?: components["schemas"]["WebhookDeliveryStatus"];
+                /** @description Inclusive start of the time window (ISO 8601 date-time with `Z` or an offset, at most 35 characters, which nanoseconds and an offset fit). */
+                start_datetime?: components["parameters"]["StartDatetime"];
+                /** @description Exclusive end of the time window (ISO 8601 date-time with `Z` or an offset, at most 35 characters, which nanoseconds and an offset fit). */
+                end_datetime?: components["parameters"]["EndDatetime"];
+            };
+            header?: never;
+            path: {
+                /** @description The webhook endpoint. */
+                endpoint_id: components["parameters"]["WebhookEndpointId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of the endpoint's delivery attempts, newest first. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Queue-Wait-Ms": components["headers"]["XQueueWaitMs"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDeliveryListResponse"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];

@@ -1,5 +1,6 @@
 // Permission names a role can hold (docs/decisions.md section 1). The seed names the CHANNELS_*
-// ones for experiments; the others guard the events list, the prompts list and session routing.
+// ones for experiments; the others guard the events list, the prompts list, session routing and
+// webhook endpoints.
 export const PERMISSIONS = [
   'EVENTS_READ',
   'PROMPTS_READ',
@@ -7,6 +8,8 @@ export const PERMISSIONS = [
   'CHANNELS_WRITE',
   'CHANNELS_DELETE',
   'SESSIONS_WRITE',
+  'WEBHOOKS_READ',
+  'WEBHOOKS_WRITE',
 ] as const;
 
 export type Permission = (typeof PERMISSIONS)[number];

@@ -1125,6 +1125,378 @@ export const Assignment = z
     description: 'What routing a session for the user would answer now; nothing was stored.',
   });
 
+export const WebhookMessageType = z
+  .enum(['event', 'experiment.status_changed'])
+  .openapi('WebhookMessageType', {
+    description:
+      'What an endpoint receives: `event` (each event matching its search pairs, as the events list shows it) or `experiment.status_changed` (an experiment started, stopped or ended by its plan).',
+  });
+
+export const WebhookEndpointProperties = z
+  .enum([
+    'id',
+    'url',
+    'description',
+    'enabled',
+    'disabled_reason',
+    'message_types',
+    'created_at',
+    'updated_at',
+  ])
+  .openapi('WebhookEndpointProperties', {
+    description:
+      'Webhook endpoint property names usable in `search_fields`, `order_by` and `fields`.',
+  });
+
+export const WebhookUrl = z
+  .string()
+  .max(2048)
+  .regex(new RegExp('^[A-Za-z][A-Za-z0-9+.-]*://[^\\s]+$'))
+  .openapi('WebhookUrl', {
+    description:
+      "Where messages are POSTed: an absolute `https` URL (`http` only where the server's operator allows it) whose host is a public address or resolves only to public addresses; no user name or password. At most 2048 characters.",
+    examples: ['https://hooks.example.com/agentline'],
+  });
+
+export const WebhookEndpointCreate = z
+  .object({
+    url: WebhookUrl,
+    description: z
+      .string()
+      .max(1000)
+      .nullable()
+      .openapi({ description: 'What the endpoint is for, for people; null or absent for none.' })
+      .optional(),
+    enabled: z
+      .boolean()
+      .default(true)
+      .openapi({
+        description:
+          'Whether messages are sent; a disabled endpoint keeps its place and resumes from it.',
+      }),
+    search_fields: z
+      .array(EventProperties)
+      .max(32)
+      .default([])
+      .openapi({
+        description:
+          'Event properties to match, paired by index with `search_field_values`, exactly as on the events list: only matching events are sent. Empty or absent: every event.',
+      }),
+    search_field_values: z
+      .array(z.string().max(1024))
+      .max(32)
+      .default([])
+      .openapi({
+        description:
+          'Values to match, paired by index with `search_fields` (same length), as on the events list.',
+      }),
+    message_types: z
+      .array(WebhookMessageType)
+      .min(1)
+      .max(2)
+      .default(['event'])
+      .openapi({
+        description:
+          'What the endpoint receives (a type listed twice counts once); `["event"]` when absent.',
+      }),
+  })
+  .openapi('WebhookEndpointCreate');
+
+export const WebhookEndpointUpdate = z
+  .object({
+    url: WebhookUrl,
+    description: z
+      .string()
+      .max(1000)
+      .nullable()
+      .openapi({ description: 'What the endpoint is for, for people; null for none.' }),
+    enabled: z
+      .boolean()
+      .openapi({
+        description:
+          '`false` pauses delivery where it is; `true` resumes it from there, and clears `disabled_reason` of an endpoint the server disabled.',
+      }),
+    search_fields: z
+      .array(EventProperties)
+      .max(32)
+      .openapi({
+        description:
+          'Event properties to match, paired by index with `search_field_values`, as on the events list; empty for every event.',
+      }),
+    search_field_values: z
+      .array(z.string().max(1024))
+      .max(32)
+      .openapi({
+        description: 'Values to match, paired by index with `search_fields` (same length).',
+      }),
+    message_types: z
+      .array(WebhookMessageType)
+      .min(1)
+      .max(2)
+      .openapi({ description: 'What the endpoint receives (a type listed twice counts once).' }),
+  })
+  .openapi('WebhookEndpointUpdate', {
+    description:
+      'Every editable field of an endpoint, all required, as the update replaces them all.',
+  });
+
+export const WebhookEndpoint = z
+  .object({
+    id: z.int(),
+    url: z.string().openapi({ description: 'Where messages are POSTed.' }),
+    description: z.string().nullable(),
+    enabled: z
+      .boolean()
+      .openapi({
+        description:
+          'Whether messages are sent. False after an update set it so, or after the server disabled the endpoint (then `disabled_reason` says why).',
+      }),
+    disabled_reason: z
+      .string()
+      .nullable()
+      .openapi({
+        description:
+          'Why the server disabled the endpoint (its receiver answered `410 Gone`, or every attempt failed for 5 days); null otherwise, and cleared when it is enabled again.',
+      }),
+    search_fields: z
+      .array(EventProperties)
+      .openapi({
+        description: 'Event properties matched, paired by index with `search_field_values`.',
+      }),
+    search_field_values: z.array(z.string()),
+    message_types: z.array(WebhookMessageType),
+    created_at: z.iso.datetime({ offset: true }),
+    updated_at: z.iso.datetime({ offset: true }),
+  })
+  .openapi('WebhookEndpoint', { description: 'A webhook endpoint, without its secret.' });
+
+export const WebhookEndpointWithSecret = z
+  .object({
+    id: z.int(),
+    url: z.string(),
+    description: z.string().nullable(),
+    enabled: z.boolean(),
+    disabled_reason: z.string().nullable(),
+    search_fields: z.array(EventProperties),
+    search_field_values: z.array(z.string()),
+    message_types: z.array(WebhookMessageType),
+    created_at: z.iso.datetime({ offset: true }),
+    updated_at: z.iso.datetime({ offset: true }),
+    secret: z
+      .string()
+      .regex(new RegExp('^whsec_[A-Za-z0-9+/]+={0,2}$'))
+      .openapi({
+        description:
+          'The signing secret: `whsec_` and the base64 of 24 random bytes (decode the part after `whsec_` for the HMAC key, as Standard Webhooks libraries do). Shown only in this answer: store it now.',
+        examples: ['whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw'],
+      }),
+  })
+  .openapi('WebhookEndpointWithSecret', {
+    description:
+      'A webhook endpoint as create and rotate-secret answer it, with its signing secret.',
+  });
+
+export const WebhookEndpointListItem = z
+  .object({
+    id: z.int(),
+    url: z.string().openapi({ description: 'Where messages are POSTed.' }).optional(),
+    description: z.string().nullable().optional(),
+    enabled: z
+      .boolean()
+      .openapi({
+        description:
+          'Whether messages are sent. False after an update set it so, or after the server disabled the endpoint (then `disabled_reason` says why).',
+      })
+      .optional(),
+    disabled_reason: z
+      .string()
+      .nullable()
+      .openapi({
+        description:
+          'Why the server disabled the endpoint (its receiver answered `410 Gone`, or every attempt failed for 5 days); null otherwise, and cleared when it is enabled again.',
+      })
+      .optional(),
+    search_fields: z
+      .array(EventProperties)
+      .openapi({
+        description: 'Event properties matched, paired by index with `search_field_values`.',
+      })
+      .optional(),
+    search_field_values: z.array(z.string()).optional(),
+    message_types: z.array(WebhookMessageType).optional(),
+    created_at: z.iso.datetime({ offset: true }).optional(),
+    updated_at: z.iso.datetime({ offset: true }).optional(),
+  })
+  .openapi('WebhookEndpointListItem', {
+    description:
+      'A webhook endpoint in a list. Every property is present unless `fields` narrows the item; `id` is always there.',
+  });
+
+export const WebhookEndpointListResponse = z
+  .object({
+    items: z.array(WebhookEndpointListItem),
+    page: z.int().openapi({ description: 'Page number of these results, 0-based.' }),
+    page_size: z.int().openapi({ description: 'The `limit` used.' }),
+    total_pages: z
+      .int()
+      .nullable()
+      .openapi({ description: 'ceil(total_count / page_size); null when page_size is 0.' })
+      .optional(),
+    total_count: z
+      .int()
+      .nullable()
+      .openapi({ description: 'Number of items matching the query over all pages.' })
+      .optional(),
+    next_cursor: z
+      .string()
+      .nullable()
+      .openapi({
+        description:
+          'Pass as `cursor` (with the same query) to get the page after this one; null when this page is the last. Always present.',
+      })
+      .optional(),
+  })
+  .openapi('WebhookEndpointListResponse', { description: 'One page of webhook endpoints.' });
+
+export const WebhookEndpointDeleteResponse = z
+  .object({
+    id: z.int(),
+    deleted: z.literal(true),
+  })
+  .openapi('WebhookEndpointDeleteResponse');
+
+export const WebhookTestMessage = z
+  .object({
+    endpoint_id: z.int(),
+    webhook_id: z
+      .string()
+      .openapi({
+        description:
+          "The message's `webhook-id`, under which its attempts show in the delivery log.",
+      }),
+    type: z.literal('webhook.test'),
+    queued_at: z.iso.datetime({ offset: true }),
+  })
+  .openapi('WebhookTestMessage', { description: 'A test message queued for the endpoint.' });
+
+export const WebhookReplayRequest = z
+  .object({
+    after_position: z
+      .string()
+      .min(1)
+      .max(64)
+      .regex(new RegExp('^[A-Za-z0-9_.-]+$'))
+      .openapi({
+        description:
+          'The `position` of a message the endpoint was sent, or an event stream id: what came after it is sent again. Opaque, in the URL-safe base64 alphabet and `.`.',
+      })
+      .optional(),
+    start_datetime: z.iso
+      .datetime({ offset: true })
+      .max(35)
+      .openapi({
+        description:
+          'Send again every event and experiment change from this instant on (ISO 8601 date-time with `Z` or an offset).',
+      })
+      .optional(),
+  })
+  .openapi('WebhookReplayRequest', {
+    description: 'Where to replay from; exactly one of the two (a 422 at `["body"]` otherwise).',
+  });
+
+export const WebhookReplayResponse = z
+  .object({
+    endpoint: WebhookEndpoint,
+    rewound: z
+      .array(WebhookMessageType)
+      .openapi({
+        description:
+          'The message types whose delivery moved back (empty when the point was not before where delivery stands).',
+      }),
+  })
+  .openapi('WebhookReplayResponse');
+
+export const WebhookDeliveryStatus = z
+  .enum(['pending', 'delivered', 'failed'])
+  .openapi('WebhookDeliveryStatus', {
+    description:
+      "An attempt's outcome: `delivered` (a 2xx answer), `pending` (it failed and the message will be tried again at `next_attempt_at`) or `failed` (it failed and was the last attempt; a replay sends the message again).",
+  });
+
+export const WebhookDelivery = z
+  .object({
+    id: z.int(),
+    webhook_id: z
+      .string()
+      .openapi({
+        description: "The message's `webhook-id` header, the same on every attempt of the message.",
+      }),
+    type: z.enum(['event', 'experiment.status_changed', 'webhook.test']),
+    position: z
+      .string()
+      .nullable()
+      .openapi({ description: "The message's `position`; null for a test message." }),
+    attempt: z
+      .int()
+      .gte(1)
+      .openapi({ description: '1 for the first attempt of the message, then 2, 3...' }),
+    status: WebhookDeliveryStatus,
+    response_status: z
+      .int()
+      .nullable()
+      .openapi({
+        description:
+          "The receiver's HTTP status; null when there was no answer (a timeout, a refused connection).",
+      }),
+    error: z
+      .string()
+      .nullable()
+      .openapi({
+        description:
+          "What went wrong, for a person (at most 256 characters; never the receiver's whole answer); null for a delivered attempt.",
+      }),
+    duration_ms: z
+      .int()
+      .gte(0)
+      .openapi({ description: 'How long the attempt took, in milliseconds.' }),
+    attempted_at: z.iso.datetime({ offset: true }),
+    next_attempt_at: z.iso
+      .datetime({ offset: true })
+      .nullable()
+      .openapi({
+        description: "When a `pending` attempt's message is tried again; null otherwise.",
+      }),
+  })
+  .openapi('WebhookDelivery', { description: 'One attempt to deliver one message.' });
+
+export const WebhookDeliveryListResponse = z
+  .object({
+    items: z.array(WebhookDelivery),
+    page: z.int().openapi({ description: 'Page number of these results, 0-based.' }),
+    page_size: z.int().openapi({ description: 'The `limit` used.' }),
+    total_pages: z
+      .int()
+      .nullable()
+      .openapi({ description: 'ceil(total_count / page_size); null when page_size is 0.' })
+      .optional(),
+    total_count: z
+      .int()
+      .nullable()
+      .openapi({ description: 'Number of attempts matching the query.' })
+      .optional(),
+    next_cursor: z
+      .string()
+      .nullable()
+      .openapi({
+        description:
+          'Pass as `cursor` (with the same query) to get the page after this one; null when this page is the last. Always present.',
+      })
+      .optional(),
+  })
+  .openapi('WebhookDeliveryListResponse', {
+    description: "One page of an endpoint's delivery attempts, newest first.",
+  });
+
 export const ValidationError = z
   .object({
     loc: z
@@ -1397,7 +1769,7 @@ export const idempotencyKeyParameter = z
   .openapi({
     param: {
       description:
-        'Makes a retried POST safe: the first answer the operation gives to a key (success or\nerror, except 5xx) is stored for 24 hours per API key and replayed for every later\nrequest with the same key, which then changes nothing. The same key with a different\noperation, path or body is a 422 (`loc: ["header", "Idempotency-Key"]`) on every\noperation, and never a replay of the other request\'s answer. A JSON body is compared as\nparsed JSON, not as bytes: a retry that re-serialised the body with other whitespace or\nanother order of object keys is the same request and gets the replay, while another\norder of array items or any other value (`1` and `"1"` differ) is a different body. A\nrequest refused before the operation runs stores nothing, so its corrected retry may\nreuse the key: a 401 or 403 (the key and its permission are checked before the body is\nread), a 413, 415 or 429, and a 422 for the request\'s own input (its query, path or body\nfailing the schema).\nRouting a session stores its answer in the same commit as the session: a retry sent\nwhile the first request still runs is answered with the first one\'s answer as soon as\neither commits, and a request cut short (its server process died) left nothing, so its\nretry simply runs. Creating, starting or stopping an experiment claims the key first: a\nretry while the first still runs is a 409, until the first has gone 60 seconds without\nan answer (its process died) and the retry takes the key over. After 24 hours a key is\nforgotten and may be used again. Use a new value for each logical request, best a\nUUIDv7 (RFC 9562): it starts with the time, so the server\'s index of keys grows at its\nend, where random keys (UUIDv4) cost each request more. The SDK sends a UUIDv7 with\nevery POST. (Both times are the defaults; the server\'s operator may set others.) A key is\n1 to 255 printable ASCII characters (space to `~`), as a UUID, a ULID or a random token\nis; anything else is a 422 at `["header", "Idempotency-Key"]`.\n',
+        'Makes a retried POST safe: the first answer the operation gives to a key (success or\nerror, except 5xx) is stored for 24 hours per API key and replayed for every later\nrequest with the same key, which then changes nothing. The same key with a different\noperation, path or body is a 422 (`loc: ["header", "Idempotency-Key"]`) on every\noperation, and never a replay of the other request\'s answer. A JSON body is compared as\nparsed JSON, not as bytes: a retry that re-serialised the body with other whitespace or\nanother order of object keys is the same request and gets the replay, while another\norder of array items or any other value (`1` and `"1"` differ) is a different body. A\nrequest refused before the operation runs stores nothing, so its corrected retry may\nreuse the key: a 401 or 403 (the key and its permission are checked before the body is\nread), a 413, 415 or 429, and a 422 for the request\'s own input (its query, path or body\nfailing the schema).\nRouting a session stores its answer in the same commit as the session: a retry sent\nwhile the first request still runs is answered with the first one\'s answer as soon as\neither commits, and a request cut short (its server process died) left nothing, so its\nretry simply runs. Creating, starting or stopping an experiment, and creating a webhook\nendpoint, rotating its secret, sending it a test message or replaying it, claim the key\nfirst: a retry while the first still runs is a 409, until the first has gone 60 seconds\nwithout an answer (its process died) and the retry takes the key over. After 24 hours a key is\nforgotten and may be used again. Use a new value for each logical request, best a\nUUIDv7 (RFC 9562): it starts with the time, so the server\'s index of keys grows at its\nend, where random keys (UUIDv4) cost each request more. The SDK sends a UUIDv7 with\nevery POST. (Both times are the defaults; the server\'s operator may set others.) A key is\n1 to 255 printable ASCII characters (space to `~`), as a UUID, a ULID or a random token\nis; anything else is a 422 at `["header", "Idempotency-Key"]`.\n',
     },
   });
 
@@ -1472,6 +1844,10 @@ export const conflictResponse = {
     'application/json': { schema: ErrorResponse },
   },
 };
+
+export const webhookEndpointIdParameter = integerParam(
+  z.int().gte(1).lte(2147483647).openapi({ format: 'int32' }),
+).openapi({ param: { description: 'The webhook endpoint.' } });
 
 export const eventsListRoute = createRoute({
   method: 'get',
@@ -2451,6 +2827,417 @@ export const channelTargetsAssignmentRoute = createRoute({
   },
 });
 
+export const webhooksEndpointsListRoute = createRoute({
+  method: 'get',
+  path: '/api/v1/webhooks/endpoints',
+  operationId: 'webhooks_endpoints_list',
+  tags: ['webhooks'],
+  summary: 'List webhook endpoints',
+  description:
+    "Pages through the organization's webhook endpoints (default order `id` ascending). Needs\n`WEBHOOKS_READ`. The time window filters on `created_at`. No item carries a secret.\n",
+  'x-agentline-permission': 'WEBHOOKS_READ' as const,
+  security: [{ APIKeyHeader: [] }],
+  request: {
+    query: z.object({
+      page: pageParameter,
+      cursor: cursorParameter,
+      limit: limitParameter,
+      search_fields: arrayParam(z.array(WebhookEndpointProperties).max(32))
+        .default([])
+        .openapi({
+          param: {
+            description:
+              'Webhook endpoint properties to search, paired by index with `search_field_values`.',
+          },
+        }),
+      search_field_values: searchFieldValuesParameter,
+      order_by: WebhookEndpointProperties.optional().openapi({
+        param: { description: 'Property to order by (default `id` ascending).' },
+      }),
+      order_by_direction: orderByDirectionParameter,
+      fields: arrayParam(z.array(WebhookEndpointProperties).max(32))
+        .default([])
+        .openapi({
+          param: {
+            description:
+              'Properties to include in each item (absent or empty means all; `id` is always included).',
+          },
+        }),
+      start_datetime: startDatetimeParameter,
+      end_datetime: endDatetimeParameter,
+    }),
+  },
+  responses: {
+    200: {
+      description: 'One page of webhook endpoints.',
+      headers: z.object({
+        'X-Request-Id': xRequestIdHeader,
+        'RateLimit-Policy': rateLimitPolicyHeader,
+        RateLimit: rateLimitHeader,
+        'X-Queue-Wait-Ms': xQueueWaitMsHeader,
+      }),
+      content: {
+        'application/json': { schema: WebhookEndpointListResponse },
+      },
+    },
+    401: unauthorizedResponse,
+    403: forbiddenResponse,
+    422: validationFailedResponse,
+    429: rateLimitedResponse,
+    500: internalErrorResponse,
+    503: serviceUnavailableResponse,
+  },
+});
+
+export const webhooksEndpointsCreateRoute = createRoute({
+  method: 'post',
+  path: '/api/v1/webhooks/endpoints',
+  operationId: 'webhooks_endpoints_create',
+  tags: ['webhooks'],
+  summary: 'Create a webhook endpoint',
+  description:
+    'Creates an endpoint that receives the organization\'s messages from now on (see the\nwebhooks tag for what is sent and how). Needs `WEBHOOKS_WRITE`. The answer is the only\none, besides rotate-secret\'s, that carries the signing `secret`: keep it. Each of these is\na 422 at `["body", "url"]` saying what to fix: a URL that does not parse, has no host,\ncarries a user name or password, or is not `https` (`http` is accepted only where the\nserver\'s operator set `WEBHOOK_ALLOW_HTTP`); a host that is, or resolves to, a loopback,\nprivate, link-local, multicast or otherwise non-public address, or that does not resolve\n(unless the operator set `WEBHOOK_ALLOW_PRIVATE_ADDRESSES`). `search_fields` and\n`search_field_values` pair as on the events list (the same length; a 422 otherwise). An\norganization has at most 100 endpoints: one more is a 409.\n',
+  'x-agentline-permission': 'WEBHOOKS_WRITE' as const,
+  security: [{ APIKeyHeader: [] }],
+  request: {
+    headers: z.object({
+      'Idempotency-Key': idempotencyKeyParameter,
+    }),
+    body: {
+      required: true,
+      content: {
+        'application/json': { schema: WebhookEndpointCreate },
+      },
+    },
+  },
+  responses: {
+    200: {
+      description: 'The created endpoint, with its signing secret (shown this once).',
+      headers: z.object({
+        'X-Request-Id': xRequestIdHeader,
+        'RateLimit-Policy': rateLimitPolicyHeader,
+        RateLimit: rateLimitHeader,
+        'X-Queue-Wait-Ms': xQueueWaitMsHeader,
+      }),
+      content: {
+        'application/json': { schema: WebhookEndpointWithSecret },
+      },
+    },
+    401: unauthorizedResponse,
+    403: forbiddenResponse,
+    409: conflictResponse,
+    413: payloadTooLargeResponse,
+    415: unsupportedMediaTypeResponse,
+    422: validationFailedResponse,
+    429: rateLimitedResponse,
+    500: internalErrorResponse,
+    503: serviceUnavailableResponse,
+  },
+});
+
+export const webhooksEndpointsGetRoute = createRoute({
+  method: 'get',
+  path: '/api/v1/webhooks/endpoints/{endpoint_id}',
+  operationId: 'webhooks_endpoints_get',
+  tags: ['webhooks'],
+  summary: 'Get a webhook endpoint',
+  description: 'Reads one endpoint, without its secret. Needs `WEBHOOKS_READ`.',
+  'x-agentline-permission': 'WEBHOOKS_READ' as const,
+  security: [{ APIKeyHeader: [] }],
+  request: {
+    params: z.object({
+      endpoint_id: webhookEndpointIdParameter,
+    }),
+  },
+  responses: {
+    200: {
+      description: 'The endpoint.',
+      headers: z.object({
+        'X-Request-Id': xRequestIdHeader,
+        'RateLimit-Policy': rateLimitPolicyHeader,
+        RateLimit: rateLimitHeader,
+        'X-Queue-Wait-Ms': xQueueWaitMsHeader,
+      }),
+      content: {
+        'application/json': { schema: WebhookEndpoint },
+      },
+    },
+    401: unauthorizedResponse,
+    403: forbiddenResponse,
+    404: notFoundResponse,
+    422: validationFailedResponse,
+    429: rateLimitedResponse,
+    500: internalErrorResponse,
+    503: serviceUnavailableResponse,
+  },
+});
+
+export const webhooksEndpointsUpdateRoute = createRoute({
+  method: 'put',
+  path: '/api/v1/webhooks/endpoints/{endpoint_id}',
+  operationId: 'webhooks_endpoints_update',
+  tags: ['webhooks'],
+  summary: "Replace a webhook endpoint's settings",
+  description:
+    'Replaces every editable field of the endpoint: `url`, `description`, `enabled`,\n`search_fields`, `search_field_values` and `message_types`, all required (send the\ncurrent value of a field to keep it). Needs `WEBHOOKS_WRITE`. The URL is checked as on\ncreate. The new settings apply from the next message on. `enabled: false` pauses delivery\nwhere it is; `enabled: true` on a disabled endpoint clears `disabled_reason` and resumes\ndelivery from where it stopped, with nothing skipped. The secret does not change\n(rotate-secret changes it).\n',
+  'x-agentline-permission': 'WEBHOOKS_WRITE' as const,
+  security: [{ APIKeyHeader: [] }],
+  request: {
+    params: z.object({
+      endpoint_id: webhookEndpointIdParameter,
+    }),
+    body: {
+      required: true,
+      content: {
+        'application/json': { schema: WebhookEndpointUpdate },
+      },
+    },
+  },
+  responses: {
+    200: {
+      description: 'The endpoint as it now is.',
+      headers: z.object({
+        'X-Request-Id': xRequestIdHeader,
+        'RateLimit-Policy': rateLimitPolicyHeader,
+        RateLimit: rateLimitHeader,
+        'X-Queue-Wait-Ms': xQueueWaitMsHeader,
+      }),
+      content: {
+        'application/json': { schema: WebhookEndpoint },
+      },
+    },
+    401: unauthorizedResponse,
+    403: forbiddenResponse,
+    404: notFoundResponse,
+    413: payloadTooLargeResponse,
+    415: unsupportedMediaTypeResponse,
+    422: validationFailedResponse,
+    429: rateLimitedResponse,
+    500: internalErrorResponse,
+    503: serviceUnavailableResponse,
+  },
+});
+
+export const webhooksEndpointsDeleteRoute = createRoute({
+  method: 'delete',
+  path: '/api/v1/webhooks/endpoints/{endpoint_id}',
+  operationId: 'webhooks_endpoints_delete',
+  tags: ['webhooks'],
+  summary: 'Delete a webhook endpoint',
+  description:
+    'Deletes the endpoint, its queued messages and its delivery log. Deliveries to it stop\nwithin a second (a request already sent may still arrive). Needs `WEBHOOKS_WRITE`.\n',
+  'x-agentline-permission': 'WEBHOOKS_WRITE' as const,
+  security: [{ APIKeyHeader: [] }],
+  request: {
+    params: z.object({
+      endpoint_id: webhookEndpointIdParameter,
+    }),
+  },
+  responses: {
+    200: {
+      description: 'The endpoint is gone.',
+      headers: z.object({
+        'X-Request-Id': xRequestIdHeader,
+        'RateLimit-Policy': rateLimitPolicyHeader,
+        RateLimit: rateLimitHeader,
+        'X-Queue-Wait-Ms': xQueueWaitMsHeader,
+      }),
+      content: {
+        'application/json': { schema: WebhookEndpointDeleteResponse },
+      },
+    },
+    401: unauthorizedResponse,
+    403: forbiddenResponse,
+    404: notFoundResponse,
+    422: validationFailedResponse,
+    429: rateLimitedResponse,
+    500: internalErrorResponse,
+    503: serviceUnavailableResponse,
+  },
+});
+
+export const webhooksEndpointsRotateSecretRoute = createRoute({
+  method: 'post',
+  path: '/api/v1/webhooks/endpoints/{endpoint_id}/rotate-secret',
+  operationId: 'webhooks_endpoints_rotate_secret',
+  tags: ['webhooks'],
+  summary: 'Give a webhook endpoint a new signing secret',
+  description:
+    'Generates a new signing secret and answers it (shown this once). Needs `WEBHOOKS_WRITE`.\nFrom now on messages are signed with the new secret and, for 24 hours, also with the\nprevious one (two space-separated `v1,` signatures in `webhook-signature`), so the\nreceiver can switch to the new secret without refusing a message. Rotating again within\nthose 24 hours retires the oldest secret at once: only the two newest sign.\n',
+  'x-agentline-permission': 'WEBHOOKS_WRITE' as const,
+  security: [{ APIKeyHeader: [] }],
+  request: {
+    params: z.object({
+      endpoint_id: webhookEndpointIdParameter,
+    }),
+    headers: z.object({
+      'Idempotency-Key': idempotencyKeyParameter,
+    }),
+  },
+  responses: {
+    200: {
+      description: 'The endpoint with its new signing secret (shown this once).',
+      headers: z.object({
+        'X-Request-Id': xRequestIdHeader,
+        'RateLimit-Policy': rateLimitPolicyHeader,
+        RateLimit: rateLimitHeader,
+        'X-Queue-Wait-Ms': xQueueWaitMsHeader,
+      }),
+      content: {
+        'application/json': { schema: WebhookEndpointWithSecret },
+      },
+    },
+    401: unauthorizedResponse,
+    403: forbiddenResponse,
+    404: notFoundResponse,
+    409: conflictResponse,
+    422: validationFailedResponse,
+    429: rateLimitedResponse,
+    500: internalErrorResponse,
+    503: serviceUnavailableResponse,
+  },
+});
+
+export const webhooksEndpointsTestRoute = createRoute({
+  method: 'post',
+  path: '/api/v1/webhooks/endpoints/{endpoint_id}/test',
+  operationId: 'webhooks_endpoints_test',
+  tags: ['webhooks'],
+  summary: 'Send a test message to a webhook endpoint',
+  description:
+    "Queues one message of type `webhook.test` (`data`: `{endpoint_id, sent_at}`, `position`\nnull) for the endpoint, sent at once and retried like any other; its attempts show in the\ndelivery log under the answer's `webhook_id`. Needs `WEBHOOKS_WRITE`. A disabled endpoint\nkeeps it until it is enabled again. At most 10 test messages of an endpoint wait at once:\none more is a 409 (wait for them to be delivered or to fail).\n",
+  'x-agentline-permission': 'WEBHOOKS_WRITE' as const,
+  security: [{ APIKeyHeader: [] }],
+  request: {
+    params: z.object({
+      endpoint_id: webhookEndpointIdParameter,
+    }),
+    headers: z.object({
+      'Idempotency-Key': idempotencyKeyParameter,
+    }),
+  },
+  responses: {
+    200: {
+      description: 'The queued test message.',
+      headers: z.object({
+        'X-Request-Id': xRequestIdHeader,
+        'RateLimit-Policy': rateLimitPolicyHeader,
+        RateLimit: rateLimitHeader,
+        'X-Queue-Wait-Ms': xQueueWaitMsHeader,
+      }),
+      content: {
+        'application/json': { schema: WebhookTestMessage },
+      },
+    },
+    401: unauthorizedResponse,
+    403: forbiddenResponse,
+    404: notFoundResponse,
+    409: conflictResponse,
+    422: validationFailedResponse,
+    429: rateLimitedResponse,
+    500: internalErrorResponse,
+    503: serviceUnavailableResponse,
+  },
+});
+
+export const webhooksEndpointsReplayRoute = createRoute({
+  method: 'post',
+  path: '/api/v1/webhooks/endpoints/{endpoint_id}/replay',
+  operationId: 'webhooks_endpoints_replay',
+  tags: ['webhooks'],
+  summary: "Send a webhook endpoint's messages again from a point",
+  description:
+    "Moves the endpoint's delivery back so that the messages after a point are sent again, in\nthe background, with their original `webhook-id`s (receivers that deduplicate drop what\nthey already have). Needs `WEBHOOKS_WRITE`. Give exactly one of:\n- `after_position`: the `position` of a message the endpoint was sent (an event's, or an\n  experiment change's), or an event stream id: everything of that kind after it is sent\n  again. A token this API did not give to the organization, such as another\n  organization's, or one that is not a token, is a 422 at `[\"body\", \"after_position\"]`;\n- `start_datetime`: every event whose `timestamp`, and every experiment change whose\n  `occurred_at`, is at or after it, and everything committed after those.\nReplay only moves back: a point after where delivery stands changes nothing. Messages\nstill go through the endpoint's current filter and types. The answer lists the message\ntypes whose delivery moved back.\n",
+  'x-agentline-permission': 'WEBHOOKS_WRITE' as const,
+  security: [{ APIKeyHeader: [] }],
+  request: {
+    params: z.object({
+      endpoint_id: webhookEndpointIdParameter,
+    }),
+    headers: z.object({
+      'Idempotency-Key': idempotencyKeyParameter,
+    }),
+    body: {
+      required: true,
+      content: {
+        'application/json': { schema: WebhookReplayRequest },
+      },
+    },
+  },
+  responses: {
+    200: {
+      description: 'The endpoint and what was moved back.',
+      headers: z.object({
+        'X-Request-Id': xRequestIdHeader,
+        'RateLimit-Policy': rateLimitPolicyHeader,
+        RateLimit: rateLimitHeader,
+        'X-Queue-Wait-Ms': xQueueWaitMsHeader,
+      }),
+      content: {
+        'application/json': { schema: WebhookReplayResponse },
+      },
+    },
+    401: unauthorizedResponse,
+    403: forbiddenResponse,
+    404: notFoundResponse,
+    409: conflictResponse,
+    413: payloadTooLargeResponse,
+    415: unsupportedMediaTypeResponse,
+    422: validationFailedResponse,
+    429: rateLimitedResponse,
+    500: internalErrorResponse,
+    503: serviceUnavailableResponse,
+  },
+});
+
+export const webhooksEndpointsDeliveriesRoute = createRoute({
+  method: 'get',
+  path: '/api/v1/webhooks/endpoints/{endpoint_id}/deliveries',
+  operationId: 'webhooks_endpoints_deliveries',
+  tags: ['webhooks'],
+  summary: "An endpoint's delivery log",
+  description:
+    "Every delivery attempt to the endpoint in the last 30 days, newest first: the message\n(`webhook_id`, `type`, `position`), the attempt's number, its outcome (`delivered`;\n`pending`: it failed and will be retried at `next_attempt_at`; `failed`: it failed and\nwas the last attempt), the receiver's status code, a short error (at most 256\ncharacters, never the receiver's whole answer) and how long it took. Needs\n`WEBHOOKS_READ`. `status` keeps the attempts of one outcome; `start_datetime` and\n`end_datetime` filter on `attempted_at`. Paging takes `page`, `limit` and `cursor` as the\nother lists do (see Lists); a cursor belongs to the endpoint and the `status` it was\ngiven out for.\n",
+  'x-agentline-permission': 'WEBHOOKS_READ' as const,
+  security: [{ APIKeyHeader: [] }],
+  request: {
+    params: z.object({
+      endpoint_id: webhookEndpointIdParameter,
+    }),
+    query: z.object({
+      page: pageParameter,
+      cursor: cursorParameter,
+      limit: limitParameter,
+      status: WebhookDeliveryStatus.optional().openapi({
+        param: { description: 'Only the attempts with this outcome.' },
+      }),
+      start_datetime: startDatetimeParameter,
+      end_datetime: endDatetimeParameter,
+    }),
+  },
+  responses: {
+    200: {
+      description: "One page of the endpoint's delivery attempts, newest first.",
+      headers: z.object({
+        'X-Request-Id': xRequestIdHeader,
+        'RateLimit-Policy': rateLimitPolicyHeader,
+        RateLimit: rateLimitHeader,
+        'X-Queue-Wait-Ms': xQueueWaitMsHeader,
+      }),
+      content: {
+        'application/json': { schema: WebhookDeliveryListResponse },
+      },
+    },
+    401: unauthorizedResponse,
+    403: forbiddenResponse,
+    404: notFoundResponse,
+    422: validationFailedResponse,
+    429: rateLimitedResponse,
+    500: internalErrorResponse,
+    503: serviceUnavailableResponse,
+  },
+});
+
 export const routes = {
   eventsList: eventsListRoute,
   eventsStream: eventsStreamRoute,
@@ -2471,6 +3258,15 @@ export const routes = {
   agentsList: agentsListRoute,
   sessionsRoute: sessionsRouteRoute,
   channelTargetsAssignment: channelTargetsAssignmentRoute,
+  webhooksEndpointsList: webhooksEndpointsListRoute,
+  webhooksEndpointsCreate: webhooksEndpointsCreateRoute,
+  webhooksEndpointsGet: webhooksEndpointsGetRoute,
+  webhooksEndpointsUpdate: webhooksEndpointsUpdateRoute,
+  webhooksEndpointsDelete: webhooksEndpointsDeleteRoute,
+  webhooksEndpointsRotateSecret: webhooksEndpointsRotateSecretRoute,
+  webhooksEndpointsTest: webhooksEndpointsTestRoute,
+  webhooksEndpointsReplay: webhooksEndpointsReplayRoute,
+  webhooksEndpointsDeliveries: webhooksEndpointsDeliveriesRoute,
 } as const;
 
 /** The spec's document-level fields, for `app.getOpenAPI31Document(openApiDocumentConfig)`. */
@@ -2480,9 +3276,9 @@ export const openApiDocumentConfig = {
     title: 'Agentline API',
     version: '0.0.3',
     summary:
-      'Events, prompts, telephony A2P check, experiments and session routing of an AI-agent platform.',
+      'Events, prompts, telephony A2P check, experiments, session routing and webhooks of an AI-agent platform.',
     description:
-      'Agentline serves the HTTP API of a platform for AI agents that talk to people over phone,\nSMS and web chat. This document is the whole contract: the server and the TypeScript SDK\nare generated from it and checked against it.\n\n## Authentication and tenancy\nEvery `/api/v1` operation needs an API key in the `Service-API-Key` header\n(`agl_<key id>_<secret>`, created by an operator with `agentline key create`). A key belongs\nto one organization and sees only that organization\'s records; an id that belongs to another\norganization answers exactly like an id that does not exist (404).\n\nA key has one role, and a role is a named set of permissions (possibly empty, to park a key).\nEach operation names the one it needs in its `x-agentline-permission` extension, which is\nwhat the server enforces; this table lists them (a test keeps the two in agreement):\n\n| Permission | Operations |\n|---|---|\n| `EVENTS_READ` | `events_list`, `events_stream` |\n| `PROMPTS_READ` | `prompts_list` |\n| `CHANNELS_READ` | `channels_telephony_numbers_verify_a2p_compliance`, `channels_telephony_numbers_a2p_status`, `experiments_list`, `experiments_get`, `experiments_results`, `experiments_results_timeline`, `experiments_history`, `agents_list`, `channel_targets_list`, `channel_targets_assignment` |\n| `CHANNELS_WRITE` | `experiments_create`, `experiments_update`, `experiments_start`, `experiments_stop` |\n| `CHANNELS_DELETE` | `experiments_delete` |\n| `SESSIONS_WRITE` | `sessions_route` |\n\nA missing, malformed, unknown or revoked key is a **401** (`UNAUTHENTICATED`, with\n`WWW-Authenticate: ApiKey header="Service-API-Key"`); a valid key whose role lacks the\npermission is a **403** (`PERMISSION_DENIED`, naming the permission). A key revoked, or a role\nchanged, takes effect for every server process within one second. Failed authentications\nare limited per client address (an IPv6 address counts with the rest of its /64) and per key\nid (the public part of a key); the server\'s operator sets how many a minute each may have.\nPast that, a request from that address, or with that key id, is answered **429**\n(`RATE_LIMITED`, with `Retry-After`) instead of 401: at once if it carries no well-formed key\n(nothing of it is looked up or read), and otherwise once its key has failed. A valid key is\nalways served, whatever other clients at its address did.\n\n## Limits and queueing\nA key has limits of its own, set by the server\'s operator and counted by each server process.\nHow many requests it may send a minute: past that, the request is answered **429**\n(`RATE_LIMITED`, with `Retry-After`) before its body is read, and nothing of it is done.\nEvery answer to a request whose key authenticated carries the per-minute quota and what is\nleft of it in the IETF `RateLimit-Policy` and `RateLimit` fields (see those headers): a\nclient that keeps its requests within `r` until `t` seconds have passed is not refused for\nits rate.\n\nHow many requests it has in progress at once (its share: 4 by default), of which how many\nlist reads (the paged lists: 2 by default). A request past the share is not refused: it\nwaits its turn in the key\'s queue, in the order requests came, before its body is read and\nholding nothing of the database, and runs as soon as one of the key\'s requests ends. Other\nkeys have shares of their own, so a key\'s queue, however long, never holds up another key\'s\nrequests, and one key\'s slow searches keep at most its share of the database busy. Every\n`/api/v1` answer says in `X-Queue-Wait-Ms` how long its request waited (0 when it did not).\nA waiting request is answered **429** (`RATE_LIMITED`, with `Retry-After`) in two cases\nonly, each saying which in `detail`: the key\'s queue is full (256 waiting by default;\n`Retry-After: 1`), or the request waited the longest a request may wait (10 s by default;\n`Retry-After` is that wait, in seconds) without a turn. Nothing of a refused request was\ndone. A client whose connection closes while its request waits takes the request out of the\nqueue at once: it never runs. Event streams are never queued (a key\'s open streams have a\nlimit of their own, see `events_stream`). A client that needs more at once asks the\noperator to raise the limits, or spreads its requests over the server\'s processes.\n\n## Responses and errors\nEvery successful operation answers **200** with `application/json`, create and delete included.\n\nInput that fails validation (query, path or body) is a **422** with `HTTPValidationError`:\n`{"detail": [{"loc": ["query", "limit"], "msg": "...", "type": "less_than_equal"}]}`.\n`loc` starts with `query`, `path` or `body` and continues with the field name and array\nindexes (`["body", "variants", 1, "weight"]`). `type` is a short machine word: `missing`,\n`int_parsing`, `bool_parsing`, `greater_than_equal`, `less_than_equal`, `string_too_short`,\n`string_too_long`, `too_short`, `too_long`, `enum`, `string_type`, `int_type`, `bool_type`,\n`object_type`, `list_type`, `string_pattern_mismatch`, `datetime_parsing`, `json_invalid`,\n`extra_forbidden`, `value_error`, `query_timeout` (a list query that ran too long; see Lists).\nExperiment rule violations in a body are 422s too, with the `loc` of the offending field and a\nmessage that says what to fix.\n\nEvery other error has the body `ErrorResponse`: `{"detail": "<what happened and what to do>",\n"code": "<UPPER_SNAKE>", "request_id": "<id>"}`. Codes: `BAD_REQUEST` (400, 417 or 431: a\nrequest that is not valid HTTP, such as a malformed request line or header, a missing or\ninvalid `Host`, a backslash in the path, an `Expect` other than `100-continue`, `CONNECT`, or\nheaders over 16 KiB), `UNAUTHENTICATED` (401), `PERMISSION_DENIED` (403), `NOT_FOUND` (404),\n`REQUEST_TIMEOUT` (408: the request\'s headers did not arrive within 10 s, or all of it within\n30 s), `CONFLICT` (409, a state rule), `PAYLOAD_TOO_LARGE` (413), `UNSUPPORTED_MEDIA_TYPE`\n(415: a body that is not uncompressed JSON in UTF-8), `RATE_LIMITED` (429, with\n`Retry-After`), `INTERNAL` (500), `PROVIDER_UNAVAILABLE` (502, the telephony provider failed),\n`SERVICE_UNAVAILABLE` (503, the database cannot take the request). The 400, 408, 417 and 431\nanswers come before any operation is chosen, so no operation lists them. Error bodies never\ncarry stack traces, SQL or secrets.\n\nA request refused before its body was read (401, 413, 429, ...) may go on sending the body\nafter the answer: the answer says `Connection: close`, and the server reads and discards up to\nits body limit (1 MiB by default) for up to 10 s before it closes the connection, so a client\nthat reads only once it has written everything still gets the answer. A body larger or slower\nthan that is cut off.\n\nEvery response carries `X-Request-Id`: a safe incoming `X-Request-Id` (1-128 characters of\n`A-Za-z0-9._:-`) is echoed, otherwise one is generated. Error bodies repeat it.\n\n## Retries\nA 408, 429 or 5xx answer and a failed connection may be retried: GET, PUT and DELETE as they\nare, a POST with the same `Idempotency-Key` (see that header). Wait what `Retry-After` (or\n`retry-after-ms`, in milliseconds) says, otherwise back off exponentially with jitter. A\nclient may send `Agentline-Retry-Count` (0 on the first attempt of a call, then 1, 2...): the\nserver writes it to its access log as `retry_count`, so retries can be told apart there, and\notherwise ignores it. The TypeScript SDK does all of this by default; it waits at most 60 s\nfor one `Retry-After`, and fails at once with the error when asked to wait longer.\n\n## Values\n- Field names are snake_case on the wire.\n- Date-times are ISO 8601 in UTC with a `Z` and milliseconds on output\n  (`2026-03-17T07:22:20.252Z`). Date-times given as input must carry `Z` or an offset.\n- Ids, counts and weights are JSON integers: `"50"` or `50.5` where an integer is due is a 422.\n- Every input states its bounds here (`maxLength`, `maxItems`, `minimum`/`maximum`, a\n  `pattern` or `format`): a value past one is a 422 naming the input and the bound, never\n  cut to size. Ids are 32-bit (1 to 2147483647).\n- Text never contains U+0000 (NUL): a query parameter or body string holding it is a 422\n  (`value_error`, with its `loc`), whichever database the server runs on.\n- Text is well-formed Unicode: a body string or key holding a lone surrogate (an unpaired\n  `\\ud800`-`\\udfff` escape) is a 422 (`value_error`, with its `loc`).\n- Text is UTF-8: a body whose bytes are not UTF-8 is a 422 (`value_error`, `loc: ["body"]`),\n  and so is a query parameter whose percent escapes are not UTF-8 (`?user_id=%FF`, with\n  `loc: ["query", "user_id"]`); nothing of such a request is done or stored, and no byte is\n  read as U+FFFD in its place. A `%` that starts no escape (`100%`) is a literal `%`.\n\n## Request bodies\nAn operation that takes a body reads it as JSON in UTF-8: send `Content-Type:\napplication/json` (a `charset` parameter, if any, must be `utf-8`) and no `Content-Encoding`\nother than `identity`; anything else is a **415** (`UNSUPPORTED_MEDIA_TYPE`). An operation\nwhose body is optional (routing a session) also takes no body and no `Content-Type`. A body\nnested deeper than 64 levels of arrays and objects is a 422 (`value_error`, with the `loc`\nwhere the limit is crossed); the contract\'s deepest body needs four.\n\n## Lists\nThe events, prompts, experiments, agents and channel targets lists share their query\nparameters:\n- Arrays are repeated keys: `?search_fields=type&search_fields=source&search_field_values=call&search_field_values=llm`.\n- `page` (0-based, default 0) and `limit` (0 to 1000, default 25) select a page.\n- `search_fields[i]` is matched against `search_field_values[i]`; both lists must have the\n  same length, and all pairs must match (AND). How a value matches depends on the field:\n  text fields match a case-insensitive substring; identifier fields of events (`session_id`,\n  `conversation_id`, `source_id`, `user_id`) match by exact, case-sensitive equality (they\n  are looked up, not browsed); `name_exact` is exact, case-sensitive\n  equality with `name`; `name_description` is a case-insensitive substring of `name` or of\n  `description`; integer fields (`id`, `agent_count`, `target_id`, `agent_id`) need an integer\n  value (else 422) and match by equality; boolean fields (`session_end_enabled`) need `true` or\n  `false` (else 422); date-time fields match when the value is a prefix of the field\'s ISO text\n  (`2026-05` is that month); object fields (`attributes`, `llm_config`) match a case-insensitive\n  substring of their JSON text. No property name contains `list`, so every value is one literal\n  string: commas and brackets are ordinary characters.\n- `order_by` takes any property; `order_by_direction` defaults to `asc` when `order_by` is\n  given. Without `order_by`, events come newest first (`timestamp desc`), prompts and\n  experiments by `id asc`. The record\'s primary key always breaks ties, so pages never overlap\n  or skip.\n- `fields` narrows each item to the listed properties (absent or empty: all). `name_exact` and\n  `name_description` in `fields` mean `name` (and `description`). The properties a schema marks\n  required (`timestamp` of an event, `id` of a prompt or experiment) are always included.\n- `start_datetime` (inclusive) and `end_datetime` (exclusive) filter events on `timestamp`,\n  prompts on `last_updated` and experiments on `created_at` (agents and channel targets have\n  no time, and take no window). An unparseable value, or a start after the end, is a 422.\n- The envelope: `page` as asked, `page_size` = the `limit` used, `total_count` = all matches,\n  `total_pages` = ceil(total_count / limit) (`null` when limit is 0), `next_cursor` = where the\n  next page starts (`null` on the last page). A page past the end is a 200 with `items: []`.\n- To walk a whole list, follow `next_cursor`: pass it as `cursor` with the same query. A\n  cursor page ignores `page`, costs the same at any depth, and neither repeats nor skips an\n  item while new records arrive (records are added to their place in the order; a walk in the\n  default newest-first order of events does not see events newer than its first page). `page`\n  still works for jumping to a page, at a cost that grows with its depth.\n- Unknown query parameters are ignored. A property name that does not exist is a 422 whose\n  message lists the allowed names.\n- A list query that runs longer than the server allows (5 seconds by default; the operator\n  sets it) is stopped and answered **422** with one entry, `{"loc": ["query"], "type":\n  "query_timeout", "msg": "The query took longer than 5000 ms and was stopped. Narrow it:\n  ..."}`: the query as asked costs the database too much, and sending it again costs as much.\n  Narrow it: search a field that is looked up exactly (`session_id`, `conversation_id`,\n  `user_id` or `source_id` of events) rather than a substring of a large one (`attributes`,\n  `description`), add a time window (`start_datetime`, `end_datetime`), or use fewer and\n  longer search values. Other requests, of this key and others, are not held up by it.\n- Query parameters the interface types as "or null" (`page`, `order_by`, `order_by_direction`,\n  `fields`, `start_datetime`, `end_datetime`) take null by being left out: a query string has\n  no null.\n- The A2P status of a telephony channel\'s numbers (`GET\n  /api/v1/channels/telephony/{channel_id}/numbers/a2p-status`) pages the same way, with the\n  same envelope, and takes only `page`, `limit` and `cursor`.\n',
+      'Agentline serves the HTTP API of a platform for AI agents that talk to people over phone,\nSMS and web chat. This document is the whole contract: the server and the TypeScript SDK\nare generated from it and checked against it.\n\n## Authentication and tenancy\nEvery `/api/v1` operation needs an API key in the `Service-API-Key` header\n(`agl_<key id>_<secret>`, created by an operator with `agentline key create`). A key belongs\nto one organization and sees only that organization\'s records; an id that belongs to another\norganization answers exactly like an id that does not exist (404).\n\nA key has one role, and a role is a named set of permissions (possibly empty, to park a key).\nEach operation names the one it needs in its `x-agentline-permission` extension, which is\nwhat the server enforces; this table lists them (a test keeps the two in agreement):\n\n| Permission | Operations |\n|---|---|\n| `EVENTS_READ` | `events_list`, `events_stream` |\n| `PROMPTS_READ` | `prompts_list` |\n| `CHANNELS_READ` | `channels_telephony_numbers_verify_a2p_compliance`, `channels_telephony_numbers_a2p_status`, `experiments_list`, `experiments_get`, `experiments_results`, `experiments_results_timeline`, `experiments_history`, `agents_list`, `channel_targets_list`, `channel_targets_assignment` |\n| `CHANNELS_WRITE` | `experiments_create`, `experiments_update`, `experiments_start`, `experiments_stop` |\n| `CHANNELS_DELETE` | `experiments_delete` |\n| `SESSIONS_WRITE` | `sessions_route` |\n| `WEBHOOKS_READ` | `webhooks_endpoints_list`, `webhooks_endpoints_get`, `webhooks_endpoints_deliveries` |\n| `WEBHOOKS_WRITE` | `webhooks_endpoints_create`, `webhooks_endpoints_update`, `webhooks_endpoints_delete`, `webhooks_endpoints_rotate_secret`, `webhooks_endpoints_test`, `webhooks_endpoints_replay` |\n\nA missing, malformed, unknown or revoked key is a **401** (`UNAUTHENTICATED`, with\n`WWW-Authenticate: ApiKey header="Service-API-Key"`); a valid key whose role lacks the\npermission is a **403** (`PERMISSION_DENIED`, naming the permission). A key revoked, or a role\nchanged, takes effect for every server process within one second. Failed authentications\nare limited per client address (an IPv6 address counts with the rest of its /64) and per key\nid (the public part of a key); the server\'s operator sets how many a minute each may have.\nPast that, a request from that address, or with that key id, is answered **429**\n(`RATE_LIMITED`, with `Retry-After`) instead of 401: at once if it carries no well-formed key\n(nothing of it is looked up or read), and otherwise once its key has failed. A valid key is\nalways served, whatever other clients at its address did.\n\n## Limits and queueing\nA key has limits of its own, set by the server\'s operator and counted by each server process.\nHow many requests it may send a minute: past that, the request is answered **429**\n(`RATE_LIMITED`, with `Retry-After`) before its body is read, and nothing of it is done.\nEvery answer to a request whose key authenticated carries the per-minute quota and what is\nleft of it in the IETF `RateLimit-Policy` and `RateLimit` fields (see those headers): a\nclient that keeps its requests within `r` until `t` seconds have passed is not refused for\nits rate.\n\nHow many requests it has in progress at once (its share: 4 by default), of which how many\nlist reads (the paged lists: 2 by default). A request past the share is not refused: it\nwaits its turn in the key\'s queue, in the order requests came, before its body is read and\nholding nothing of the database, and runs as soon as one of the key\'s requests ends. Other\nkeys have shares of their own, so a key\'s queue, however long, never holds up another key\'s\nrequests, and one key\'s slow searches keep at most its share of the database busy. Every\n`/api/v1` answer says in `X-Queue-Wait-Ms` how long its request waited (0 when it did not).\nA waiting request is answered **429** (`RATE_LIMITED`, with `Retry-After`) in two cases\nonly, each saying which in `detail`: the key\'s queue is full (256 waiting by default;\n`Retry-After: 1`), or the request waited the longest a request may wait (10 s by default;\n`Retry-After` is that wait, in seconds) without a turn. Nothing of a refused request was\ndone. A client whose connection closes while its request waits takes the request out of the\nqueue at once: it never runs. Event streams are never queued (a key\'s open streams have a\nlimit of their own, see `events_stream`). A client that needs more at once asks the\noperator to raise the limits, or spreads its requests over the server\'s processes.\n\n## Responses and errors\nEvery successful operation answers **200** with `application/json`, create and delete included.\n\nInput that fails validation (query, path or body) is a **422** with `HTTPValidationError`:\n`{"detail": [{"loc": ["query", "limit"], "msg": "...", "type": "less_than_equal"}]}`.\n`loc` starts with `query`, `path` or `body` and continues with the field name and array\nindexes (`["body", "variants", 1, "weight"]`). `type` is a short machine word: `missing`,\n`int_parsing`, `bool_parsing`, `greater_than_equal`, `less_than_equal`, `string_too_short`,\n`string_too_long`, `too_short`, `too_long`, `enum`, `string_type`, `int_type`, `bool_type`,\n`object_type`, `list_type`, `string_pattern_mismatch`, `datetime_parsing`, `json_invalid`,\n`extra_forbidden`, `value_error`, `query_timeout` (a list query that ran too long; see Lists).\nExperiment rule violations in a body are 422s too, with the `loc` of the offending field and a\nmessage that says what to fix.\n\nEvery other error has the body `ErrorResponse`: `{"detail": "<what happened and what to do>",\n"code": "<UPPER_SNAKE>", "request_id": "<id>"}`. Codes: `BAD_REQUEST` (400, 417 or 431: a\nrequest that is not valid HTTP, such as a malformed request line or header, a missing or\ninvalid `Host`, a backslash in the path, an `Expect` other than `100-continue`, `CONNECT`, or\nheaders over 16 KiB), `UNAUTHENTICATED` (401), `PERMISSION_DENIED` (403), `NOT_FOUND` (404),\n`REQUEST_TIMEOUT` (408: the request\'s headers did not arrive within 10 s, or all of it within\n30 s), `CONFLICT` (409, a state rule), `PAYLOAD_TOO_LARGE` (413), `UNSUPPORTED_MEDIA_TYPE`\n(415: a body that is not uncompressed JSON in UTF-8), `RATE_LIMITED` (429, with\n`Retry-After`), `INTERNAL` (500), `PROVIDER_UNAVAILABLE` (502, the telephony provider failed),\n`SERVICE_UNAVAILABLE` (503, the database cannot take the request). The 400, 408, 417 and 431\nanswers come before any operation is chosen, so no operation lists them. Error bodies never\ncarry stack traces, SQL or secrets.\n\nA request refused before its body was read (401, 413, 429, ...) may go on sending the body\nafter the answer: the answer says `Connection: close`, and the server reads and discards up to\nits body limit (1 MiB by default) for up to 10 s before it closes the connection, so a client\nthat reads only once it has written everything still gets the answer. A body larger or slower\nthan that is cut off.\n\nEvery response carries `X-Request-Id`: a safe incoming `X-Request-Id` (1-128 characters of\n`A-Za-z0-9._:-`) is echoed, otherwise one is generated. Error bodies repeat it.\n\n## Retries\nA 408, 429 or 5xx answer and a failed connection may be retried: GET, PUT and DELETE as they\nare, a POST with the same `Idempotency-Key` (see that header). Wait what `Retry-After` (or\n`retry-after-ms`, in milliseconds) says, otherwise back off exponentially with jitter. A\nclient may send `Agentline-Retry-Count` (0 on the first attempt of a call, then 1, 2...): the\nserver writes it to its access log as `retry_count`, so retries can be told apart there, and\notherwise ignores it. The TypeScript SDK does all of this by default; it waits at most 60 s\nfor one `Retry-After`, and fails at once with the error when asked to wait longer.\n\n## Values\n- Field names are snake_case on the wire.\n- Date-times are ISO 8601 in UTC with a `Z` and milliseconds on output\n  (`2026-03-17T07:22:20.252Z`). Date-times given as input must carry `Z` or an offset.\n- Ids, counts and weights are JSON integers: `"50"` or `50.5` where an integer is due is a 422.\n- Every input states its bounds here (`maxLength`, `maxItems`, `minimum`/`maximum`, a\n  `pattern` or `format`): a value past one is a 422 naming the input and the bound, never\n  cut to size. Ids are 32-bit (1 to 2147483647).\n- Text never contains U+0000 (NUL): a query parameter or body string holding it is a 422\n  (`value_error`, with its `loc`), whichever database the server runs on.\n- Text is well-formed Unicode: a body string or key holding a lone surrogate (an unpaired\n  `\\ud800`-`\\udfff` escape) is a 422 (`value_error`, with its `loc`).\n- Text is UTF-8: a body whose bytes are not UTF-8 is a 422 (`value_error`, `loc: ["body"]`),\n  and so is a query parameter whose percent escapes are not UTF-8 (`?user_id=%FF`, with\n  `loc: ["query", "user_id"]`); nothing of such a request is done or stored, and no byte is\n  read as U+FFFD in its place. A `%` that starts no escape (`100%`) is a literal `%`.\n\n## Request bodies\nAn operation that takes a body reads it as JSON in UTF-8: send `Content-Type:\napplication/json` (a `charset` parameter, if any, must be `utf-8`) and no `Content-Encoding`\nother than `identity`; anything else is a **415** (`UNSUPPORTED_MEDIA_TYPE`). An operation\nwhose body is optional (routing a session) also takes no body and no `Content-Type`. A body\nnested deeper than 64 levels of arrays and objects is a 422 (`value_error`, with the `loc`\nwhere the limit is crossed); the contract\'s deepest body needs four.\n\n## Lists\nThe events, prompts, experiments, agents, channel targets and webhook endpoints lists share\ntheir query parameters:\n- Arrays are repeated keys: `?search_fields=type&search_fields=source&search_field_values=call&search_field_values=llm`.\n- `page` (0-based, default 0) and `limit` (0 to 1000, default 25) select a page.\n- `search_fields[i]` is matched against `search_field_values[i]`; both lists must have the\n  same length, and all pairs must match (AND). How a value matches depends on the field:\n  text fields match a case-insensitive substring; identifier fields of events (`session_id`,\n  `conversation_id`, `source_id`, `user_id`) match by exact, case-sensitive equality (they\n  are looked up, not browsed); `name_exact` is exact, case-sensitive\n  equality with `name`; `name_description` is a case-insensitive substring of `name` or of\n  `description`; integer fields (`id`, `agent_count`, `target_id`, `agent_id`) need an integer\n  value (else 422) and match by equality; boolean fields (`session_end_enabled`) need `true` or\n  `false` (else 422); date-time fields match when the value is a prefix of the field\'s ISO text\n  (`2026-05` is that month); object fields (`attributes`, `llm_config`) match a case-insensitive\n  substring of their JSON text. No property name contains `list`, so every value is one literal\n  string: commas and brackets are ordinary characters.\n- `order_by` takes any property; `order_by_direction` defaults to `asc` when `order_by` is\n  given. Without `order_by`, events come newest first (`timestamp desc`), prompts,\n  experiments and webhook endpoints by `id asc`. The record\'s primary key always breaks ties, so pages never overlap\n  or skip.\n- `fields` narrows each item to the listed properties (absent or empty: all). `name_exact` and\n  `name_description` in `fields` mean `name` (and `description`). The properties a schema marks\n  required (`timestamp` of an event, `id` of a prompt or experiment) are always included.\n- `start_datetime` (inclusive) and `end_datetime` (exclusive) filter events on `timestamp`,\n  prompts on `last_updated`, experiments and webhook endpoints on `created_at` (agents and\n  channel targets have no time, and take no window). An unparseable value, or a start after\n  the end, is a 422.\n- The envelope: `page` as asked, `page_size` = the `limit` used, `total_count` = all matches,\n  `total_pages` = ceil(total_count / limit) (`null` when limit is 0), `next_cursor` = where the\n  next page starts (`null` on the last page). A page past the end is a 200 with `items: []`.\n- To walk a whole list, follow `next_cursor`: pass it as `cursor` with the same query. A\n  cursor page ignores `page`, costs the same at any depth, and neither repeats nor skips an\n  item while new records arrive (records are added to their place in the order; a walk in the\n  default newest-first order of events does not see events newer than its first page). `page`\n  still works for jumping to a page, at a cost that grows with its depth.\n- Unknown query parameters are ignored. A property name that does not exist is a 422 whose\n  message lists the allowed names.\n- A list query that runs longer than the server allows (5 seconds by default; the operator\n  sets it) is stopped and answered **422** with one entry, `{"loc": ["query"], "type":\n  "query_timeout", "msg": "The query took longer than 5000 ms and was stopped. Narrow it:\n  ..."}`: the query as asked costs the database too much, and sending it again costs as much.\n  Narrow it: search a field that is looked up exactly (`session_id`, `conversation_id`,\n  `user_id` or `source_id` of events) rather than a substring of a large one (`attributes`,\n  `description`), add a time window (`start_datetime`, `end_datetime`), or use fewer and\n  longer search values. Other requests, of this key and others, are not held up by it.\n- Query parameters the interface types as "or null" (`page`, `order_by`, `order_by_direction`,\n  `fields`, `start_datetime`, `end_datetime`) take null by being left out: a query string has\n  no null.\n- The A2P status of a telephony channel\'s numbers (`GET\n  /api/v1/channels/telephony/{channel_id}/numbers/a2p-status`) pages the same way, with the\n  same envelope, and takes only `page`, `limit` and `cursor`.\n',
     license: {
       name: 'MIT',
       identifier: 'MIT',
@@ -2528,6 +3324,11 @@ export const openApiDocumentConfig = {
       name: 'sessions',
       description:
         "Session routing, the live-traffic half of experiments (an Agentline extension). The\nplatform's channel front door asks which agent answers a new session on a channel target.\nWith a running experiment the variant is picked by weight; with a `user_id` the pick is\nsticky (the same user on the same experiment always gets the same variant: a hash of the\nexperiment id and user id into 100 buckets laid out by weight in variant order); without\none it is random by weight. Without a running experiment the target's own agent answers.\nEach routed session is stored and logs one `session-started` event.\n",
+    },
+    {
+      name: 'webhooks',
+      description:
+        "Push delivery of what the event stream delivers, for integrators that cannot hold a\nconnection open (an Agentline extension). A webhook endpoint is a URL that receives the\norganization's messages as HTTP POSTs, signed and shaped as the Standard Webhooks\nspecification (standardwebhooks.com) says, so that any of its verification libraries checks\nthem unchanged.\n\n**What is sent.** An endpoint's `message_types` chooses among `event` (every event that\nmatches its `search_fields` / `search_field_values`, which mean exactly what they mean on the\nevents list; `data` is the event as the list shows it) and `experiment.status_changed` (an\nexperiment of the organization was started, stopped or ended by its plan; `data` is\n`{experiment_id, status, ended_reason, occurred_at, actor}` from its history). A new\nendpoint receives what is committed after it was created (earlier messages only through\nreplay); a change of its URL, filter or types applies from the next message on.\n\n**The request.** `POST` to the URL with `Content-Type: application/json`, the body\n`{\"type\": ..., \"position\": ..., \"data\": ...}` and three headers: `webhook-id` (the message's\nid, the same on every retry and every replay of that message: deduplicate by it),\n`webhook-timestamp` (when the attempt was signed, in seconds since the epoch) and\n`webhook-signature` (`v1,` and the base64 HMAC-SHA256 of `<webhook-id>.<webhook-timestamp>.<body>`\nunder the endpoint's secret, the part after `whsec_` decoded from base64). `position` is\nthe opaque token the event stream sends as `id:` for the same event (a token of the same\nkind for an experiment change): pass it to replay to have everything after that message\nsent again. A test message has `type` `webhook.test`, `position` null and `data`\n`{endpoint_id, sent_at}`.\n\n**Delivery.** At least once: a message may arrive more than once (a retry, a server\nrestart, a replay), always with the same `webhook-id`. Order is not guaranteed: up to 8\nmessages of an endpoint are in flight at once; order by the time in `data` (an event's\n`timestamp`, a change's `occurred_at`). Messages are read from the event log and the\nexperiment history, which are durable, by a position kept per endpoint in the database\nand advanced only after delivery: a crash or a restart of the server loses nothing, it\nonly repeats. A 2xx answer within 10 s delivers the message; redirects are not followed\nand at most 64 KiB of the answer is read. `410 Gone` disables the endpoint at once. Any\nother answer, a timeout or a failed connection is retried after 5 s, 5 min, 30 min, 2 h,\n5 h, 10 h and 10 h (each give or take 10 %); after the last the message is marked\n`failed` (a replay still sends it). An endpoint whose every attempt has failed for 5 days\nis disabled. A disabled endpoint says why in `disabled_reason`; enabling it again (update\nwith `enabled: true`) resumes delivery from where it stopped. Every attempt is in the\nendpoint's delivery log for 30 days. Deleting an endpoint stops its deliveries within a\nsecond.\n\n**URLs.** `https` only (also `http` where the server's operator set `WEBHOOK_ALLOW_HTTP`),\nwith a host and without a user name or password. A host that is, or resolves to, a\nloopback, private, link-local, multicast or otherwise non-public address is refused with a\n422 (unless the operator set `WEBHOOK_ALLOW_PRIVATE_ADDRESSES`, for tests and local\ndevelopment), and is checked again on every delivery against the address actually\nconnected to, so a changed DNS answer cannot turn a delivery inward.\n\n**Secrets.** Each endpoint has a signing secret, `whsec_` and the base64 of 24 random\nbytes, generated by the server and shown in the answers of create and rotate-secret only:\nno read, list or log shows it again. After a rotation the new secret signs at once and the\nprevious one signs beside it for 24 hours (two space-separated signatures), so receivers\ncan switch without losing a message.\n",
     },
   ],
   security: [
@@ -2607,6 +3408,22 @@ export function registerSpecComponents(app: Pick<OpenAPIHono, 'openAPIRegistry'>
   app.openAPIRegistry.register('SessionRouteRequest', SessionRouteRequest);
   app.openAPIRegistry.register('RoutedSession', RoutedSession);
   app.openAPIRegistry.register('Assignment', Assignment);
+  app.openAPIRegistry.register('WebhookMessageType', WebhookMessageType);
+  app.openAPIRegistry.register('WebhookEndpointProperties', WebhookEndpointProperties);
+  app.openAPIRegistry.register('WebhookUrl', WebhookUrl);
+  app.openAPIRegistry.register('WebhookEndpointCreate', WebhookEndpointCreate);
+  app.openAPIRegistry.register('WebhookEndpointUpdate', WebhookEndpointUpdate);
+  app.openAPIRegistry.register('WebhookEndpoint', WebhookEndpoint);
+  app.openAPIRegistry.register('WebhookEndpointWithSecret', WebhookEndpointWithSecret);
+  app.openAPIRegistry.register('WebhookEndpointListItem', WebhookEndpointListItem);
+  app.openAPIRegistry.register('WebhookEndpointListResponse', WebhookEndpointListResponse);
+  app.openAPIRegistry.register('WebhookEndpointDeleteResponse', WebhookEndpointDeleteResponse);
+  app.openAPIRegistry.register('WebhookTestMessage', WebhookTestMessage);
+  app.openAPIRegistry.register('WebhookReplayRequest', WebhookReplayRequest);
+  app.openAPIRegistry.register('WebhookReplayResponse', WebhookReplayResponse);
+  app.openAPIRegistry.register('WebhookDeliveryStatus', WebhookDeliveryStatus);
+  app.openAPIRegistry.register('WebhookDelivery', WebhookDelivery);
+  app.openAPIRegistry.register('WebhookDeliveryListResponse', WebhookDeliveryListResponse);
   app.openAPIRegistry.register('ValidationError', ValidationError);
   app.openAPIRegistry.register('HTTPValidationError', HTTPValidationError);
   app.openAPIRegistry.register('ErrorCode', ErrorCode);

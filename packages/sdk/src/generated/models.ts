@@ -413,6 +413,148 @@ export interface RoutedSession extends Schema<'RoutedSession'> {}
  */
 export interface Assignment extends Schema<'Assignment'> {}
 
+/**
+ * What an endpoint receives: `event` (each event matching its search pairs, as the events list shows it) or `experiment.status_changed` (an experiment started, stopped or ended by its plan).
+ */
+export type WebhookMessageType = Schema<'WebhookMessageType'>;
+
+/**
+ * Webhook endpoint property names usable in `search_fields`, `order_by` and `fields`.
+ */
+export type WebhookEndpointProperties = Schema<'WebhookEndpointProperties'>;
+
+/**
+ * Where messages are POSTed: an absolute `https` URL (`http` only where the server's operator allows it) whose host is a public address or resolves only to public addresses; no user name or password. At most 2048 characters.
+ */
+export type WebhookUrl = Schema<'WebhookUrl'>;
+
+export interface WebhookEndpointCreate extends Omit<
+  Schema<'WebhookEndpointCreate'>,
+  'url' | 'search_fields' | 'message_types'
+> {
+  url: WebhookUrl;
+  /**
+   * Event properties to match, paired by index with `search_field_values`, exactly as on the events list: only matching events are sent. Empty or absent: every event.
+   */
+  search_fields?: EventProperties[];
+  /**
+   * What the endpoint receives (a type listed twice counts once); `["event"]` when absent.
+   */
+  message_types?: WebhookMessageType[];
+}
+
+/**
+ * Every editable field of an endpoint, all required, as the update replaces them all.
+ */
+export interface WebhookEndpointUpdate extends Omit<
+  Schema<'WebhookEndpointUpdate'>,
+  'url' | 'search_fields' | 'message_types'
+> {
+  url: WebhookUrl;
+  /**
+   * Event properties to match, paired by index with `search_field_values`, as on the events list; empty for every event.
+   */
+  search_fields: EventProperties[];
+  /**
+   * What the endpoint receives (a type listed twice counts once).
+   */
+  message_types: WebhookMessageType[];
+}
+
+/**
+ * A webhook endpoint, without its secret.
+ */
+export interface WebhookEndpoint extends Omit<
+  Schema<'WebhookEndpoint'>,
+  'search_fields' | 'message_types'
+> {
+  /**
+   * Event properties matched, paired by index with `search_field_values`.
+   */
+  search_fields: EventProperties[];
+  message_types: WebhookMessageType[];
+}
+
+/**
+ * A webhook endpoint as create and rotate-secret answer it, with its signing secret.
+ */
+export interface WebhookEndpointWithSecret extends Omit<
+  Schema<'WebhookEndpointWithSecret'>,
+  'search_fields' | 'message_types'
+> {
+  search_fields: EventProperties[];
+  message_types: WebhookMessageType[];
+}
+
+/**
+ * A webhook endpoint in a list. Every property is present unless `fields` narrows the item; `id` is always there.
+ */
+export interface WebhookEndpointListItem extends Omit<
+  Schema<'WebhookEndpointListItem'>,
+  'search_fields' | 'message_types'
+> {
+  /**
+   * Event properties matched, paired by index with `search_field_values`.
+   */
+  search_fields?: EventProperties[];
+  message_types?: WebhookMessageType[];
+}
+
+/**
+ * One page of webhook endpoints.
+ */
+export interface WebhookEndpointListResponse extends Omit<
+  Schema<'WebhookEndpointListResponse'>,
+  'items'
+> {
+  items: WebhookEndpointListItem[];
+}
+
+export interface WebhookEndpointDeleteResponse extends Schema<'WebhookEndpointDeleteResponse'> {}
+
+/**
+ * A test message queued for the endpoint.
+ */
+export interface WebhookTestMessage extends Schema<'WebhookTestMessage'> {}
+
+/**
+ * Where to replay from; exactly one of the two (a 422 at `["body"]` otherwise).
+ */
+export interface WebhookReplayRequest extends Schema<'WebhookReplayRequest'> {}
+
+export interface WebhookReplayResponse extends Omit<
+  Schema<'WebhookReplayResponse'>,
+  'endpoint' | 'rewound'
+> {
+  endpoint: WebhookEndpoint;
+  /**
+   * The message types whose delivery moved back (empty when the point was not before where delivery stands).
+   */
+  rewound: WebhookMessageType[];
+}
+
+/**
+ * An attempt's outcome: `delivered` (a 2xx answer), `pending` (it failed and the message will be tried again at `next_attempt_at`) or `failed` (it failed and was the last attempt; a replay sends the message again).
+ */
+export type WebhookDeliveryStatus = Schema<'WebhookDeliveryStatus'>;
+
+/**
+ * One attempt to deliver one message.
+ */
+export interface WebhookDelivery extends Omit<Schema<'WebhookDelivery'>, 'status'> {
+  status: WebhookDeliveryStatus;
+}
+
+/**
+ * One page of an endpoint's delivery attempts, newest first.
+ */
+export interface WebhookDeliveryListResponse extends Omit<
+  Schema<'WebhookDeliveryListResponse'>,
+  'items'
+> {
+  items: WebhookDelivery[];
+}
+
 export interface ValidationError extends Schema<'ValidationError'> {}
 
 export interface HTTPValidationError extends Omit<Schema<'HTTPValidationError'>, 'detail'> {
@@ -461,4 +603,14 @@ export interface ChannelTargetListQuery extends NonNullable<
 /** The query of `agents_list`. */
 export interface AgentListQuery extends NonNullable<
   operations['agents_list']['parameters']['query']
+> {}
+
+/** The query of `webhooks_endpoints_list`. */
+export interface WebhookEndpointListQuery extends NonNullable<
+  operations['webhooks_endpoints_list']['parameters']['query']
+> {}
+
+/** The query of `webhooks_endpoints_deliveries`. */
+export interface WebhookDeliveryListQuery extends NonNullable<
+  operations['webhooks_endpoints_deliveries']['parameters']['query']
 > {}

@@ -36,9 +36,16 @@ import {
   EXPERIMENT_STATUSES,
   experimentStatusCheck,
   TELEPHONY_PROVIDERS,
+  webhookStatusCheck,
   type JsonObject,
   type LlmConfig,
 } from './sqlite.js';
+import type { EventProperty } from '../../domain/events.js';
+import type {
+  WebhookDeliveryStatus,
+  WebhookDeliveryType,
+  WebhookMessageType,
+} from '../../domain/webhooks.js';
 
 const text = customType<{ data: string }>({
   dataType: () => 'text COLLATE "C"',
@@ -483,4 +490,84 @@ export const resumeTokenSecret = pgTable(
     createdAt: isoTimestamp('created_at'),
   },
   (t) => [check('resume_token_secret_one_row', sql`${t.id} = 1`)],
+);
+
+export const webhookEndpoints = pgTable(
+  'webhook_endpoints',
+  {
+    id: id(),
+    organizationId: organizationId(),
+    url: text('url').notNull(),
+    description: text('description'),
+    enabled: boolean('enabled').notNull().default(true),
+    disabledReason: text('disabled_reason'),
+    searchFields: json('search_fields').$type<EventProperty[]>().notNull(),
+    searchFieldValues: json('search_field_values').$type<string[]>().notNull(),
+    messageTypes: json('message_types').$type<WebhookMessageType[]>().notNull(),
+    secret: text('secret').notNull(),
+    previousSecret: text('previous_secret'),
+    previousSecretExpiresAt: text('previous_secret_expires_at'),
+    // Event ids are bigint (events); history ids are integers (experiment_changes).
+    eventPosition: bigint('event_position', { mode: 'number' }).notNull(),
+    historyPosition: integer('history_position').notNull(),
+    leaseOwner: text('lease_owner'),
+    leaseExpiresAt: text('lease_expires_at'),
+    failingSince: text('failing_since'),
+    createdAt: isoTimestamp('created_at'),
+    updatedAt: isoTimestamp('updated_at'),
+  },
+  (t) => [index('webhook_endpoints_organization_idx').on(t.organizationId, t.id)],
+);
+
+export const webhookMessages = pgTable(
+  'webhook_messages',
+  {
+    // Bigint: the ids keep growing through the sweeps (a message or attempt row per delivery).
+    id: bigint('id', { mode: 'number' }).primaryKey().generatedAlwaysAsIdentity(),
+    endpointId: integer('endpoint_id')
+      .notNull()
+      .references(() => webhookEndpoints.id, { onDelete: 'cascade' }),
+    organizationId: organizationId(),
+    webhookId: text('webhook_id').notNull(),
+    type: text('type').$type<WebhookDeliveryType>().notNull(),
+    position: text('position'),
+    payload: text('payload').notNull(),
+    attempts: integer('attempts').notNull().default(0),
+    status: text('status').$type<WebhookDeliveryStatus>().notNull().default('pending'),
+    nextAttemptAt: text('next_attempt_at'),
+    createdAt: isoTimestamp('created_at'),
+  },
+  (t) => [
+    index('webhook_messages_due_idx')
+      .on(t.endpointId, t.nextAttemptAt)
+      .where(sql`status = 'pending'`),
+    check('webhook_messages_status_check', webhookStatusCheck(t.status)),
+  ],
+);
+
+export const webhookAttempts = pgTable(
+  'webhook_attempts',
+  {
+    // Bigint: the ids keep growing through the sweeps (a message or attempt row per delivery).
+    id: bigint('id', { mode: 'number' }).primaryKey().generatedAlwaysAsIdentity(),
+    endpointId: integer('endpoint_id')
+      .notNull()
+      .references(() => webhookEndpoints.id, { onDelete: 'cascade' }),
+    organizationId: organizationId(),
+    webhookId: text('webhook_id').notNull(),
+    type: text('type').$type<WebhookDeliveryType>().notNull(),
+    position: text('position'),
+    attempt: integer('attempt').notNull(),
+    status: text('status').$type<WebhookDeliveryStatus>().notNull(),
+    responseStatus: integer('response_status'),
+    error: text('error'),
+    durationMs: integer('duration_ms').notNull(),
+    attemptedAt: text('attempted_at').notNull(),
+    nextAttemptAt: text('next_attempt_at'),
+  },
+  (t) => [
+    index('webhook_attempts_endpoint_idx').on(t.endpointId, t.id),
+    index('webhook_attempts_attempted_at_idx').on(t.attemptedAt),
+    check('webhook_attempts_status_check', webhookStatusCheck(t.status)),
+  ],
 );

@@ -19,6 +19,13 @@ import {
 import type { ExperimentStatus } from '../../domain/experiments.js';
 import type { Permission } from '../../domain/permissions.js';
 import { everyValueOf } from '../../domain/spec-enums.js';
+import {
+  WEBHOOK_DELIVERY_STATUSES,
+  type WebhookDeliveryStatus,
+  type WebhookDeliveryType,
+  type WebhookMessageType,
+} from '../../domain/webhooks.js';
+import type { EventProperty } from '../../domain/events.js';
 
 const CURRENT_ISO_TIMESTAMP = sql`(strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))`;
 
@@ -55,6 +62,11 @@ export const EXPERIMENT_STATUSES = everyValueOf<ExperimentStatus>()([
 /** `status IN ('draft', ...)` for the CHECK constraint, from the list above. */
 export function experimentStatusCheck(column: SQLWrapper): SQL {
   return sql`${column} IN (${sql.raw(EXPERIMENT_STATUSES.map((status) => `'${status}'`).join(', '))})`;
+}
+
+/** `status IN ('pending', 'delivered', 'failed')` for the webhook tables' CHECKs (both modules). */
+export function webhookStatusCheck(column: SQLWrapper): SQL {
+  return sql`${column} IN (${sql.raw(WEBHOOK_DELIVERY_STATUSES.map((status) => `'${status}'`).join(', '))})`;
 }
 
 export interface LlmConfig {
@@ -517,4 +529,108 @@ export const resumeTokenSecret = sqliteTable(
     createdAt: isoTimestamp('created_at'),
   },
   (t) => [check('resume_token_secret_one_row', sql`${t.id} = 1`)],
+);
+
+/**
+ * Where an organization's messages are POSTed (the spec's webhooks tag). The API writes the
+ * settings; the dispatcher (src/webhooks/) reads them and owns the rest. `event_position` and
+ * `history_position`: every event (experiment history entry) of the organization with an id at or
+ * below it has been handled for this endpoint, delivered or durably queued in webhook_messages;
+ * they start at the organization's highest ids when the endpoint is created, only the dispatcher
+ * moves them forward, and a replay moves them back. The lease says which server process serves
+ * the endpoint until when; an API write that changes what it must do clears it, so the holder's
+ * next conditional write finds it gone. `secret` signs; `previous_secret` signs beside it until
+ * `previous_secret_expires_at`. Neither is ever selected into a wire object or a log line, but
+ * by create and rotate-secret, whose answers carry the new one.
+ */
+export const webhookEndpoints = sqliteTable(
+  'webhook_endpoints',
+  {
+    id: id(),
+    organizationId: organizationId(),
+    url: text('url').notNull(),
+    description: text('description'),
+    enabled: integer('enabled', { mode: 'boolean' }).notNull().default(true),
+    disabledReason: text('disabled_reason'),
+    searchFields: text('search_fields', { mode: 'json' }).$type<EventProperty[]>().notNull(),
+    searchFieldValues: text('search_field_values', { mode: 'json' }).$type<string[]>().notNull(),
+    messageTypes: text('message_types', { mode: 'json' }).$type<WebhookMessageType[]>().notNull(),
+    secret: text('secret').notNull(),
+    previousSecret: text('previous_secret'),
+    previousSecretExpiresAt: text('previous_secret_expires_at'),
+    eventPosition: integer('event_position').notNull(),
+    historyPosition: integer('history_position').notNull(),
+    leaseOwner: text('lease_owner'),
+    leaseExpiresAt: text('lease_expires_at'),
+    /** The first failed attempt since the last delivered one; null while attempts succeed. */
+    failingSince: text('failing_since'),
+    createdAt: isoTimestamp('created_at'),
+    updatedAt: isoTimestamp('updated_at'),
+  },
+  (t) => [index('webhook_endpoints_organization_idx').on(t.organizationId, t.id)],
+);
+
+/**
+ * Messages due a later attempt (retries, test messages), each with the body as first built so
+ * every attempt sends the same bytes. `position` is the message's opaque token (null for a test
+ * message).
+ */
+export const webhookMessages = sqliteTable(
+  'webhook_messages',
+  {
+    id: id(),
+    endpointId: integer('endpoint_id')
+      .notNull()
+      .references(() => webhookEndpoints.id, { onDelete: 'cascade' }),
+    organizationId: organizationId(),
+    webhookId: text('webhook_id').notNull(),
+    type: text('type').$type<WebhookDeliveryType>().notNull(),
+    position: text('position'),
+    payload: text('payload').notNull(),
+    /** Attempts made so far. */
+    attempts: integer('attempts').notNull().default(0),
+    status: text('status').$type<WebhookDeliveryStatus>().notNull().default('pending'),
+    nextAttemptAt: text('next_attempt_at'),
+    createdAt: isoTimestamp('created_at'),
+  },
+  (t) => [
+    // An endpoint's due messages, soonest first; delivered and failed rows stay out of it.
+    index('webhook_messages_due_idx')
+      .on(t.endpointId, t.nextAttemptAt)
+      .where(sql`status = 'pending'`),
+    check('webhook_messages_status_check', webhookStatusCheck(t.status)),
+  ],
+);
+
+/**
+ * The delivery log: one row per attempt, kept 30 days. `error` is a short text (at most 256
+ * characters, no secret, never the receiver's whole answer).
+ */
+export const webhookAttempts = sqliteTable(
+  'webhook_attempts',
+  {
+    id: id(),
+    endpointId: integer('endpoint_id')
+      .notNull()
+      .references(() => webhookEndpoints.id, { onDelete: 'cascade' }),
+    organizationId: organizationId(),
+    webhookId: text('webhook_id').notNull(),
+    type: text('type').$type<WebhookDeliveryType>().notNull(),
+    position: text('position'),
+    /** 1 for the message's first attempt. */
+    attempt: integer('attempt').notNull(),
+    status: text('status').$type<WebhookDeliveryStatus>().notNull(),
+    responseStatus: integer('response_status'),
+    error: text('error'),
+    durationMs: integer('duration_ms').notNull(),
+    attemptedAt: text('attempted_at').notNull(),
+    nextAttemptAt: text('next_attempt_at'),
+  },
+  (t) => [
+    // An endpoint's log, newest first, and its count.
+    index('webhook_attempts_endpoint_idx').on(t.endpointId, t.id),
+    // The sweep of rows past the retention, oldest first.
+    index('webhook_attempts_attempted_at_idx').on(t.attemptedAt),
+    check('webhook_attempts_status_check', webhookStatusCheck(t.status)),
+  ],
 );
