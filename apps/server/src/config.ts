@@ -34,6 +34,10 @@ export interface Config {
   keptAnswersMaxBytes: number;
   /** How long a list read may run before it is stopped (a 422); 0 lets it run. */
   listQueryTimeoutMs: number;
+  /** Webhook endpoints may use plain http URLs, not only https (tests, local development). */
+  webhookAllowHttp: boolean;
+  /** Webhooks may go to loopback, private and other non-public addresses (tests, local development). */
+  webhookAllowPrivateAddresses: boolean;
   /**
    * Failed authentications one client address (IPv6: one /64), and one key id, may have per
    * minute; 0 turns the limit off. One setting for both: neither budget ever refuses a valid key.
@@ -70,6 +74,15 @@ function readInteger(
     throw new ConfigError(`${name} must be a whole number from ${min} to ${max}, got "${raw}".`);
   }
   return Number(raw);
+}
+
+function readBoolean(env: NodeJS.ProcessEnv, name: string, fallback: boolean): boolean {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (raw !== 'true' && raw !== 'false') {
+    throw new ConfigError(`${name} must be true or false, got "${raw}".`);
+  }
+  return raw === 'true';
 }
 
 function readTrustedProxies(env: NodeJS.ProcessEnv): ReadonlySet<string> {
@@ -144,6 +157,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       64 * 1024 * 1024 * 1024,
     ),
     listQueryTimeoutMs: readInteger(env, 'LIST_QUERY_TIMEOUT_MS', 5_000, 0, 3_600_000),
+    webhookAllowHttp: readBoolean(env, 'WEBHOOK_ALLOW_HTTP', false),
+    webhookAllowPrivateAddresses: readBoolean(env, 'WEBHOOK_ALLOW_PRIVATE_ADDRESSES', false),
     authFailuresPerMinute: readInteger(env, 'AUTH_FAILURES_PER_MINUTE', 60, 0, 1_000_000),
     trustedProxies: readTrustedProxies(env),
     idempotencyRetentionSeconds: readInteger(
