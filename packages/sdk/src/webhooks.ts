@@ -86,7 +86,7 @@ function decodeBase64(text: string): Uint8Array<ArrayBuffer> {
 }
 
 /** A signing secret as the endpoint's create or rotate-secret answer gave it. */
-function importSecret(secret: string): Promise<CryptoKey> {
+function importSecret(secret: string) {
   let key: Uint8Array<ArrayBuffer> | undefined;
   try {
     key = decodeBase64(
@@ -134,7 +134,8 @@ function v1Signatures(header: string): Array<Uint8Array<ArrayBuffer>> {
 }
 
 async function signedByAny(
-  keys: readonly CryptoKey[],
+  // Not CryptoKey by name: the server, which compiles this module too, has Node's types, not the DOM's.
+  keys: ReadonlyArray<Awaited<ReturnType<typeof importSecret>>>,
   signatures: ReadonlyArray<Uint8Array<ArrayBuffer>>,
   signed: Uint8Array<ArrayBuffer>,
 ): Promise<boolean> {
