@@ -96,13 +96,14 @@ module.exports = {
       comment:
         "serving/ is the process's machinery (the live event feed, SQLite's reader threads, the " +
         'cursor signer, the kept answers and their version reads): the entries that start it ' +
-        '(main.ts, app.ts), HTTP (http/, routes/) and the CLI (events tail, list cursors) use it. ' +
+        '(main.ts, app.ts), HTTP (http/, routes/), the CLI (events tail, list cursors) and the ' +
+        'webhook dispatcher (webhooks/, which subscribes to the feed) use it. ' +
         'Storage, domain rules, wire mappers, providers and records do not: the feed and the ' +
         'readers read through the events repository, so storage importing them would be a circle ' +
         'of layers.',
       from: {
         path: '^apps/server/src/',
-        pathNot: '^apps/server/src/(main\\.ts$|app\\.ts$|http/|routes/|cli/|serving/)',
+        pathNot: '^apps/server/src/(main\\.ts$|app\\.ts$|http/|routes/|cli/|serving/|webhooks/)',
       },
       to: { path: '^apps/server/src/serving/' },
     },
@@ -112,6 +113,27 @@ module.exports = {
       comment:
         'The serving machinery serves HTTP and the CLI alike: it imports no HTTP, route or CLI code.',
       from: { path: '^apps/server/src/serving/' },
+      to: { path: '^apps/server/src/(http|routes|cli)/' },
+    },
+    {
+      name: 'webhooks-callers',
+      severity: 'error',
+      comment:
+        'webhooks/ is the delivery machinery a server process runs beside its requests: main.ts ' +
+        'starts and stops the dispatcher. Only its address rule (target-address.ts) serves others: ' +
+        'the API checks a URL against it when an endpoint is created or changed.',
+      from: { path: '^apps/server/src/', pathNot: '^apps/server/src/(main\\.ts$|webhooks/)' },
+      to: {
+        path: '^apps/server/src/webhooks/',
+        pathNot: '^apps/server/src/webhooks/target-address\\.ts$',
+      },
+    },
+    {
+      name: 'webhooks-below-http',
+      severity: 'error',
+      comment:
+        'The dispatcher delivers what storage and the event feed hold: it imports no HTTP, route or CLI code.',
+      from: { path: '^apps/server/src/webhooks/' },
       to: { path: '^apps/server/src/(http|routes|cli)/' },
     },
     {

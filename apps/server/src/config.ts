@@ -51,6 +51,10 @@ export interface Config {
   idempotencyLeaseSeconds: number;
   /** The bearer token /metrics requires; unset turns /metrics off (404). */
   metricsToken: string | undefined;
+  /** How long a process holds a webhook endpoint it delivers for before another may take it over. */
+  webhookLeaseMs: number;
+  /** The waits before each retry of a failed webhook delivery, in milliseconds. */
+  webhookRetrySchedule: readonly number[];
 }
 
 export class ConfigError extends Error {
@@ -115,6 +119,33 @@ function readMetricsToken(env: NodeJS.ProcessEnv): string | undefined {
   return raw;
 }
 
+const DURATION_UNITS_MS: Record<string, number> = {
+  ms: 1,
+  s: 1000,
+  m: 60_000,
+  h: 3_600_000,
+  d: 86_400_000,
+};
+const DURATION = /^(\d+)(ms|s|m|h|d)$/;
+/** Retries a failed message gets at most, and the longest wait before one. */
+const MAX_RETRIES = 30;
+const MAX_RETRY_WAIT_MS = 7 * 86_400_000;
+
+function readRetrySchedule(env: NodeJS.ProcessEnv): readonly number[] {
+  const raw = env.WEBHOOK_RETRY_SCHEDULE || '5s,5m,30m,2h,5h,10h,10h';
+  const waits = raw.split(',').map((entry) => {
+    const match = DURATION.exec(entry.trim());
+    const ms = match ? Number(match[1]) * DURATION_UNITS_MS[match[2]!]! : Number.NaN;
+    return ms > 0 && ms <= MAX_RETRY_WAIT_MS ? ms : null;
+  });
+  if (waits.length > MAX_RETRIES || waits.some((wait) => wait === null)) {
+    throw new ConfigError(
+      `WEBHOOK_RETRY_SCHEDULE must be up to ${MAX_RETRIES} comma-separated waits such as 50ms, 5s, 5m, 2h or 1d (each above zero and at most 7d), got "${raw}".`,
+    );
+  }
+  return waits as number[];
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const logLevel = env.LOG_LEVEL || 'info';
   if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) {
@@ -170,6 +201,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     ),
     idempotencyLeaseSeconds: readInteger(env, 'IDEMPOTENCY_LEASE_SECONDS', 60, 1, 86_400),
     metricsToken: readMetricsToken(env),
+    // Renewed every third of it: a process that stops renewing (killed, cut off from the
+    // database) hands its endpoints over within one lease.
+    webhookLeaseMs: readInteger(env, 'WEBHOOK_LEASE_MS', 15_000, 300, 600_000),
+    webhookRetrySchedule: readRetrySchedule(env),
   };
 }
 

@@ -13,6 +13,7 @@ import { createFrontDoor } from './http/front-door.js';
 import { startIdempotencySweeper } from './http/idempotency.js';
 import { startPlannedEndSweeper } from './http/planned-ends.js';
 import { KeptAnswers } from './serving/kept-answers.js';
+import { WebhookDispatcher } from './webhooks/dispatcher.js';
 
 const SHUTDOWN_GRACE_MS = 10_000;
 // Log lines are collected and written to stdout together, by libuv's threads, once 8 KiB are
@@ -44,6 +45,18 @@ async function main(): Promise<void> {
     intervalMs: Math.min(60_000, idempotencyTimes.retentionMs / 4),
   });
   const stopPlannedEnds = startPlannedEndSweeper(db, logger);
+  const webhooks = new WebhookDispatcher({
+    db,
+    logger,
+    leaseMs: config.webhookLeaseMs,
+    retrySchedule: config.webhookRetrySchedule,
+    targets: {
+      allowHttp: config.webhookAllowHttp,
+      allowPrivateAddresses: config.webhookAllowPrivateAddresses,
+    },
+    readers: eventReaders,
+  });
+  webhooks.start();
   const eventStreams = new EventStreams(db, {
     perKey: config.eventStreamsPerKey,
     bufferBytes: config.eventStreamBufferBytes,
@@ -102,16 +115,21 @@ async function main(): Promise<void> {
     logger.info({ signal }, 'shutting down: finishing in-flight requests');
     stopSweeper();
     stopPlannedEnds();
+    // Attempts in flight get a moment; the endpoints' positions are stored and their leases
+    // given up, so another process delivers on at once.
+    const webhooksStopped = webhooks.stop();
     const force = setTimeout(() => {
       logger.warn('in-flight requests did not finish in time; exiting');
       process.exit(1);
     }, SHUTDOWN_GRACE_MS);
     force.unref();
     server.close(() => {
-      void Promise.all([eventReaders?.close(), db.close()]).finally(() => {
-        logger.info('stopped');
-        process.exit(0);
-      });
+      void webhooksStopped
+        .then(() => Promise.all([eventReaders?.close(), db.close()]))
+        .finally(() => {
+          logger.info('stopped');
+          process.exit(0);
+        });
     });
     // Event streams never finish by themselves: each ends cleanly (its client reconnects with
     // its last id, to another process), and its connection then goes idle, or is cut a second

@@ -59,8 +59,8 @@ async function replayPoint(
   const tokens = resumeTokensOf(db);
   await tokens.ready();
   const token = input.after_position!;
-  const eventId = tokens.position(organizationId, token);
-  if (eventId === null) {
+  const found = tokens.positionOf(organizationId, token);
+  if (found === null) {
     throw new InputRuleError([
       {
         loc: ['body', 'after_position'],
@@ -69,7 +69,9 @@ async function replayPoint(
       },
     ]);
   }
-  return { eventPosition: eventId, historyPosition: null };
+  return found.kind === 'event'
+    ? { eventPosition: found.id, historyPosition: null }
+    : { eventPosition: null, historyPosition: found.id };
 }
 
 const MESSAGE_TYPE_OF: Record<keyof WebhookPositions, WebhookMessageType> = {

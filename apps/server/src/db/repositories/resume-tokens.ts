@@ -35,6 +35,14 @@ import { execute, runSteps, selectRows } from '../engine/portable-sql.js';
 import { events, resumeTokenSecret } from '../schema/sqlite.js';
 
 const BLOCK_BYTES = 16;
+/**
+ * Set in the organization half of a history token's block: organization ids never reach it, so an
+ * event token is what it always was, and neither kind decrypts as the other.
+ */
+const HISTORY_FLAG = 0x80;
+
+/** What a token's position counts: events, or experiment history entries. */
+export type PositionKind = 'event' | 'history';
 const TOKEN = /^[A-Za-z0-9_-]{22}$/;
 const DECIMAL_TOKEN = /^\d{1,16}$/;
 const HKDF_SALT = 'agentline resume token';
@@ -90,6 +98,13 @@ function readId(block: Buffer, offset: number): number {
   return block.readUInt32BE(offset) * 2 ** 32 + block.readUInt32BE(offset + 4);
 }
 
+/** The id a decrypted block holds, if it was made for the organization. */
+function idOf(block: Buffer, organizationId: number): number | null {
+  if (readId(block, 8) !== organizationId) return null;
+  const id = readId(block, 0);
+  return Number.isSafeInteger(id) ? id : null;
+}
+
 /**
  * An organization's ciphers, kept open: ECB takes block after block without a final, and setting
  * one up (HKDF, then the cipher) costs far more than a token does (`pnpm bench:resume-tokens`).
@@ -123,12 +138,19 @@ export class ResumeTokens {
     return this.#loading;
   }
 
-  /** The tokens of the organization's events `ids`, in the same order. */
-  make(organizationId: number, ids: readonly number[]): string[] {
+  /**
+   * The tokens of the organization's events `ids` (or, with `history`, of its experiment history
+   * entries: webhook messages of status changes), in the same order.
+   */
+  make(organizationId: number, ids: readonly number[], kind: PositionKind = 'event'): string[] {
     const blocks = Buffer.allocUnsafe(ids.length * BLOCK_BYTES);
     ids.forEach((id, index) => {
       writeId(blocks, index * BLOCK_BYTES, id);
       writeId(blocks, index * BLOCK_BYTES + 8, organizationId);
+      if (kind === 'history') {
+        const at = index * BLOCK_BYTES + 8;
+        blocks.writeUInt8(blocks.readUInt8(at) | HISTORY_FLAG, at);
+      }
     });
     const encrypted = this.#ciphers(organizationId).encrypt.update(blocks);
     return ids.map((_, index) =>
@@ -146,14 +168,32 @@ export class ResumeTokens {
       const id = Number(token);
       return id <= this.#stored().decimalThrough ? id : null;
     }
+    const block = this.#decrypted(organizationId, token);
+    return block ? idOf(block, organizationId) : null;
+  }
+
+  /**
+   * What `token` names, an event or an experiment history entry and its id, if this API gave it
+   * to the organization (or it is a decimal event id, as tokens were before); otherwise null.
+   */
+  positionOf(organizationId: number, token: string): { kind: PositionKind; id: number } | null {
+    const event = this.position(organizationId, token);
+    if (event !== null) return { kind: 'event', id: event };
+    const block = this.#decrypted(organizationId, token);
+    const flags = block?.readUInt8(8) ?? 0;
+    if (!block || (flags & HISTORY_FLAG) === 0) return null;
+    block.writeUInt8(flags & ~HISTORY_FLAG, 8);
+    const id = idOf(block, organizationId);
+    return id === null ? null : { kind: 'history', id };
+  }
+
+  /** The block a token encrypts under the organization's key, if it is spelled as ours are. */
+  #decrypted(organizationId: number, token: string): Buffer | null {
     if (!TOKEN.test(token)) return null;
     const encrypted = Buffer.from(token, 'base64url');
     // The last character carries four unused bits: only the spelling this API sends is its token.
     if (encrypted.toString('base64url') !== token) return null;
-    const block = this.#ciphers(organizationId).decrypt.update(encrypted);
-    if (readId(block, 8) !== organizationId) return null;
-    const id = readId(block, 0);
-    return Number.isSafeInteger(id) ? id : null;
+    return this.#ciphers(organizationId).decrypt.update(encrypted);
   }
 
   #stored(): StoredSecret {

@@ -1,0 +1,191 @@
+// Webhook delivery end to end: a fresh database with two organizations that can route sessions,
+// real server processes that deliver (short lease and retry schedule, http and 127.0.0.1 allowed),
+// and the calls the tests make through the API.
+
+import { randomBytes } from 'node:crypto';
+import { sql, type SQL } from 'drizzle-orm';
+import { expect } from 'vitest';
+import { createDb } from '../../src/db/engine/client.js';
+import { migrateDb } from '../../src/db/engine/migrate.js';
+import { createTenant, type Schemas, type Tenant } from './harness.js';
+import { experimentBody, loadRoutingFixture, type RoutingFixture } from './routing-fixture.js';
+import { startServerProcess, type ServerProcess } from './server-process.js';
+import { freshDatabaseUrl, queryTestDb } from './test-database.js';
+
+export interface DeliveryTestbed {
+  databaseUrl: string;
+  acme: Tenant;
+  globex: Tenant;
+  fx: RoutingFixture;
+  globexFx: RoutingFixture;
+}
+
+export const LEASE_MS = 1500;
+
+export async function createDeliveryTestbed(): Promise<DeliveryTestbed> {
+  const databaseUrl = await freshDatabaseUrl();
+  const db = createDb(databaseUrl);
+  try {
+    await migrateDb(db);
+    const acme = await createTenant(db, 'Acme');
+    const globex = await createTenant(db, 'Globex');
+    const fx = await loadRoutingFixture(db, acme.organizationId);
+    const globexFx = await loadRoutingFixture(db, globex.organizationId);
+    return { databaseUrl, acme, globex, fx, globexFx };
+  } finally {
+    await db.close();
+  }
+}
+
+export function startDeliveringServer(
+  databaseUrl: string,
+  env: Record<string, string> = {},
+): Promise<ServerProcess> {
+  return startServerProcess({
+    DATABASE_URL: databaseUrl,
+    WEBHOOK_ALLOW_HTTP: 'true',
+    WEBHOOK_ALLOW_PRIVATE_ADDRESSES: 'true',
+    WEBHOOK_LEASE_MS: String(LEASE_MS),
+    WEBHOOK_RETRY_SCHEDULE: '50ms,100ms,200ms,400ms,400ms,400ms',
+    ...env,
+  });
+}
+
+/** An API call with the tenant's key; its JSON answer. */
+export async function call<T>(
+  baseUrl: string,
+  tenant: Tenant,
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<{ status: number; body: T }> {
+  const response = await fetch(`${baseUrl}${path}`, {
+    method,
+    headers: { 'Service-API-Key': tenant.key, 'Content-Type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  return { status: response.status, body: (await response.json()) as T };
+}
+
+export interface EndpointOptions {
+  url: string;
+  messageTypes?: string[];
+  searchFields?: string[];
+  searchFieldValues?: string[];
+}
+
+/**
+ * An endpoint of the tenant, written as the API's create writes it: positions at the
+ * organization's highest event and history ids, so it receives what is committed after it.
+ */
+export async function createEndpoint(
+  databaseUrl: string,
+  tenant: Tenant,
+  { url, messageTypes = ['event'], searchFields = [], searchFieldValues = [] }: EndpointOptions,
+): Promise<{ id: number; secret: string }> {
+  const secret = `whsec_${randomBytes(24).toString('base64')}`;
+  const organizationId = tenant.organizationId;
+  const [row] = await readDatabase<{ id: number }>(
+    databaseUrl,
+    sql`INSERT INTO webhook_endpoints
+          (organization_id, url, search_fields, search_field_values, message_types, secret,
+           event_position, history_position)
+        SELECT ${organizationId}, ${url}, ${JSON.stringify(searchFields)},
+               ${JSON.stringify(searchFieldValues)}, ${JSON.stringify(messageTypes)}, ${secret},
+               coalesce((SELECT max(id) FROM events WHERE organization_id = ${organizationId}), 0),
+               coalesce((SELECT max(id) FROM experiment_changes WHERE organization_id = ${organizationId}), 0)
+        RETURNING id`,
+  );
+  return { id: row!.id, secret };
+}
+
+/** Creates and starts an experiment on the fixture's main target; its id. */
+export async function startExperiment(
+  baseUrl: string,
+  tenant: Tenant,
+  fx: RoutingFixture,
+  overrides: Record<string, unknown> = {},
+): Promise<number> {
+  const created = await call<Schemas['Experiment']>(
+    baseUrl,
+    tenant,
+    'POST',
+    '/api/v1/experiments/',
+    experimentBody(fx.targets.main, [fx.agents.pinned, fx.agents.alsoPinned], overrides),
+  );
+  expect(created.status).toBe(200);
+  const started = await call(
+    baseUrl,
+    tenant,
+    'POST',
+    `/api/v1/experiments/${created.body.id}/start`,
+  );
+  expect(started.status).toBe(200);
+  return created.body.id;
+}
+
+/** Routes `count` sessions on the main target, `concurrency` at a time. */
+export async function routeSessions(
+  baseUrl: string,
+  tenant: Tenant,
+  fx: RoutingFixture,
+  count: number,
+  concurrency = 8,
+): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < count) {
+        const index = next++;
+        const routed = await call(
+          baseUrl,
+          tenant,
+          'POST',
+          `/api/v1/channels/targets/${fx.targets.main}/sessions`,
+          {
+            user_id: `caller-${tenant.organizationId}-${index}`,
+          },
+        );
+        expect(routed.status).toBe(200);
+      }
+    }),
+  );
+}
+
+/** Reads the database through a connection of its own. */
+export async function readDatabase<T>(databaseUrl: string, query: SQL): Promise<T[]> {
+  const db = createDb(databaseUrl);
+  try {
+    return await queryTestDb<T>(db, query);
+  } finally {
+    await db.close();
+  }
+}
+
+/** The organization's event ids above `afterId`. */
+export async function eventIdsAfter(
+  databaseUrl: string,
+  organizationId: number,
+  afterId = 0,
+): Promise<number[]> {
+  const rows = await readDatabase<{ id: number | string }>(
+    databaseUrl,
+    sql`SELECT id FROM events WHERE organization_id = ${organizationId} AND id > ${afterId} ORDER BY id`,
+  );
+  return rows.map((row) => Number(row.id));
+}
+
+/** Waits until `check` holds, polling; fails with `what` after `timeoutMs`. */
+export async function eventually<T>(
+  what: string,
+  check: () => Promise<T | undefined | false> | T | undefined | false,
+  timeoutMs = 20_000,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}

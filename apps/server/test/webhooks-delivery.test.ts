@@ -1,0 +1,208 @@
+// Webhook delivery end to end: a real server process delivers to a real receiver on 127.0.0.1
+// while sessions are routed through the API, on both databases.
+
+import { sql } from 'drizzle-orm';
+import { Webhook } from 'standardwebhooks';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { webhookIdOf } from '../src/webhooks/messages.js';
+import type { ServerProcess } from './support/server-process.js';
+import {
+  createDeliveryTestbed,
+  createEndpoint,
+  eventIdsAfter,
+  eventually,
+  readDatabase,
+  routeSessions,
+  startDeliveringServer,
+  startExperiment,
+  type DeliveryTestbed,
+} from './support/webhook-delivery-testbed.js';
+import { startWebhookReceiver, type WebhookReceiver } from './support/webhook-receiver.js';
+
+let bed: DeliveryTestbed;
+let server: ServerProcess;
+let receiver: WebhookReceiver;
+
+beforeEach(async () => {
+  bed = await createDeliveryTestbed();
+  server = await startDeliveringServer(bed.databaseUrl);
+  receiver = await startWebhookReceiver();
+});
+
+afterEach(async () => {
+  expect(await server.stop('SIGTERM')).toBe(0);
+  await receiver.close();
+});
+
+interface Body {
+  type: string;
+  position: string | null;
+  data: Record<string, unknown>;
+}
+
+const bodies = () => receiver.received.map((request) => JSON.parse(request.body) as Body);
+const idsReceived = () => receiver.received.map((request) => String(request.headers['webhook-id']));
+
+describe('webhook delivery', () => {
+  it('delivers every event of the organization exactly once, signed, while sessions are routed', async () => {
+    const endpoint = await createEndpoint(bed.databaseUrl, bed.acme, { url: receiver.url });
+    await startExperiment(server.baseUrl, bed.acme, bed.fx);
+    // The other organization's traffic goes on beside it and never reaches this endpoint.
+    await startExperiment(server.baseUrl, bed.globex, bed.globexFx);
+    await Promise.all([
+      routeSessions(server.baseUrl, bed.acme, bed.fx, 60),
+      routeSessions(server.baseUrl, bed.globex, bed.globexFx, 30),
+    ]);
+    const eventIds = await eventIdsAfter(bed.databaseUrl, bed.acme.organizationId);
+    expect(eventIds.length).toBeGreaterThanOrEqual(60);
+    const expected = new Set(eventIds.map((id) => webhookIdOf(endpoint.id, 'event', id)));
+    await receiver.waitFor(expected.size);
+    // Nothing more comes: no repeat, no other organization's event.
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    expect(receiver.received).toHaveLength(expected.size);
+    expect(new Set(idsReceived())).toEqual(expected);
+    for (const request of receiver.received) {
+      const headers = request.headers as Record<string, string>;
+      const body = new Webhook(endpoint.secret).verify(request.body, headers) as Body;
+      expect(body.type).toBe('event');
+      expect(body.position).toMatch(/^[A-Za-z0-9_-]{22}$/);
+      expect(body.data).toHaveProperty('session_id');
+    }
+    const logged = await readDatabase<{ n: number | string }>(
+      bed.databaseUrl,
+      sql`SELECT count(*) AS n FROM webhook_attempts WHERE endpoint_id = ${endpoint.id} AND status = 'delivered'`,
+    );
+    expect(Number(logged[0]!.n)).toBe(expected.size);
+  }, 60_000);
+
+  it('sends only the events that match its search pairs', async () => {
+    const endpoint = await createEndpoint(bed.databaseUrl, bed.acme, {
+      url: receiver.url,
+      searchFields: ['type'],
+      searchFieldValues: ['session-started'],
+    });
+    await startExperiment(server.baseUrl, bed.acme, bed.fx);
+    await routeSessions(server.baseUrl, bed.acme, bed.fx, 10);
+    await receiver.waitFor(10);
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    expect(bodies().map((body) => body.data.type)).toEqual(Array(10).fill('session-started'));
+    expect(new Set(idsReceived()).size).toBe(10);
+    expect(idsReceived().every((id) => id.startsWith('msg_'))).toBe(true);
+    expect(endpoint.id).toBeGreaterThan(0);
+  }, 60_000);
+
+  it('retries a failing receiver until it recovers, logging every attempt', async () => {
+    let failures = 0;
+    receiver.answerWith(() =>
+      failures++ < 12 ? { status: 500, body: 'try later' } : { status: 200 },
+    );
+    const endpoint = await createEndpoint(bed.databaseUrl, bed.acme, { url: receiver.url });
+    await startExperiment(server.baseUrl, bed.acme, bed.fx);
+    await routeSessions(server.baseUrl, bed.acme, bed.fx, 4);
+    const eventIds = await eventIdsAfter(bed.databaseUrl, bed.acme.organizationId);
+    const expected = eventIds.map((id) => webhookIdOf(endpoint.id, 'event', id));
+    const attempts = () =>
+      readDatabase<{
+        webhookId: string;
+        attempt: number;
+        status: string;
+        responseStatus: number | null;
+        error: string | null;
+      }>(
+        bed.databaseUrl,
+        sql`SELECT webhook_id AS "webhookId", attempt, status, response_status AS "responseStatus", error
+            FROM webhook_attempts WHERE endpoint_id = ${endpoint.id} ORDER BY id`,
+      );
+    await eventually('every message delivered', async () => {
+      const delivered = (await attempts()).filter((row) => row.status === 'delivered');
+      return delivered.length === expected.length;
+    });
+    const rows = await attempts();
+    expect(
+      new Set(rows.filter((row) => row.status === 'delivered').map((row) => row.webhookId)),
+    ).toEqual(new Set(expected));
+    const failed = rows.filter((row) => row.status === 'pending');
+    expect(failed.length).toBeGreaterThanOrEqual(12);
+    for (const row of failed) {
+      expect(row).toMatchObject({ responseStatus: 500, error: 'answered 500: try later' });
+    }
+    // Each message's attempts are numbered 1, 2, ... in the order they were made.
+    for (const webhookId of expected) {
+      const numbers = rows.filter((row) => row.webhookId === webhookId).map((row) => row.attempt);
+      expect(numbers).toEqual(numbers.map((_, index) => index + 1));
+    }
+    // Every attempt of a message carried the same id and the same body.
+    for (const webhookId of expected) {
+      const sent = receiver.received.filter(
+        (request) => request.headers['webhook-id'] === webhookId,
+      );
+      expect(new Set(sent.map((request) => request.body)).size).toBe(1);
+    }
+  }, 60_000);
+
+  it('disables an endpoint whose receiver answers 410', async () => {
+    receiver.answerWith(() => ({ status: 410 }));
+    const endpoint = await createEndpoint(bed.databaseUrl, bed.acme, { url: receiver.url });
+    await startExperiment(server.baseUrl, bed.acme, bed.fx);
+    await routeSessions(server.baseUrl, bed.acme, bed.fx, 3);
+    const disabled = await eventually('the endpoint disabled', async () => {
+      const [row] = await readDatabase<{ enabled: boolean | number; reason: string | null }>(
+        bed.databaseUrl,
+        sql`SELECT enabled, disabled_reason AS "reason" FROM webhook_endpoints WHERE id = ${endpoint.id}`,
+      );
+      return row && !row.enabled ? row : undefined;
+    });
+    expect(disabled.reason).toContain('410 Gone');
+    const countAfterDisable = receiver.received.length;
+    await routeSessions(server.baseUrl, bed.acme, bed.fx, 3);
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    // At most the attempts already in flight when it was disabled.
+    expect(receiver.received.length).toBe(countAfterDisable);
+    expect(countAfterDisable).toBeLessThanOrEqual(8);
+  }, 60_000);
+
+  it("never sends another organization's events", async () => {
+    await createEndpoint(bed.databaseUrl, bed.globex, { url: receiver.url });
+    await startExperiment(server.baseUrl, bed.acme, bed.fx);
+    await routeSessions(server.baseUrl, bed.acme, bed.fx, 20);
+    await new Promise((resolve) => setTimeout(resolve, 2000));
+    expect(receiver.received).toHaveLength(0);
+  }, 60_000);
+
+  it('sends one status change when an experiment reaches its planned end', async () => {
+    const endpoint = await createEndpoint(bed.databaseUrl, bed.acme, {
+      url: receiver.url,
+      messageTypes: ['experiment.status_changed'],
+    });
+    const endAt = new Date(Date.now() + 2500).toISOString();
+    const experimentId = await startExperiment(server.baseUrl, bed.acme, bed.fx, { end_at: endAt });
+    await new Promise((resolve) => setTimeout(resolve, 3000));
+    // Routing past the end stores it (without traffic the sweep would, within a minute).
+    await routeSessions(server.baseUrl, bed.acme, bed.fx, 2, 1);
+    await receiver.waitFor(2);
+    await new Promise((resolve) => setTimeout(resolve, 3000));
+    const changes = bodies();
+    expect(changes).toHaveLength(2);
+    expect(changes.map((body) => body.type)).toEqual([
+      'experiment.status_changed',
+      'experiment.status_changed',
+    ]);
+    const byStatus = new Map(changes.map((body) => [body.data.status, body]));
+    expect(byStatus.get('running')!.data).toMatchObject({
+      experiment_id: experimentId,
+      ended_reason: null,
+      actor: { type: 'api_key' },
+    });
+    expect(byStatus.get('stopped')!.data).toMatchObject({
+      experiment_id: experimentId,
+      ended_reason: 'end_at',
+      actor: { type: 'system' },
+    });
+    expect(
+      new Webhook(endpoint.secret).verify(
+        receiver.received[0]!.body,
+        receiver.received[0]!.headers as Record<string, string>,
+      ),
+    ).toBeTruthy();
+  }, 60_000);
+});
