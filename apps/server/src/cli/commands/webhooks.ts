@@ -231,9 +231,12 @@ export const webhooksReplayCommand: Command = {
     ['--org <id|name>', 'the organization'],
     [
       '--after-position <token>',
-      'everything after the message with this position (its body\'s "position")',
+      'everything of its kind (events, or experiment changes) after the message with this position',
     ],
-    ['--start-datetime <iso>', 'everything from this moment on (ISO 8601 with Z or an offset)'],
+    [
+      '--start-datetime <iso>',
+      'every event and experiment change from this moment on (ISO 8601 with Z or an offset)',
+    ],
   ],
   details: [
     'Give exactly one of --after-position and --start-datetime. The running server sends the',
