@@ -159,6 +159,63 @@ describe('webhook delivery', () => {
     // At most the attempts already in flight when it was disabled.
     expect(receiver.received.length).toBe(countAfterDisable);
     expect(countAfterDisable).toBeLessThanOrEqual(8);
+    // Enabled again, it resumes where it stopped: every event, the ones answered 410 included.
+    receiver.answerWith(() => ({ status: 204 }));
+    await readDatabase(
+      bed.databaseUrl,
+      sql`UPDATE webhook_endpoints SET enabled = TRUE, disabled_reason = NULL WHERE id = ${endpoint.id}`,
+    );
+    const eventIds = await eventIdsAfter(bed.databaseUrl, bed.acme.organizationId);
+    const expected = eventIds.map((id) => webhookIdOf(endpoint.id, 'event', id));
+    await eventually('every event delivered after the endpoint was enabled again', () => {
+      const received = new Set(idsReceived().slice(countAfterDisable));
+      return expected.every((id) => received.has(id));
+    });
+  }, 60_000);
+
+  it('stops delivering within a second of the endpoint being deleted', async () => {
+    receiver.answerWith(() => ({ status: 204, delayMs: 200 }));
+    const endpoint = await createEndpoint(bed.databaseUrl, bed.acme, { url: receiver.url });
+    await startExperiment(server.baseUrl, bed.acme, bed.fx);
+    await routeSessions(server.baseUrl, bed.acme, bed.fx, 40);
+    await receiver.waitFor(3);
+    await readDatabase(
+      bed.databaseUrl,
+      sql`DELETE FROM webhook_endpoints WHERE id = ${endpoint.id}`,
+    );
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    const afterASecond = receiver.received.length;
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    expect(receiver.received.length).toBe(afterASecond);
+    expect(afterASecond).toBeLessThan(40 * 2);
+  }, 60_000);
+
+  it('sends a stored message (a test message) and records it delivered', async () => {
+    const endpoint = await createEndpoint(bed.databaseUrl, bed.acme, { url: receiver.url });
+    const payload = JSON.stringify({
+      type: 'webhook.test',
+      position: null,
+      data: { endpoint_id: endpoint.id, sent_at: new Date().toISOString() },
+    });
+    await readDatabase(
+      bed.databaseUrl,
+      sql`INSERT INTO webhook_messages
+            (endpoint_id, organization_id, webhook_id, type, position, payload, attempts, status,
+             next_attempt_at)
+          VALUES (${endpoint.id}, ${bed.acme.organizationId}, 'msg_test1', 'webhook.test', NULL,
+                  ${payload}, 0, 'pending', ${new Date().toISOString()})`,
+    );
+    const [request] = await receiver.waitFor(1);
+    expect(request!.body).toBe(payload);
+    expect(request!.headers['webhook-id']).toBe('msg_test1');
+    const rows = await eventually('the message marked delivered', async () => {
+      const found = await readDatabase<{ status: string; attempts: number }>(
+        bed.databaseUrl,
+        sql`SELECT status, attempts FROM webhook_messages WHERE webhook_id = 'msg_test1'`,
+      );
+      return found[0]?.status === 'delivered' ? found : undefined;
+    });
+    expect(rows).toEqual([{ status: 'delivered', attempts: 1 }]);
   }, 60_000);
 
   it("never sends another organization's events", async () => {
