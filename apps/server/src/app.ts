@@ -34,6 +34,8 @@ import { telephonyRouter } from './routes/telephony/telephony.index.js';
 import { experimentsRouter } from './routes/experiments/experiments.index.js';
 import { sessionsRouter } from './routes/sessions/sessions.index.js';
 import { directoryRouter } from './routes/directory/directory.index.js';
+import { webhooksRouter } from './routes/webhooks/webhooks.index.js';
+import type { WebhookTargetPolicy } from './domain/webhooks.js';
 
 export interface AppOptions {
   db: Db;
@@ -64,6 +66,8 @@ export interface AppOptions {
   eventStreams?: EventStreams;
   /** The kept list answers (versioned-cache.ts). Absent: KEPT_ANSWERS_MAX_BYTES's default budget. */
   keptAnswers?: KeptAnswers;
+  /** Where webhook URLs may point (WEBHOOK_ALLOW_HTTP, WEBHOOK_ALLOW_PRIVATE_ADDRESSES; both off by default). */
+  webhookPolicy?: WebhookTargetPolicy;
 }
 
 export type App = OpenAPIHono<AppEnv>;
@@ -87,6 +91,10 @@ export function createApp({
   eventReaders,
   eventStreams = new EventStreams(db, { perKey: DEFAULT_CONFIG.eventStreamsPerKey }),
   keptAnswers = new KeptAnswers({ maxBytes: DEFAULT_CONFIG.keptAnswersMaxBytes }),
+  webhookPolicy = {
+    allowHttp: DEFAULT_CONFIG.webhookAllowHttp,
+    allowPrivateAddresses: DEFAULT_CONFIG.webhookAllowPrivateAddresses,
+  },
 }: AppOptions): App {
   const app = createRouter();
 
@@ -94,6 +102,10 @@ export function createApp({
   app.use('/api/v1/events/*', async (c, next) => {
     if (eventReaders) c.set('eventReaders', eventReaders);
     c.set('eventStreams', eventStreams);
+    await next();
+  });
+  app.use('/api/v1/webhooks/*', async (c, next) => {
+    c.set('webhookPolicy', webhookPolicy);
     await next();
   });
   app.use('/api/*', queryStringLimit(MAX_QUERY_STRING_CHARACTERS));
@@ -153,6 +165,7 @@ export function createApp({
     experimentsRouter,
     sessionsRouter,
     directoryRouter,
+    webhooksRouter,
   ]) {
     app.route('/', router);
   }

@@ -74,6 +74,10 @@ async function main(): Promise<void> {
     queuedRequestsPerKey: config.queuedRequestsPerKey,
     queueWaitMs: config.queueWaitMs,
     idempotencyTimes,
+    webhookPolicy: {
+      allowHttp: config.webhookAllowHttp,
+      allowPrivateAddresses: config.webhookAllowPrivateAddresses,
+    },
     authFailureLimit: {
       perMinute: config.authFailuresPerMinute,
       trustedProxies: config.trustedProxies,

@@ -31,6 +31,7 @@ let globex: Tenant;
 let fx: RoutingFixture;
 let experimentId: number;
 let channelId: number;
+let endpointId: number;
 
 // Words that exist only in Acme's data: no answer to Globex may contain them.
 const ACME_SECRETS = ['acme-only-session', 'Acme secret description', '+15550100001'];
@@ -70,7 +71,25 @@ beforeAll(async () => {
     }),
   });
   experimentId = created.body.id;
+  const endpoint = await api.request<Schemas['WebhookEndpointWithSecret']>(
+    'POST',
+    '/api/v1/webhooks/endpoints',
+    { key: acme.key, body: webhookBody() },
+  );
+  endpointId = endpoint.body.id;
 });
+
+/** A public address (nothing is delivered here), as the default settings require. */
+function webhookBody() {
+  return {
+    url: 'https://8.8.8.8/agentline',
+    description: 'Acme secret description',
+    enabled: true,
+    search_fields: [],
+    search_field_values: [],
+    message_types: ['event'],
+  };
+}
 
 afterAll(() => api.close());
 
@@ -203,6 +222,63 @@ const OPERATIONS: Operation[] = [
     name: 'channel_targets_assignment',
     method: 'GET',
     path: () => `/api/v1/channels/targets/${fx.targets.main}/assignment?user_id=caller-1`,
+    foreign: 404,
+  },
+  {
+    name: 'webhooks_endpoints_list',
+    method: 'GET',
+    path: () => '/api/v1/webhooks/endpoints',
+    foreign: 200,
+  },
+  {
+    name: 'webhooks_endpoints_create',
+    method: 'POST',
+    path: () => '/api/v1/webhooks/endpoints',
+    body: () => ({ ...webhookBody(), description: 'Globex endpoint' }),
+    foreign: 200,
+  },
+  {
+    name: 'webhooks_endpoints_get',
+    method: 'GET',
+    path: () => `/api/v1/webhooks/endpoints/${endpointId}`,
+    foreign: 404,
+  },
+  {
+    name: 'webhooks_endpoints_update',
+    method: 'PUT',
+    path: () => `/api/v1/webhooks/endpoints/${endpointId}`,
+    body: () => ({ ...webhookBody(), description: 'Globex endpoint' }),
+    foreign: 404,
+  },
+  {
+    name: 'webhooks_endpoints_delete',
+    method: 'DELETE',
+    path: () => `/api/v1/webhooks/endpoints/${endpointId}`,
+    foreign: 404,
+  },
+  {
+    name: 'webhooks_endpoints_rotate_secret',
+    method: 'POST',
+    path: () => `/api/v1/webhooks/endpoints/${endpointId}/rotate-secret`,
+    foreign: 404,
+  },
+  {
+    name: 'webhooks_endpoints_test',
+    method: 'POST',
+    path: () => `/api/v1/webhooks/endpoints/${endpointId}/test`,
+    foreign: 404,
+  },
+  {
+    name: 'webhooks_endpoints_replay',
+    method: 'POST',
+    path: () => `/api/v1/webhooks/endpoints/${endpointId}/replay`,
+    body: () => ({ start_datetime: '2026-01-01T00:00:00Z' }),
+    foreign: 404,
+  },
+  {
+    name: 'webhooks_endpoints_deliveries',
+    method: 'GET',
+    path: () => `/api/v1/webhooks/endpoints/${endpointId}/deliveries`,
     foreign: 404,
   },
 ];

@@ -210,14 +210,30 @@ function pathFor(operation: Operation, ids: { experiment: number }): fc.Arbitrar
     );
 }
 
+/** A public address (the default settings refuse others; nothing is delivered here). */
+const WEBHOOK_ENDPOINT = {
+  url: 'https://8.8.8.8/agentline',
+  description: 'fuzzed',
+  enabled: true,
+  search_fields: ['type'],
+  search_field_values: ['call'],
+  message_types: ['event'],
+};
+
+/** The valid body of each operation that takes one, but the experiments' (made per fixture). */
+const VALID_BODIES: Record<string, Record<string, unknown>> = {
+  channels_telephony_numbers_verify_a2p_compliance: { phone: '+15550100001' },
+  sessions_route: { user_id: 'caller', conversation_id: 'c' },
+  webhooks_endpoints_create: WEBHOOK_ENDPOINT,
+  webhooks_endpoints_update: WEBHOOK_ENDPOINT,
+  webhooks_endpoints_replay: { start_datetime: '2026-05-01T00:00:00Z' },
+};
+
 /** Bodies: the valid one, the valid one with a field removed or retyped, and arbitrary JSON. */
 function bodyFor(operation: Operation): fc.Arbitrary<unknown> {
   const valid: Record<string, unknown> =
-    operation.operationId === 'channels_telephony_numbers_verify_a2p_compliance'
-      ? { phone: '+15550100001' }
-      : operation.operationId === 'sessions_route'
-        ? { user_id: 'caller', conversation_id: 'c' }
-        : experimentBody(fx.targets.main, [fx.agents.pinned, fx.agents.alsoPinned]);
+    VALID_BODIES[operation.operationId] ??
+    experimentBody(fx.targets.main, [fx.agents.pinned, fx.agents.alsoPinned]);
   const mutated = fc
     .tuple(
       fc.constantFrom(...Object.keys(valid)),

@@ -10,12 +10,13 @@
 //   restart, keeps walks alive for the next page, and a second rotation retires the oldest secret.
 
 import { getTableConfig, PgTable } from 'drizzle-orm/pg-core';
+import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createDb } from '../src/db/engine/client.js';
 import { migrateDb } from '../src/db/engine/migrate.js';
 import { cursorSigner, SEALING_REFRESH_MS } from '../src/serving/cursor-signer.js';
 import { ensureCursorSecret, readCursorSecrets } from '../src/db/repositories/cursor-secrets.js';
-import { cursorSecrets } from '../src/db/schema/sqlite.js';
+import { cursorSecrets, webhookEndpoints } from '../src/db/schema/sqlite.js';
 import * as postgresSchema from '../src/db/schema/postgres.js';
 import type { AgentProperty } from '../src/domain/agents.js';
 import type { CursorSigner, NullableKeys } from '../src/domain/list-query.js';
@@ -46,9 +47,12 @@ import {
   experimentBody,
   type RoutingFixture,
 } from './support/routing-fixture.js';
-import { insertTestEvents } from './support/test-database.js';
+import { insertTestEvents, queryTestDb } from './support/test-database.js';
 
-type Page = Schemas['EventListResponse'] | Schemas['PromptListResponse'];
+type Page =
+  | Schemas['EventListResponse']
+  | Schemas['PromptListResponse']
+  | Schemas['WebhookEndpointListResponse'];
 type Problem = Schemas['HTTPValidationError'];
 
 let api: TestApi;
@@ -88,6 +92,23 @@ beforeAll(async () => {
       await api.request('POST', `/api/v1/experiments/${created.body.id}/start`, { key: acme.key });
     }
   }
+  for (let i = 0; i < 5; i += 1) {
+    const endpoint = await api.request('POST', '/api/v1/webhooks/endpoints', {
+      key: acme.key,
+      body: {
+        url: `https://8.8.8.8/hook-${i % 2}`,
+        description: i % 2 ? null : `endpoint ${i % 3}`,
+        enabled: i % 3 !== 0,
+        message_types: i % 2 ? ['event'] : ['experiment.status_changed', 'event'],
+      },
+    });
+    expect(endpoint.status).toBe(200);
+  }
+  await queryTestDb(
+    api.db,
+    sql`UPDATE ${webhookEndpoints} SET disabled_reason = 'The receiver answered 410 Gone.'
+        WHERE enabled = FALSE AND id = (SELECT min(id) FROM ${webhookEndpoints})`,
+  );
   signer = await cursorSigner(api.db);
 });
 

@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { isPermission, PERMISSIONS } from '../src/domain/permissions.js';
 import spec from '../src/generated/openapi.json' with { type: 'json' };
-import { SPEC_OPERATIONS } from './support/spec-operations.js';
+import { SPEC_OPERATIONS, type SpecOperation } from './support/spec-operations.js';
 
 describe('x-agentline-permission', () => {
   it('is on every operation and names a permission a role can hold', () => {
@@ -40,6 +40,24 @@ describe('x-agentline-permission', () => {
       Object.fromEntries([...map].map(([permission, ids]) => [permission, [...ids].sort()]));
     expect(sorted(table)).toEqual(sorted(fromExtensions));
     expect([...table.keys()].sort()).toEqual([...PERMISSIONS].sort());
+  });
+
+  it('guards the webhook operations with the webhook permissions, reads with WEBHOOKS_READ', () => {
+    const webhooks = Object.entries(spec.paths as Record<string, Record<string, unknown>>)
+      .filter(([path]) => path.startsWith('/api/v1/webhooks/'))
+      .flatMap(([, item]) =>
+        Object.entries(item).flatMap(([method, operation]) =>
+          SPEC_OPERATIONS.includes(operation as SpecOperation)
+            ? [{ method, operation: operation as SpecOperation }]
+            : [],
+        ),
+      );
+    expect(webhooks).toHaveLength(9);
+    for (const { method, operation } of webhooks) {
+      expect(operation['x-agentline-permission'], operation.operationId).toBe(
+        method === 'get' ? 'WEBHOOKS_READ' : 'WEBHOOKS_WRITE',
+      );
+    }
   });
 
   it('agrees with the "Needs `...`" of each operation\'s description', () => {

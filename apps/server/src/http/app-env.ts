@@ -6,6 +6,7 @@ import type { Db } from '../db/engine/client.js';
 import type { EventReaders } from '../db/repositories/events.js';
 import type { IdempotentWrite } from '../db/repositories/idempotency.js';
 import type { Permission } from '../domain/permissions.js';
+import type { WebhookTargetPolicy } from '../domain/webhooks.js';
 import type { EventStreams } from './event-stream.js';
 import type { Metrics } from './metrics.js';
 import type { KeptAnswers } from '../serving/kept-answers.js';
@@ -39,6 +40,8 @@ export interface AppEnv {
     eventReaders?: EventReaders;
     /** The process's event streams (GET /api/v1/events/stream), set for every events route. */
     eventStreams: EventStreams;
+    /** Where webhooks may go (the operator's settings), set for every webhooks route. */
+    webhookPolicy: WebhookTargetPolicy;
     /** A POST with an Idempotency-Key that may run: where its answer goes (http/idempotency.ts). */
     idempotentWrite?: IdempotentWrite;
   };

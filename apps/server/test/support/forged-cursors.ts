@@ -10,6 +10,7 @@ import { EVENT_LIST } from '../../src/domain/events.js';
 import { EXPERIMENT_LIST } from '../../src/domain/experiments.js';
 import type { CursorSigner, ListResource, SortDirection } from '../../src/domain/list-query.js';
 import { PROMPT_LIST } from '../../src/domain/prompts.js';
+import { WEBHOOK_ENDPOINT_LIST } from '../../src/domain/webhooks.js';
 
 /** Every list operation that takes a cursor, by its path. */
 export const CURSOR_LISTS: ReadonlyArray<{
@@ -25,6 +26,11 @@ export const CURSOR_LISTS: ReadonlyArray<{
     path: '/api/v1/channels/targets/',
     operationId: 'channel_targets_list',
     resource: CHANNEL_TARGET_LIST,
+  },
+  {
+    path: '/api/v1/webhooks/endpoints',
+    operationId: 'webhooks_endpoints_list',
+    resource: WEBHOOK_ENDPOINT_LIST,
   },
 ];
 
