@@ -116,51 +116,41 @@ describe('replay', () => {
     expect(before!.eventPosition).toBeGreaterThan(may2! - 1);
   });
 
-  it('moves the event position back to just after an event position token', async () => {
-    const organization = await createTenant(api.db, 'Token replayer');
-    await insertTestEvents(
-      api.db,
-      ['2026-06-01T00:00:00.000Z', '2026-06-02T00:00:00.000Z'].map((timestamp) => ({
-        organizationId: organization.organizationId,
-        timestamp,
-      })),
-    );
-    const [first] = await eventIds(organization.organizationId);
-    const id = await createEndpoint(organization);
-    const tokens = resumeTokensOf(api.db);
-    await tokens.ready();
-    const [token] = tokens.make(organization.organizationId, [first!]);
-    const res = await call<Schemas['WebhookReplayResponse']>(
-      'POST',
-      `/${id}/replay`,
-      { after_position: token },
-      organization.key,
-    );
-    expect(res.status, JSON.stringify(res.body)).toBe(200);
-    expect(res.body.rewound).toEqual(['event']);
-    const positions = await findWebhookEndpointPositions(api.db, organization.organizationId, id);
-    expect(positions!.eventPosition).toBe(first);
-  });
-
-  it('moves the history position back to just after an experiment change position', async () => {
-    const organization = await createTenant(api.db, 'History replayer');
-    const first = await addHistory(organization.organizationId, '2026-06-01T00:00:00.000Z');
-    await addHistory(organization.organizationId, '2026-06-02T00:00:00.000Z');
-    const id = await createEndpoint(organization);
-    const tokens = resumeTokensOf(api.db);
-    await tokens.ready();
-    const [token] = tokens.make(organization.organizationId, [first], 'history');
-    const res = await call<Schemas['WebhookReplayResponse']>(
-      'POST',
-      `/${id}/replay`,
-      { after_position: token },
-      organization.key,
-    );
-    expect(res.status, JSON.stringify(res.body)).toBe(200);
-    expect(res.body.rewound).toEqual(['experiment.status_changed']);
-    const positions = await findWebhookEndpointPositions(api.db, organization.organizationId, id);
-    expect(positions!.historyPosition).toBe(first);
-  });
+  it.each([
+    ['event', 'eventPosition', 'event'],
+    ['history', 'historyPosition', 'experiment.status_changed'],
+  ] as const)(
+    'moves the %s position back to just after a position token of its kind',
+    async (kind, position, messageType) => {
+      const organization = await createTenant(api.db, `Token replayer of ${kind}`);
+      const days = ['2026-06-01T00:00:00.000Z', '2026-06-02T00:00:00.000Z'];
+      let first: number;
+      if (kind === 'event') {
+        await insertTestEvents(
+          api.db,
+          days.map((timestamp) => ({ organizationId: organization.organizationId, timestamp })),
+        );
+        [first] = (await eventIds(organization.organizationId)) as [number];
+      } else {
+        first = await addHistory(organization.organizationId, days[0]!);
+        await addHistory(organization.organizationId, days[1]!);
+      }
+      const id = await createEndpoint(organization);
+      const tokens = resumeTokensOf(api.db);
+      await tokens.ready();
+      const [token] = tokens.make(organization.organizationId, [first], kind);
+      const res = await call<Schemas['WebhookReplayResponse']>(
+        'POST',
+        `/${id}/replay`,
+        { after_position: token },
+        organization.key,
+      );
+      expect(res.status, JSON.stringify(res.body)).toBe(200);
+      expect(res.body.rewound).toEqual([messageType]);
+      const positions = await findWebhookEndpointPositions(api.db, organization.organizationId, id);
+      expect(positions![position]).toBe(first);
+    },
+  );
 
   it("refuses another organization's token, a made-up one, and a body with neither or both", async () => {
     const id = await createEndpoint();

@@ -14,7 +14,7 @@ import {
 import {
   countWebhookEndpoints,
   deleteWebhookEndpointRow,
-  highestHistoryId,
+  highestHistoryIdOf,
   insertWebhookEndpoint,
   replaceWebhookEndpointSettings,
   storeWebhookEndpointSecret,
@@ -115,7 +115,7 @@ export async function createWebhookEndpoint(
       ...settings,
       secret,
       eventPosition,
-      historyPosition: yield* highestHistoryId(organizationId),
+      historyPosition: yield* highestHistoryIdOf(organizationId),
       now: nowIso(),
     });
   });

@@ -160,7 +160,7 @@ export function* countWebhookEndpoints(organizationId: number): Steps<number> {
 }
 
 /** The organization's highest experiment history id (0 when it has none). */
-export function* highestHistoryId(organizationId: number): Steps<number> {
+export function* highestHistoryIdOf(organizationId: number): Steps<number> {
   const [row] = yield* selectRows<{ top: number | null }>(
     sql`SELECT max(${experimentChanges.id}) AS "top" FROM ${experimentChanges}
         WHERE ${experimentChanges.organizationId} = ${organizationId}`,
