@@ -85,7 +85,11 @@ export default defineConfig(async () => {
   return {
     resolve: {
       // Tests drive the SDK from source, so they never run against a stale build.
+      // The first match wins: the subpath before the package's name, which prefixes it.
       alias: {
+        '@agentline/sdk/webhooks': fileURLToPath(
+          new URL('../../packages/sdk/src/webhooks.ts', import.meta.url),
+        ),
         '@agentline/sdk': fileURLToPath(
           new URL('../../packages/sdk/src/index.ts', import.meta.url),
         ),

@@ -1,7 +1,8 @@
 import { defineConfig } from 'tsup';
 
 export default defineConfig({
-  entry: ['src/index.ts'],
+  // The webhooks entry is separate so that a receiver loads no client code.
+  entry: ['src/index.ts', 'src/webhooks.ts'],
   format: ['esm', 'cjs'],
   dts: true,
   clean: true,

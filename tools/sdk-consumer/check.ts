@@ -90,6 +90,8 @@ try {
       join(work, tarball),
       'typescript@5.9',
       '@types/node@20',
+      // What a webhook's sender signs with, to check verifyWebhook against.
+      'standardwebhooks@1',
     ],
     project,
   );
@@ -103,7 +105,15 @@ try {
   const apiKey = /agl_[a-z0-9]{12}_[A-Za-z0-9]{32}/.exec(demo)?.[0];
   if (!apiKey) throw new Error('agentline demo printed no API key');
 
-  const server = await startServerProcess({ DATABASE_URL: databaseUrl }, { keepOutput: false });
+  // The consumers create webhook endpoints on 127.0.0.1, which only these settings allow.
+  const server = await startServerProcess(
+    {
+      DATABASE_URL: databaseUrl,
+      WEBHOOK_ALLOW_HTTP: 'true',
+      WEBHOOK_ALLOW_PRIVATE_ADDRESSES: 'true',
+    },
+    { keepOutput: false },
+  );
   stopServer = server.stop;
   const env = { AGENTLINE_API_KEY: apiKey, AGENTLINE_BASE_URL: server.baseUrl };
   for (const node of nodes) {

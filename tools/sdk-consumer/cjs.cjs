@@ -1,5 +1,7 @@
 // A CommonJS script that uses the packed SDK through require().
 const { createClient, ConflictError } = require('@agentline/sdk');
+const { verifyWebhook, WebhookVerificationError } = require('@agentline/sdk/webhooks');
+const { Webhook } = require('standardwebhooks');
 
 async function main() {
   const client = createClient({
@@ -31,8 +33,27 @@ async function main() {
   if (!(conflict instanceof ConflictError))
     throw new Error('expected a ConflictError on a second start');
   await client.experiments.stop(created.id);
+
+  // The receiver's entry point through require(), without the client.
+  const secret = `whsec_${Buffer.from('a secret of twenty-four bytes').toString('base64')}`;
+  const body = JSON.stringify({ type: 'webhook.test', position: null, data: {} });
+  const now = new Date();
+  const headers = {
+    'webhook-id': 'msg_cjs_consumer',
+    'webhook-timestamp': String(Math.floor(now.getTime() / 1000)),
+    'webhook-signature': new Webhook(secret).sign('msg_cjs_consumer', now, body),
+  };
+  const verified = await verifyWebhook(Buffer.from(body), headers, secret);
+  if (verified.type !== 'webhook.test') throw new Error('verifyWebhook returns the body');
+  const stale = await verifyWebhook(
+    body,
+    { ...headers, 'webhook-timestamp': String(Math.floor(now.getTime() / 1000) - 3600) },
+    secret,
+  ).catch((error) => error);
+  if (!(stale instanceof WebhookVerificationError) || stale.reason !== 'stale_timestamp')
+    throw new Error(`expected a stale_timestamp refusal, got ${stale}`);
   console.log(
-    `cjs (Node ${process.versions.node}): experiment ${created.id} ${started.experiment.status}, second start answered ${conflict.status}`,
+    `cjs (Node ${process.versions.node}): experiment ${created.id} ${started.experiment.status}, second start answered ${conflict.status}; verifyWebhook passed a signed message and refused a stale one`,
   );
 }
 

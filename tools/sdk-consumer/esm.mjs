@@ -1,6 +1,8 @@
 // An ES module that uses the packed SDK the way a customer would.
 import { createServer } from 'node:net';
 import { ApiTimeoutError, ApiUserAbortError, createClient, NotFoundError } from '@agentline/sdk';
+import { verifyWebhook, WebhookVerificationError } from '@agentline/sdk/webhooks';
+import { Webhook } from 'standardwebhooks';
 
 function check(condition, message) {
   if (!condition) throw new Error(message);
@@ -140,6 +142,44 @@ for await (const event of client.events.stream(
 }
 check(repeated === 0, `resuming from position repeats nothing, got ${repeated}`);
 
+// Webhooks: an endpoint's life, and its secret verifying what the reference library signs with it,
+// as the server does. The URL is a closed port here (the server allows loopback and http only for
+// this check), and the endpoint is deleted before anything could be delivered to it.
+const hook = await client.webhooks.create({
+  url: 'http://127.0.0.1:9/esm-consumer',
+  description: 'ESM consumer',
+  message_types: ['experiment.status_changed'],
+});
+check(/^whsec_[A-Za-z0-9+/]{32,}={0,2}$/.test(hook.secret), 'create answers the secret once');
+const listed = await client.webhooks.list({ limit: 100 });
+check(
+  listed.items.some((item) => item.id === hook.id && !('secret' in item)),
+  'list shows the endpoint without its secret',
+);
+const body = JSON.stringify({
+  type: 'webhook.test',
+  position: null,
+  data: { endpoint_id: hook.id },
+});
+const sentAt = new Date();
+const headers = {
+  'webhook-id': 'msg_esm_consumer',
+  'webhook-timestamp': String(Math.floor(sentAt.getTime() / 1000)),
+  'webhook-signature': new Webhook(hook.secret).sign('msg_esm_consumer', sentAt, body),
+};
+const verified = await verifyWebhook(body, new Headers(headers), hook.secret);
+check(verified.type === 'webhook.test', `verifyWebhook returns the body, got ${verified.type}`);
+const forged = await verifyWebhook(body.replace('test', 'tset'), headers, hook.secret).catch(
+  (e) => e,
+);
+check(
+  forged instanceof WebhookVerificationError && forged.reason === 'bad_signature',
+  `a changed body is refused, got ${forged}`,
+);
+await client.webhooks.delete(hook.id);
+const gone = await client.webhooks.get(hook.id).catch((e) => e);
+check(gone instanceof NotFoundError, `a deleted endpoint is a 404, got ${gone}`);
+
 console.log(
-  `esm (Node ${process.versions.node}): ${events.total_count} events, experiment ${created.id} ${started.experiment.status} with ${started.warnings.length} warning(s); assignment preview, results, timeline and history; withResponse, idempotencyKey, abort and timeouts as documented; stream replayed ${replayed} events and resumed from its position`,
+  `esm (Node ${process.versions.node}): ${events.total_count} events, experiment ${created.id} ${started.experiment.status} with ${started.warnings.length} warning(s); assignment preview, results, timeline and history; withResponse, idempotencyKey, abort and timeouts as documented; stream replayed ${replayed} events and resumed from its position; webhook endpoint created, listed and deleted, its secret verifying a signed message`,
 );

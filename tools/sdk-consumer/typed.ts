@@ -15,8 +15,16 @@ import {
   type PostRequestOptions,
   type RateLimit,
   type VariantWrite,
+  type WebhookDelivery,
+  type WebhookEndpointWithSecret,
   type WithResponse,
 } from '@agentline/sdk';
+import {
+  verifyWebhook,
+  WebhookVerificationError,
+  type WebhookMessage,
+  type WebhookVerificationReason,
+} from '@agentline/sdk/webhooks';
 
 const client = createClient({ apiKey: 'agl_x', baseUrl: 'http://127.0.0.1:8080' });
 const variants: VariantWrite[] = [
@@ -78,7 +86,41 @@ export async function typed(): Promise<string[]> {
       void error.cause;
     }
   }
+  const endpoint: WebhookEndpointWithSecret = await client.webhooks.create({
+    url: 'https://hooks.example.com/agentline',
+    message_types: ['experiment.status_changed'],
+  });
+  // @ts-expect-error: not a message type
+  await client.webhooks.create({ url: 'https://hooks.example.com/x', message_types: ['session'] });
+  for await (const attempt of client.webhooks.iterateDeliveries(endpoint.id, {
+    status: 'failed',
+  })) {
+    const named: WebhookDelivery = attempt;
+    const code: number | null = named.response_status;
+    void code;
+  }
+  await client.webhooks.replay(endpoint.id, { start_datetime: '2026-11-27T00:00:00Z' });
+
+  let reason: WebhookVerificationReason | undefined;
+  try {
+    const message: WebhookMessage = await verifyWebhook('{}', new Headers(), endpoint.secret);
+    // The type narrows the data.
+    if (message.type === 'experiment.status_changed') {
+      const experimentStatus: 'draft' | 'running' | 'stopped' = message.data.status;
+      void experimentStatus;
+    } else if (message.type === 'event') {
+      const at: string = message.data.timestamp;
+      void at;
+    } else {
+      const none: null = message.position;
+      void none;
+    }
+  } catch (error) {
+    if (error instanceof WebhookVerificationError) reason = error.reason;
+  }
+
   return [
+    reason ?? '',
     status,
     ...started.warnings,
     String(events.length + prompts.length + experiments.length),

@@ -1,11 +1,13 @@
 // Webhook delivery across processes: two server processes on one database, the one delivering is
-// killed, and the other takes its endpoint over within the lease without losing a message.
+// killed, and the other takes its endpoint over within the lease without losing a message; and a
+// replay through the API sends messages again under their original webhook-id.
 
 import { sql } from 'drizzle-orm';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { webhookIdOf } from '../src/webhooks/messages.js';
 import type { ServerProcess } from './support/server-process.js';
 import {
+  call,
   createDeliveryTestbed,
   createEndpoint,
   eventIdsAfter,
@@ -61,7 +63,7 @@ describe('webhook delivery across processes', () => {
     );
     // Slow answers keep messages in flight when the process dies.
     receiver.answerWith(() => ({ status: 200, delayMs: 30 }));
-    const endpoint = await createEndpoint(bed.databaseUrl, bed.acme, { url: receiver.url });
+    const endpoint = await createEndpoint(servers[0]!.baseUrl, bed.acme, { url: receiver.url });
     const { owner, holder, survivor } = await leaseHolder(endpoint.id);
     await startExperiment(survivor.baseUrl, bed.acme, bed.fx);
     await routeSessions(survivor.baseUrl, bed.acme, bed.fx, 30);
@@ -97,7 +99,7 @@ describe('webhook delivery across processes', () => {
       await startDeliveringServer(bed.databaseUrl),
       await startDeliveringServer(bed.databaseUrl),
     );
-    const endpoint = await createEndpoint(bed.databaseUrl, bed.acme, { url: receiver.url });
+    const endpoint = await createEndpoint(servers[0]!.baseUrl, bed.acme, { url: receiver.url });
     const { holder, survivor } = await leaseHolder(endpoint.id);
     expect(await holder.stop('SIGTERM')).toBe(0);
     servers = [survivor];
@@ -108,5 +110,47 @@ describe('webhook delivery across processes', () => {
     await routeSessions(survivor.baseUrl, bed.acme, bed.fx, 5);
     const eventIds = await eventIdsAfter(bed.databaseUrl, bed.acme.organizationId);
     await receiver.waitFor(eventIds.length);
+  }, 60_000);
+
+  it('replays with the original webhook-ids', async () => {
+    servers.push(await startDeliveringServer(bed.databaseUrl));
+    const [server] = servers;
+    const endpoint = await createEndpoint(servers[0]!.baseUrl, bed.acme, { url: receiver.url });
+    await startExperiment(server!.baseUrl, bed.acme, bed.fx);
+    await routeSessions(server!.baseUrl, bed.acme, bed.fx, 5);
+    const eventIds = await eventIdsAfter(bed.databaseUrl, bed.acme.organizationId);
+    await receiver.waitFor(eventIds.length);
+    // Replay moves back only from where delivery is stored to stand.
+    await eventually('the delivered position stored', async () => {
+      const [row] = await readDatabase<{ position: number | string }>(
+        bed.databaseUrl,
+        sql`SELECT event_position AS "position" FROM webhook_endpoints WHERE id = ${endpoint.id}`,
+      );
+      return Number(row!.position) >= eventIds.at(-1)!;
+    });
+    const first = new Map(
+      receiver.received.map((request) => [String(request.headers['webhook-id']), request.body]),
+    );
+    const [earliest, ...later] = eventIds.map((id) => webhookIdOf(endpoint.id, 'event', id));
+    const position = (JSON.parse(first.get(earliest!)!) as { position: string }).position;
+    const replayed = await call<{ rewound: string[] }>(
+      server!.baseUrl,
+      bed.acme,
+      'POST',
+      `/api/v1/webhooks/endpoints/${endpoint.id}/replay`,
+      { after_position: position },
+    );
+    expect(replayed.status).toBe(200);
+    expect(replayed.body).toMatchObject({ rewound: ['event'] });
+    await receiver.waitFor(eventIds.length + later.length);
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    const again = receiver.received.slice(eventIds.length);
+    expect(again).toHaveLength(later.length);
+    // The same messages, byte for byte, under the same ids.
+    for (const request of again) {
+      const id = String(request.headers['webhook-id']);
+      expect(later).toContain(id);
+      expect(request.body).toBe(first.get(id));
+    }
   }, 60_000);
 });

@@ -7,6 +7,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { webhookIdOf } from '../src/webhooks/messages.js';
 import type { ServerProcess } from './support/server-process.js';
 import {
+  call,
   createDeliveryTestbed,
   createEndpoint,
   eventIdsAfter,
@@ -45,7 +46,7 @@ const idsReceived = () => receiver.received.map((request) => String(request.head
 
 describe('webhook delivery', () => {
   it('delivers every event of the organization exactly once, signed, while sessions are routed', async () => {
-    const endpoint = await createEndpoint(bed.databaseUrl, bed.acme, { url: receiver.url });
+    const endpoint = await createEndpoint(server.baseUrl, bed.acme, { url: receiver.url });
     await startExperiment(server.baseUrl, bed.acme, bed.fx);
     // The other organization's traffic goes on beside it and never reaches this endpoint.
     await startExperiment(server.baseUrl, bed.globex, bed.globexFx);
@@ -76,10 +77,10 @@ describe('webhook delivery', () => {
   }, 60_000);
 
   it('sends only the events that match its search pairs', async () => {
-    const endpoint = await createEndpoint(bed.databaseUrl, bed.acme, {
+    const endpoint = await createEndpoint(server.baseUrl, bed.acme, {
       url: receiver.url,
-      searchFields: ['type'],
-      searchFieldValues: ['session-started'],
+      search_fields: ['type'],
+      search_field_values: ['session-started'],
     });
     await startExperiment(server.baseUrl, bed.acme, bed.fx);
     await routeSessions(server.baseUrl, bed.acme, bed.fx, 10);
@@ -96,7 +97,7 @@ describe('webhook delivery', () => {
     receiver.answerWith(() =>
       failures++ < 12 ? { status: 500, body: 'try later' } : { status: 200 },
     );
-    const endpoint = await createEndpoint(bed.databaseUrl, bed.acme, { url: receiver.url });
+    const endpoint = await createEndpoint(server.baseUrl, bed.acme, { url: receiver.url });
     await startExperiment(server.baseUrl, bed.acme, bed.fx);
     await routeSessions(server.baseUrl, bed.acme, bed.fx, 4);
     const eventIds = await eventIdsAfter(bed.databaseUrl, bed.acme.organizationId);
@@ -142,7 +143,7 @@ describe('webhook delivery', () => {
 
   it('disables an endpoint whose receiver answers 410', async () => {
     receiver.answerWith(() => ({ status: 410 }));
-    const endpoint = await createEndpoint(bed.databaseUrl, bed.acme, { url: receiver.url });
+    const endpoint = await createEndpoint(server.baseUrl, bed.acme, { url: receiver.url });
     await startExperiment(server.baseUrl, bed.acme, bed.fx);
     await routeSessions(server.baseUrl, bed.acme, bed.fx, 3);
     const disabled = await eventually('the endpoint disabled', async () => {
@@ -159,10 +160,81 @@ describe('webhook delivery', () => {
     // At most the attempts already in flight when it was disabled.
     expect(receiver.received.length).toBe(countAfterDisable);
     expect(countAfterDisable).toBeLessThanOrEqual(8);
+    // Enabled again, it resumes where it stopped: every event, the ones answered 410 included.
+    receiver.answerWith(() => ({ status: 204 }));
+    const enabled = await call(
+      server.baseUrl,
+      bed.acme,
+      'PUT',
+      `/api/v1/webhooks/endpoints/${endpoint.id}`,
+      {
+        url: receiver.url,
+        description: null,
+        enabled: true,
+        search_fields: [],
+        search_field_values: [],
+        message_types: ['event'],
+      },
+    );
+    expect(enabled.status).toBe(200);
+    const eventIds = await eventIdsAfter(bed.databaseUrl, bed.acme.organizationId);
+    const expected = eventIds.map((id) => webhookIdOf(endpoint.id, 'event', id));
+    await eventually('every event delivered after the endpoint was enabled again', () => {
+      const received = new Set(idsReceived().slice(countAfterDisable));
+      return expected.every((id) => received.has(id));
+    });
+  }, 60_000);
+
+  it('stops delivering within a second of the endpoint being deleted', async () => {
+    receiver.answerWith(() => ({ status: 204, delayMs: 200 }));
+    const endpoint = await createEndpoint(server.baseUrl, bed.acme, { url: receiver.url });
+    await startExperiment(server.baseUrl, bed.acme, bed.fx);
+    await routeSessions(server.baseUrl, bed.acme, bed.fx, 40);
+    await receiver.waitFor(3);
+    const deleted = await fetch(`${server.baseUrl}/api/v1/webhooks/endpoints/${endpoint.id}`, {
+      method: 'DELETE',
+      headers: { 'Service-API-Key': bed.acme.key },
+    });
+    expect(deleted.status).toBe(200);
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    const afterASecond = receiver.received.length;
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    expect(receiver.received.length).toBe(afterASecond);
+    expect(afterASecond).toBeLessThan(40 * 2);
+  }, 60_000);
+
+  it('sends a test message and logs it delivered', async () => {
+    const endpoint = await createEndpoint(server.baseUrl, bed.acme, { url: receiver.url });
+    const queued = await call<{ webhook_id: string }>(
+      server.baseUrl,
+      bed.acme,
+      'POST',
+      `/api/v1/webhooks/endpoints/${endpoint.id}/test`,
+    );
+    expect(queued.status).toBe(200);
+    const [request] = await receiver.waitFor(1);
+    expect(request!.headers['webhook-id']).toBe(queued.body.webhook_id);
+    const body = new Webhook(endpoint.secret).verify(
+      request!.body,
+      request!.headers as Record<string, string>,
+    ) as Body;
+    expect(body).toMatchObject({
+      type: 'webhook.test',
+      position: null,
+      data: { endpoint_id: endpoint.id },
+    });
+    const rows = await eventually('the message marked delivered', async () => {
+      const found = await readDatabase<{ status: string; attempts: number }>(
+        bed.databaseUrl,
+        sql`SELECT status, attempts FROM webhook_messages WHERE webhook_id = ${queued.body.webhook_id}`,
+      );
+      return found[0]?.status === 'delivered' ? found : undefined;
+    });
+    expect(rows).toEqual([{ status: 'delivered', attempts: 1 }]);
   }, 60_000);
 
   it("never sends another organization's events", async () => {
-    await createEndpoint(bed.databaseUrl, bed.globex, { url: receiver.url });
+    await createEndpoint(server.baseUrl, bed.globex, { url: receiver.url });
     await startExperiment(server.baseUrl, bed.acme, bed.fx);
     await routeSessions(server.baseUrl, bed.acme, bed.fx, 20);
     await new Promise((resolve) => setTimeout(resolve, 2000));
@@ -170,9 +242,9 @@ describe('webhook delivery', () => {
   }, 60_000);
 
   it('sends one status change when an experiment reaches its planned end', async () => {
-    const endpoint = await createEndpoint(bed.databaseUrl, bed.acme, {
+    const endpoint = await createEndpoint(server.baseUrl, bed.acme, {
       url: receiver.url,
-      messageTypes: ['experiment.status_changed'],
+      message_types: ['experiment.status_changed'],
     });
     const endAt = new Date(Date.now() + 2500).toISOString();
     const experimentId = await startExperiment(server.baseUrl, bed.acme, bed.fx, { end_at: endAt });

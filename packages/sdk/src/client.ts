@@ -47,6 +47,7 @@ import {
 import type { ClientOptions, PostRequestOptions, RequestOptions } from './options.js';
 import { iteratePages } from './pagination.js';
 import { createTransport } from './transport.js';
+import { webhookEndpoints } from './webhook-endpoints.js';
 
 /** The query of `experiments.timeline`: `interval`, `time_zone` and the window. */
 export type ExperimentTimelineQuery = NonNullable<
@@ -61,7 +62,8 @@ export type ExperimentTimelineQuery = NonNullable<
  * const page = await client.events.list({ limit: 10 });
  */
 export function createClient(options: ClientOptions = {}) {
-  const { raw, callOptions, call, streamTransport } = createTransport(options);
+  const transport = createTransport(options);
+  const { raw, callOptions, call, streamTransport } = transport;
 
   const experiment = (experimentId: number, request: RequestOptions) => ({
     params: { path: { experiment_id: experimentId } },
@@ -328,6 +330,8 @@ export function createClient(options: ClientOptions = {}) {
     agents,
     channelTargets,
     sessions,
+    /** Webhook endpoints, their secrets, test messages, replays and delivery logs. */
+    webhooks: webhookEndpoints(transport),
   };
 }
 

@@ -85,6 +85,24 @@ describe('requests', () => {
     expect(calls[0]!.method).toBe('DELETE');
     expect(calls[0]!.url.pathname).toBe('/api/v1/experiments/4');
   });
+
+  it('sends each webhooks call to its path, with a key on every POST and the replay body', async () => {
+    const { fetch, calls } = fakeFetch(() => json(200, emptyPage));
+    const client = createClient({ apiKey: 'k', baseUrl: 'http://127.0.0.1:9', fetch });
+    await client.webhooks.rotateSecret(7);
+    await client.webhooks.test(7, { idempotencyKey: 'test-7' });
+    await client.webhooks.replay(7, { after_position: 'JvMyRXxTUxn1KMXCWfp4ww' });
+    await client.webhooks.deliveries(7, { status: 'failed', limit: 5 });
+    expect(calls.map(({ method, url }) => `${method} ${url.pathname}${url.search}`)).toEqual([
+      'POST /api/v1/webhooks/endpoints/7/rotate-secret',
+      'POST /api/v1/webhooks/endpoints/7/test',
+      'POST /api/v1/webhooks/endpoints/7/replay',
+      'GET /api/v1/webhooks/endpoints/7/deliveries?status=failed&limit=5',
+    ]);
+    expect(calls[0]!.headers.get('idempotency-key')).toMatch(/^[0-9a-f-]{36}$/);
+    expect(calls[1]!.headers.get('idempotency-key')).toBe('test-7');
+    expect(JSON.parse(calls[2]!.body)).toEqual({ after_position: 'JvMyRXxTUxn1KMXCWfp4ww' });
+  });
 });
 
 describe('errors', () => {

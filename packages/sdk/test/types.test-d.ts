@@ -136,6 +136,15 @@ interface OperationMethods {
   agents_list: AgentlineClient['agents']['list'];
   channel_targets_list: AgentlineClient['channelTargets']['list'];
   channel_targets_assignment: AgentlineClient['channelTargets']['assignment'];
+  webhooks_endpoints_list: AgentlineClient['webhooks']['list'];
+  webhooks_endpoints_create: AgentlineClient['webhooks']['create'];
+  webhooks_endpoints_get: AgentlineClient['webhooks']['get'];
+  webhooks_endpoints_update: AgentlineClient['webhooks']['update'];
+  webhooks_endpoints_delete: AgentlineClient['webhooks']['delete'];
+  webhooks_endpoints_rotate_secret: AgentlineClient['webhooks']['rotateSecret'];
+  webhooks_endpoints_test: AgentlineClient['webhooks']['test'];
+  webhooks_endpoints_replay: AgentlineClient['webhooks']['replay'];
+  webhooks_endpoints_deliveries: AgentlineClient['webhooks']['deliveries'];
 }
 
 type OkBody<O> = O extends { responses: { 200: { content: { 'application/json': infer B } } } }

@@ -17,6 +17,11 @@ import { loadCommand } from './commands/load.js';
 import { migrateCommand } from './commands/migrate.js';
 import { orgCreateCommand } from './commands/org.js';
 import { roleCreateCommand } from './commands/role.js';
+import {
+  webhooksDeliveriesCommand,
+  webhooksListCommand,
+  webhooksReplayCommand,
+} from './commands/webhooks.js';
 import { CommandContext, type CliIo } from './context.js';
 
 export type { CliIo } from './context.js';
@@ -33,6 +38,9 @@ const COMMANDS: readonly Command[] = [
   experimentsShowCommand,
   eventsImportCommand,
   eventsTailCommand,
+  webhooksListCommand,
+  webhooksDeliveriesCommand,
+  webhooksReplayCommand,
   cursorSecretRotateCommand,
   demoCommand,
 ];

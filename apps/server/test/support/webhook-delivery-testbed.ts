@@ -2,7 +2,6 @@
 // real server processes that deliver (short lease and retry schedule, http and 127.0.0.1 allowed),
 // and the calls the tests make through the API.
 
-import { randomBytes } from 'node:crypto';
 import { sql, type SQL } from 'drizzle-orm';
 import { expect } from 'vitest';
 import { createDb } from '../../src/db/engine/client.js';
@@ -67,36 +66,21 @@ export async function call<T>(
   return { status: response.status, body: (await response.json()) as T };
 }
 
-export interface EndpointOptions {
-  url: string;
-  messageTypes?: string[];
-  searchFields?: string[];
-  searchFieldValues?: string[];
-}
-
-/**
- * An endpoint of the tenant, written as the API's create writes it: positions at the
- * organization's highest event and history ids, so it receives what is committed after it.
- */
+/** Creates an endpoint of the tenant through the API (`body` as the create operation takes it). */
 export async function createEndpoint(
-  databaseUrl: string,
+  baseUrl: string,
   tenant: Tenant,
-  { url, messageTypes = ['event'], searchFields = [], searchFieldValues = [] }: EndpointOptions,
-): Promise<{ id: number; secret: string }> {
-  const secret = `whsec_${randomBytes(24).toString('base64')}`;
-  const organizationId = tenant.organizationId;
-  const [row] = await readDatabase<{ id: number }>(
-    databaseUrl,
-    sql`INSERT INTO webhook_endpoints
-          (organization_id, url, search_fields, search_field_values, message_types, secret,
-           event_position, history_position)
-        SELECT ${organizationId}, ${url}, ${JSON.stringify(searchFields)},
-               ${JSON.stringify(searchFieldValues)}, ${JSON.stringify(messageTypes)}, ${secret},
-               coalesce((SELECT max(id) FROM events WHERE organization_id = ${organizationId}), 0),
-               coalesce((SELECT max(id) FROM experiment_changes WHERE organization_id = ${organizationId}), 0)
-        RETURNING id`,
+  body: Record<string, unknown>,
+): Promise<Schemas['WebhookEndpointWithSecret']> {
+  const created = await call<Schemas['WebhookEndpointWithSecret']>(
+    baseUrl,
+    tenant,
+    'POST',
+    '/api/v1/webhooks/endpoints',
+    body,
   );
-  return { id: row!.id, secret };
+  expect(created.status).toBe(200);
+  return created.body;
 }
 
 /** Creates and starts an experiment on the fixture's main target; its id. */
