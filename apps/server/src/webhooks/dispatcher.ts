@@ -128,6 +128,7 @@ export class WebhookDispatcher {
     const expiresAt = new Date(now + leaseMs).toISOString();
     try {
       await this.#watchHistory(now);
+      const renewedAt = performance.now();
       const renewed = await renewLeases(db, this.#owner, expiresAt);
       this.#lastRenewal = now;
       await this.#serve(renewed);
@@ -142,7 +143,7 @@ export class WebhookDispatcher {
         );
         for (const endpoint of claimed) this.#startWorker(endpoint);
       }
-      await Promise.all([...this.#workers.values()].map((worker) => worker.tick(now)));
+      await Promise.all([...this.#workers.values()].map((worker) => worker.tick(now, renewedAt)));
       if (now - this.#lastSweep >= SWEEP_EVERY_MS) {
         this.#lastSweep = now;
         await sweepDeliveryLog(db, new Date(now - DELIVERY_LOG_RETENTION_MS).toISOString());

@@ -11,9 +11,8 @@ import type { Db } from '../db/engine/client.js';
 import { currentEventPosition, type FeedEvent } from '../db/repositories/events.js';
 import {
   advancePosition,
-  disableEndpoint,
   dueMessages,
-  recordAttempt,
+  holdsLease,
   statusChangesAfter,
   type LeasedEndpoint,
 } from '../db/repositories/webhook-dispatch.js';
@@ -23,7 +22,7 @@ import { cursorSigner } from '../serving/cursor-signer.js';
 import type { EventFeed } from '../serving/event-feed.js';
 import type { FeedSink, Subscription } from '../serving/feed-subscription.js';
 import type { DeliveryClient, SigningSecrets } from './delivery-attempt.js';
-import { disabledReason, nextAttemptAt } from './delivery-rules.js';
+import { storeOutcome, type WorkItem } from './attempt-outcome.js';
 import { HandledThrough } from './handled-through.js';
 import { eventPayload, STATUS_CHANGED, statusChangePayload, webhookIdOf } from './messages.js';
 
@@ -52,18 +51,6 @@ export interface WorkerContext {
   settledHistoryId(): number;
 }
 
-interface WorkItem {
-  /** Where it comes from: an event or history id to count as handled, or a stored message. */
-  source: 'event' | 'history' | 'stored';
-  /** The event id, history id or webhook_messages id. */
-  sourceId: number;
-  webhookId: string;
-  type: string;
-  position: string | null;
-  payload: string;
-  attemptsMade: number;
-}
-
 export class EndpointWorker {
   readonly endpoint: LeasedEndpoint;
   readonly #context: WorkerContext;
@@ -82,6 +69,14 @@ export class EndpointWorker {
   #generation = 0;
   #subscribing = false;
   #roomWaiter: (() => void) | undefined;
+  /**
+   * When the lease was last known held (performance.now() at the check's start): every API change
+   * to the endpoint clears it, so nothing read after a delete or an update is sent on old terms.
+   */
+  #leaseHeldAt = Number.NEGATIVE_INFINITY;
+  /** What the current turn's reads count as their time: they follow its renewal. */
+  #tickStartedAt = Number.NEGATIVE_INFINITY;
+  #confirmingLease = false;
   #stopped = false;
   /** A write failed: the dispatcher starts the endpoint again from its stored positions. */
   broken = false;
@@ -112,8 +107,10 @@ export class EndpointWorker {
    * One turn of the dispatcher's loop: resubscribe if the feed dropped us, take due retries and
    * status changes, and store how far delivery got.
    */
-  async tick(now: number): Promise<void> {
+  async tick(now: number, renewedAt: number): Promise<void> {
     if (this.#stopped || this.broken) return;
+    this.#leaseHeldAt = Math.max(this.#leaseHeldAt, renewedAt);
+    this.#tickStartedAt = renewedAt;
     try {
       if (this.#wantsEvents) {
         if (!this.#subscription && this.#queuedEvents === 0) await this.#subscribe();
@@ -255,6 +252,7 @@ export class EndpointWorker {
         position: positions[index]!,
         payload: eventPayload(positions[index]!, json),
         attemptsMade: 0,
+        takenAt: performance.now(),
       });
     });
     this.#queuedEvents += events.length;
@@ -282,6 +280,7 @@ export class EndpointWorker {
         position: message.position,
         payload: message.payload,
         attemptsMade: message.attempts,
+        takenAt: this.#tickStartedAt,
       });
     }
     this.#pump();
@@ -318,6 +317,7 @@ export class EndpointWorker {
         position: positions[index]!,
         payload: statusChangePayload(positions[index]!, change),
         attemptsMade: 0,
+        takenAt: this.#tickStartedAt,
       });
     });
     if (changes.length < room) this.#history.passOver(settled);
@@ -326,6 +326,10 @@ export class EndpointWorker {
 
   #pump(): void {
     while (!this.#stopped && this.#inFlight.size < MAX_IN_FLIGHT && this.#queue.length > 0) {
+      if (this.#queue[0]!.takenAt > this.#leaseHeldAt) {
+        this.#confirmLease();
+        break;
+      }
       const item = this.#queue.shift()!;
       if (item.source === 'event') this.#queuedEvents -= 1;
       const attempt: Promise<void> = this.#deliver(item).finally(() => {
@@ -341,6 +345,30 @@ export class EndpointWorker {
     }
   }
 
+  /** Checks the lease once for everything read so far; sends on if held, stops if not. */
+  #confirmLease(): void {
+    if (this.#confirmingLease) return;
+    this.#confirmingLease = true;
+    const startedAt = performance.now();
+    holdsLease(this.#context.db, this.endpoint.id, this.#context.owner)
+      .then(
+        (held) => {
+          if (held) {
+            this.#leaseHeldAt = Math.max(this.#leaseHeldAt, startedAt);
+          } else {
+            // Deleted, disabled or changed: nothing more goes out on these terms.
+            this.#stopped = true;
+            this.#abandon.abort();
+          }
+        },
+        (error: unknown) => this.#fail(error, 'could not check its lease'),
+      )
+      .finally(() => {
+        this.#confirmingLease = false;
+        this.#pump();
+      });
+  }
+
   #secrets(now: number): SigningSecrets {
     const { secret, previousSecret, previousSecretExpiresAt } = this.endpoint;
     const previousValid =
@@ -352,44 +380,20 @@ export class EndpointWorker {
 
   async #deliver(item: WorkItem): Promise<void> {
     const { db, client, retrySchedule } = this.#context;
-    const { id: endpointId, organizationId, url } = this.endpoint;
     const result = await client.attempt(
-      url,
+      this.endpoint.url,
       { webhookId: item.webhookId, payload: item.payload },
       this.#secrets(Date.now()),
       this.#abandon.signal,
     );
     if (this.#abandon.signal.aborted) return;
-    const now = Date.now();
-    const attempt = item.attemptsMade + 1;
-    const next = result.delivered ? null : nextAttemptAt(attempt, retrySchedule, now);
     try {
-      const failingSince = await recordAttempt(
-        db,
-        {
-          endpointId,
-          organizationId,
-          webhookId: item.webhookId,
-          type: item.type,
-          position: item.position,
-          payload: item.payload,
-          attempt,
-          status: result.delivered ? 'delivered' : next === null ? 'failed' : 'pending',
-          responseStatus: result.status,
-          error: result.error,
-          durationMs: result.durationMs,
-          attemptedAt: new Date(now).toISOString(),
-          nextAttemptAt: next === null ? null : new Date(next).toISOString(),
-        },
-        item.source === 'stored' ? item.sourceId : null,
-      );
+      const disabled = await storeOutcome(db, retrySchedule, this.endpoint, item, result);
       if (item.source === 'event') this.#events.done(item.sourceId);
       else if (item.source === 'history') this.#history.done(item.sourceId);
       else this.#storedInFlight.delete(item.sourceId);
-      const reason = disabledReason(result.status, failingSince, now);
-      if (reason && !this.#stopped) {
-        await disableEndpoint(db, endpointId, reason, new Date(now).toISOString());
-        this.#context.logger.warn({ endpointId }, 'webhook endpoint disabled');
+      if (disabled && !this.#stopped) {
+        this.#context.logger.warn({ endpointId: this.endpoint.id }, 'webhook endpoint disabled');
         this.#stopped = true;
         this.#abandon.abort();
       }

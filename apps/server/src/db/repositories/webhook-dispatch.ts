@@ -120,6 +120,18 @@ export function claimLeases(
   );
 }
 
+/** Whether `owner` still holds the endpoint (it exists, is enabled, and no change cleared it). */
+export async function holdsLease(db: Db, endpointId: number, owner: string): Promise<boolean> {
+  const rows = await runSteps(db, () =>
+    selectRows<{ id: number }>(
+      sql`SELECT ${webhookEndpoints.id} AS "id" FROM ${webhookEndpoints}
+          WHERE ${webhookEndpoints.id} = ${endpointId} AND ${webhookEndpoints.leaseOwner} = ${owner}
+            AND ${webhookEndpoints.enabled}`,
+    ),
+  );
+  return rows.length > 0;
+}
+
 /** Gives up every lease `owner` holds, so another process takes them over at once. */
 export function releaseLeases(db: Db, owner: string): Promise<void> {
   return runSteps(db, () =>
