@@ -105,6 +105,8 @@ describe('org, role and key', () => {
           'CHANNELS_WRITE',
           'CHANNELS_DELETE',
           'SESSIONS_WRITE',
+          'WEBHOOKS_READ',
+          'WEBHOOKS_WRITE',
         ],
       },
     ]);
@@ -124,7 +126,7 @@ describe('org, role and key', () => {
     expect(result.code).toBe(2);
     expect(result.stdout).toBe('');
     expect(result.stderr).toBe(
-      'agentline: unknown permission "EVENTS_WRITE" — use a comma-separated list of EVENTS_READ, PROMPTS_READ, CHANNELS_READ, CHANNELS_WRITE, CHANNELS_DELETE, SESSIONS_WRITE, --all, or --none\n',
+      'agentline: unknown permission "EVENTS_WRITE" — use a comma-separated list of EVENTS_READ, PROMPTS_READ, CHANNELS_READ, CHANNELS_WRITE, CHANNELS_DELETE, SESSIONS_WRITE, WEBHOOKS_READ, WEBHOOKS_WRITE, --all, or --none\n',
     );
     const both = await workspace.run([
       'role',

@@ -34,6 +34,8 @@ describe('which operations are list reads', () => {
       'experiments_history',
       'experiments_list',
       'prompts_list',
+      'webhooks_endpoints_deliveries',
+      'webhooks_endpoints_list',
     ]);
   });
 

@@ -12,6 +12,7 @@ import {
   insertValues,
   parsedJson,
   runSteps,
+  runWriteSteps,
   selectList,
   selectRows,
   type Steps,
@@ -92,7 +93,7 @@ function* leaseUpdate(owner: string, expiresAt: string, which: SQL): Steps<Lease
 
 /** Renews the leases `owner` holds on enabled endpoints; returns those endpoints as they are now. */
 export function renewLeases(db: Db, owner: string, expiresAt: string): Promise<LeasedEndpoint[]> {
-  return runSteps(db, () =>
+  return runWriteSteps(db, () =>
     leaseUpdate(owner, expiresAt, sql`${webhookEndpoints.leaseOwner} = ${owner}`),
   );
 }
@@ -108,7 +109,7 @@ export function claimLeases(
   const free = sql`(${webhookEndpoints.leaseOwner} IS NULL OR ${webhookEndpoints.leaseExpiresAt} < ${now})`;
   // The outer condition is checked again on each row as it is updated, so of two processes that
   // picked the same free endpoint, one takes it and the other's update skips it.
-  return runSteps(db, () =>
+  return runWriteSteps(db, () =>
     leaseUpdate(
       owner,
       expiresAt,
@@ -134,7 +135,7 @@ export async function holdsLease(db: Db, endpointId: number, owner: string): Pro
 
 /** Gives up every lease `owner` holds, so another process takes them over at once. */
 export function releaseLeases(db: Db, owner: string): Promise<void> {
-  return runSteps(db, () =>
+  return runWriteSteps(db, () =>
     execute(
       sql`UPDATE ${webhookEndpoints} SET lease_owner = NULL, lease_expires_at = NULL
           WHERE ${webhookEndpoints.leaseOwner} = ${owner}`,
@@ -154,7 +155,7 @@ export async function advancePosition(
   from: number,
   to: number,
 ): Promise<boolean> {
-  const rows = await runSteps(db, () =>
+  const rows = await runWriteSteps(db, () =>
     selectRows<{ id: number }>(
       sql`UPDATE ${webhookEndpoints} SET ${sql.raw(column)} = ${to}
           WHERE ${webhookEndpoints.id} = ${endpointId}
@@ -173,7 +174,7 @@ export function disableEndpoint(
   reason: string,
   now: string,
 ): Promise<void> {
-  return runSteps(db, () =>
+  return runWriteSteps(db, () =>
     execute(
       sql`UPDATE ${webhookEndpoints}
           SET enabled = FALSE, disabled_reason = ${reason}, lease_owner = NULL,
@@ -259,7 +260,7 @@ export function recordAttempt(
   // Statement by statement: a crash between them leaves a log row without its retry, and the
   // message unhandled, so it is sent again. One transaction would make the attempts of an endpoint
   // in flight together conflict on its row (PostgreSQL's SERIALIZABLE) for no gain.
-  return runSteps(db, function* () {
+  return runWriteSteps(db, function* () {
     const { payload, ...logged } = attempt;
     const { endpointId, attemptedAt } = attempt;
     yield* execute(sql`INSERT INTO ${webhookAttempts} ${insertValues(webhookAttempts, [logged])}`);
@@ -353,7 +354,7 @@ export async function highestHistoryId(db: Db): Promise<number> {
 
 /** Removes delivery log rows and finished messages older than `before`. */
 export function sweepDeliveryLog(db: Db, before: string): Promise<void> {
-  return runSteps(db, function* () {
+  return runWriteSteps(db, function* () {
     yield* execute(
       sql`DELETE FROM ${webhookAttempts} WHERE ${webhookAttempts.attemptedAt} < ${before}`,
     );

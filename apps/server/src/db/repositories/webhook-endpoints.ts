@@ -17,6 +17,7 @@ import {
   parsedJson,
   runListRead,
   runSteps,
+  runWriteSteps,
   selectList,
   selectRows,
   setValues,
@@ -311,7 +312,7 @@ export async function deleteWebhookEndpointRow(
   organizationId: number,
   id: number,
 ): Promise<boolean> {
-  const deleted = await runSteps(db, () =>
+  const deleted = await runWriteSteps(db, () =>
     selectRows<{ id: number }>(
       sql`DELETE FROM ${webhookEndpoints}
           WHERE ${webhookEndpoints.organizationId} = ${organizationId}
