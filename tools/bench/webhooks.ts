@@ -132,33 +132,43 @@ async function createEndpoint(key: string, url: string): Promise<void> {
     throw new Error(`create endpoint: ${answer.status} ${await answer.text()}`);
 }
 
-/** The events list and session routing of the first organization, while the writer writes. */
+/**
+ * The events list and session routing of the first organization, while the writer writes; bounded
+ * by time only (autocannon's request count, when given, overrides its duration).
+ */
 async function probes(runSeconds: number): Promise<{ list: LoadResult; routing: LoadResult }> {
   const [list, routing] = await Promise.all([
     load({
       url: `${server.baseUrl}/api/v1/events/?limit=25`,
       connections: 4,
       seconds: runSeconds,
-      maxRequests: 1_500 * runSeconds,
       headers: { 'Service-API-Key': router.key },
     }),
     load({
       url: `${server.baseUrl}/api/v1/channels/targets/${router.targetId}/sessions`,
       connections: 4,
       seconds: runSeconds,
-      maxRequests: 1_500 * runSeconds,
       ...routingRequest(router.key, true),
     }),
   ]);
   return { list, routing };
 }
 
-/** Runs the writer and the probes beside it; resolves with both. */
-async function phase(): Promise<{ written: number; list: LoadResult; routing: LoadResult }> {
-  const writing = writeEvents(seconds + 2);
+/** Runs the writer and the probes beside it; resolves with both, and when the writer stopped. */
+async function phase(): Promise<{
+  written: number;
+  writerEnded: number;
+  list: LoadResult;
+  routing: LoadResult;
+}> {
+  let writerEnded = 0;
+  const writing = writeEvents(seconds + 2).then((written) => {
+    writerEnded = Date.now();
+    return written;
+  });
   await new Promise((resolve) => setTimeout(resolve, 1000));
   const measured = await probes(seconds);
-  return { written: await writing, ...measured };
+  return { written: await writing, writerEnded, ...measured };
 }
 
 try {
@@ -177,7 +187,7 @@ try {
   const rssTimer = setInterval(() => (rssPeak = Math.max(rssPeak, server.rssMiB())), 500);
   const withWebhooks = await phase();
   const expected = withWebhooks.written * endpointsPerOrganization;
-  const writerEnded = Date.now();
+  const { writerEnded } = withWebhooks;
   let report = await receiverReport();
   while (report.delivered < expected && Date.now() - writerEnded < DRAIN_LIMIT_MS) {
     await new Promise((resolve) => setTimeout(resolve, 250));
