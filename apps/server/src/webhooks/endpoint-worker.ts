@@ -149,9 +149,13 @@ export class EndpointWorker {
     await Promise.allSettled(this.#inFlight);
   }
 
-  /** Stores positions that moved, each only if still held and not moved by anyone else. */
+  /**
+   * Stores positions that moved, each only if still held and not moved by anyone else. Each is
+   * tried on its own: a replay may rewind one kind only, and the other's progress still counts.
+   */
   async storePositions(): Promise<void> {
     if (this.broken) return;
+    let moved = false;
     for (const [column, key, tracker] of [
       ['event_position', 'event', this.#events],
       ['history_position', 'history', this.#history],
@@ -162,11 +166,11 @@ export class EndpointWorker {
       if (await advancePosition(db, this.endpoint.id, owner, column, this.#stored[key], through)) {
         this.#stored[key] = through;
       } else {
-        // Taken over or rewound (a replay): the dispatcher's next renewal tells which.
-        this.broken = true;
-        return;
+        moved = true;
       }
     }
+    // Taken over or rewound (a replay): the dispatcher's next renewal tells which.
+    if (moved) this.broken = true;
   }
 
   async #subscribe(): Promise<void> {
