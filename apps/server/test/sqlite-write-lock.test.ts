@@ -5,10 +5,10 @@
 // SQLite's own wait did. PostgreSQL has no such lock: its writers wait on their own connections.
 
 import { setTimeout as sleep } from 'node:timers/promises';
-import Database from 'better-sqlite3';
 import { sql } from 'drizzle-orm';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createDb, type SqliteDb } from '../src/db/engine/client.js';
+import { Database } from '../src/db/engine/sqlite-driver.js';
 import { migrateDb } from '../src/db/engine/migrate.js';
 import { runStepsInTransaction, selectRows } from '../src/db/engine/portable-sql.js';
 import { inWriteTransaction } from '../src/db/engine/sqlite-write-lock.js';
@@ -17,7 +17,11 @@ import { loadRoutingFixture, type RoutingFixture } from './support/routing-fixtu
 import { startServerProcess } from './support/server-process.js';
 import { freshDatabaseUrl, onSqlite } from './support/test-database.js';
 
-/** Another connection to the same file, holding the write lock until released. */
+/**
+ * Another connection to the same file, holding the write lock until released. It must come from
+ * the server's own driver build: two SQLite libraries in one process do not see each other's
+ * locks (POSIX locks are per process, and each library tracks its own).
+ */
 function holdWriteLock(file: string): { release(): void } {
   const other = new Database(file);
   other.exec('BEGIN IMMEDIATE');
