@@ -217,6 +217,17 @@ describe('agentline webhooks replay', () => {
         2,
         '--after-position: is not a position this API gave',
       ],
+      // A token may start with a dash: still the option's value, not an option of its own.
+      [
+        ['--org', 'Acme', '--after-position', '-AAAAAAAAAAAAAAAAAAAAA'],
+        2,
+        '--after-position: is not a position this API gave',
+      ],
+      [
+        ['--org', 'Acme', '--after-position'],
+        2,
+        "Option '--after-position <value>' argument missing",
+      ],
       [
         ['--org', 'Acme', '--start-datetime', 'yesterday'],
         2,

@@ -147,12 +147,38 @@ function findCommand(argv: readonly string[]): {
   return { words, rest: [...rest, ...argv.slice(index)] };
 }
 
+/**
+ * `--name value` as `--name=value` for each option that takes a value, so that the next argument
+ * is its value whatever it starts with, as getopt has it: parseArgs refuses a value that starts
+ * with a dash as ambiguous, and a webhook position token (base64url) can start with one.
+ */
+function joinOptionValues(options: Command['options'], args: string[]): string[] {
+  const joined: string[] = [];
+  for (let index = 0; index < args.length; index += 1) {
+    const arg = args[index]!;
+    if (arg === '--') {
+      joined.push(...args.slice(index));
+      break;
+    }
+    const name = arg.startsWith('--') ? arg.slice(2) : undefined;
+    const next = args[index + 1];
+    if (name !== undefined && options[name]?.type === 'string' && next !== undefined) {
+      joined.push(`${arg}=${next}`);
+      index += 1;
+    } else {
+      joined.push(arg);
+    }
+  }
+  return joined;
+}
+
 function parseCommandArgs(command: Command, args: string[]) {
+  const options = { ...command.options, ...GLOBAL_OPTIONS };
   let parsed;
   try {
     parsed = parseArgs({
-      args,
-      options: { ...command.options, ...GLOBAL_OPTIONS },
+      args: joinOptionValues(options, args),
+      options,
       allowPositionals: true,
       strict: true,
     });
