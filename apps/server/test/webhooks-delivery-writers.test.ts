@@ -50,8 +50,8 @@ afterEach(async () => {
 });
 
 /** `agentline events import` of `count` events of the organization, in this test's process. */
-async function importEvents(organization: string, count: number): Promise<void> {
-  const file = join(directory, `${organization}.ndjson`);
+async function importEvents(organizationId: number, count: number): Promise<void> {
+  const file = join(directory, `${organizationId}.ndjson`);
   const lines = Array.from({ length: count }, (_, i) =>
     JSON.stringify({
       import_key: `imported-${i}`,
@@ -64,7 +64,7 @@ async function importEvents(organization: string, count: number): Promise<void> 
   writeFileSync(file, lines.join('\n') + '\n');
   const discard = () => new Writable({ write: (_chunk, _encoding, done) => done() });
   const code = await runCli(
-    ['events', 'import', file, '--org', organization, '--batch-size', '1000'],
+    ['events', 'import', file, '--org', String(organizationId), '--batch-size', '1000'],
     {
       stdout: discard(),
       stderr: discard(),
@@ -88,8 +88,8 @@ describe('webhook delivery beside every writer', () => {
       routeSessions(first.baseUrl, bed.acme, bed.fx, ROUTED_PER_PROCESS),
       routeSessions(second.baseUrl, bed.acme, bed.fx, ROUTED_PER_PROCESS),
       routeSessions(second.baseUrl, bed.globex, bed.globexFx, 20),
-      importEvents('Acme', IMPORTED),
-      importEvents('Globex', 200),
+      importEvents(bed.acme.organizationId, IMPORTED),
+      importEvents(bed.globex.organizationId, 200),
     ]);
     const eventIds = await eventIdsAfter(
       bed.databaseUrl,

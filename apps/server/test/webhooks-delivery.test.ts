@@ -3,37 +3,20 @@
 
 import { sql } from 'drizzle-orm';
 import { Webhook } from 'standardwebhooks';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { webhookIdOf } from '../src/webhooks/messages.js';
-import type { ServerProcess } from './support/server-process.js';
 import {
   call,
-  createDeliveryTestbed,
   createEndpoint,
   eventIdsAfter,
   eventually,
   readDatabase,
   routeSessions,
-  startDeliveringServer,
   startExperiment,
-  type DeliveryTestbed,
+  useDeliveringServer,
 } from './support/webhook-delivery-testbed.js';
-import { startWebhookReceiver, type WebhookReceiver } from './support/webhook-receiver.js';
 
-let bed: DeliveryTestbed;
-let server: ServerProcess;
-let receiver: WebhookReceiver;
-
-beforeEach(async () => {
-  bed = await createDeliveryTestbed();
-  server = await startDeliveringServer(bed.databaseUrl);
-  receiver = await startWebhookReceiver();
-});
-
-afterEach(async () => {
-  expect(await server.stop('SIGTERM')).toBe(0);
-  await receiver.close();
-});
+const delivery = useDeliveringServer();
 
 interface Body {
   type: string;
@@ -41,28 +24,34 @@ interface Body {
   data: Record<string, unknown>;
 }
 
-const bodies = () => receiver.received.map((request) => JSON.parse(request.body) as Body);
-const idsReceived = () => receiver.received.map((request) => String(request.headers['webhook-id']));
+const bodies = () => delivery.receiver.received.map((request) => JSON.parse(request.body) as Body);
+const idsReceived = () =>
+  delivery.receiver.received.map((request) => String(request.headers['webhook-id']));
 
 describe('webhook delivery', () => {
   it('delivers every event of the organization exactly once, signed, while sessions are routed', async () => {
-    const endpoint = await createEndpoint(server.baseUrl, bed.acme, { url: receiver.url });
-    await startExperiment(server.baseUrl, bed.acme, bed.fx);
+    const endpoint = await createEndpoint(delivery.server.baseUrl, delivery.bed.acme, {
+      url: delivery.receiver.url,
+    });
+    await startExperiment(delivery.server.baseUrl, delivery.bed.acme, delivery.bed.fx);
     // The other organization's traffic goes on beside it and never reaches this endpoint.
-    await startExperiment(server.baseUrl, bed.globex, bed.globexFx);
+    await startExperiment(delivery.server.baseUrl, delivery.bed.globex, delivery.bed.globexFx);
     await Promise.all([
-      routeSessions(server.baseUrl, bed.acme, bed.fx, 60),
-      routeSessions(server.baseUrl, bed.globex, bed.globexFx, 30),
+      routeSessions(delivery.server.baseUrl, delivery.bed.acme, delivery.bed.fx, 60),
+      routeSessions(delivery.server.baseUrl, delivery.bed.globex, delivery.bed.globexFx, 30),
     ]);
-    const eventIds = await eventIdsAfter(bed.databaseUrl, bed.acme.organizationId);
+    const eventIds = await eventIdsAfter(
+      delivery.bed.databaseUrl,
+      delivery.bed.acme.organizationId,
+    );
     expect(eventIds.length).toBeGreaterThanOrEqual(60);
     const expected = new Set(eventIds.map((id) => webhookIdOf(endpoint.id, 'event', id)));
-    await receiver.waitFor(expected.size);
+    await delivery.receiver.waitFor(expected.size);
     // Nothing more comes: no repeat, no other organization's event.
     await new Promise((resolve) => setTimeout(resolve, 1500));
-    expect(receiver.received).toHaveLength(expected.size);
+    expect(delivery.receiver.received).toHaveLength(expected.size);
     expect(new Set(idsReceived())).toEqual(expected);
-    for (const request of receiver.received) {
+    for (const request of delivery.receiver.received) {
       const headers = request.headers as Record<string, string>;
       const body = new Webhook(endpoint.secret).verify(request.body, headers) as Body;
       expect(body.type).toBe('event');
@@ -70,21 +59,21 @@ describe('webhook delivery', () => {
       expect(body.data).toHaveProperty('session_id');
     }
     const logged = await readDatabase<{ n: number | string }>(
-      bed.databaseUrl,
+      delivery.bed.databaseUrl,
       sql`SELECT count(*) AS n FROM webhook_attempts WHERE endpoint_id = ${endpoint.id} AND status = 'delivered'`,
     );
     expect(Number(logged[0]!.n)).toBe(expected.size);
   }, 60_000);
 
   it('sends only the events that match its search pairs', async () => {
-    const endpoint = await createEndpoint(server.baseUrl, bed.acme, {
-      url: receiver.url,
+    const endpoint = await createEndpoint(delivery.server.baseUrl, delivery.bed.acme, {
+      url: delivery.receiver.url,
       search_fields: ['type'],
       search_field_values: ['session-started'],
     });
-    await startExperiment(server.baseUrl, bed.acme, bed.fx);
-    await routeSessions(server.baseUrl, bed.acme, bed.fx, 10);
-    await receiver.waitFor(10);
+    await startExperiment(delivery.server.baseUrl, delivery.bed.acme, delivery.bed.fx);
+    await routeSessions(delivery.server.baseUrl, delivery.bed.acme, delivery.bed.fx, 10);
+    await delivery.receiver.waitFor(10);
     await new Promise((resolve) => setTimeout(resolve, 1000));
     expect(bodies().map((body) => body.data.type)).toEqual(Array(10).fill('session-started'));
     expect(new Set(idsReceived()).size).toBe(10);
@@ -94,13 +83,18 @@ describe('webhook delivery', () => {
 
   it('retries a failing receiver until it recovers, logging every attempt', async () => {
     let failures = 0;
-    receiver.answerWith(() =>
+    delivery.receiver.answerWith(() =>
       failures++ < 12 ? { status: 500, body: 'try later' } : { status: 200 },
     );
-    const endpoint = await createEndpoint(server.baseUrl, bed.acme, { url: receiver.url });
-    await startExperiment(server.baseUrl, bed.acme, bed.fx);
-    await routeSessions(server.baseUrl, bed.acme, bed.fx, 4);
-    const eventIds = await eventIdsAfter(bed.databaseUrl, bed.acme.organizationId);
+    const endpoint = await createEndpoint(delivery.server.baseUrl, delivery.bed.acme, {
+      url: delivery.receiver.url,
+    });
+    await startExperiment(delivery.server.baseUrl, delivery.bed.acme, delivery.bed.fx);
+    await routeSessions(delivery.server.baseUrl, delivery.bed.acme, delivery.bed.fx, 4);
+    const eventIds = await eventIdsAfter(
+      delivery.bed.databaseUrl,
+      delivery.bed.acme.organizationId,
+    );
     const expected = eventIds.map((id) => webhookIdOf(endpoint.id, 'event', id));
     const attempts = () =>
       readDatabase<{
@@ -110,7 +104,7 @@ describe('webhook delivery', () => {
         responseStatus: number | null;
         error: string | null;
       }>(
-        bed.databaseUrl,
+        delivery.bed.databaseUrl,
         sql`SELECT webhook_id AS "webhookId", attempt, status, response_status AS "responseStatus", error
             FROM webhook_attempts WHERE endpoint_id = ${endpoint.id} ORDER BY id`,
       );
@@ -134,7 +128,7 @@ describe('webhook delivery', () => {
     }
     // Every attempt of a message carried the same id and the same body.
     for (const webhookId of expected) {
-      const sent = receiver.received.filter(
+      const sent = delivery.receiver.received.filter(
         (request) => request.headers['webhook-id'] === webhookId,
       );
       expect(new Set(sent.map((request) => request.body)).size).toBe(1);
@@ -142,33 +136,35 @@ describe('webhook delivery', () => {
   }, 60_000);
 
   it('disables an endpoint whose receiver answers 410', async () => {
-    receiver.answerWith(() => ({ status: 410 }));
-    const endpoint = await createEndpoint(server.baseUrl, bed.acme, { url: receiver.url });
-    await startExperiment(server.baseUrl, bed.acme, bed.fx);
-    await routeSessions(server.baseUrl, bed.acme, bed.fx, 3);
+    delivery.receiver.answerWith(() => ({ status: 410 }));
+    const endpoint = await createEndpoint(delivery.server.baseUrl, delivery.bed.acme, {
+      url: delivery.receiver.url,
+    });
+    await startExperiment(delivery.server.baseUrl, delivery.bed.acme, delivery.bed.fx);
+    await routeSessions(delivery.server.baseUrl, delivery.bed.acme, delivery.bed.fx, 3);
     const disabled = await eventually('the endpoint disabled', async () => {
       const [row] = await readDatabase<{ enabled: boolean | number; reason: string | null }>(
-        bed.databaseUrl,
+        delivery.bed.databaseUrl,
         sql`SELECT enabled, disabled_reason AS "reason" FROM webhook_endpoints WHERE id = ${endpoint.id}`,
       );
       return row && !row.enabled ? row : undefined;
     });
     expect(disabled.reason).toContain('410 Gone');
-    const countAfterDisable = receiver.received.length;
-    await routeSessions(server.baseUrl, bed.acme, bed.fx, 3);
+    const countAfterDisable = delivery.receiver.received.length;
+    await routeSessions(delivery.server.baseUrl, delivery.bed.acme, delivery.bed.fx, 3);
     await new Promise((resolve) => setTimeout(resolve, 1500));
     // At most the attempts already in flight when it was disabled.
-    expect(receiver.received.length).toBe(countAfterDisable);
+    expect(delivery.receiver.received.length).toBe(countAfterDisable);
     expect(countAfterDisable).toBeLessThanOrEqual(8);
     // Enabled again, it resumes where it stopped: every event, the ones answered 410 included.
-    receiver.answerWith(() => ({ status: 204 }));
+    delivery.receiver.answerWith(() => ({ status: 204 }));
     const enabled = await call(
-      server.baseUrl,
-      bed.acme,
+      delivery.server.baseUrl,
+      delivery.bed.acme,
       'PUT',
       `/api/v1/webhooks/endpoints/${endpoint.id}`,
       {
-        url: receiver.url,
+        url: delivery.receiver.url,
         description: null,
         enabled: true,
         search_fields: [],
@@ -177,7 +173,10 @@ describe('webhook delivery', () => {
       },
     );
     expect(enabled.status).toBe(200);
-    const eventIds = await eventIdsAfter(bed.databaseUrl, bed.acme.organizationId);
+    const eventIds = await eventIdsAfter(
+      delivery.bed.databaseUrl,
+      delivery.bed.acme.organizationId,
+    );
     const expected = eventIds.map((id) => webhookIdOf(endpoint.id, 'event', id));
     await eventually('every event delivered after the endpoint was enabled again', () => {
       const received = new Set(idsReceived().slice(countAfterDisable));
@@ -186,33 +185,40 @@ describe('webhook delivery', () => {
   }, 60_000);
 
   it('stops delivering within a second of the endpoint being deleted', async () => {
-    receiver.answerWith(() => ({ status: 204, delayMs: 200 }));
-    const endpoint = await createEndpoint(server.baseUrl, bed.acme, { url: receiver.url });
-    await startExperiment(server.baseUrl, bed.acme, bed.fx);
-    await routeSessions(server.baseUrl, bed.acme, bed.fx, 40);
-    await receiver.waitFor(3);
-    const deleted = await fetch(`${server.baseUrl}/api/v1/webhooks/endpoints/${endpoint.id}`, {
-      method: 'DELETE',
-      headers: { 'Service-API-Key': bed.acme.key },
+    delivery.receiver.answerWith(() => ({ status: 204, delayMs: 200 }));
+    const endpoint = await createEndpoint(delivery.server.baseUrl, delivery.bed.acme, {
+      url: delivery.receiver.url,
     });
+    await startExperiment(delivery.server.baseUrl, delivery.bed.acme, delivery.bed.fx);
+    await routeSessions(delivery.server.baseUrl, delivery.bed.acme, delivery.bed.fx, 40);
+    await delivery.receiver.waitFor(3);
+    const deleted = await fetch(
+      `${delivery.server.baseUrl}/api/v1/webhooks/endpoints/${endpoint.id}`,
+      {
+        method: 'DELETE',
+        headers: { 'Service-API-Key': delivery.bed.acme.key },
+      },
+    );
     expect(deleted.status).toBe(200);
     await new Promise((resolve) => setTimeout(resolve, 1000));
-    const afterASecond = receiver.received.length;
+    const afterASecond = delivery.receiver.received.length;
     await new Promise((resolve) => setTimeout(resolve, 1500));
-    expect(receiver.received.length).toBe(afterASecond);
+    expect(delivery.receiver.received.length).toBe(afterASecond);
     expect(afterASecond).toBeLessThan(40 * 2);
   }, 60_000);
 
   it('sends a test message and logs it delivered', async () => {
-    const endpoint = await createEndpoint(server.baseUrl, bed.acme, { url: receiver.url });
+    const endpoint = await createEndpoint(delivery.server.baseUrl, delivery.bed.acme, {
+      url: delivery.receiver.url,
+    });
     const queued = await call<{ webhook_id: string }>(
-      server.baseUrl,
-      bed.acme,
+      delivery.server.baseUrl,
+      delivery.bed.acme,
       'POST',
       `/api/v1/webhooks/endpoints/${endpoint.id}/test`,
     );
     expect(queued.status).toBe(200);
-    const [request] = await receiver.waitFor(1);
+    const [request] = await delivery.receiver.waitFor(1);
     expect(request!.headers['webhook-id']).toBe(queued.body.webhook_id);
     const body = new Webhook(endpoint.secret).verify(
       request!.body,
@@ -225,7 +231,7 @@ describe('webhook delivery', () => {
     });
     const rows = await eventually('the message marked delivered', async () => {
       const found = await readDatabase<{ status: string; attempts: number }>(
-        bed.databaseUrl,
+        delivery.bed.databaseUrl,
         sql`SELECT status, attempts FROM webhook_messages WHERE webhook_id = ${queued.body.webhook_id}`,
       );
       return found[0]?.status === 'delivered' ? found : undefined;
@@ -234,25 +240,34 @@ describe('webhook delivery', () => {
   }, 60_000);
 
   it("never sends another organization's events", async () => {
-    await createEndpoint(server.baseUrl, bed.globex, { url: receiver.url });
-    await startExperiment(server.baseUrl, bed.acme, bed.fx);
-    await routeSessions(server.baseUrl, bed.acme, bed.fx, 20);
+    await createEndpoint(delivery.server.baseUrl, delivery.bed.globex, {
+      url: delivery.receiver.url,
+    });
+    await startExperiment(delivery.server.baseUrl, delivery.bed.acme, delivery.bed.fx);
+    await routeSessions(delivery.server.baseUrl, delivery.bed.acme, delivery.bed.fx, 20);
     await new Promise((resolve) => setTimeout(resolve, 2000));
-    expect(receiver.received).toHaveLength(0);
+    expect(delivery.receiver.received).toHaveLength(0);
   }, 60_000);
 
   it('sends one status change when an experiment reaches its planned end', async () => {
-    const endpoint = await createEndpoint(server.baseUrl, bed.acme, {
-      url: receiver.url,
+    const endpoint = await createEndpoint(delivery.server.baseUrl, delivery.bed.acme, {
+      url: delivery.receiver.url,
       message_types: ['experiment.status_changed'],
     });
-    const endAt = new Date(Date.now() + 2500).toISOString();
-    const experimentId = await startExperiment(server.baseUrl, bed.acme, bed.fx, { end_at: endAt });
-    await new Promise((resolve) => setTimeout(resolve, 3000));
+    // Far enough ahead for the create and the start to come first on a busy machine.
+    const endAt = new Date(Date.now() + 1500).toISOString();
+    const experimentId = await startExperiment(
+      delivery.server.baseUrl,
+      delivery.bed.acme,
+      delivery.bed.fx,
+      { end_at: endAt },
+    );
+    await new Promise((resolve) => setTimeout(resolve, Date.parse(endAt) + 100 - Date.now()));
     // Routing past the end stores it (without traffic the sweep would, within a minute).
-    await routeSessions(server.baseUrl, bed.acme, bed.fx, 2, 1);
-    await receiver.waitFor(2);
-    await new Promise((resolve) => setTimeout(resolve, 3000));
+    await routeSessions(delivery.server.baseUrl, delivery.bed.acme, delivery.bed.fx, 2, 1);
+    await delivery.receiver.waitFor(2);
+    // Nothing more comes: the end is stored once.
+    await new Promise((resolve) => setTimeout(resolve, 1500));
     const changes = bodies();
     expect(changes).toHaveLength(2);
     expect(changes.map((body) => body.type)).toEqual([
@@ -272,8 +287,8 @@ describe('webhook delivery', () => {
     });
     expect(
       new Webhook(endpoint.secret).verify(
-        receiver.received[0]!.body,
-        receiver.received[0]!.headers as Record<string, string>,
+        delivery.receiver.received[0]!.body,
+        delivery.receiver.received[0]!.headers as Record<string, string>,
       ),
     ).toBeTruthy();
   }, 60_000);

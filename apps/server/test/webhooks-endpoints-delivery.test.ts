@@ -5,34 +5,17 @@
 // webhook-ids; a rotated secret signs beside the previous one; a deleted endpoint gets nothing.
 
 import { Webhook } from 'standardwebhooks';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Schemas } from './support/harness.js';
-import type { ServerProcess } from './support/server-process.js';
 import {
   call,
-  createDeliveryTestbed,
   eventually,
   routeSessions,
-  startDeliveringServer,
   startExperiment,
-  type DeliveryTestbed,
+  useDeliveringServer,
 } from './support/webhook-delivery-testbed.js';
-import { startWebhookReceiver, type WebhookReceiver } from './support/webhook-receiver.js';
 
-let bed: DeliveryTestbed;
-let server: ServerProcess;
-let receiver: WebhookReceiver;
-
-beforeEach(async () => {
-  bed = await createDeliveryTestbed();
-  server = await startDeliveringServer(bed.databaseUrl);
-  receiver = await startWebhookReceiver();
-});
-
-afterEach(async () => {
-  expect(await server.stop('SIGTERM')).toBe(0);
-  await receiver.close();
-});
+const delivery = useDeliveringServer();
 
 interface Message {
   type: string;
@@ -41,11 +24,17 @@ interface Message {
 }
 
 const api = <T>(method: string, path: string, body?: unknown) =>
-  call<T>(server.baseUrl, bed.acme, method, `/api/v1/webhooks/endpoints${path}`, body);
+  call<T>(
+    delivery.server.baseUrl,
+    delivery.bed.acme,
+    method,
+    `/api/v1/webhooks/endpoints${path}`,
+    body,
+  );
 
 async function createEndpoint(body: Record<string, unknown>) {
   const created = await api<Schemas['WebhookEndpointWithSecret']>('POST', '', {
-    url: receiver.url,
+    url: delivery.receiver.url,
     ...body,
   });
   expect(created.status, JSON.stringify(created.body)).toBe(200);
@@ -54,7 +43,7 @@ async function createEndpoint(body: Record<string, unknown>) {
 
 /** The received messages of `type`, each checked against the secrets given. */
 function verified(type: string, ...secrets: string[]): Array<{ id: string; message: Message }> {
-  return receiver.received
+  return delivery.receiver.received
     .filter((request) => (JSON.parse(request.body) as Message).type === type)
     .map((request) => {
       const headers = request.headers as Record<string, string>;
@@ -71,7 +60,7 @@ describe('an endpoint made through the API', () => {
     const endpoint = await createEndpoint({});
     const test = await api<Schemas['WebhookTestMessage']>('POST', `/${endpoint.id}/test`);
     expect(test.status).toBe(200);
-    await receiver.waitFor(1);
+    await delivery.receiver.waitFor(1);
     const [received] = verified('webhook.test', endpoint.secret);
     expect(received).toEqual({
       id: test.body.webhook_id,
@@ -104,10 +93,10 @@ describe('an endpoint made through the API', () => {
       search_fields: ['type'],
       search_field_values: ['session-started'],
     });
-    await startExperiment(server.baseUrl, bed.acme, bed.fx);
-    await routeSessions(server.baseUrl, bed.acme, bed.fx, 3);
+    await startExperiment(delivery.server.baseUrl, delivery.bed.acme, delivery.bed.fx);
+    await routeSessions(delivery.server.baseUrl, delivery.bed.acme, delivery.bed.fx, 3);
     // One start, three session-started events.
-    await receiver.waitFor(4);
+    await delivery.receiver.waitFor(4);
     const first = [
       ...verified('event', endpoint.secret),
       ...verified('experiment.status_changed', endpoint.secret),
@@ -122,7 +111,7 @@ describe('an endpoint made through the API', () => {
     });
     expect(replay.status, JSON.stringify(replay.body)).toBe(200);
     expect([...replay.body.rewound].sort()).toEqual(['event', 'experiment.status_changed']);
-    await receiver.waitFor(8);
+    await delivery.receiver.waitFor(8);
     const again = [
       ...verified('event', endpoint.secret),
       ...verified('experiment.status_changed', endpoint.secret),
@@ -139,17 +128,17 @@ describe('an endpoint made through the API', () => {
     );
     expect(rotated.status).toBe(200);
     await api('POST', `/${endpoint.id}/test`);
-    await receiver.waitFor(1);
-    const signature = String(receiver.received[0]!.headers['webhook-signature']);
+    await delivery.receiver.waitFor(1);
+    const signature = String(delivery.receiver.received[0]!.headers['webhook-signature']);
     expect(signature.split(' ')).toHaveLength(2);
     // Each secret alone verifies the message.
     expect(verified('webhook.test', rotated.body.secret)).toHaveLength(1);
     expect(verified('webhook.test', endpoint.secret)).toHaveLength(1);
 
     expect((await api('DELETE', `/${endpoint.id}`)).status).toBe(200);
-    await startExperiment(server.baseUrl, bed.acme, bed.fx);
-    await routeSessions(server.baseUrl, bed.acme, bed.fx, 2);
+    await startExperiment(delivery.server.baseUrl, delivery.bed.acme, delivery.bed.fx);
+    await routeSessions(delivery.server.baseUrl, delivery.bed.acme, delivery.bed.fx, 2);
     await new Promise((resolve) => setTimeout(resolve, 1500));
-    expect(receiver.received).toHaveLength(1);
+    expect(delivery.receiver.received).toHaveLength(1);
   }, 60_000);
 });

@@ -1,15 +1,17 @@
 // Webhook delivery end to end: a fresh database with two organizations that can route sessions,
 // real server processes that deliver (short lease and retry schedule, http and 127.0.0.1 allowed),
-// and the calls the tests make through the API.
+// and the calls the tests make through the API. A file whose tests each need only one delivering
+// server shares one (useDeliveringServer); each test then has organizations of its own.
 
 import { sql, type SQL } from 'drizzle-orm';
-import { expect } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, expect } from 'vitest';
 import { createDb } from '../../src/db/engine/client.js';
 import { migrateDb } from '../../src/db/engine/migrate.js';
 import { createTenant, type Schemas, type Tenant } from './harness.js';
 import { experimentBody, loadRoutingFixture, type RoutingFixture } from './routing-fixture.js';
 import { startServerProcess, type ServerProcess } from './server-process.js';
 import { freshDatabaseUrl, queryTestDb } from './test-database.js';
+import { startWebhookReceiver, type WebhookReceiver } from './webhook-receiver.js';
 
 export interface DeliveryTestbed {
   databaseUrl: string;
@@ -21,19 +23,71 @@ export interface DeliveryTestbed {
 
 export const LEASE_MS = 1500;
 
-export async function createDeliveryTestbed(): Promise<DeliveryTestbed> {
-  const databaseUrl = await freshDatabaseUrl();
+// Organization names are unique in a database; a file's tests may add many pairs to one.
+let tenantPairs = 0;
+
+/** Two new organizations (Acme and Globex) that can route sessions, on a migrated database. */
+async function addDeliveryTenants(databaseUrl: string): Promise<DeliveryTestbed> {
+  tenantPairs += 1;
   const db = createDb(databaseUrl);
   try {
-    await migrateDb(db);
-    const acme = await createTenant(db, 'Acme');
-    const globex = await createTenant(db, 'Globex');
+    const acme = await createTenant(db, `Acme ${tenantPairs}`);
+    const globex = await createTenant(db, `Globex ${tenantPairs}`);
     const fx = await loadRoutingFixture(db, acme.organizationId);
     const globexFx = await loadRoutingFixture(db, globex.organizationId);
     return { databaseUrl, acme, globex, fx, globexFx };
   } finally {
     await db.close();
   }
+}
+
+async function migratedDatabaseUrl(): Promise<string> {
+  const databaseUrl = await freshDatabaseUrl();
+  const db = createDb(databaseUrl);
+  try {
+    await migrateDb(db);
+  } finally {
+    await db.close();
+  }
+  return databaseUrl;
+}
+
+export async function createDeliveryTestbed(): Promise<DeliveryTestbed> {
+  return addDeliveryTenants(await migratedDatabaseUrl());
+}
+
+export interface DeliveringServer {
+  server: ServerProcess;
+  /** This test's own organizations. */
+  bed: DeliveryTestbed;
+  /** This test's own receiver. */
+  receiver: WebhookReceiver;
+}
+
+/**
+ * One delivering server for the file (started once: a process start is most of a short test),
+ * and for each test two organizations and a receiver of its own, so that no test sees another's
+ * endpoints or messages. The fields are set by the hooks; read them inside tests. The server
+ * must exit 0 on SIGTERM at the end.
+ */
+export function useDeliveringServer(): DeliveringServer {
+  const delivery = {} as DeliveringServer;
+  let databaseUrl: string;
+  beforeAll(async () => {
+    databaseUrl = await migratedDatabaseUrl();
+    delivery.server = await startDeliveringServer(databaseUrl);
+  });
+  afterAll(async () => {
+    expect(await delivery.server.stop('SIGTERM')).toBe(0);
+  });
+  beforeEach(async () => {
+    delivery.bed = await addDeliveryTenants(databaseUrl);
+    delivery.receiver = await startWebhookReceiver();
+  });
+  afterEach(async () => {
+    await delivery.receiver.close();
+  });
+  return delivery;
 }
 
 export function startDeliveringServer(
