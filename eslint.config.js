@@ -15,6 +15,7 @@ export default tseslint.config(
       '**/drizzle/**',
       'deploy/**',
       'test-output/**',
+      '**/.test-build-*/**',
       // Type-checked against the packed SDK in a fresh project by pnpm check:sdk-consumer.
       'tools/sdk-consumer/**',
     ],

@@ -45,6 +45,7 @@ async function reachablePostgresUrl(): Promise<string | null> {
 
 const shared = {
   include: ['test/**/*.test.ts'],
+  globalSetup: ['test/support/server-build.ts'],
   testTimeout: 30_000,
   hookTimeout: 60_000,
 };
@@ -78,7 +79,7 @@ export default defineConfig(async () => {
           // Names this run's databases (test/support/test-database.ts).
           AGENTLINE_TEST_RUN: String(process.pid),
         },
-        globalSetup: ['test/support/postgres-global-setup.ts'],
+        globalSetup: [...shared.globalSetup, 'test/support/postgres-global-setup.ts'],
       },
     });
   }

@@ -5,7 +5,9 @@
 
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { SERVER_BUILD_VARIABLE } from './server-build.js';
 
 const SERVER_DIR = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -43,7 +45,13 @@ export async function startServerProcess(
   env: Record<string, string>,
   { keepOutput = true, serverDir = SERVER_DIR, cpu }: ServerProcessOptions = {},
 ): Promise<ServerProcess> {
-  const [command, args] = nodeCommand(['--import', 'tsx', 'src/main.ts'], cpu);
+  // In a test run, the run's transpiled build of this checkout (test/support/server-build.ts);
+  // otherwise, and for another checkout, the sources under tsx as `pnpm start` runs them.
+  const build = serverDir === SERVER_DIR ? process.env[SERVER_BUILD_VARIABLE] : undefined;
+  const [command, args] = nodeCommand(
+    build ? [join(build, 'main.js')] : ['--import', 'tsx', 'src/main.ts'],
+    cpu,
+  );
   const child = spawn(command, args, {
     cwd: serverDir,
     // Tests and benchmarks drive many requests through one key, standing for many clients: the
