@@ -1,6 +1,6 @@
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import { defineConfig, type TestProjectInlineConfiguration } from 'vitest/config';
+import { configDefaults, defineConfig, type TestProjectInlineConfiguration } from 'vitest/config';
 import { isPostgresUrl } from './src/db/engine/client.js';
 
 // The whole suite runs once per backend. PostgreSQL is reached through
@@ -43,6 +43,29 @@ async function reachablePostgresUrl(): Promise<string | null> {
   }
 }
 
+// Files that read no database, or only SQLite files of their own whatever the backend (the docs
+// page in a browser, the CLI as a process): the PostgreSQL project would only run them again.
+const BACKEND_INDEPENDENT = [
+  'cli-process',
+  'cli-progress',
+  'contract-validator',
+  'db-caches',
+  'db-gather-batches',
+  'db-schema-parity',
+  'docs-browser',
+  'error-codes',
+  'openapi-diff',
+  'prompts-validation-tools',
+  'spec-enums',
+  'spec-owasp-lint',
+  'spec-permissions',
+  'sqlite-driver',
+  'telephony-a2p-rule',
+  'webhooks-delivery-attempt',
+  'webhooks-delivery-rules',
+  'webhooks-delivery-target-address',
+].map((name) => `test/${name}.test.ts`);
+
 const shared = {
   include: ['test/**/*.test.ts'],
   globalSetup: ['test/support/server-build.ts'],
@@ -73,6 +96,7 @@ export default defineConfig(async () => {
       test: {
         ...shared,
         name: 'postgres',
+        exclude: [...configDefaults.exclude, ...BACKEND_INDEPENDENT],
         env: {
           AGENTLINE_TEST_BACKEND: 'postgres',
           AGENTLINE_TEST_POSTGRES_URL: postgresUrl,
