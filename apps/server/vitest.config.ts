@@ -82,6 +82,16 @@ function postgresWanted(): boolean {
   );
 }
 
+function testWorkers(): number {
+  const workers = process.env.AGENTLINE_TEST_WORKERS ?? '2';
+  if (!/^[1-9]\d*$/.test(workers)) {
+    throw new Error(
+      `AGENTLINE_TEST_WORKERS is a whole number of 1 or more; it holds ${JSON.stringify(workers)}`,
+    );
+  }
+  return Number(workers);
+}
+
 export default defineConfig(async () => {
   const postgresUrl = postgresWanted() ? await reachablePostgresUrl() : null;
   const projects: TestProjectInlineConfiguration[] = [
@@ -122,7 +132,8 @@ export default defineConfig(async () => {
     },
     test: {
       // Tests spawn servers and CLI processes; two cores, so keep parallelism modest.
-      maxWorkers: 2,
+      // AGENTLINE_TEST_WORKERS=1 for a run that shares the machine with another (.ci/run).
+      maxWorkers: testWorkers(),
       // A worker imports the server once for all its files rather than once per file: a third
       // of the suite's CPU. Safe because the server keeps no state in module variables (caches
       // belong to an app or a database handle) and each file makes its own databases.
