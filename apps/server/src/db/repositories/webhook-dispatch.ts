@@ -7,6 +7,7 @@
 import { sql, type SQL } from 'drizzle-orm';
 import type { EventProperty } from '../../vocabulary/events.js';
 import type { Db } from '../engine/client.js';
+import { gatherBatches } from '../engine/gather-batches.js';
 import {
   execute,
   insertValues,
@@ -247,6 +248,38 @@ export interface AttemptRecord {
   nextAttemptAt: string | null;
 }
 
+/** Log rows per INSERT: far below either database's limit on bound parameters. */
+const LOGGED_ATTEMPTS_PER_INSERT = 500;
+
+/**
+ * First attempts that were delivered (most of all attempts), gathered per turn of the event loop
+ * and stored together: at thousands of deliveries a second, one write (and on SQLite one turn of
+ * the write lock) for many rather than one each. Each caller is answered once its row committed.
+ */
+const recordDeliveredTogether = gatherBatches(
+  (db: Db, attempts: AttemptRecord[]) =>
+    runWriteSteps(db, function* () {
+      for (let start = 0; start < attempts.length; start += LOGGED_ATTEMPTS_PER_INSERT) {
+        const rows = attempts
+          .slice(start, start + LOGGED_ATTEMPTS_PER_INSERT)
+          .map(({ payload: _payload, ...logged }) => logged);
+        yield* execute(sql`INSERT INTO ${webhookAttempts} ${insertValues(webhookAttempts, rows)}`);
+      }
+      const endpointIds = [...new Set(attempts.map((attempt) => attempt.endpointId))];
+      // Written only when it changes: most deliveries leave the endpoint's row alone.
+      yield* execute(
+        sql`UPDATE ${webhookEndpoints} SET failing_since = NULL
+            WHERE ${webhookEndpoints.id} IN (${sql.join(
+              endpointIds.map((id) => sql`${id}`),
+              sql`, `,
+            )}) AND ${webhookEndpoints.failingSince} IS NOT NULL`,
+      );
+      return attempts.map(() => ({ ok: true as const, value: null }));
+    }),
+  // One batch at a time: what is delivered while one is written goes in the next.
+  { laneOf: () => 0 },
+);
+
 /**
  * Stores an attempt: its log row; the message row (`messageId`'s, or a new one when a first
  * attempt was not delivered, so the retry survives the process); and whether the endpoint is
@@ -257,6 +290,9 @@ export function recordAttempt(
   attempt: AttemptRecord,
   messageId: number | null,
 ): Promise<string | null> {
+  if (attempt.status === 'delivered' && messageId === null) {
+    return recordDeliveredTogether(db, attempt);
+  }
   // Statement by statement: a crash between them leaves a log row without its retry, and the
   // message unhandled, so it is sent again. One transaction would make the attempts of an endpoint
   // in flight together conflict on its row (PostgreSQL's SERIALIZABLE) for no gain.
