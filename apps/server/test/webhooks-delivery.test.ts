@@ -15,6 +15,7 @@ import {
   startExperiment,
   useDeliveringServer,
 } from './support/webhook-delivery-testbed.js';
+import { startWebhookReceiver } from './support/webhook-receiver.js';
 
 const delivery = useDeliveringServer();
 
@@ -132,6 +133,27 @@ describe('webhook delivery', () => {
         (request) => request.headers['webhook-id'] === webhookId,
       );
       expect(new Set(sent.map((request) => request.body)).size).toBe(1);
+    }
+  }, 60_000);
+
+  it("keeps at most 8 attempts of an endpoint in flight (as documented), and the others' go on", async () => {
+    const { server, bed, receiver } = delivery;
+    receiver.answerWith(() => ({ status: 204, delayMs: 300 }));
+    const other = await startWebhookReceiver();
+    try {
+      await createEndpoint(server.baseUrl, bed.acme, { url: receiver.url });
+      await createEndpoint(server.baseUrl, bed.acme, { url: other.url });
+      await startExperiment(server.baseUrl, bed.acme, bed.fx);
+      await routeSessions(server.baseUrl, bed.acme, bed.fx, 30);
+      const events = (await eventIdsAfter(bed.databaseUrl, bed.acme.organizationId)).length;
+      // The quick receiver has everything while the slow one is still being sent 8 at a time.
+      await other.waitFor(events);
+      expect(receiver.received.length).toBeLessThan(events);
+      await receiver.waitFor(events);
+      expect(receiver.mostInFlight).toBe(8);
+      expect(other.mostInFlight).toBeLessThanOrEqual(8);
+    } finally {
+      await other.close();
     }
   }, 60_000);
 

@@ -5,6 +5,7 @@
 import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { webhookEndpoints } from '../src/db/schema/sqlite.js';
+import { MAX_ENDPOINTS_PER_ORGANIZATION } from '../src/domain/webhooks.js';
 import { createTenant, type Schemas, type Tenant, type TestApi } from './support/harness.js';
 import { sendRaw, startLiveServer } from './support/live-server.js';
 import { useWebhooksTestbed } from './support/webhooks-testbed.js';
@@ -208,6 +209,23 @@ describe('delete', () => {
     expect((await call('DELETE', `/${created.id}`)).status).toBe(404);
     const listed = await call<Schemas['WebhookEndpointListResponse']>('GET', '?limit=1000');
     expect(listed.body.items.map((item) => item.id)).not.toContain(created.id);
+  });
+});
+
+describe('the bound on endpoints', () => {
+  it(`refuses an organization's endpoint past ${MAX_ENDPOINTS_PER_ORGANIZATION} with a 409 that says what to do, and makes room on a delete`, async () => {
+    const initech = await createTenant(api.db, 'Initech');
+    const ids: number[] = [];
+    for (let index = 0; index < MAX_ENDPOINTS_PER_ORGANIZATION; index += 1) {
+      ids.push((await create({ url: `${URL_A}/${index}` }, initech.key)).id);
+    }
+    const refused = await call<Schemas['ErrorResponse']>('POST', '', { url: URL_B }, initech.key);
+    expect(refused.status).toBe(409);
+    expect(refused.body.detail).toMatch(/100 webhook endpoints, the most it may have; delete one/);
+    // Another organization's count is its own.
+    await create({ url: URL_B }, acme.key);
+    expect((await call('DELETE', `/${ids[0]}`, undefined, initech.key)).status).toBe(200);
+    await create({ url: URL_B }, initech.key);
   });
 });
 

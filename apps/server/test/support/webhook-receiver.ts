@@ -27,6 +27,8 @@ export type AnswerFor = (request: ReceivedRequest, index: number) => ReceiverAns
 export interface WebhookReceiver {
   url: string;
   received: ReceivedRequest[];
+  /** The most requests it has held unanswered at once. */
+  readonly mostInFlight: number;
   /** Changes how later requests are answered. */
   answerWith(answer: AnswerFor): void;
   /** Resolves once `count` requests have arrived, or fails after `timeoutMs`. */
@@ -41,7 +43,12 @@ export async function startWebhookReceiver(
 ): Promise<WebhookReceiver> {
   let answerFor = answer;
   const received: ReceivedRequest[] = [];
+  let inFlight = 0;
+  let mostInFlight = 0;
   const server: Server = createServer((req, res) => {
+    inFlight += 1;
+    mostInFlight = Math.max(mostInFlight, inFlight);
+    res.once('close', () => (inFlight -= 1));
     const parts: Buffer[] = [];
     req.on('data', (chunk: Buffer) => parts.push(chunk));
     req.on('end', () => {
@@ -75,6 +82,9 @@ export async function startWebhookReceiver(
   return {
     url: `http://127.0.0.1:${port}/hooks`,
     received,
+    get mostInFlight() {
+      return mostInFlight;
+    },
     answerWith: (next) => {
       answerFor = next;
     },
