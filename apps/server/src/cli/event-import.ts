@@ -18,11 +18,13 @@ import { describeIssues } from './input-issues.js';
 import { locateJsonSyntaxError } from './json-syntax.js';
 
 /**
- * Events per transaction. Larger batches cost fewer rewrites of the same index pages, but each
- * holds SQLite's write lock longer, which a server writing at the same time waits out
- * (db/engine/sqlite-write-lock.ts). docs/benchmarks.md ("Figures behind the code") has the measurements.
+ * Events per transaction. Each batch holds SQLite's write lock, which the servers writing at the
+ * same time wait out (db/engine/sqlite-write-lock.ts): 2,000 hold it for tens of milliseconds
+ * where 20,000 held it for about half a second. A bulk load with no server writing is about a
+ * tenth faster with `--batch-size 20000`. docs/benchmarks.md ("Figures behind the code") has
+ * the measurements.
  */
-export const DEFAULT_EVENT_BATCH_SIZE = 20_000;
+export const DEFAULT_EVENT_BATCH_SIZE = 2_000;
 
 export interface EventEntry {
   lineNumber: number;
