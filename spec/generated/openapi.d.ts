@@ -706,7 +706,71 @@ export interface paths {
         trace?: never;
     };
 }
-export type webhooks = Record<string, never>;
+export interface webhooks {
+    event: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * An event, as an endpoint with `event` in its message types receives it
+         * @description Sent for every event of the organization that matches the endpoint's search pairs, signed
+         *     as the Standard Webhooks specification says (see the `webhooks` tag). Answer 2xx within
+         *     10 s; anything else is retried.
+         */
+        post: operations["webhook_event"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "experiment.status_changed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * An experiment's start, stop or planned end
+         * @description Sent when an experiment of the organization is started, stopped or ended by its plan,
+         *     to endpoints with `experiment.status_changed` in their message types.
+         */
+        post: operations["webhook_experiment_status_changed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "webhook.test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A test message, queued by the test operation
+         * @description Sent once per call of the endpoint's test operation, whatever its message types.
+         */
+        post: operations["webhook_test"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+}
 export interface components {
     schemas: {
         /**
@@ -1538,6 +1602,50 @@ export interface components {
             /** @constant */
             deleted: true;
         };
+        /** @description The body of an `event` webhook message. */
+        WebhookEventMessage: {
+            /** @constant */
+            type: "event";
+            position: components["schemas"]["WebhookPosition"];
+            data: components["schemas"]["Event"];
+        };
+        /** @description The body of an `experiment.status_changed` webhook message. */
+        WebhookStatusChangedMessage: {
+            /** @constant */
+            type: "experiment.status_changed";
+            position: components["schemas"]["WebhookPosition"];
+            data: components["schemas"]["ExperimentStatusChange"];
+        };
+        /** @description The body of a `webhook.test` message. */
+        WebhookTestMessageBody: {
+            /** @constant */
+            type: "webhook.test";
+            position: null;
+            data: {
+                endpoint_id: number;
+                /** Format: date-time */
+                sent_at: string;
+            };
+        };
+        /** @description The opaque token of what the message reports (for an event, the one the event stream sends as its `id:`): pass it as `after_position` to replay to have everything after it sent again. */
+        WebhookPosition: string;
+        /** @description The data of an `experiment.status_changed` message, as the experiment's history has the change. */
+        ExperimentStatusChange: {
+            experiment_id: number;
+            /**
+             * @description The experiment's status after the change.
+             * @enum {string}
+             */
+            status: "running" | "stopped";
+            /**
+             * @description As the experiment's `ended_reason`; null for a start.
+             * @enum {string|null}
+             */
+            ended_reason: "stopped" | "end_at" | "max_sessions" | null;
+            /** Format: date-time */
+            occurred_at: string;
+            actor: components["schemas"]["ExperimentChangeActor"];
+        };
         /** @description A test message queued for the endpoint. */
         WebhookTestMessage: {
             endpoint_id: number;
@@ -1780,6 +1888,12 @@ export interface components {
         };
     };
     parameters: {
+        /** @description The message's id, the same on every retry and replay of it; deduplicate by it. */
+        WebhookIdHeader: string;
+        /** @description When this attempt was signed, in whole seconds since the epoch; refuse one more than 5 minutes from your clock. */
+        WebhookTimestampHeader: string;
+        /** @description Space-separated `v1,<base64 HMAC-SHA256>` signatures of `<webhook-id>.<webhook-timestamp>.<body>`, one per secret in force (two for 24 h after a rotation). `verifyWebhook` of `@agentline/sdk/webhooks`, or any Standard Webhooks library, checks them. */
+        WebhookSignatureHeader: string;
         /** @description 0-based page to return. Leaving it out means 0. At most 1,000,000: with `limit` up to 1000 that reaches a billion items deep, past any list here; walk deeper with `cursor`, which costs the same at any depth. */
         Page: number;
         /**
@@ -3419,6 +3533,93 @@ export interface operations {
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    webhook_event: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The message's id, the same on every retry and replay of it; deduplicate by it. */
+                "webhook-id": components["parameters"]["WebhookIdHeader"];
+                /** @description When this attempt was signed, in whole seconds since the epoch; refuse one more than 5 minutes from your clock. */
+                "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                /** @description Space-separated `v1,<base64 HMAC-SHA256>` signatures of `<webhook-id>.<webhook-timestamp>.<body>`, one per secret in force (two for 24 h after a rotation). `verifyWebhook` of `@agentline/sdk/webhooks`, or any Standard Webhooks library, checks them. */
+                "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookEventMessage"];
+            };
+        };
+        responses: {
+            /** @description Delivered. Any other answer, or none within 10 s, is retried; `410` disables the endpoint. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_experiment_status_changed: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The message's id, the same on every retry and replay of it; deduplicate by it. */
+                "webhook-id": components["parameters"]["WebhookIdHeader"];
+                /** @description When this attempt was signed, in whole seconds since the epoch; refuse one more than 5 minutes from your clock. */
+                "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                /** @description Space-separated `v1,<base64 HMAC-SHA256>` signatures of `<webhook-id>.<webhook-timestamp>.<body>`, one per secret in force (two for 24 h after a rotation). `verifyWebhook` of `@agentline/sdk/webhooks`, or any Standard Webhooks library, checks them. */
+                "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookStatusChangedMessage"];
+            };
+        };
+        responses: {
+            /** @description Delivered. Any other answer, or none within 10 s, is retried; `410` disables the endpoint. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_test: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The message's id, the same on every retry and replay of it; deduplicate by it. */
+                "webhook-id": components["parameters"]["WebhookIdHeader"];
+                /** @description When this attempt was signed, in whole seconds since the epoch; refuse one more than 5 minutes from your clock. */
+                "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                /** @description Space-separated `v1,<base64 HMAC-SHA256>` signatures of `<webhook-id>.<webhook-timestamp>.<body>`, one per secret in force (two for 24 h after a rotation). `verifyWebhook` of `@agentline/sdk/webhooks`, or any Standard Webhooks library, checks them. */
+                "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookTestMessageBody"];
+            };
+        };
+        responses: {
+            /** @description Delivered. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
         };
     };
 }

@@ -145,4 +145,37 @@ describe('specValidator (the generated openapi.json)', () => {
       }),
     ).toThrow(/status 201 is not declared for POST \/api\/v1\/experiments\//);
   });
+
+  it("holds a webhook request to the spec's webhooks: type, headers and body", () => {
+    const headers = {
+      'webhook-id': 'msg_2bD1v9c3XnQ8w4ZkLmN0pQ',
+      'webhook-timestamp': '1795000000',
+      'webhook-signature': 'v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=',
+    };
+    const test = {
+      type: 'webhook.test',
+      position: null,
+      data: { endpoint_id: 3, sent_at: '2026-11-27T20:00:00.000Z' },
+    };
+    const body = JSON.stringify(test);
+    expect(() => specValidator.validateWebhookRequest({ headers, body })).not.toThrow();
+    expect(() =>
+      specValidator.validateWebhookRequest({
+        headers,
+        body: JSON.stringify({ ...test, type: 'webhook.other' }),
+      }),
+    ).toThrow(/declares no such webhook/);
+    expect(() =>
+      specValidator.validateWebhookRequest({
+        headers,
+        body: JSON.stringify({ ...test, position: 'AAAA' }),
+      }),
+    ).toThrow(/the body does not match .*webhook.test/);
+    expect(() =>
+      specValidator.validateWebhookRequest({
+        headers: { ...headers, 'webhook-timestamp': undefined },
+        body,
+      }),
+    ).toThrow(/header webhook-timestamp undefined does not match/);
+  });
 });

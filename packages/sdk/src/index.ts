@@ -29,4 +29,4 @@ export {
   errorForResponse,
 } from './errors.js';
 export type * from './generated/models.js';
-export type { components, paths, operations } from '../../../spec/generated/openapi.js';
+export type { components, paths, operations, webhooks } from '../../../spec/generated/openapi.js';

@@ -3,26 +3,23 @@
 // receiver (Node.js, a browser worker, an edge runtime) loads neither the client nor its
 // dependencies.
 
-import type { Event, Experiment, ExperimentChangeActor } from './generated/models.js';
+import type {
+  ExperimentStatusChange,
+  WebhookEventMessage,
+  WebhookStatusChangedMessage,
+  WebhookTestMessageBody,
+} from './generated/models.js';
 
-/** The data of an `experiment.status_changed` message: the change as the experiment's history has it. */
-export interface ExperimentStatusChange {
-  experiment_id: number;
-  status: Experiment['status'];
-  ended_reason: Experiment['ended_reason'];
-  occurred_at: string;
-  actor: ExperimentChangeActor;
-}
+export type { ExperimentStatusChange };
 
 /**
- * The body of a webhook message; `type` says what `data` holds. `position` is the opaque token of
- * what it reports (for an event, the one the event stream sends as its `id:`): replay after it to
- * have everything later sent again. A test message has none.
+ * The body of a webhook message, as the spec's `webhooks` declare it; `type` says what `data`
+ * holds. `position` is the opaque token of what it reports (for an event, the one the event
+ * stream sends as its `id:`): replay after it to have everything later sent again. A test message
+ * has none.
  */
 export type WebhookMessage =
-  | { type: 'event'; position: string; data: Event }
-  | { type: 'experiment.status_changed'; position: string; data: ExperimentStatusChange }
-  | { type: 'webhook.test'; position: null; data: { endpoint_id: number; sent_at: string } };
+  WebhookEventMessage | WebhookStatusChangedMessage | WebhookTestMessageBody;
 
 /** How far `webhook-timestamp` may be from the receiver's clock, either way (the specification's 5 minutes). */
 export const WEBHOOK_TOLERANCE_SECONDS = 5 * 60;

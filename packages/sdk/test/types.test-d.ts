@@ -25,6 +25,7 @@ import {
   type ExperimentUpdate,
   type NotFoundError,
   type operations,
+  type webhooks,
   type PermissionDeniedError,
   type PostRequestOptions,
   type Prompt,
@@ -90,7 +91,7 @@ test('method signatures name the models, and the items assign to them', () => {
   expectTypeOf<Experiment['variants'][number]>().toEqualTypeOf<Variant>();
   expectTypeOf<NonNullable<Prompt['tools_full']>[number]>().toEqualTypeOf<Tool>();
   // What the wire gives (openapi-fetch's types) assigns to the named models.
-  type Wire<O extends Exclude<keyof operations, 'events_stream'>> =
+  type Wire<O extends Exclude<ClientOperation, 'events_stream'>> =
     operations[O]['responses'][200]['content']['application/json'];
   expectTypeOf<Wire<'events_list'>['items'][number]>().toExtend<Event>();
   expectTypeOf<Wire<'prompts_list'>['items'][number]>().toExtend<Prompt>();
@@ -147,6 +148,11 @@ interface OperationMethods {
   webhooks_endpoints_deliveries: AgentlineClient['webhooks']['deliveries'];
 }
 
+/** What the spec's `webhooks` declare: requests Agentline sends, which the client never makes. */
+type ReceivedOperation = {
+  [K in keyof operations]: operations[K] extends webhooks[keyof webhooks]['post'] ? K : never;
+}[keyof operations];
+type ClientOperation = Exclude<keyof operations, ReceivedOperation>;
 type OkBody<O> = O extends { responses: { 200: { content: { 'application/json': infer B } } } }
   ? B
   : never;
@@ -161,7 +167,10 @@ type BodyArgument<M> = M extends (...args: infer A) => unknown
   : never;
 
 test('every operation of the spec has a client method, with its body and its answer', () => {
-  expectTypeOf<keyof OperationMethods>().toEqualTypeOf<keyof operations>();
+  expectTypeOf<keyof OperationMethods>().toEqualTypeOf<ClientOperation>();
+  expectTypeOf<ReceivedOperation>().toEqualTypeOf<
+    'webhook_event' | 'webhook_experiment_status_changed' | 'webhook_test'
+  >();
   type WrongAnswer = {
     [K in keyof OperationMethods]: Same<
       Answer<OperationMethods[K]>,

@@ -1365,6 +1365,63 @@ export const WebhookEndpointDeleteResponse = z
   })
   .openapi('WebhookEndpointDeleteResponse');
 
+export const WebhookPosition = z
+  .string()
+  .min(1)
+  .max(64)
+  .regex(new RegExp('^[A-Za-z0-9_.-]+$'))
+  .openapi('WebhookPosition', {
+    description:
+      'The opaque token of what the message reports (for an event, the one the event stream sends as its `id:`): pass it as `after_position` to replay to have everything after it sent again.',
+  });
+
+export const WebhookEventMessage = z
+  .object({
+    type: z.literal('event'),
+    position: WebhookPosition,
+    data: Event,
+  })
+  .openapi('WebhookEventMessage', { description: 'The body of an `event` webhook message.' });
+
+export const ExperimentStatusChange = z
+  .object({
+    experiment_id: z.int(),
+    status: z
+      .enum(['running', 'stopped'])
+      .openapi({ description: "The experiment's status after the change." }),
+    ended_reason: z
+      .enum(['stopped', 'end_at', 'max_sessions'])
+      .nullable()
+      .openapi({ description: "As the experiment's `ended_reason`; null for a start." }),
+    occurred_at: z.iso.datetime({ offset: true }).max(35),
+    actor: ExperimentChangeActor,
+  })
+  .openapi('ExperimentStatusChange', {
+    description:
+      "The data of an `experiment.status_changed` message, as the experiment's history has the change.",
+  });
+
+export const WebhookStatusChangedMessage = z
+  .object({
+    type: z.literal('experiment.status_changed'),
+    position: WebhookPosition,
+    data: ExperimentStatusChange,
+  })
+  .openapi('WebhookStatusChangedMessage', {
+    description: 'The body of an `experiment.status_changed` webhook message.',
+  });
+
+export const WebhookTestMessageBody = z
+  .object({
+    type: z.literal('webhook.test'),
+    position: z.null(),
+    data: z.object({
+      endpoint_id: z.int(),
+      sent_at: z.iso.datetime({ offset: true }).max(35),
+    }),
+  })
+  .openapi('WebhookTestMessageBody', { description: 'The body of a `webhook.test` message.' });
+
 export const WebhookTestMessage = z
   .object({
     endpoint_id: z.int(),
@@ -3418,6 +3475,11 @@ export function registerSpecComponents(app: Pick<OpenAPIHono, 'openAPIRegistry'>
   app.openAPIRegistry.register('WebhookEndpointListItem', WebhookEndpointListItem);
   app.openAPIRegistry.register('WebhookEndpointListResponse', WebhookEndpointListResponse);
   app.openAPIRegistry.register('WebhookEndpointDeleteResponse', WebhookEndpointDeleteResponse);
+  app.openAPIRegistry.register('WebhookEventMessage', WebhookEventMessage);
+  app.openAPIRegistry.register('WebhookStatusChangedMessage', WebhookStatusChangedMessage);
+  app.openAPIRegistry.register('WebhookTestMessageBody', WebhookTestMessageBody);
+  app.openAPIRegistry.register('WebhookPosition', WebhookPosition);
+  app.openAPIRegistry.register('ExperimentStatusChange', ExperimentStatusChange);
   app.openAPIRegistry.register('WebhookTestMessage', WebhookTestMessage);
   app.openAPIRegistry.register('WebhookReplayRequest', WebhookReplayRequest);
   app.openAPIRegistry.register('WebhookReplayResponse', WebhookReplayResponse);

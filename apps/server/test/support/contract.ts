@@ -46,6 +46,18 @@ export interface SpecValidator {
    * named in the media type's `x-agentline-message-data`, its data valid against that schema.
    */
   validateStreamMessage(message: StreamMessageToValidate): void;
+  /**
+   * Throws unless a webhook request is one the spec's `webhooks` declares: the entry its body's
+   * `type` names, the body valid against that entry's schema, each declared header present and
+   * valid.
+   */
+  validateWebhookRequest(request: WebhookRequestToValidate): void;
+}
+
+export interface WebhookRequestToValidate {
+  headers: Record<string, string | string[] | undefined>;
+  /** The raw body, as it arrived. */
+  body: string;
 }
 
 const DOCUMENT_ID = 'openapi.json';
@@ -75,6 +87,41 @@ export function createSpecValidator(specDocument: unknown): SpecValidator {
   };
 
   return {
+    validateWebhookRequest({ headers, body }) {
+      const message = asObject(JSON.parse(body));
+      const type = String(message['type']);
+      const label = `webhook message "${type}"`;
+      const webhooks = asObject(document['webhooks']);
+      if (!(type in webhooks)) {
+        throw new Error(
+          `${label}: the spec declares no such webhook (declared: ${Object.keys(webhooks).join(', ')})`,
+        );
+      }
+      const operationPointer = `/webhooks/${escapePointer(type)}/post`;
+      const operation = asObject(asObject(webhooks[type])['post']);
+      for (const reference of operation['parameters'] as Array<{ $ref: string }>) {
+        const pointer = reference.$ref.replace(/^#/, '');
+        const parameter = pointer
+          .split('/')
+          .slice(1)
+          .reduce<unknown>((node, key) => asObject(node)[key], document);
+        const name = String(asObject(parameter)['name']);
+        const value = headers[name];
+        const validate = validatorFor(`${pointer}/schema`);
+        if (typeof value !== 'string' || !validate(value)) {
+          throw new Error(
+            `${label}: header ${name} ${JSON.stringify(value)} does not match ${DOCUMENT_ID}#${pointer}/schema`,
+          );
+        }
+      }
+      const schemaPointer = `${operationPointer}/requestBody/content/application~1json/schema`;
+      const validate = validatorFor(schemaPointer);
+      if (!validate(message)) {
+        throw new Error(
+          `${label}: the body does not match ${DOCUMENT_ID}#${schemaPointer}:\n${formatErrors(validate.errors ?? [])}\nbody: ${preview(message)}`,
+        );
+      }
+    },
     validateStreamMessage({ url, event, data }) {
       const pathname = new URL(url, 'http://localhost').pathname;
       const template = matchTemplate(templates, pathname);
@@ -172,6 +219,9 @@ function defaultSpecValidator(): SpecValidator {
 export const specValidator: SpecValidator = {
   validateResponse(response) {
     defaultSpecValidator().validateResponse(response);
+  },
+  validateWebhookRequest(request) {
+    defaultSpecValidator().validateWebhookRequest(request);
   },
   validateStreamMessage(message) {
     defaultSpecValidator().validateStreamMessage(message);

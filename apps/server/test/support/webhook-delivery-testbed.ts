@@ -7,6 +7,7 @@ import { sql, type SQL } from 'drizzle-orm';
 import { afterAll, afterEach, beforeAll, beforeEach, expect } from 'vitest';
 import { createDb } from '../../src/db/engine/client.js';
 import { migrateDb } from '../../src/db/engine/migrate.js';
+import { specValidator } from './contract.js';
 import { createTenant, type Schemas, type Tenant } from './harness.js';
 import { experimentBody, loadRoutingFixture, type RoutingFixture } from './routing-fixture.js';
 import { startServerProcess, type ServerProcess } from './server-process.js';
@@ -67,8 +68,9 @@ export interface DeliveringServer {
 /**
  * One delivering server for the file (started once: a process start is most of a short test),
  * and for each test two organizations and a receiver of its own, so that no test sees another's
- * endpoints or messages. The fields are set by the hooks; read them inside tests. The server
- * must exit 0 on SIGTERM at the end.
+ * endpoints or messages. The fields are set by the hooks; read them inside tests. Every request
+ * a test's receiver got must match the spec's `webhooks`, and the server must exit 0 on SIGTERM
+ * at the end.
  */
 export function useDeliveringServer(): DeliveringServer {
   const delivery = {} as DeliveringServer;
@@ -86,6 +88,10 @@ export function useDeliveringServer(): DeliveringServer {
   });
   afterEach(async () => {
     await delivery.receiver.close();
+    // Whatever a test had sent is what the spec's `webhooks` declare, headers and body.
+    for (const { headers, body } of delivery.receiver.received) {
+      specValidator.validateWebhookRequest({ headers, body });
+    }
   });
   return delivery;
 }

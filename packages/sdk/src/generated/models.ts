@@ -513,6 +513,45 @@ export interface WebhookEndpointListResponse extends Omit<
 export interface WebhookEndpointDeleteResponse extends Schema<'WebhookEndpointDeleteResponse'> {}
 
 /**
+ * The body of an `event` webhook message.
+ */
+export interface WebhookEventMessage extends Omit<
+  Schema<'WebhookEventMessage'>,
+  'position' | 'data'
+> {
+  position: WebhookPosition;
+  data: Event;
+}
+
+/**
+ * The body of an `experiment.status_changed` webhook message.
+ */
+export interface WebhookStatusChangedMessage extends Omit<
+  Schema<'WebhookStatusChangedMessage'>,
+  'position' | 'data'
+> {
+  position: WebhookPosition;
+  data: ExperimentStatusChange;
+}
+
+/**
+ * The body of a `webhook.test` message.
+ */
+export interface WebhookTestMessageBody extends Schema<'WebhookTestMessageBody'> {}
+
+/**
+ * The opaque token of what the message reports (for an event, the one the event stream sends as its `id:`): pass it as `after_position` to replay to have everything after it sent again.
+ */
+export type WebhookPosition = Schema<'WebhookPosition'>;
+
+/**
+ * The data of an `experiment.status_changed` message, as the experiment's history has the change.
+ */
+export interface ExperimentStatusChange extends Omit<Schema<'ExperimentStatusChange'>, 'actor'> {
+  actor: ExperimentChangeActor;
+}
+
+/**
  * A test message queued for the endpoint.
  */
 export interface WebhookTestMessage extends Schema<'WebhookTestMessage'> {}
