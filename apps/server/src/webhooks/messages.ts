@@ -3,7 +3,12 @@
 // `{type, position, data}`, built once and sent as the same bytes on every attempt.
 
 import { createHash } from 'node:crypto';
+import { storedActor } from '../db/repositories/experiment-history.js';
 import type { StatusChangeRow } from '../db/repositories/webhook-dispatch.js';
+import type { components } from '../spec-types.js';
+import { toWireActor } from '../wire/experiments.js';
+
+type StatusChangedMessage = components['schemas']['WebhookStatusChangedMessage'];
 
 export type MessageSource = 'event' | 'history';
 
@@ -20,7 +25,7 @@ export function eventPayload(position: string, eventJson: string): string {
 
 export const STATUS_CHANGED = 'experiment.status_changed';
 
-const STATUS_AFTER: Record<StatusChangeRow['action'], string> = {
+const STATUS_AFTER: Record<StatusChangeRow['action'], StatusChangedMessage['data']['status']> = {
   started: 'running',
   stopped: 'stopped',
   ended: 'stopped',
@@ -28,10 +33,6 @@ const STATUS_AFTER: Record<StatusChangeRow['action'], string> = {
 
 /** The body of an experiment's start, stop or planned end. */
 export function statusChangePayload(position: string, change: StatusChangeRow): string {
-  const actor =
-    change.actorType === 'api_key'
-      ? { type: 'api_key', key_id: change.actorKeyId, key_name: change.actorKeyName }
-      : { type: change.actorType };
   // A stop call is `stopped` whatever the record says later; an end by plan reads its reason
   // from the experiment (the history records the status, not why it ended).
   const endedReason =
@@ -40,7 +41,7 @@ export function statusChangePayload(position: string, change: StatusChangeRow): 
       : change.action === 'stopped'
         ? 'stopped'
         : change.endedReason;
-  return JSON.stringify({
+  const message: StatusChangedMessage = {
     type: STATUS_CHANGED,
     position,
     data: {
@@ -48,7 +49,8 @@ export function statusChangePayload(position: string, change: StatusChangeRow): 
       status: STATUS_AFTER[change.action],
       ended_reason: endedReason,
       occurred_at: change.occurredAt,
-      actor,
+      actor: toWireActor(storedActor(change)),
     },
-  });
+  };
+  return JSON.stringify(message);
 }

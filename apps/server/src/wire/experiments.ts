@@ -4,6 +4,7 @@
 import type { ExperimentChangeRecord } from '../db/repositories/experiment-history.js';
 import type { ExperimentRecord } from '../db/repositories/experiment-records.js';
 import type { TimelineCount } from '../db/repositories/experiment-results.js';
+import type { ChangeActor } from '../vocabulary/experiments.js';
 import type { components } from '../spec-types.js';
 
 export type WireExperiment = Required<components['schemas']['Experiment']>;
@@ -94,17 +95,20 @@ export function toWireTimeline(
 
 export type WireExperimentChange = components['schemas']['ExperimentChange'];
 
+/** Who made a change, as the history and the status-change webhook message show it. */
+export function toWireActor(actor: ChangeActor): components['schemas']['ExperimentChangeActor'] {
+  return actor.type === 'api_key'
+    ? { type: 'api_key', key_id: actor.keyId, key_name: actor.keyName }
+    : { type: actor.type };
+}
+
 export function toWireChange(record: ExperimentChangeRecord): WireExperimentChange {
-  const { actor } = record;
   return {
     id: record.id,
     experiment_id: record.experimentId,
     occurred_at: record.occurredAt,
     action: record.action,
-    actor:
-      actor.type === 'api_key'
-        ? { type: 'api_key', key_id: actor.keyId, key_name: actor.keyName }
-        : { type: actor.type },
+    actor: toWireActor(record.actor),
     request_id: record.requestId,
     changes: record.changes as WireExperimentChange['changes'],
   };

@@ -57,14 +57,11 @@ export function appendChange(
   );
 }
 
-interface ExperimentChangeRow {
+interface ExperimentChangeRow extends StoredActor {
   id: number;
   experimentId: number;
   occurredAt: string;
   action: ChangeAction;
-  actorType: ChangeActor['type'];
-  actorKeyId: string | null;
-  actorKeyName: string | null;
   requestId: string | null;
   /** Text on SQLite, parsed on PostgreSQL. */
   changes: FieldChanges | string;
@@ -121,13 +118,24 @@ export async function readHistoryPage(
     const records = rows.map(
       ({ actorType, actorKeyId, actorKeyName, changes, ...row }): ExperimentChangeRecord => ({
         ...row,
-        actor:
-          actorType === 'api_key'
-            ? { type: 'api_key', keyId: actorKeyId!, keyName: actorKeyName! }
-            : { type: actorType },
+        actor: storedActor({ actorType, actorKeyId, actorKeyName }),
         changes: parsedJson(changes),
       }),
     );
     return { records, totalCount, next };
   });
+}
+
+/** The stored actor columns of a history row; the key's are set exactly for `api_key`. */
+export interface StoredActor {
+  actorType: ChangeActor['type'];
+  actorKeyId: string | null;
+  actorKeyName: string | null;
+}
+
+/** Who made a change, read back from its history row. */
+export function storedActor({ actorType, actorKeyId, actorKeyName }: StoredActor): ChangeActor {
+  return actorType === 'api_key'
+    ? { type: 'api_key', keyId: actorKeyId!, keyName: actorKeyName! }
+    : { type: actorType };
 }

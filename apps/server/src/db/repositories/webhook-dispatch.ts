@@ -6,6 +6,7 @@
 
 import { sql, type SQL } from 'drizzle-orm';
 import type { EventProperty } from '../../vocabulary/events.js';
+import type { EndedReason } from '../../vocabulary/experiments.js';
 import type { Db } from '../engine/client.js';
 import { gatherBatches } from '../engine/gather-batches.js';
 import {
@@ -18,6 +19,7 @@ import {
   selectRows,
   type Steps,
 } from '../engine/portable-sql.js';
+import type { StoredActor } from './experiment-history.js';
 import {
   experimentChanges,
   experiments,
@@ -337,16 +339,13 @@ export function recordAttempt(
 }
 
 /** An experiment's start, stop or end, from its history. */
-export interface StatusChangeRow {
+export interface StatusChangeRow extends StoredActor {
   id: number;
   experimentId: number;
   occurredAt: string;
   action: 'started' | 'stopped' | 'ended';
-  actorType: 'api_key' | 'operator' | 'system';
-  actorKeyId: string | null;
-  actorKeyName: string | null;
   /** The experiment's ended_reason now (null once it is deleted). */
-  endedReason: string | null;
+  endedReason: EndedReason | null;
 }
 
 /** The organization's status changes with ids in (afterId, throughId], up to `limit`, by id. */
