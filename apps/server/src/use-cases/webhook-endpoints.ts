@@ -4,6 +4,7 @@
 // applied"). Each write also clears the endpoint's lease, so the process delivering for it picks
 // up the change at once (db/repositories/webhook-endpoints.ts).
 
+import type { components } from '../spec-types.js';
 import type { Db } from '../db/engine/client.js';
 import { runStepsInTransaction } from '../db/engine/portable-sql.js';
 import { currentEventPosition } from '../db/repositories/events.js';
@@ -189,11 +190,12 @@ export async function sendWebhookTest(
       );
     }
     const now = nowIso();
-    const payload = JSON.stringify({
+    const message: components['schemas']['WebhookTestMessageBody'] = {
       type: WEBHOOK_TEST_TYPE,
       position: null,
       data: { endpoint_id: id, sent_at: now },
-    });
+    };
+    const payload = JSON.stringify(message);
     yield* insertTestMessage({ endpointId: id, organizationId, webhookId, payload, now });
     return { endpointId: id, webhookId, queuedAt: now };
   });
