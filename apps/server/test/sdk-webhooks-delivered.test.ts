@@ -5,46 +5,36 @@
 
 import { createClient, type WebhookDelivery, type WebhookMessage } from '@agentline/sdk';
 import { verifyWebhook } from '@agentline/sdk/webhooks';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ServerProcess } from './support/server-process.js';
+import { describe, expect, it } from 'vitest';
 import {
-  createDeliveryTestbed,
   eventually,
   routeSessions,
-  startDeliveringServer,
   startExperiment,
-  type DeliveryTestbed,
+  useDeliveringServer,
 } from './support/webhook-delivery-testbed.js';
-import { startWebhookReceiver, type WebhookReceiver } from './support/webhook-receiver.js';
 
-let bed: DeliveryTestbed;
-let server: ServerProcess;
-let receiver: WebhookReceiver;
-
-beforeAll(async () => {
-  bed = await createDeliveryTestbed();
-  server = await startDeliveringServer(bed.databaseUrl);
-  receiver = await startWebhookReceiver();
-});
-
-afterAll(async () => {
-  expect(await server.stop('SIGTERM')).toBe(0);
-  await receiver.close();
-});
+const delivery = useDeliveringServer();
 
 describe('webhooks through the SDK, delivered by the server', () => {
   it('verifies and types what arrives, replays after a position and shows the log', async () => {
-    const client = createClient({ apiKey: bed.acme.key, baseUrl: server.baseUrl });
+    const client = createClient({
+      apiKey: delivery.bed.acme.key,
+      baseUrl: delivery.server.baseUrl,
+    });
     const endpoint = await client.webhooks.create({
-      url: receiver.url,
+      url: delivery.receiver.url,
       message_types: ['event', 'experiment.status_changed'],
       search_fields: ['type'],
       search_field_values: ['session-started'],
     });
-    const experimentId = await startExperiment(server.baseUrl, bed.acme, bed.fx);
-    await routeSessions(server.baseUrl, bed.acme, bed.fx, 3);
+    const experimentId = await startExperiment(
+      delivery.server.baseUrl,
+      delivery.bed.acme,
+      delivery.bed.fx,
+    );
+    await routeSessions(delivery.server.baseUrl, delivery.bed.acme, delivery.bed.fx, 3);
     // The start and three session-started events.
-    const arrived = await receiver.waitFor(4);
+    const arrived = await delivery.receiver.waitFor(4);
 
     const messages: Array<{ id: string; message: WebhookMessage }> = [];
     for (const request of arrived) {
@@ -90,7 +80,7 @@ describe('webhooks through the SDK, delivered by the server', () => {
     // come again too, which a receiver's deduplication drops).
     const resent = await eventually('the later events again', async () => {
       const ids = await Promise.all(
-        receiver.received.slice(4).map(async (request) => {
+        delivery.receiver.received.slice(4).map(async (request) => {
           await verifyWebhook(request.body, request.headers, endpoint.secret);
           return String(request.headers['webhook-id']);
         }),
