@@ -13,12 +13,13 @@ import { listConditions, listOrder } from '../src/db/engine/list-sql.js';
 import { insertEventBatch, type EventToImport } from '../src/db/repositories/event-import.js';
 import { createOrganization } from '../src/db/repositories/organizations.js';
 import { cursorSigner } from '../src/serving/cursor-signer.js';
-import { eventColumns } from '../src/db/repositories/event-conditions.js';
+import { eventColumns, resolveValues } from '../src/db/repositories/event-conditions.js';
 import { listEvents, type ListedEvent } from '../src/db/repositories/events.js';
 import {
   execute,
   parsedJson,
   runListRead,
+  runSteps,
   selectList,
   selectRows,
 } from '../src/db/engine/portable-sql.js';
@@ -402,5 +403,40 @@ describe.runIf(onPostgres)('the trigram index on PostgreSQL', () => {
       'events_description_trgm_idx',
     );
     expect(await expectSame(initech, search([['description', 'NEEDLE']]))).toBe(5);
+  });
+});
+
+describe.runIf(onSqlite)('the trigram index on SQLite', () => {
+  it('serves a substring rare beside the organization, not a word common in another', async () => {
+    // The index covers every organization: Hooli's "order" everywhere makes it slow for Globex.
+    const hooli = (await createOrganization(db, 'Hooli')).id;
+    const batch = Array.from({ length: 4_000 }, (_, i) => ({
+      importKey: `hooli-${i}`,
+      timestamp: new Date(Date.UTC(2026, 4, 1) + i * 1000).toISOString(),
+      sessionId: `s-${i % 97}`,
+      conversationId: null,
+      source: null,
+      sourceId: null,
+      category: 'tool',
+      type: 'tool-call',
+      userId: null,
+      description: i % 1000 === 7 ? `A needle in order ${i}` : `Looked up order ${i}`,
+      attributes: null,
+    }));
+    await insertEventBatch(db, hooli, batch);
+    const usesIndex = async (organizationId: number, value: string, organizationCount: number) => {
+      const q = await query(search([['description', value]]), organizationId);
+      const resolved = await runSteps(db, () =>
+        resolveValues(db, organizationId, q, 0, organizationCount),
+      );
+      return resolved.trigrams.has(q.filters[0]!);
+    };
+    expect(await usesIndex(hooli, 'needle', 4_000)).toBe(true);
+    expect(await usesIndex(globex, 'order', 700)).toBe(false);
+    expect(await usesIndex(hooli, 'order', 4_000)).toBe(false);
+    // Two characters have no trigram.
+    expect(await usesIndex(hooli, 'ne', 4_000)).toBe(false);
+    expect(await expectSame(hooli, search([['description', 'needle']]))).toBe(4);
+    expect(await expectSame(globex, search([['description', 'order']]))).toBeGreaterThan(0);
   });
 });

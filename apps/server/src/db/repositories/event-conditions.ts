@@ -69,15 +69,40 @@ function* matchingValues(
   return distinct.filter((row) => row.hit === 1 || row.hit === true).map((row) => row.v);
 }
 
-export function usesTrigrams(filter: SearchFilter<EventProperty>, access: Access): boolean {
-  // Trigrams need three characters; shorter values are scanned with LIKE.
-  return (
-    access === 'seek' && filter.property === 'description' && [...String(filter.value)].length >= 3
-  );
+/**
+ * A trigram match costs a seek into events (to check its organization and the LIKE), about three
+ * times what reading one of the organization's rows in its index costs: the index is over every
+ * organization, so a word common in all of them is slower to find through it than to scan for.
+ * A description is found through it only when it matches fewer than this share of the
+ * organization's events (measured with a LIMIT, so a common word costs little to rule out).
+ */
+const TRIGRAM_SHARE = 0.25;
+
+/** FTS5 phrase syntax: the value as one quoted string. */
+const trigramPhrase = (value: string) => `"${value.replaceAll('"', '""')}"`;
+
+/** What the query's searches were resolved to before its count and page are read. */
+export interface ResolvedValues {
+  /** Each category or type filter's matching distinct values (null: too many to list). */
+  values: ReadonlyMap<SearchFilter<EventProperty>, string[] | null>;
+  /** The description filters the trigram index narrows to few enough events (TRIGRAM_SHARE). */
+  trigrams: ReadonlySet<SearchFilter<EventProperty>>;
 }
 
-/** Each category or type filter's matching distinct values (null: too many to list). */
-export type ResolvedValues = Map<SearchFilter<EventProperty>, string[] | null>;
+/** Nothing resolved: every search is rendered as the plain scan's condition. */
+export const NOTHING_RESOLVED: ResolvedValues = { values: new Map(), trigrams: new Set() };
+
+/** Whether the trigram index has few enough matches of `value` (TRIGRAM_SHARE). */
+function* fewTrigramMatches(db: Db, value: string, organizationCount: number): Steps<boolean> {
+  // Trigrams need three characters; shorter values are scanned with LIKE.
+  if ([...value].length < 3) return false;
+  const limit = Math.ceil(organizationCount * TRIGRAM_SHARE) + 1;
+  const [found] = yield* selectRows<{ n: number }>(
+    sql`SELECT count(*) AS n FROM (SELECT rowid FROM events_description_fts
+        WHERE events_description_fts MATCH ${trigramPhrase(value)} LIMIT ${limit})`,
+  );
+  return found!.n < limit;
+}
 
 interface CachedValues {
   throughId: number;
@@ -94,29 +119,39 @@ const valuesCache = perDatabase(
 
 /**
  * Resolves the query's category and type filters once, for both the count and the page. Events
- * through `throughId` never change, so values resolved at the same highest id are reused.
+ * through `throughId` never change, so values resolved at the same highest id are reused. With
+ * the organization's event count (SQLite), also which description filters use the trigram index.
  */
 export function* resolveValues(
   db: Db,
   organizationId: number,
   query: ListQuery<EventProperty>,
   throughId: number,
+  organizationCount?: number,
 ): Steps<ResolvedValues> {
-  const resolved: ResolvedValues = new Map();
+  const values = new Map<SearchFilter<EventProperty>, string[] | null>();
+  const trigrams = new Set<SearchFilter<EventProperty>>();
   const cache = valuesCache(db);
   for (const filter of query.filters) {
+    if (
+      filter.property === 'description' &&
+      organizationCount !== undefined &&
+      (yield* fewTrigramMatches(db, String(filter.value), organizationCount))
+    ) {
+      trigrams.add(filter);
+    }
     if (filter.property === 'category' || filter.property === 'type') {
       const key = JSON.stringify([organizationId, filter.property, filter.value]);
       const cached = cache.get(key);
-      const values =
+      const matching =
         cached?.throughId === throughId
           ? cached.values
           : yield* matchingValues(db, organizationId, filter.property, String(filter.value));
-      cache.set(key, { throughId, values });
-      resolved.set(filter, values);
+      cache.set(key, { throughId, values: matching });
+      values.set(filter, matching);
     }
   }
-  return resolved;
+  return { values, trigrams };
 }
 
 /** What selects events, whatever their order or page: search pairs and the time window. */
@@ -130,7 +165,7 @@ export function eventConditions(
   access: Access,
 ): SQL | undefined {
   const lowCardinality = (column: 'category' | 'type') => (filter: SearchFilter<EventProperty>) => {
-    const values = resolved.get(filter);
+    const values = resolved.values.get(filter);
     if (!values) return undefined;
     if (values.length === 0) return sql`FALSE`;
     // Unary plus keeps SQLite's planner off this column's index while it walks another order.
@@ -141,7 +176,9 @@ export function eventConditions(
     )})`;
   };
   // SQLite's planner prefers the organization's index to the trigram matches it cannot estimate.
-  const organization = query.filters.some((filter) => usesTrigrams(filter, access))
+  const usesTrigrams = (filter: SearchFilter<EventProperty>) =>
+    access === 'seek' && resolved.trigrams.has(filter);
+  const organization = query.filters.some(usesTrigrams)
     ? sql`+${events.organizationId} = ${organizationId}`
     : eq(events.organizationId, organizationId);
   return and(
@@ -154,11 +191,10 @@ export function eventConditions(
         category: lowCardinality('category'),
         type: lowCardinality('type'),
         description: (filter) => {
+          if (!usesTrigrams(filter)) return undefined;
           const value = String(filter.value);
-          if (!usesTrigrams(filter, access)) return undefined;
-          const phrase = `"${value.replaceAll('"', '""')}"`;
           return sql`${events.id} IN (SELECT rowid FROM events_description_fts
-                     WHERE events_description_fts MATCH ${phrase})
+                     WHERE events_description_fts MATCH ${trigramPhrase(value)})
                      AND ${db.spelling.contains(events.description, value)}`;
         },
       },

@@ -16,6 +16,8 @@
 //   table of migration 0005, then checked with the same LIKE as the plain scan, so the results are
 //   identical (the index folds case beyond ASCII, LIKE only ASCII: the index finds a superset,
 //   LIKE trims it); on PostgreSQL pg_trgm's GIN index, which serves ILIKE itself and rechecks it.
+//   SQLite's index covers every organization, so it is used only when its matches are few beside
+//   the organization's events; a word common everywhere is scanned for (event-conditions.ts).
 // - Deep pages past the middle are read from the other end, in the reverse order.
 // - The page's items come back as JSON text built by the database (itemJson), ready for the body.
 // - SQLite is told which index serves a condition (unary plus, NOT INDEXED); PostgreSQL's planner
@@ -37,6 +39,7 @@ import {
   eventColumns,
   eventConditions,
   eventsAbove,
+  NOTHING_RESOLVED,
   resolveValues,
   type Access,
   type EventSelection,
@@ -185,20 +188,21 @@ function itemJson({ spelling }: Db, projection: ReadonlySet<string> | null): SQL
   );
 }
 
-/** How SQLite serves the page's conditions; PostgreSQL's planner decides for itself. */
-function* pageAccess(
+/**
+ * How SQLite serves the page's conditions, from the share of the organization's events they
+ * match; PostgreSQL's planner decides for itself.
+ */
+function pageAccess(
   db: Db,
-  organizationId: number,
   query: ListQuery<EventProperty>,
   totalCount: number,
-  throughId: number,
-): Steps<Access> {
+  organizationCount: number | undefined,
+): Access {
   if (db.kind === 'postgres') return 'plan';
-  const organizationCount = isFiltered(query)
-    ? yield* countMatching(db, organizationId, { ...query, ...UNFILTERED }, new Map(), throughId)
-    : totalCount;
   // A time window alone is a range of the timestamp index, which walks it in order.
-  return query.filters.length === 0 || totalCount >= organizationCount * WALK_ORDER_SHARE
+  return query.filters.length === 0 ||
+    organizationCount === undefined ||
+    totalCount >= organizationCount * WALK_ORDER_SHARE
     ? 'walk'
     : 'seek';
 }
@@ -244,21 +248,26 @@ function* readPage(
 
 const UNFILTERED: EventSelection = { filters: [], window: {} };
 
-function isFiltered(query: ListQuery<EventProperty>): boolean {
-  return (
-    query.filters.length > 0 || query.window.start !== undefined || query.window.end !== undefined
-  );
-}
-
 function* listing(
   db: Db,
   organizationId: number,
   query: ListQuery<EventProperty>,
 ): Steps<EventsPage> {
   const throughId = yield* highestEventId(db, organizationId);
-  const resolved = yield* resolveValues(db, organizationId, query, throughId);
+  // What SQLite's choices of index are measured against (pageAccess, resolveValues).
+  const organizationCount =
+    db.kind === 'sqlite' && query.filters.length > 0
+      ? yield* countMatching(
+          db,
+          organizationId,
+          { ...query, ...UNFILTERED },
+          NOTHING_RESOLVED,
+          throughId,
+        )
+      : undefined;
+  const resolved = yield* resolveValues(db, organizationId, query, throughId, organizationCount);
   const totalCount = yield* countMatching(db, organizationId, query, resolved, throughId);
-  const access = yield* pageAccess(db, organizationId, query, totalCount, throughId);
+  const access = pageAccess(db, query, totalCount, organizationCount);
   const { rows, next } = yield* readPage(db, organizationId, query, resolved, totalCount, access);
   return { rows, totalCount, next, throughId };
 }
@@ -320,7 +329,7 @@ export async function readEventsAfter(
     if (highest <= afterId) return { rows: [], through: afterId };
     const rows = yield* selectRows<FeedEvent>(
       sql`SELECT id, ${itemJson(db, null)} AS json
-          FROM ${eventsAbove(db, organizationId, UNFILTERED, new Map(), afterId, highest)}
+          FROM ${eventsAbove(db, organizationId, UNFILTERED, NOTHING_RESOLVED, afterId, highest)}
           ORDER BY id LIMIT ${limit}`,
     );
     return { rows, through: rows.length === limit ? rows.at(-1)!.id : highest };
@@ -337,7 +346,7 @@ export async function matchingEventIds(
 ): Promise<Set<number>> {
   const rows = await runSteps(db, () =>
     selectRows<{ id: number }>(
-      sql`SELECT id FROM ${eventsAbove(db, organizationId, query, new Map(), afterId, throughId)}`,
+      sql`SELECT id FROM ${eventsAbove(db, organizationId, query, NOTHING_RESOLVED, afterId, throughId)}`,
     ),
   );
   return new Set(rows.map((row) => row.id));
@@ -367,7 +376,7 @@ export async function replayEvents(
   return runListRead(db, () =>
     selectRows<FeedEvent>(
       sql`SELECT id, ${itemJson(db, query.projection)} AS json
-          FROM ${eventsAbove(db, organizationId, query, new Map(), afterId, throughId)}
+          FROM ${eventsAbove(db, organizationId, query, NOTHING_RESOLVED, afterId, throughId)}
           ORDER BY id LIMIT ${limit}`,
     ),
   );
