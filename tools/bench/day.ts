@@ -34,7 +34,13 @@ import { createBenchDatabase } from './bench-database.js';
 import { importArguments, writeImportFile } from './bench-events.js';
 import { createDayTenants, startDayExperiments, type DayTenant } from './day-tenants.js';
 import { listPath, randomListQuery } from './day-queries.js';
-import { newTallies, tenantDay, type DayTallies, type ShapeTally } from './day-traffic.js';
+import {
+  CallStop,
+  newTallies,
+  tenantDay,
+  type DayTallies,
+  type ShapeTally,
+} from './day-traffic.js';
 import { load, type LoadResult } from './load.js';
 import { Latencies } from './open-loop.js';
 
@@ -126,15 +132,15 @@ try {
   const dayStart = performance.now();
   const tallies = newTallies(dayStart);
   const untilMs = dayStart + daySeconds * 1000;
-  const stopCalls = new AbortController();
+  const stopCalls = new CallStop();
   const stopStreams = new AbortController();
-  // Every call of the day listens to this one signal: thousands at once under a slow server.
-  setMaxListeners(0, stopCalls.signal, stopStreams.signal);
+  // Every stream of the day (two per organization) listens to this one signal.
+  setMaxListeners(0, stopStreams.signal);
   const plan = {
     baseUrls: servers.map((s) => s.baseUrl),
     rate,
     untilMs,
-    signal: stopCalls.signal,
+    stop: stopCalls,
     streamSignal: stopStreams.signal,
     planned: { id: planned.id, endAt: plannedEndAt },
   };
@@ -148,7 +154,7 @@ try {
   stopStreams.abort();
   const cut = setTimeout(() => {
     tallies.wire.over = true;
-    stopCalls.abort();
+    stopCalls.stop();
   }, GRACE_MS);
   const [, importReport, endReport] = await Promise.all([days, imported, ended]);
   clearTimeout(cut);
