@@ -130,9 +130,13 @@ export function retryingFetch(
       const signal = AbortSignal.any([callerSignal, timeout]);
       let outcome: { status: number; response: Response } | { error: unknown };
       try {
-        const response = await fetchImpl(
-          new Request(original.url, { method: original.method, headers, body, signal }),
-        );
+        // The URL and init, not a Request: fetch would copy a Request's body into a new stream.
+        const response = await fetchImpl(original.url, {
+          method: original.method,
+          headers,
+          body,
+          signal,
+        });
         outcome = { status: response.status, response };
       } catch (error) {
         if (callerSignal.aborted) throw errorForFailure(error, callerSignal);
