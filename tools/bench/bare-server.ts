@@ -41,7 +41,7 @@ async function startBare(app: string, cpu?: number): Promise<BareServer> {
   return { url: `http://127.0.0.1:${port}/`, pid: child.pid!, stop: () => child.kill() };
 }
 
-/** GET / answers `body` (written to `directory`) as application/json. */
+/** Any request answers `body` (written to `directory`) as application/json. */
 export async function startBareBodyServer(
   directory: string,
   body: string,
@@ -55,7 +55,7 @@ export async function startBareBodyServer(
     import { Hono } from 'hono';
     const body = readFileSync(${JSON.stringify(bodyFile)}, 'utf8');
     const app = new Hono();
-    app.get('/', (c) => c.body(body, 200, { 'content-type': 'application/json' }));`,
+    app.all('*', (c) => c.body(body, 200, { 'content-type': 'application/json' }));`,
     cpu,
   );
 }
