@@ -294,6 +294,19 @@ describe('cached counts and the description index', () => {
     }
   });
 
+  it('stay exact when more events arrive in another organization than this one has', async () => {
+    // Globex's cached counts are then counted anew (countDeltaBound), and afterwards brought up
+    // to date again by the next few of its own.
+    const shapes = SHAPES.map(([, params]) => params);
+    for (const params of shapes) await expectSame(globex, params);
+    const rows = generatedEvents(acme, 1_200, 300);
+    for (let i = 0; i < rows.length; i += 400)
+      await insertTestEvents(other, rows.slice(i, i + 400));
+    for (const params of shapes) await expectSame(globex, params);
+    await insertEventBatch(other, globex, toImport(generatedEvents(globex, 12, 301), 'beyond'));
+    for (const params of shapes) await expectSame(globex, params);
+  });
+
   it('stay exact while several connections insert at once, in both organizations', async () => {
     // On PostgreSQL the inserts are concurrent transactions; without turns (migration 0003's
     // trigger) a count could be cached through an id whose transaction commits only after a
