@@ -13,7 +13,7 @@ import { createFrontDoor } from './http/front-door.js';
 import { startIdempotencySweeper } from './http/idempotency.js';
 import { startPlannedEndSweeper } from './http/planned-ends.js';
 import { KeptAnswers } from './serving/kept-answers.js';
-import { WebhookDispatcher } from './webhooks/dispatcher.js';
+import { startWebhookDelivery } from './webhooks/delivery-thread.js';
 
 const SHUTDOWN_GRACE_MS = 10_000;
 // Log lines are collected and written to stdout together, by libuv's threads, once 8 KiB are
@@ -45,18 +45,19 @@ async function main(): Promise<void> {
     intervalMs: Math.min(60_000, idempotencyTimes.retentionMs / 4),
   });
   const stopPlannedEnds = startPlannedEndSweeper(db, logger);
-  const webhooks = new WebhookDispatcher({
-    db,
-    logger,
-    leaseMs: config.webhookLeaseMs,
-    retrySchedule: config.webhookRetrySchedule,
-    targets: {
-      allowHttp: config.webhookAllowHttp,
-      allowPrivateAddresses: config.webhookAllowPrivateAddresses,
+  const webhooks = startWebhookDelivery(db, logger, {
+    databaseUrl: config.databaseUrl,
+    listQueryTimeoutMs: config.listQueryTimeoutMs,
+    logLevel: config.logLevel,
+    dispatcher: {
+      leaseMs: config.webhookLeaseMs,
+      retrySchedule: config.webhookRetrySchedule,
+      targets: {
+        allowHttp: config.webhookAllowHttp,
+        allowPrivateAddresses: config.webhookAllowPrivateAddresses,
+      },
     },
-    readers: eventReaders,
   });
-  webhooks.start();
   const eventStreams = new EventStreams(db, {
     perKey: config.eventStreamsPerKey,
     bufferBytes: config.eventStreamBufferBytes,

@@ -5,11 +5,12 @@
 // Small indexed lookups (the API key, a prompt page from its cache) stay inline, where they cost
 // less than a round trip to a thread.
 
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import type { Db } from '../db/engine/client.js';
 import type { EventProperty } from '../vocabulary/events.js';
 import type { ListQuery } from '../vocabulary/list-query.js';
 import { QueryTimeoutError } from '../db/engine/errors.js';
+import { startModuleThread } from './module-thread.js';
 import type { EventReaders, EventsPage, FeedEvent, ReplayJob } from '../db/repositories/events.js';
 
 export interface EventsPageJob {
@@ -39,11 +40,6 @@ export interface SqliteReaderOptions {
    */
   timeoutMs?: number;
 }
-
-// The worker runs the same source as this module: TypeScript under tsx (development, tests), or
-// the compiled JavaScript of a deployment.
-const RUNS_TYPESCRIPT = import.meta.url.endsWith('.ts');
-const WORKER_URL = new URL(`./event-read-worker.${RUNS_TYPESCRIPT ? 'ts' : 'js'}`, import.meta.url);
 
 /**
  * `count` worker threads reading `databaseUrl` (a SQLite file), each one job at a time, given to
@@ -101,14 +97,7 @@ export function startEventReaders(
   };
 
   const start = () => {
-    const workerData = { databaseUrl };
-    // A worker does not inherit tsx's loader: under tsx it registers it before the worker module.
-    const worker = RUNS_TYPESCRIPT
-      ? new Worker(
-          `import('tsx/esm/api').then(({ register }) => { register(); return import(${JSON.stringify(WORKER_URL.href)}); });`,
-          { eval: true, workerData },
-        )
-      : new Worker(WORKER_URL, { workerData });
+    const worker = startModuleThread('./event-read-worker', import.meta.url, { databaseUrl });
     starting.add(worker);
     let started = false;
     worker.on('message', (reply: Reply | { ready: true }) => {

@@ -1,4 +1,4 @@
-// The webhook dispatcher: one per server process (main.ts starts it, and stops it on SIGTERM).
+// The webhook dispatcher: one per server process, in its webhook thread (delivery-thread.ts).
 // Each endpoint is served by exactly one process at a time, the holder of its lease in the
 // database: every turn the dispatcher renews the leases it holds (an endpoint it no longer holds,
 // deleted, disabled or changed by the API, stops within the turn), takes free or lapsed ones up to
@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Logger } from 'pino';
 import type { Db } from '../db/engine/client.js';
-import type { EventReaders, FeedEvent } from '../db/repositories/events.js';
+import type { FeedEvent } from '../db/repositories/events.js';
 import { resumeTokensOf } from '../db/repositories/resume-tokens.js';
 import {
   claimLeases,
@@ -32,8 +32,6 @@ export interface DispatcherOptions {
   /** WEBHOOK_RETRY_SCHEDULE. */
   retrySchedule: readonly number[];
   targets: TargetAddressSettings;
-  /** SQLite's reader threads, where the feed's replays are read. */
-  readers?: EventReaders;
   /** Endpoints one process serves at most; the others are left to other processes. */
   maxEndpoints?: number;
   /** Each attempt's time limit (tests shorten it). */
@@ -75,10 +73,7 @@ export class WebhookDispatcher {
     this.#turnMs = Math.min(MAX_TURN_MS, Math.floor(options.leaseMs / 3));
     this.#client = new DeliveryClient(options.targets, options.attemptTimeoutMs);
     // The feed's chunks are the events themselves: each worker builds its own messages.
-    this.#feed = new EventFeed(options.db, {
-      encode: (events) => events,
-      readers: options.readers,
-    });
+    this.#feed = new EventFeed(options.db, { encode: (events) => events });
   }
 
   /** Endpoints this process serves now. */
