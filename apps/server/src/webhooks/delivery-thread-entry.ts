@@ -24,6 +24,7 @@ const db = createDb(data.databaseUrl, {
 prepareServerConnection(db);
 const dispatcher = new WebhookDispatcher({ db, logger, ...data.dispatcher });
 dispatcher.start();
+parentPort!.postMessage('running');
 
 parentPort!.once('message', () => {
   void dispatcher

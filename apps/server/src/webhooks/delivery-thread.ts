@@ -41,28 +41,38 @@ export function startWebhookDelivery(
   let stopping = false;
   let thread = start();
   function start() {
-    const started = startModuleThread('./delivery-thread-entry', import.meta.url, data);
-    started.on('error', (error) => logger.error({ err: error }, 'the webhook thread failed'));
-    started.once('exit', () => {
+    const worker = startModuleThread('./delivery-thread-entry', import.meta.url, data);
+    let running = false;
+    const ended = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
+    const stopped = new Promise<void>((resolve) =>
+      worker.on('message', (message) => {
+        if (message === 'running') running = true;
+        if (message === 'stopped') resolve();
+      }),
+    );
+    worker.on('error', (error) => logger.error({ err: error }, 'the webhook thread failed'));
+    void ended.then(() => {
       if (stopping) return;
-      // Its leases lapse and another process may take its endpoints over meanwhile.
+      // A thread that could not even start would fail again: no endless restarts. Other
+      // processes take this one's endpoints over once their leases lapse.
+      if (!running) {
+        logger.error('the webhook thread could not start; this process delivers no webhooks');
+        return;
+      }
       logger.warn('the webhook thread ended; starting another');
       setTimeout(() => {
         if (!stopping) thread = start();
       }, RESTART_AFTER_MS).unref();
     });
-    return started;
+    return { worker, ended, stopped };
   }
   return {
     stop: async () => {
       stopping = true;
-      const ended = new Promise<void>((resolve) => {
-        thread.once('message', () => resolve());
-        thread.once('exit', () => resolve());
-      });
-      thread.postMessage('stop');
-      await ended;
-      await thread.terminate();
+      const { worker, ended, stopped } = thread;
+      worker.postMessage('stop');
+      await Promise.race([stopped, ended]);
+      await worker.terminate();
     },
   };
 }
