@@ -381,24 +381,28 @@ describe('cached counts and the description index', () => {
   });
 });
 
+/** `count` events that all mention "order", one in `every` also "needle". */
+function needleEvents(keyPrefix: string, count: number, every: number): EventToImport[] {
+  return Array.from({ length: count }, (_, i) => ({
+    importKey: `${keyPrefix}-${i}`,
+    timestamp: new Date(Date.UTC(2026, 4, 1) + i * 1000).toISOString(),
+    sessionId: `s-${i % 97}`,
+    conversationId: null,
+    source: null,
+    sourceId: null,
+    category: 'tool',
+    type: 'tool-call',
+    userId: null,
+    description: i % every === 7 ? `A needle in order ${i}` : `Looked up order ${i}`,
+    attributes: null,
+  }));
+}
+
 describe.runIf(onPostgres)('the trigram index on PostgreSQL', () => {
   it('is what the planner picks for a rare description substring, with the same results', async () => {
     // Enough events that reading them all costs more than the index: a third organization.
     const initech = (await createOrganization(db, 'Initech')).id;
-    const batch = Array.from({ length: 20_000 }, (_, i) => ({
-      importKey: `initech-${i}`,
-      timestamp: new Date(Date.UTC(2026, 4, 1) + i * 1000).toISOString(),
-      sessionId: `s-${i % 97}`,
-      conversationId: null,
-      source: null,
-      sourceId: null,
-      category: 'tool',
-      type: 'tool-call',
-      userId: null,
-      description: i % 4000 === 7 ? `A needle in order ${i}` : `Looked up order ${i}`,
-      attributes: null,
-    }));
-    await insertEventBatch(db, initech, batch);
+    await insertEventBatch(db, initech, needleEvents('initech', 20_000, 4000));
     // What autovacuum does after a bulk insert: fresh statistics, and the trigram index's pending
     // list merged (until then the planner rightly prices the index higher than a scan).
     await queryTestDb(db, sql`VACUUM (ANALYZE) events`);
@@ -423,20 +427,7 @@ describe.runIf(onSqlite)('the trigram index on SQLite', () => {
   it('serves a substring rare beside the organization, not a word common in another', async () => {
     // The index covers every organization: Hooli's "order" everywhere makes it slow for Globex.
     const hooli = (await createOrganization(db, 'Hooli')).id;
-    const batch = Array.from({ length: 4_000 }, (_, i) => ({
-      importKey: `hooli-${i}`,
-      timestamp: new Date(Date.UTC(2026, 4, 1) + i * 1000).toISOString(),
-      sessionId: `s-${i % 97}`,
-      conversationId: null,
-      source: null,
-      sourceId: null,
-      category: 'tool',
-      type: 'tool-call',
-      userId: null,
-      description: i % 1000 === 7 ? `A needle in order ${i}` : `Looked up order ${i}`,
-      attributes: null,
-    }));
-    await insertEventBatch(db, hooli, batch);
+    await insertEventBatch(db, hooli, needleEvents('hooli', 4_000, 1000));
     const usesIndex = async (organizationId: number, value: string, organizationCount: number) => {
       const q = await query(search([['description', value]]), organizationId);
       const resolved = await runSteps(db, () =>
