@@ -9,6 +9,8 @@ export interface RetryPolicy {
   maxRetries: number;
   /** Milliseconds one attempt may take before it is abandoned. */
   timeoutMs: number;
+  /** The caller's signal, if the call has one: it ends the attempts and the waits between them. */
+  signal?: AbortSignal | undefined;
   /** Base of the exponential backoff, in milliseconds. */
   initialDelayMs?: number;
   /** Longest backoff between attempts, in milliseconds (a Retry-After hint may ask for more). */
@@ -115,7 +117,10 @@ export function retryingFetch(
   const random = policy.random ?? Math.random;
 
   return async (original: Request) => {
-    const callerSignal = original.signal;
+    // The caller's signal comes with the policy, not on the Request: each Request listens to its
+    // signal, and a signal shared by many calls at once made every new call walk the listeners of
+    // the others. A call without one then also needs no signal joining it to the timeout.
+    const callerSignal = policy.signal ?? null;
     const headers = new Headers(original.headers);
     // One key per call, kept across its retries, so the server can recognise a repeat.
     if (original.method === 'POST' && !headers.has('idempotency-key')) {
@@ -124,10 +129,10 @@ export function retryingFetch(
     const body = original.body === null ? null : await original.arrayBuffer();
 
     for (let attempt = 0; ; attempt += 1) {
-      if (callerSignal.aborted) throw errorForFailure(callerSignal.reason, callerSignal);
+      if (callerSignal?.aborted) throw errorForFailure(callerSignal.reason, callerSignal);
       headers.set(RETRY_COUNT_HEADER, String(attempt));
       const timeout = AbortSignal.timeout(policy.timeoutMs);
-      const signal = AbortSignal.any([callerSignal, timeout]);
+      const signal = callerSignal ? AbortSignal.any([callerSignal, timeout]) : timeout;
       let outcome: { status: number; response: Response } | { error: unknown };
       try {
         // The URL and init, not a Request: fetch would copy a Request's body into a new stream.
@@ -139,7 +144,7 @@ export function retryingFetch(
         });
         outcome = { status: response.status, response };
       } catch (error) {
-        if (callerSignal.aborted) throw errorForFailure(error, callerSignal);
+        if (callerSignal?.aborted) throw errorForFailure(error, callerSignal);
         outcome = {
           error: timeout.aborted
             ? new ApiTimeoutError(

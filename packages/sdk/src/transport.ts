@@ -52,14 +52,18 @@ export function createTransport(options: ClientOptions) {
     if (request.idempotencyKey !== undefined) {
       callHeaders['Idempotency-Key'] = request.idempotencyKey;
     }
-    const ownPolicy = request.timeout !== undefined || request.maxRetries !== undefined;
+    const ownPolicy =
+      request.timeout !== undefined ||
+      request.maxRetries !== undefined ||
+      request.signal !== undefined;
     return {
       headers: callHeaders,
-      ...(request.signal && { signal: request.signal }),
+      // The signal goes to the retrying fetch only (retry.ts says why), not to openapi-fetch.
       ...(ownPolicy && {
         fetch: retryingFetch(baseFetch, {
           maxRetries: request.maxRetries ?? policy.maxRetries,
           timeoutMs: request.timeout ?? policy.timeoutMs,
+          signal: request.signal,
         }),
       }),
     };
