@@ -64,14 +64,18 @@ export function startWebhookDelivery(
         if (!stopping) thread = start();
       }, RESTART_AFTER_MS).unref();
     });
-    return { worker, ended, stopped };
+    return { worker, ended, stopped, running: () => running };
   }
   return {
     stop: async () => {
       stopping = true;
-      const { worker, ended, stopped } = thread;
-      worker.postMessage('stop');
-      await Promise.race([stopped, ended]);
+      const { worker, ended, stopped, running } = thread;
+      // A thread still loading its modules has taken no lease yet: nothing to hand over, and
+      // waiting for it to load would hold the process's exit up.
+      if (running()) {
+        worker.postMessage('stop');
+        await Promise.race([stopped, ended]);
+      }
       await worker.terminate();
     },
   };
