@@ -101,10 +101,7 @@ export function createSpecValidator(specDocument: unknown): SpecValidator {
       const operation = asObject(asObject(webhooks[type])['post']);
       for (const reference of operation['parameters'] as Array<{ $ref: string }>) {
         const pointer = reference.$ref.replace(/^#/, '');
-        const parameter = pointer
-          .split('/')
-          .slice(1)
-          .reduce<unknown>((node, key) => asObject(node)[key], document);
+        const parameter = nodeAt(document, pointer);
         const name = String(asObject(parameter)['name']);
         const value = headers[name];
         const validate = validatorFor(`${pointer}/schema`);
@@ -128,11 +125,10 @@ export function createSpecValidator(specDocument: unknown): SpecValidator {
       const label = `GET ${pathname} message "${event}"`;
       if (!template) throw new Error(`${label}: the path matches no path of the spec`);
       const mediaPath = ['paths', template, 'get', 'responses', '200', 'content'];
-      const media = mediaPath.reduce<unknown>((node, key) => asObject(node)[key], document);
-      const declared = asObject(
-        asObject(asObject(media)['text/event-stream'])['x-agentline-message-data'] ?? {},
-      );
       const mediaPointer = `/${mediaPath.map(escapePointer).join('/')}/text~1event-stream`;
+      const declared = asObject(
+        asObject(nodeAt(document, mediaPointer))['x-agentline-message-data'] ?? {},
+      );
       if (!(event in declared)) {
         throw new Error(
           `${label}: the spec declares no such message (declared: ${Object.keys(declared).join(', ')})`,
@@ -303,14 +299,7 @@ function followResponseRef(
     const ref = current.response['$ref'];
     seen.add(ref);
     if (!ref.startsWith('#/')) throw new Error(`Only local $refs are supported, not ${ref}`);
-    const target = ref
-      .slice(2)
-      .split('/')
-      .reduce<unknown>(
-        (node, segment) => asObject(node)[segment.replace(/~1/g, '/').replace(/~0/g, '~')],
-        document,
-      );
-    current = { response: asObject(target), pointer: ref.slice(1) };
+    current = { response: asObject(nodeAt(document, ref.slice(1))), pointer: ref.slice(1) };
   }
   return current;
 }
@@ -374,6 +363,17 @@ function headerValue(headers: ResponseToValidate['headers'], name: string): stri
 function preview(value: unknown): string {
   const text = typeof value === 'string' ? value : JSON.stringify(value);
   return text.length > 500 ? `${text.slice(0, 497)}...` : text;
+}
+
+/** The node a JSON pointer (`/a/b~1c`) names in `document`. */
+function nodeAt(document: JsonObject, pointer: string): unknown {
+  return pointer
+    .split('/')
+    .slice(1)
+    .reduce<unknown>(
+      (node, segment) => asObject(node)[segment.replace(/~1/g, '/').replace(/~0/g, '~')],
+      document,
+    );
 }
 
 function escapePointer(segment: string): string {
