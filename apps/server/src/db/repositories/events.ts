@@ -204,19 +204,14 @@ function itemJson({ spelling }: Db, projection: ReadonlySet<string> | null): SQL
 
 /**
  * How SQLite serves the page's conditions, from the share of the organization's events they
- * match; PostgreSQL's planner decides for itself.
+ * match (`organizationCount`, known on SQLite when the query has search pairs); PostgreSQL's
+ * planner decides for itself.
  */
-function pageAccess(
-  db: Db,
-  query: ListQuery<EventProperty>,
-  totalCount: number,
-  organizationCount: number | undefined,
-): Access {
+function pageAccess(db: Db, totalCount: number, organizationCount: number | undefined): Access {
   if (db.kind === 'postgres') return 'plan';
-  // A time window alone is a range of the timestamp index, which walks it in order.
-  return query.filters.length === 0 ||
-    organizationCount === undefined ||
-    totalCount >= organizationCount * WALK_ORDER_SHARE
+  // Without search pairs (a time window alone is a range of the timestamp index) or with many
+  // matches, the order's index is walked.
+  return organizationCount === undefined || totalCount >= organizationCount * WALK_ORDER_SHARE
     ? 'walk'
     : 'seek';
 }
@@ -288,7 +283,7 @@ function* listing(
     throughId,
     organizationCount,
   );
-  const access = pageAccess(db, query, totalCount, organizationCount);
+  const access = pageAccess(db, totalCount, organizationCount);
   const { rows, next } = yield* readPage(db, organizationId, query, resolved, totalCount, access);
   return { rows, totalCount, next, throughId };
 }
