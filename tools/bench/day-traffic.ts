@@ -65,18 +65,18 @@ export class ShapeTally {
 
   async time<T>(
     dueAt: number,
-    stop: CallStop,
-    call: (signal: AbortSignal) => Promise<T>,
+    signal: AbortSignal,
+    call: () => Promise<T>,
   ): Promise<T | undefined> {
     try {
-      const answer = await stop.run(call);
+      const answer = await call();
       const ms = performance.now() - dueAt;
       this.latencies.add(ms);
       const minute = Math.max(0, Math.floor((dueAt - this.dayStart) / 60_000));
       (this.byMinute[minute] ??= new Latencies()).add(ms);
       return answer;
     } catch (error) {
-      if (stop.stopped) this.cut += 1;
+      if (signal.aborted) this.cut += 1;
       else if (error instanceof RateLimitError) this.refused += 1;
       else {
         this.failed += 1;
@@ -84,38 +84,6 @@ export class ShapeTally {
       }
       return undefined;
     }
-  }
-}
-
-/**
- * Cuts the calls still in progress at the run's hard end. Each call gets a signal of its own: with
- * one signal shared by every call, each new call's fetch registered its abort listener on it
- * (undici's Request), walking the listeners of all the others in progress, and under a slow
- * server that took a tenth of this process's CPU, measured in a profile of the benchmark.
- */
-export class CallStop {
-  readonly #inProgress = new Set<AbortController>();
-  #stopped = false;
-
-  get stopped(): boolean {
-    return this.#stopped;
-  }
-
-  /** Runs `call` with its own signal, aborted by stop(). */
-  async run<T>(call: (signal: AbortSignal) => Promise<T>): Promise<T> {
-    const controller = new AbortController();
-    if (this.#stopped) controller.abort();
-    this.#inProgress.add(controller);
-    try {
-      return await call(controller.signal);
-    } finally {
-      this.#inProgress.delete(controller);
-    }
-  }
-
-  stop(): void {
-    this.#stopped = true;
-    for (const controller of this.#inProgress) controller.abort();
   }
 }
 
@@ -173,8 +141,8 @@ export interface DayPlan {
   rate: number;
   /** performance.now() at which arrivals stop. */
   untilMs: number;
-  /** Cuts every call still in progress (the run's hard end). */
-  stop: CallStop;
+  /** Aborts every call still in progress (the run's hard end). */
+  signal: AbortSignal;
   /** Ends the streams. */
   streamSignal: AbortSignal;
   planned: { id: number; endAt: number };
@@ -203,7 +171,7 @@ export async function tenantDay(
   plan: DayPlan,
   tallies: DayTallies,
 ): Promise<void> {
-  const { stop, untilMs, rate } = plan;
+  const { signal, untilMs, rate } = plan;
   const router = roundRobin(tenant.routerKey, plan, tallies);
   const dashboard = roundRobin(tenant.dashboardKey, plan, tallies);
   const routingGaps = poissonGapsMs(ROUTING_PER_SECOND * rate);
@@ -214,7 +182,7 @@ export async function tenantDay(
     maxInFlight: ROUTING_IN_FLIGHT,
     work: async (dueAt) => {
       const userId = `+1415${String(Math.floor(Math.random() * 10_000_000)).padStart(7, '0')}`;
-      const session = await tallies.routing.time(dueAt, stop, (signal) =>
+      const session = await tallies.routing.time(dueAt, signal, () =>
         router().sessions.route(tenant.targetId, { user_id: userId }, { signal }),
       );
       if (
@@ -229,14 +197,14 @@ export async function tenantDay(
     Promise.all(
       Array.from({ length: DASHBOARD_BURST }, async () => {
         const list = randomListQuery(tenant.organizationId);
-        await tallies.lists[list.resource].time(dueAt, stop, (signal) =>
+        await tallies.lists[list.resource].time(dueAt, signal, () =>
           listWithSdk(dashboard(), list, signal),
         );
       }),
     ),
   );
   const walks = onSchedule(plan, WALK_EVERY_MS, 1, (dueAt) =>
-    tallies.walks.time(dueAt, stop, async (signal) => {
+    tallies.walks.time(dueAt, signal, async () => {
       const pages = { ...SESSIONS_LOG, limit: 1000 };
       for await (const _event of dashboard().events.iterate(pages, { signal })) {
         tallies.walkedEvents += 1;

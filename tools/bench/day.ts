@@ -34,13 +34,7 @@ import { createBenchDatabase } from './bench-database.js';
 import { importArguments, writeImportFile } from './bench-events.js';
 import { createDayTenants, startDayExperiments, type DayTenant } from './day-tenants.js';
 import { listPath, randomListQuery } from './day-queries.js';
-import {
-  CallStop,
-  newTallies,
-  tenantDay,
-  type DayTallies,
-  type ShapeTally,
-} from './day-traffic.js';
+import { newTallies, tenantDay, type DayTallies, type ShapeTally } from './day-traffic.js';
 import { load, type LoadResult } from './load.js';
 import { Latencies } from './open-loop.js';
 
@@ -132,15 +126,17 @@ try {
   const dayStart = performance.now();
   const tallies = newTallies(dayStart);
   const untilMs = dayStart + daySeconds * 1000;
-  const stopCalls = new CallStop();
+  const stopCalls = new AbortController();
   const stopStreams = new AbortController();
-  // Every stream of the day (two per organization) listens to this one signal.
+  // Every call of the day shares stopCalls' signal, as a customer's shutdown signal would: the
+  // SDK keeps a call's signal off its Request, so calls in flight add no listener to it. Each of
+  // the day's streams (two per organization) does listen to stopStreams'.
   setMaxListeners(0, stopStreams.signal);
   const plan = {
     baseUrls: servers.map((s) => s.baseUrl),
     rate,
     untilMs,
-    stop: stopCalls,
+    signal: stopCalls.signal,
     streamSignal: stopStreams.signal,
     planned: { id: planned.id, endAt: plannedEndAt },
   };
@@ -154,7 +150,7 @@ try {
   stopStreams.abort();
   const cut = setTimeout(() => {
     tallies.wire.over = true;
-    stopCalls.stop();
+    stopCalls.abort();
   }, GRACE_MS);
   const [, importReport, endReport] = await Promise.all([days, imported, ended]);
   clearTimeout(cut);
