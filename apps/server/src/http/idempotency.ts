@@ -36,6 +36,7 @@ import { z } from '@hono/zod-openapi';
 import { idempotencyKeyParameter } from '../generated/routes.js';
 import type { AppEnv } from './app-env.js';
 import { ApiError, handleError, problemsOfZodError, RequestValidationError } from './errors.js';
+import { startPeriodicJob } from '../serving/periodic-job.js';
 
 const HEADER = 'Idempotency-Key';
 
@@ -178,25 +179,19 @@ export function startIdempotencySweeper(
   logger: Logger,
   { retentionMs, intervalMs }: { retentionMs: number; intervalMs: number },
 ): () => void {
-  let running: Promise<void> | null = null;
-  const sweep = async () => {
-    let swept = 0;
-    for (;;) {
-      const deleted = await sweepExpiredIdempotencyKeys(db, retentionMs, SWEEP_BATCH);
-      swept += deleted;
-      if (deleted < SWEEP_BATCH) break;
-      // Let requests waiting on the event loop run between batches.
-      await new Promise((resolve) => setImmediate(resolve));
-    }
-    if (swept > 0) logger.debug({ swept }, 'expired idempotency keys swept');
-  };
-  const tick = () => {
-    running ??= sweep()
-      .catch((error: unknown) => logger.warn({ err: error }, 'idempotency key sweep failed'))
-      .finally(() => (running = null));
-  };
-  tick();
-  const timer = setInterval(tick, intervalMs);
-  timer.unref();
-  return () => clearInterval(timer);
+  return startPeriodicJob(logger, {
+    name: 'idempotency key sweep',
+    intervalMs,
+    run: async () => {
+      let swept = 0;
+      for (;;) {
+        const deleted = await sweepExpiredIdempotencyKeys(db, retentionMs, SWEEP_BATCH);
+        swept += deleted;
+        if (deleted < SWEEP_BATCH) break;
+        // Let requests waiting on the event loop run between batches.
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+      if (swept > 0) logger.debug({ swept }, 'expired idempotency keys swept');
+    },
+  });
 }

@@ -5,6 +5,7 @@
 import type { Logger } from 'pino';
 import type { Db } from '../db/engine/client.js';
 import { sweepPlannedEnds } from '../use-cases/planned-ends.js';
+import { startPeriodicJob } from '../serving/periodic-job.js';
 
 /** How often the sweep runs: twice a minute, so a planned end is stored within one. */
 export const PLANNED_END_SWEEP_MS = 30_000;
@@ -15,18 +16,12 @@ export function startPlannedEndSweeper(
   logger: Logger,
   intervalMs = PLANNED_END_SWEEP_MS,
 ): () => void {
-  let running: Promise<void> | null = null;
-  const tick = () => {
-    running ??= sweepPlannedEnds(db)
-      .then((ended) => {
-        if (ended > 0) logger.info({ ended }, 'planned experiment ends stored');
-      })
-      .catch((error: unknown) => logger.warn({ err: error }, 'planned end sweep failed'))
-      .finally(() => (running = null));
-  };
-  tick();
-  const timer = setInterval(tick, intervalMs);
-  // The timer does not keep the process alive.
-  timer.unref();
-  return () => clearInterval(timer);
+  return startPeriodicJob(logger, {
+    name: 'planned end sweep',
+    intervalMs,
+    run: async () => {
+      const ended = await sweepPlannedEnds(db);
+      if (ended > 0) logger.info({ ended }, 'planned experiment ends stored');
+    },
+  });
 }
