@@ -9,6 +9,7 @@ import type { Command, OptionValues } from './command.js';
 import { cursorSecretRotateCommand } from './commands/cursor-secret.js';
 import { demoCommand } from './commands/demo.js';
 import { listCommand } from './commands/directory.js';
+import { eventsExportCommand } from './commands/events-export.js';
 import { eventsImportCommand } from './commands/events-import.js';
 import { experimentsShowCommand } from './commands/experiments.js';
 import { eventsTailCommand } from './commands/events-tail.js';
@@ -37,6 +38,7 @@ const COMMANDS: readonly Command[] = [
   listCommand,
   experimentsShowCommand,
   eventsImportCommand,
+  eventsExportCommand,
   eventsTailCommand,
   webhooksListCommand,
   webhooksDeliveriesCommand,

@@ -1,5 +1,6 @@
 import { createReadStream, statSync } from 'node:fs';
-import type { Readable } from 'node:stream';
+import { pipeline, Readable } from 'node:stream';
+import { createGunzip } from 'node:zlib';
 import {
   finishImportConnection,
   prepareImportConnection,
@@ -91,12 +92,62 @@ export function describeImport(counts: EventImportCounts & { seconds: number }):
   return `imported ${formatCount(counts.imported)} events, skipped ${formatCount(counts.skipped)} duplicates, in ${formatDuration(counts.seconds)} (${formatCount(rate)} events/s)`;
 }
 
+/** gzip's first two bytes (RFC 1952). */
+const GZIP_MAGIC = Buffer.from([0x1f, 0x8b]);
+
+/** A damaged or cut-off gzip stream, as zlib reports it (Z_DATA_ERROR, Z_BUF_ERROR, ...). */
+function isZlibError(error: unknown): boolean {
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  return typeof code === 'string' && code.startsWith('Z_');
+}
+
+/**
+ * The input's bytes, decompressed when they start as gzip does: recognised by content rather than
+ * by name, so an archive of `agentline events export` imports as it is, from a file or a pipe.
+ */
+async function* decompressedIfGzip(input: Readable): AsyncGenerator<Buffer> {
+  async function* bytes(): AsyncGenerator<Buffer> {
+    // A stream with an encoding set, or one made of strings, yields text.
+    for await (const chunk of input as AsyncIterable<Buffer | string>) {
+      yield typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
+    }
+  }
+  const chunks = bytes();
+  let head: Buffer = Buffer.alloc(0);
+  while (head.length < GZIP_MAGIC.length) {
+    const next = await chunks.next();
+    if (next.done) break;
+    head = head.length === 0 ? next.value : Buffer.concat([head, next.value]);
+  }
+  async function* all(): AsyncGenerator<Buffer> {
+    if (head.length > 0) yield head;
+    yield* chunks;
+  }
+  if (!head.subarray(0, GZIP_MAGIC.length).equals(GZIP_MAGIC)) {
+    yield* all();
+    return;
+  }
+  try {
+    yield* pipeline(all(), createGunzip(), () => {}) as AsyncIterable<Buffer>;
+  } catch (error) {
+    // Reworded in place: the import reports the message of the error that carries a code.
+    if (isZlibError(error)) {
+      const zlibError = error as Error;
+      zlibError.message = `the gzip data is damaged or cut short (${zlibError.message})`;
+    }
+    throw error;
+  }
+}
+
 function openInput(context: CommandContext, file: string): EventStream {
   if (file === '-') {
     if (!context.io.stdin) {
       throw new UsageError('no standard input to read', 'pass a file name instead of "-"');
     }
-    return { name: 'stdin', entries: ndjsonEntries(context.io.stdin) };
+    return {
+      name: 'stdin',
+      entries: ndjsonEntries(Readable.from(decompressedIfGzip(context.io.stdin))),
+    };
   }
   const path = context.resolvePath(file);
   let size: number;
@@ -113,7 +164,8 @@ function openInput(context: CommandContext, file: string): EventStream {
   });
   return {
     name: file,
-    entries: ndjsonEntries(input),
+    entries: ndjsonEntries(Readable.from(decompressedIfGzip(input))),
+    // Bytes of the file as read, compressed or not, against its size on disk.
     size,
     position: () => input.bytesRead,
   };
@@ -133,7 +185,9 @@ export const eventsImportCommand: Command = {
     'offset), session_id, conversation_id, source, source_id, category, type, user_id, description,',
     'attributes (an object). An optional import_key (or id) identifies the event; without one it is',
     'identified by a hash of its content. Events already imported are skipped, so after a failure',
-    'fix the reported line and run the same command again. "-" reads standard input.',
+    'fix the reported line and run the same command again. "-" reads standard input. The input',
+    'may be gzip-compressed, as the archives of "agentline events export" are: gzip is recognised',
+    'by its first bytes, whatever the file is called.',
     'Example:',
     '  agentline events import events.ndjson --org "Acme Support"',
     '  {"timestamp":"2026-03-17T07:22:20.252Z","session_id":"s-1","category":"session","type":"session-started"}',
