@@ -13,6 +13,12 @@ export interface paths {
          * @description Pages through the organization's events, newest first unless `order_by` says otherwise.
          *     Needs `EVENTS_READ`. Every item carries every field (null where unknown) unless `fields`
          *     narrows it; `timestamp` is always included.
+         *
+         *     Retention (an Agentline extension): an operator may keep events for a number of days,
+         *     by their `timestamp` (`EVENT_RETENTION_DAYS`, or per organization); older ones are
+         *     removed within a minute or so of passing the window, and from then on no list, count,
+         *     stream or webhook shows them. `total_count` is exact before and after. By default every
+         *     event is kept.
          */
         get: operations["events_list"];
         put?: never;
@@ -63,6 +69,9 @@ export interface paths {
          *       then the server closes the stream. `SLOW_CONSUMER`: the client read too slowly and the
          *       server's buffer for it filled; `INTERNAL`: the server failed; `SERVICE_UNAVAILABLE`:
          *       the database did not answer. In these cases reconnect with the last id received.
+         *       `GONE`: event retention removed events the stream had not sent yet (events that
+         *       arrived already older than the retention window, or a replay overtaken by the sweep);
+         *       open it again with `start_datetime` to replay what is kept.
          *     - the stream answers to its API key for as long as it is open: the server reads the
          *       key again at least every half second, so within one second of the key's revocation
          *       (`agentline key revoke`, from any process) the stream ends with `event: error` and
@@ -76,7 +85,10 @@ export interface paths {
          *     Errors found before the stream opens are ordinary JSON answers: 401, 403, 422 (a bad
          *     search pair, `fields` value, `start_datetime`, or a `Last-Event-ID` that is not a token
          *     this API issued to the organization, such as another organization's or one past its last
-         *     event: send the last id its stream sent, or leave the header out), and 429 when the API
+         *     event: send the last id its stream sent, or leave the header out), 410 `GONE` when event
+         *     retention has removed events that came after the `Last-Event-ID` (the stream cannot go
+         *     on without a gap: open it again without the header, with `start_datetime`, to replay what
+         *     is kept), and 429 when the API
          *     key already holds its most concurrent streams
          *     (`EVENT_STREAMS_PER_KEY`, 10 by default, per server process).
          */
@@ -661,6 +673,8 @@ export interface paths {
          *       experiment change's), or an event stream id: everything of that kind after it is sent
          *       again. A token this API did not give to the organization, such as another
          *       organization's, or one that is not a token, is a 422 at `["body", "after_position"]`;
+         *       so is an event position after which event retention has removed events (replay from
+         *       `start_datetime` instead: what is kept is sent again);
          *     - `start_datetime`: every event whose `timestamp`, and every experiment change whose
          *       `occurred_at`, is at or after it, and everything committed after those.
          *     Replay only moves back: a point after where delivery stands changes nothing. Messages
@@ -793,15 +807,15 @@ export interface components {
          * @enum {string}
          */
         ExperimentProperties: "id" | "name" | "name_exact" | "description" | "status" | "target_id" | "agent_id" | "created_at" | "updated_at" | "started_at" | "stopped_at";
-        /** @description The data of an `event: error` message on the events stream, sent just before the server closes it. Reconnect with the last event id received (with a valid key after `UNAUTHENTICATED` or `PERMISSION_DENIED`): nothing is lost. */
+        /** @description The data of an `event: error` message on the events stream, sent just before the server closes it. Reconnect with the last event id received (with a valid key after `UNAUTHENTICATED` or `PERMISSION_DENIED`): nothing is lost. After `GONE`, start again from a time instead. */
         EventStreamError: {
             /** @description What went wrong and what to do about it, for a person. */
             detail: string;
             /**
-             * @description `SLOW_CONSUMER`: the client fell too far behind; `INTERNAL`: the server failed; `SERVICE_UNAVAILABLE`: the database did not answer; `UNAUTHENTICATED`: the API key was revoked (or deleted) while the stream was open; `PERMISSION_DENIED`: the key's role lost `EVENTS_READ` while the stream was open.
+             * @description `SLOW_CONSUMER`: the client fell too far behind; `INTERNAL`: the server failed; `SERVICE_UNAVAILABLE`: the database did not answer; `UNAUTHENTICATED`: the API key was revoked (or deleted) while the stream was open; `PERMISSION_DENIED`: the key's role lost `EVENTS_READ` while the stream was open; `GONE`: event retention removed events the stream had not sent yet (reconnecting with the last id would get 410: open it again with `start_datetime` instead).
              * @enum {string}
              */
-            code: "SLOW_CONSUMER" | "INTERNAL" | "SERVICE_UNAVAILABLE" | "UNAUTHENTICATED" | "PERMISSION_DENIED";
+            code: "SLOW_CONSUMER" | "INTERNAL" | "SERVICE_UNAVAILABLE" | "UNAUTHENTICATED" | "PERMISSION_DENIED" | "GONE";
         };
         /** @description A logged occurrence within a session. Every property is present in a full item (null where unknown); `fields` can narrow an item, but `timestamp` is always there. */
         Event: {
@@ -1732,7 +1746,7 @@ export interface components {
          * @example NOT_FOUND
          * @enum {string}
          */
-        ErrorCode: "BAD_REQUEST" | "UNAUTHENTICATED" | "PERMISSION_DENIED" | "NOT_FOUND" | "REQUEST_TIMEOUT" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "INTERNAL" | "PROVIDER_UNAVAILABLE" | "SERVICE_UNAVAILABLE";
+        ErrorCode: "BAD_REQUEST" | "UNAUTHENTICATED" | "PERMISSION_DENIED" | "NOT_FOUND" | "REQUEST_TIMEOUT" | "CONFLICT" | "GONE" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "INTERNAL" | "PROVIDER_UNAVAILABLE" | "SERVICE_UNAVAILABLE";
         ErrorResponse: {
             /** @description What happened and what to do about it. */
             detail: string;
@@ -1769,6 +1783,19 @@ export interface components {
         };
         /** @description No such record in the key's organization (`NOT_FOUND`). */
         NotFound: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                RateLimit: components["headers"]["RateLimit"];
+                "X-Queue-Wait-Ms": components["headers"]["XQueueWaitMs"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /** @description What the request asks for was removed by event retention (`GONE`); the message says how to start again from what is kept. */
+        Gone: {
             headers: {
                 "X-Request-Id": components["headers"]["XRequestId"];
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
@@ -2081,6 +2108,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            410: components["responses"]["Gone"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];

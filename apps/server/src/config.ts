@@ -51,6 +51,11 @@ export interface Config {
   idempotencyLeaseSeconds: number;
   /** The bearer token /metrics requires; unset turns /metrics off (404). */
   metricsToken: string | undefined;
+  /**
+   * Days of events kept, by their timestamp, for organizations without a window of their own;
+   * 0 keeps every event (an upgrade never deletes anything by itself).
+   */
+  eventRetentionDays: number;
   /** How long a process holds a webhook endpoint it delivers for before another may take it over. */
   webhookLeaseMs: number;
   /** The waits before each retry of a failed webhook delivery, in milliseconds. */
@@ -62,6 +67,9 @@ export class ConfigError extends Error {
 }
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+/** The longest retention window, in days: a hundred years, beyond any policy's need. */
+export const MAX_EVENT_RETENTION_DAYS = 36_500;
 
 export const DEFAULT_DATABASE_URL = 'data/agentline.db';
 
@@ -201,6 +209,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     ),
     idempotencyLeaseSeconds: readInteger(env, 'IDEMPOTENCY_LEASE_SECONDS', 60, 1, 86_400),
     metricsToken: readMetricsToken(env),
+    eventRetentionDays: readInteger(env, 'EVENT_RETENTION_DAYS', 0, 0, MAX_EVENT_RETENTION_DAYS),
     // Renewed every third of it: a process that stops renewing (killed, cut off from the
     // database) hands its endpoints over within one lease.
     webhookLeaseMs: readInteger(env, 'WEBHOOK_LEASE_MS', 15_000, 300, 600_000),

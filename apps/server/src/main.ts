@@ -13,6 +13,8 @@ import { createFrontDoor } from './http/front-door.js';
 import { startIdempotencySweeper } from './http/idempotency.js';
 import { startPlannedEndSweeper } from './http/planned-ends.js';
 import { KeptAnswers } from './serving/kept-answers.js';
+import { startPeriodicJob } from './serving/periodic-job.js';
+import { RETENTION_SWEEP_MS, sweepExpiredEvents } from './use-cases/event-retention.js';
 import { startWebhookDelivery } from './webhooks/delivery-thread.js';
 
 const SHUTDOWN_GRACE_MS = 10_000;
@@ -45,6 +47,14 @@ async function main(): Promise<void> {
     intervalMs: Math.min(60_000, idempotencyTimes.retentionMs / 4),
   });
   const stopPlannedEnds = startPlannedEndSweeper(db, logger);
+  const stopRetention = startPeriodicJob(logger, {
+    name: 'event retention sweep',
+    intervalMs: RETENTION_SWEEP_MS,
+    run: async () => {
+      const removed = await sweepExpiredEvents(db, { defaultDays: config.eventRetentionDays });
+      if (removed > 0) logger.info({ removed }, 'events past their retention window removed');
+    },
+  });
   const webhooks = startWebhookDelivery(db, logger, {
     databaseUrl: config.databaseUrl,
     listQueryTimeoutMs: config.listQueryTimeoutMs,
@@ -116,6 +126,7 @@ async function main(): Promise<void> {
     logger.info({ signal }, 'shutting down: finishing in-flight requests');
     stopSweeper();
     stopPlannedEnds();
+    stopRetention();
     // Attempts in flight get a moment; the endpoints' positions are stored and their leases
     // given up, so another process delivers on at once.
     const webhooksStopped = webhooks.stop();

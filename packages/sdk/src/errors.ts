@@ -94,6 +94,12 @@ export class ConflictError extends ApiError {
   declare readonly status: 409;
   declare readonly body: ErrorResponse;
 }
+/** 410: events the request needs were removed by event retention; the message says what to do. */
+export class GoneError extends ApiError {
+  override name = 'GoneError';
+  declare readonly status: 410;
+  declare readonly body: ErrorResponse;
+}
 export class UnprocessableEntityError extends ApiError {
   override name = 'UnprocessableEntityError';
   declare readonly status: 422;
@@ -158,6 +164,7 @@ const STATUS_CLASSES: Record<
   403: PermissionDeniedError,
   404: NotFoundError,
   409: ConflictError,
+  410: GoneError,
   422: UnprocessableEntityError,
   429: RateLimitError,
   502: BadGatewayError,

@@ -24,7 +24,9 @@ export interface EventStreamOptions {
   lastEventId?: string | undefined;
   /**
    * Reconnections in a row that receive nothing before the stream gives up and throws
-   * (default: never gives up). Refusals a retry cannot fix (401, 403, 422) throw at once.
+   * (default: never gives up). Refusals a retry cannot fix (401, 403, 410, 422) throw at once;
+   * a 410 (GoneError) means retention removed events after `lastEventId`: start again with
+   * `start_datetime`.
    */
   maxRetries?: number | undefined;
   /**

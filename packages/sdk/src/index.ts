@@ -18,6 +18,7 @@ export {
   PermissionDeniedError,
   NotFoundError,
   ConflictError,
+  GoneError,
   UnprocessableEntityError,
   RateLimitError,
   InternalServerError,

@@ -16,7 +16,7 @@ import { eventsTailCommand } from './commands/events-tail.js';
 import { keyCreateCommand, keyListCommand, keyRevokeCommand } from './commands/key.js';
 import { loadCommand } from './commands/load.js';
 import { migrateCommand } from './commands/migrate.js';
-import { orgCreateCommand } from './commands/org.js';
+import { orgCreateCommand, orgSetCommand } from './commands/org.js';
 import { roleCreateCommand } from './commands/role.js';
 import {
   webhooksDeliveriesCommand,
@@ -30,6 +30,7 @@ export type { CliIo } from './context.js';
 const COMMANDS: readonly Command[] = [
   migrateCommand,
   orgCreateCommand,
+  orgSetCommand,
   roleCreateCommand,
   keyCreateCommand,
   keyRevokeCommand,

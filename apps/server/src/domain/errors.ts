@@ -24,6 +24,11 @@ export class StateConflictError extends Error {
   override name = 'StateConflictError';
 }
 
+/** Event retention removed what the request needs (a position's next events); answered as a 410. */
+export class EventsRemovedError extends Error {
+  override name = 'EventsRemovedError';
+}
+
 /** The record does not exist in the caller's organization; answered as a 404. */
 export class RecordNotFoundError extends Error {
   override name = 'RecordNotFoundError';

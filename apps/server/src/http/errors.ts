@@ -7,6 +7,7 @@ import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import type { z } from '@hono/zod-openapi';
 import {
   InputRuleError,
+  EventsRemovedError,
   RecordNotFoundError,
   StateConflictError,
   type InputProblem,
@@ -32,6 +33,7 @@ export const STATUS_OF_CODE = {
   NOT_FOUND: 404,
   REQUEST_TIMEOUT: 408,
   CONFLICT: 409,
+  GONE: 410,
   PAYLOAD_TOO_LARGE: 413,
   UNSUPPORTED_MEDIA_TYPE: 415,
   RATE_LIMITED: 429,
@@ -283,6 +285,9 @@ export function handleError(error: Error, c: Context<AppEnv>) {
   }
   if (error instanceof RecordNotFoundError) {
     return errorResponse(c, new ApiError('NOT_FOUND', error.message));
+  }
+  if (error instanceof EventsRemovedError) {
+    return errorResponse(c, new ApiError('GONE', error.message));
   }
   if (error instanceof ClientAbortError) {
     requestLogger(c).info(

@@ -4,7 +4,7 @@
 
 import type { ServerResponse } from 'node:http';
 import type { Context } from 'hono';
-import { InputRuleError } from '../domain/errors.js';
+import { EventsRemovedError, InputRuleError } from '../domain/errors.js';
 import type { Db } from '../db/engine/client.js';
 import { EventFeed } from '../serving/event-feed.js';
 import type { FeedFailure, FeedStart, Subscription } from '../serving/feed-subscription.js';
@@ -15,6 +15,7 @@ import {
   type FeedEvent,
 } from '../db/repositories/events.js';
 import { resumeTokensOf, type ResumeTokens } from '../db/repositories/resume-tokens.js';
+import { eventsRemovedThrough } from '../db/repositories/event-retention.js';
 import { InFlightCounts } from './in-flight-counts.js';
 import {
   cutWhenIdle,
@@ -54,7 +55,8 @@ function resumeTokenProblem(msg: string): InputRuleError {
  * Where a stream resumed with `token` starts. A token this API did not give the organization
  * (another organization's, garbled, made up) resumes nothing, and neither does a position past
  * the organization's committed events (a decimal token from another database, or made up):
- * resuming there would wait for events that may never come. Both are a 422.
+ * resuming there would wait for events that may never come. Both are a 422. A position that
+ * retention removed events after is a 410: the client must start again from what is kept.
  */
 export async function resumePosition(
   db: Db,
@@ -72,6 +74,11 @@ export async function resumePosition(
   if (position > (await currentEventPosition(db, organizationId))) {
     throw resumeTokenProblem(
       `"${token.slice(0, 40)}" is past the last event of this organization, so this server never sent it; send the id of the last message this organization's stream sent, or leave the header out to follow new events from now (add start_datetime to replay from a time).`,
+    );
+  }
+  if (position < (await eventsRemovedThrough(db, organizationId))) {
+    throw new EventsRemovedError(
+      `Event retention has removed events that came after "${token.slice(0, 40)}", so the stream cannot go on from it without a gap; open it again without Last-Event-ID and with start_datetime to replay the events that are kept.`,
     );
   }
   return position;

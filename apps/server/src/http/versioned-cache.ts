@@ -1,8 +1,8 @@
 // Finished JSON answers kept in memory, each valid for one version of the data it was built from.
 // The version lives in the database (the prompts list: organizations.records_version, bumped by
-// every load of records; the events list: the organization's highest event id), so a server
-// process never serves an answer older than a write that another process (the CLI, another
-// server) committed: every request is checked against a version read after it arrived, and the
+// every load of records; the events list: the organization's highest event id and count of events
+// retention removed), so a server process never serves an answer older than a write that another
+// process (the CLI, another server) committed: every request is checked against a version read after it arrived, and the
 // answer is rebuilt when the version moved.
 //
 // The requests of one organization that arrive in one turn of the event loop share that read: it
@@ -13,7 +13,7 @@
 
 import type { Context, MiddlewareHandler } from 'hono';
 import { cursorSigner } from '../serving/cursor-signer.js';
-import { versionReadPerTurn, type VersionOf } from '../serving/version-reads.js';
+import { versionReadPerTurn, type Version, type VersionOf } from '../serving/version-reads.js';
 import type { JsonBytes, JsonText } from '../vocabulary/json-text.js';
 import type { CursorSigner } from '../domain/list-query.js';
 import type { AppEnv } from './app-env.js';
@@ -75,7 +75,7 @@ export class KeptListAnswers<T> {
   };
 
   /** Keeps the request's answer, built from the data at `version`. */
-  keep(c: Context<AppEnv>, signer: CursorSigner, version: number, json: JsonText<T>): void {
+  keep(c: Context<AppEnv>, signer: CursorSigner, version: Version, json: JsonText<T>): void {
     const query: QueryValues = c.req.queries();
     if (!this.keeps(query)) return;
     const key = this.keyOf(query, c.get('auth').organizationId, signer);

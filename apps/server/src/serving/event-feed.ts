@@ -21,9 +21,11 @@ import {
   type EventStreamQuery,
   type FeedEvent,
 } from '../db/repositories/events.js';
+import { eventsRemovedThrough } from '../db/repositories/event-retention.js';
 import {
   failureOf,
   project,
+  REMOVED_BEFORE_SENT,
   type FeedFailure,
   type FeedSink,
   type FeedStart,
@@ -46,6 +48,11 @@ export interface EventFeedOptions<Chunk> {
 
 interface Subscriber<Chunk> extends Subscription {
   position: number;
+  /**
+   * Removals of events with ids at or below this are none of its concern (they came before its
+   * start); one above it and above its position is a gap. Infinity: it skips removed events.
+   */
+  readonly removalsFrom: number;
   readonly organizationId: number;
   readonly query: EventStreamQuery;
   readonly sink: FeedSink<Chunk>;
@@ -133,9 +140,17 @@ export class EventFeed<Chunk> {
   ): Promise<Subscription> {
     const position =
       start === 'now' ? await currentEventPosition(this.#db, organizationId) : start.afterId;
+    // From the first kept event, what was removed before the start is not missed.
+    const removalsFrom =
+      start !== 'now' && start.skipsRemoved
+        ? Infinity
+        : position === 0
+          ? await eventsRemovedThrough(this.#db, organizationId)
+          : position;
     const selected = query.filters.length > 0 || query.window.start !== undefined;
     const subscriber: Subscriber<Chunk> = {
       position,
+      removalsFrom,
       organizationId,
       query,
       sink,
@@ -267,6 +282,16 @@ export class EventFeed<Chunk> {
           this.#readers,
         );
         if (subscriber.closed) return;
+        // Read after the batch: a removal above the position before it would be a gap in it.
+        if (
+          this.#missedRemoval(
+            subscriber,
+            await eventsRemovedThrough(this.#db, subscriber.organizationId),
+          )
+        ) {
+          this.#fail(subscriber, REMOVED_BEFORE_SENT);
+          return;
+        }
         const events = this.#fitting(subscriber, read, room);
         if (events.length > 0) {
           this.#send(subscriber, this.#encode(events, subscriber.organizationId));
@@ -277,6 +302,11 @@ export class EventFeed<Chunk> {
     } catch (error) {
       this.#fail(subscriber, failureOf(error));
     }
+  }
+
+  /** Whether retention removed, by `removedThrough`, an event the subscriber was not sent. */
+  #missedRemoval(subscriber: Subscriber<Chunk>, removedThrough: number): boolean {
+    return removedThrough > Math.max(subscriber.removalsFrom, subscriber.position);
   }
 
   /** Resolves once none of the subscriber's chunks wait in the delivery queue. */
@@ -336,13 +366,19 @@ export class EventFeed<Chunk> {
   async #advance(watched: WatchedOrganization<Chunk>, organizationId: number): Promise<void> {
     for (;;) {
       const from = watched.position!;
-      const { rows, through } = await readEventsAfter(
+      const { rows, through, removedThrough } = await readEventsAfter(
         this.#db,
         organizationId,
         from,
         this.#batchSize,
       );
-      if (through === from || this.#closed) return;
+      if (this.#closed) return;
+      for (const subscriber of watched.subscribers) {
+        if (subscriber.live && this.#missedRemoval(subscriber, removedThrough)) {
+          this.#fail(subscriber, REMOVED_BEFORE_SENT);
+        }
+      }
+      if (through === from) return;
       // One match per selection among the live subscribers, not one per subscriber.
       const selections = new Map<string, EventStreamQuery>();
       for (const subscriber of watched.subscribers) {

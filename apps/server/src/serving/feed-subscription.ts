@@ -7,7 +7,7 @@ import type { FeedEvent } from '../db/repositories/events.js';
 import { EVENT_PROPERTIES } from '../vocabulary/events.js';
 
 /** Why a subscription ended early; the subscriber hears it once, then nothing more. */
-export type FeedFailureCode = 'SLOW_CONSUMER' | 'INTERNAL' | 'SERVICE_UNAVAILABLE';
+export type FeedFailureCode = 'SLOW_CONSUMER' | 'INTERNAL' | 'SERVICE_UNAVAILABLE' | 'GONE';
 
 export interface FeedFailure {
   code: FeedFailureCode;
@@ -32,8 +32,20 @@ export interface FeedSink<Chunk> {
   end(): void;
 }
 
-/** Where a subscription starts: after an event id, or after what is committed now. */
-export type FeedStart = { afterId: number } | 'now';
+/**
+ * Where a subscription starts: after an event id (0: from the first kept event), or after what is
+ * committed now. A subscription ends with GONE once retention removes an event it had not been
+ * sent yet, unless it `skipsRemoved` (a webhook endpoint: it cannot start again from a time, and
+ * its removed events are gone for every reader).
+ */
+export type FeedStart = { afterId: number; skipsRemoved?: boolean } | 'now';
+
+/** What a subscriber hears when retention removed events it had not been sent yet. */
+export const REMOVED_BEFORE_SENT: FeedFailure = {
+  code: 'GONE',
+  detail:
+    'Event retention removed events this stream had not sent yet, so it cannot go on without a gap; open it again without Last-Event-ID and with start_datetime to replay the events that are kept.',
+};
 
 export interface Subscription {
   /** Every matching event with an id at or below this has been sent. */

@@ -2,10 +2,11 @@
 // one byte budget for all its lists.
 
 import { ByteBoundedLru } from '../db/engine/caches.js';
+import type { Version } from './version-reads.js';
 import { jsonBytes, type JsonBytes, type JsonText } from '../vocabulary/json-text.js';
 
 interface Entry {
-  version: number;
+  version: Version;
   /** UTF-8 bytes, so a hit is written out without encoding the text again. */
   json: JsonBytes<unknown>;
 }
@@ -23,12 +24,12 @@ export class KeptAnswers {
   }
 
   /** The answer for `key` built at `version`, or null. */
-  get(key: string, version: number): JsonBytes<unknown> | null {
+  get(key: string, version: Version): JsonBytes<unknown> | null {
     const entry = this.#entries.get(key);
     return entry?.version === version ? entry.json : null;
   }
 
-  set(key: string, version: number, text: JsonText<unknown>): void {
+  set(key: string, version: Version, text: JsonText<unknown>): void {
     this.#entries.set(key, { version, json: jsonBytes(text) });
   }
 

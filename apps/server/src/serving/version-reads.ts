@@ -6,8 +6,14 @@
 import type { Db } from '../db/engine/client.js';
 import { gatherBatches } from '../db/engine/gather-batches.js';
 
-/** Reads an organization's version of some data (a counter or highest id that only grows). */
-export type VersionOf = (db: Db, organizationId: number) => Promise<number>;
+/**
+ * A version of some data: a value that changes with every change of it and never returns to an
+ * earlier one (a counter, a highest id, a pair of them as text).
+ */
+export type Version = number | string;
+
+/** Reads an organization's version of some data. */
+export type VersionOf = (db: Db, organizationId: number) => Promise<Version>;
 
 /** `versionOf`, read once per organization for the requests gathered in a turn. */
 export function versionReadPerTurn(versionOf: VersionOf): VersionOf {

@@ -6,6 +6,7 @@
 import type { Db } from '../db/engine/client.js';
 import { runStepsInTransaction } from '../db/engine/portable-sql.js';
 import { resumeTokensOf } from '../db/repositories/resume-tokens.js';
+import { eventsRemovedThrough } from '../db/repositories/event-retention.js';
 import {
   positionsBefore,
   storeWebhookEndpointPositions,
@@ -65,6 +66,15 @@ async function replayPoint(
       {
         loc: ['body', 'after_position'],
         msg: "is not a position this API gave to this organization (another organization's, or altered); send the position of a message this endpoint received, or an event stream id, exactly as received.",
+        type: 'value_error',
+      },
+    ]);
+  }
+  if (found.kind === 'event' && found.id < (await eventsRemovedThrough(db, organizationId))) {
+    throw new InputRuleError([
+      {
+        loc: ['body', 'after_position'],
+        msg: 'event retention has removed events that came after this position, so a replay from it would have a gap; replay from start_datetime instead, which sends again the events that are kept.',
         type: 'value_error',
       },
     ]);

@@ -196,7 +196,9 @@ export class EndpointWorker {
       const subscription = await feed.subscribe(
         organizationId,
         query,
-        { afterId: this.#events.received },
+        // Retention's removals are skipped: the endpoint cannot start again from a time, and
+        // an event removed before its delivery is gone for every reader.
+        { afterId: this.#events.received, skipsRemoved: true },
         this.#sink(this.#generation),
       );
       if (this.#stopped) subscription.close();

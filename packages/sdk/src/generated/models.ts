@@ -24,7 +24,7 @@ export type PromptProperties = Schema<'PromptProperties'>;
 export type ExperimentProperties = Schema<'ExperimentProperties'>;
 
 /**
- * The data of an `event: error` message on the events stream, sent just before the server closes it. Reconnect with the last event id received (with a valid key after `UNAUTHENTICATED` or `PERMISSION_DENIED`): nothing is lost.
+ * The data of an `event: error` message on the events stream, sent just before the server closes it. Reconnect with the last event id received (with a valid key after `UNAUTHENTICATED` or `PERMISSION_DENIED`): nothing is lost. After `GONE`, start again from a time instead.
  */
 export interface EventStreamError extends Schema<'EventStreamError'> {}
 

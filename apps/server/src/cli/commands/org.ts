@@ -1,7 +1,9 @@
 import { isUniqueViolation } from '../../db/engine/errors.js';
+import { MAX_EVENT_RETENTION_DAYS } from '../../config.js';
+import { setOrganizationRetention } from '../../db/repositories/event-retention.js';
 import { createOrganization, findOrganization } from '../../db/repositories/organizations.js';
 import { CliError, UsageError } from '../cli-error.js';
-import type { Command } from '../command.js';
+import { stringOption, type Command } from '../command.js';
 
 export const orgCreateCommand: Command = {
   words: ['org', 'create'],
@@ -27,5 +29,49 @@ export const orgCreateCommand: Command = {
         `use it with --org ${existing?.id}, or pick another name`,
       );
     }
+  },
+};
+
+/** `--event-retention-days`: days, 0 to keep every event, or `default` for the server's. */
+function retentionDaysFrom(raw: string): number | null {
+  if (raw === 'default') return null;
+  if (!/^\d+$/.test(raw) || Number(raw) > MAX_EVENT_RETENTION_DAYS) {
+    throw new UsageError(
+      `--event-retention-days must be a whole number of days from 0 to ${MAX_EVENT_RETENTION_DAYS}, or "default", got "${raw}"`,
+      "pass e.g. 90 to keep 90 days of events, 0 to keep every event, or default to follow the server's EVENT_RETENTION_DAYS",
+    );
+  }
+  return Number(raw);
+}
+
+function describeRetention(days: number | null): string {
+  if (days === null) return "follows the server's EVENT_RETENTION_DAYS";
+  return days === 0 ? 'keeps every event' : `keeps events for ${days} days`;
+}
+
+export const orgSetCommand: Command = {
+  words: ['org', 'set'],
+  positionals: ['<id|name>'],
+  summary: "Change an organization's settings (its event retention window).",
+  optionHelp: [
+    [
+      '--event-retention-days <n|default>',
+      "days of events to keep, by their timestamp; 0 keeps every event; default follows the server's EVENT_RETENTION_DAYS",
+    ],
+  ],
+  details: [
+    'Events older than the window are removed by the servers within a minute (every minute, and',
+    'at start-up), in small batches; lists, counts and streams stay exact. Removed events are gone:',
+    'archive them first with agentline events export. Example:',
+    '  agentline events export --org "Acme Support" --before 2026-01-01T00:00:00Z --output acme-2025.ndjson.gz',
+    '  agentline org set "Acme Support" --event-retention-days 90',
+  ].join('\n'),
+  options: { 'event-retention-days': { type: 'string' } },
+  requiredOptions: ['event-retention-days'],
+  async run(context, values, [reference]) {
+    const days = retentionDaysFrom(stringOption(values, 'event-retention-days'));
+    const organization = await context.organization(reference!);
+    await setOrganizationRetention(await context.db(), organization.id, days);
+    context.note(`organization "${organization.name}" now ${describeRetention(days)}`);
   },
 };

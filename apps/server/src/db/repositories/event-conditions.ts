@@ -119,7 +119,8 @@ const valuesCache = perDatabase(
 
 /**
  * Resolves the query's category and type filters once, for both the count and the page. Events
- * through `throughId` never change, so values resolved at the same highest id are reused. With
+ * through `throughId` are never added or changed, so values resolved at the same highest id are
+ * reused (retention may remove the last event of a value since: matching it finds nothing). With
  * the organization's event count (SQLite), also which description filters use the trigram index.
  */
 export function* resolveValues(

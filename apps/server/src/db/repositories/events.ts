@@ -1,6 +1,9 @@
 // Reading the events list at a million events per organization. Events are written by session
-// routing and `agentline events import` and are never changed or deleted, which the list uses:
+// routing and `agentline events import`, never changed, and removed only by retention, which
+// tallies each removal in the organization's row (event-retention.ts). The list uses that:
 //
+// - Its version is (the highest event id, the count of events removed): a kept answer or count is
+//   reused only while both are unchanged, in this process or after another's write or removal.
 // - total_count is kept per (organization, filter) as (highest event id counted, count); a request
 //   counts only the matching events above that id (countDeltaBound: unless those ids are so many
 //   that counting anew reads less). Ids increase (AUTOINCREMENT, a sequence) and
@@ -32,7 +35,7 @@ import type { ListPosition, ListQuery } from '../../vocabulary/list-query.js';
 import type { JsonText } from '../../vocabulary/json-text.js';
 import type { Db } from '../engine/client.js';
 import { listOrder, pageOf, pageWindow, splitPage } from '../engine/list-sql.js';
-import { prepared, runListRead, runSteps, selectRows, type Steps } from '../engine/portable-sql.js';
+import { runListRead, runSteps, selectRows, type Steps } from '../engine/portable-sql.js';
 import { ByteBoundedLru, perDatabase } from '../engine/caches.js';
 import { events } from '../schema/sqlite.js';
 import {
@@ -47,6 +50,13 @@ import {
   type ResolvedValues,
 } from './event-conditions.js';
 import type { components } from '../../spec-types.js';
+import { removedThroughOf } from './event-retention.js';
+import {
+  eventsVersion,
+  highestEventId,
+  versionText,
+  type EventsVersion,
+} from './event-versions.js';
 
 type EventItem = components['schemas']['Event'];
 
@@ -62,14 +72,14 @@ export interface ListedEvent {
 
 /**
  * One page of the list, the number of events matching its query, where the next starts, and the
- * organization's highest event id in the snapshot it was read from (highestEventId): the same
- * query reads the same page for as long as that id is unchanged.
+ * version of the organization's events it was read at (eventsVersion): the same query reads the
+ * same page for as long as the version is unchanged.
  */
 export interface EventsPage {
   rows: ListedEvent[];
   totalCount: number;
   next: ListPosition | null;
-  throughId: number;
+  version: string;
 }
 
 /** Below this many new events since the cached count, they are counted row by row by id. */
@@ -87,8 +97,7 @@ function countDeltaBound(db: Db, organizationEvents: number): number {
 }
 /** Matches at least this share of the organization's events are found by walking the order. */
 const WALK_ORDER_SHARE = 0.01;
-interface CachedCount {
-  throughId: number;
+interface CachedCount extends EventsVersion {
   count: number;
 }
 
@@ -98,56 +107,35 @@ function filterKey(organizationId: number, query: ListQuery<EventProperty>): str
   return JSON.stringify([organizationId, query.filters, query.window]);
 }
 
-/**
- * The organization's highest event id in the snapshot: what every cache of its listing is checked
- * against. On PostgreSQL organizations write concurrently, so another one's higher ids may commit
- * before this one's lower; SQLite has one writer, and its whole table's maximum is one seek.
- */
-function* highestEventId(db: Db, organizationId: number): Steps<number> {
-  const [highest] = yield* db.kind === 'sqlite'
-    ? highestEventIdOfAll({})
-    : highestEventIdOfOrganization({ organizationId });
-  return highest?.top ?? 0;
-}
-
-// Prepared once: every events list request reads it (the version its kept answers are checked
-// against), so it is not rendered anew each time.
-const highestEventIdOfAll = prepared<{ top: number | null }>(
-  'agentline_highest_event_id',
-  sql`SELECT max(${events.id}) AS top FROM ${events}`,
-);
-const highestEventIdOfOrganization = prepared<{ top: number | null }>(
-  'agentline_highest_organization_event_id',
-  sql`SELECT max(${events.id}) AS top FROM ${events}
-      WHERE ${events.organizationId} = ${sql.placeholder('organizationId')}`,
-);
-
 function* countMatching(
   db: Db,
   organizationId: number,
   query: ListQuery<EventProperty>,
   resolved: ResolvedValues,
-  throughId: number,
+  version: EventsVersion,
   /** The organization's event count, if known; else the cached count stands for it. */
   organizationCount?: number,
 ): Steps<number> {
+  const { throughId, removed } = version;
   const key = filterKey(organizationId, query);
   const cache = countCache(db);
+  // A count from before retention removed events is not brought up to date: counted anew.
   const cached = cache.get(key);
+  const reusable = cached?.removed === removed ? cached : undefined;
   const onSqlite = db.kind === 'sqlite';
   let count: number;
-  if (cached && cached.throughId === throughId) {
-    count = cached.count;
+  if (reusable && reusable.throughId === throughId) {
+    count = reusable.count;
   } else if (
     // On PostgreSQL a request in an older snapshot may find a count cached by a newer one.
-    cached &&
-    cached.throughId < throughId &&
-    throughId - cached.throughId <= countDeltaBound(db, organizationCount ?? cached.count)
+    reusable &&
+    reusable.throughId < throughId &&
+    throughId - reusable.throughId <= countDeltaBound(db, organizationCount ?? reusable.count)
   ) {
     const [delta] = yield* selectRows<{ n: number }>(
-      sql`SELECT count(*) AS n FROM ${eventsAbove(db, organizationId, query, resolved, cached.throughId)}`,
+      sql`SELECT count(*) AS n FROM ${eventsAbove(db, organizationId, query, resolved, reusable.throughId)}`,
     );
-    count = cached.count + delta!.n;
+    count = reusable.count + delta!.n;
   } else {
     const conditions = eventConditions(
       db,
@@ -161,7 +149,7 @@ function* countMatching(
     );
     count = total!.n;
   }
-  cache.set(key, { throughId, count });
+  cache.set(key, { throughId, removed, count });
   return count;
 }
 
@@ -262,7 +250,7 @@ function* listing(
   organizationId: number,
   query: ListQuery<EventProperty>,
 ): Steps<EventsPage> {
-  const throughId = yield* highestEventId(db, organizationId);
+  const version = yield* eventsVersion(db, organizationId);
   // What SQLite's choices of index are measured against (pageAccess, resolveValues).
   const organizationCount =
     db.kind === 'sqlite' && query.filters.length > 0
@@ -271,21 +259,27 @@ function* listing(
           organizationId,
           { ...query, ...UNFILTERED },
           NOTHING_RESOLVED,
-          throughId,
+          version,
         )
       : undefined;
-  const resolved = yield* resolveValues(db, organizationId, query, throughId, organizationCount);
+  const resolved = yield* resolveValues(
+    db,
+    organizationId,
+    query,
+    version.throughId,
+    organizationCount,
+  );
   const totalCount = yield* countMatching(
     db,
     organizationId,
     query,
     resolved,
-    throughId,
+    version,
     organizationCount,
   );
   const access = pageAccess(db, totalCount, organizationCount);
   const { rows, next } = yield* readPage(db, organizationId, query, resolved, totalCount, access);
-  return { rows, totalCount, next, throughId };
+  return { rows, totalCount, next, version: versionText(version) };
 }
 
 /**
@@ -332,23 +326,29 @@ export async function currentEventPosition(db: Db, organizationId: number): Prom
 /**
  * Up to `limit` of the organization's events committed after `afterId`, whole, in id order,
  * and the position they bring the reader to: the last one's id when there may be more, else the
- * organization's highest committed id (nothing at or below it can commit later).
+ * organization's highest committed id (nothing at or below it can commit later). With them, the
+ * highest id retention had removed when they were read (eventsRemovedThrough), read after them:
+ * at or below `afterId`, nothing above it had been removed before they were read.
  */
 export async function readEventsAfter(
   db: Db,
   organizationId: number,
   afterId: number,
   limit: number,
-): Promise<{ rows: FeedEvent[]; through: number }> {
+): Promise<{ rows: FeedEvent[]; through: number; removedThrough: number }> {
   return runSteps(db, function* () {
     const highest = yield* highestEventId(db, organizationId);
-    if (highest <= afterId) return { rows: [], through: afterId };
-    const rows = yield* selectRows<FeedEvent>(
-      sql`SELECT id, ${itemJson(db, null)} AS json
-          FROM ${eventsAbove(db, organizationId, UNFILTERED, NOTHING_RESOLVED, afterId, highest)}
-          ORDER BY id LIMIT ${limit}`,
-    );
-    return { rows, through: rows.length === limit ? rows.at(-1)!.id : highest };
+    const rows =
+      highest <= afterId
+        ? []
+        : yield* selectRows<FeedEvent>(
+            sql`SELECT id, ${itemJson(db, null)} AS json
+                FROM ${eventsAbove(db, organizationId, UNFILTERED, NOTHING_RESOLVED, afterId, highest)}
+                ORDER BY id LIMIT ${limit}`,
+          );
+    const through =
+      highest <= afterId ? afterId : rows.length === limit ? rows.at(-1)!.id : highest;
+    return { rows, through, removedThrough: yield* removedThroughOf(organizationId) };
   });
 }
 

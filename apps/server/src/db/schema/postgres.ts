@@ -76,6 +76,9 @@ export const organizations = pgTable('organizations', {
   name: text('name').notNull().unique(),
   createdAt: isoTimestamp('created_at'),
   recordsVersion: integer('records_version').notNull().default(0),
+  eventRetentionDays: integer('event_retention_days'),
+  eventsRemoved: bigint('events_removed', { mode: 'number' }).notNull().default(0),
+  eventsRemovedThrough: bigint('events_removed_through', { mode: 'number' }).notNull().default(0),
 });
 
 export const roles = pgTable(

@@ -82,6 +82,14 @@ export const organizations = sqliteTable('organizations', {
   // Bumped by every load of platform records (prompts, tools, agents, ...), so servers can keep
   // answers built from those records until the version moves.
   recordsVersion: integer('records_version').notNull().default(0),
+  // Retention (event-retention.ts): this organization's window in days, NULL for the server's
+  // EVENT_RETENTION_DAYS, 0 to keep every event.
+  eventRetentionDays: integer('event_retention_days'),
+  // What retention removed so far: how many events (part of the events list's version, so kept
+  // answers and counts of another process see a removal) and the highest id among them (a stream
+  // or webhook position below it may have missed a removed event).
+  eventsRemoved: integer('events_removed').notNull().default(0),
+  eventsRemovedThrough: integer('events_removed_through').notNull().default(0),
 });
 
 export const roles = sqliteTable(

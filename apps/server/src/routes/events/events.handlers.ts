@@ -1,7 +1,8 @@
 import { EVENT_LIST } from '../../domain/events.js';
 import { listPageJson, parseListQuery } from '../../domain/list-query.js';
 import { cursorSigner } from '../../serving/cursor-signer.js';
-import { currentEventPosition, listEvents } from '../../db/repositories/events.js';
+import { listEvents } from '../../db/repositories/events.js';
+import { eventsListVersion } from '../../db/repositories/event-versions.js';
 import type { AppRouteHandler } from '../../http/router.js';
 import { ApiError } from '../../http/errors.js';
 import { resumePosition } from '../../http/event-stream.js';
@@ -12,17 +13,13 @@ import * as routes from './events.routes.js';
 
 type EventListResponse = components['schemas']['EventListResponse'];
 
-// A dashboard polls the same first pages again and again, while events only ever get added: an
-// answer is kept per organization and query for as long as the organization's highest
-// event id is unchanged (EventsPage), so a repeated request reads one index entry instead of its
+// A dashboard polls the same first pages again and again, while events are mostly added: an
+// answer is kept per organization and query for as long as the organization's events version
+// (its highest event id and count of removed events; EventsPage) is unchanged, so a repeated request reads one index entry instead of its
 // page and count (and, on SQLite, answers without the trip to a reader thread).
-const keptAnswers = new KeptListAnswers<EventListResponse>(
-  routes.eventsList,
-  currentEventPosition,
-  {
-    keepsCursorPages: false,
-  },
-);
+const keptAnswers = new KeptListAnswers<EventListResponse>(routes.eventsList, eventsListVersion, {
+  keepsCursorPages: false,
+});
 
 /** Route middleware of eventsList: a kept answer, ahead of the query's validation. */
 export const keptEventsAnswer = keptAnswers.serve;
@@ -32,7 +29,7 @@ export const eventsList: AppRouteHandler<typeof routes.eventsList> = async (c) =
   const { organizationId } = c.get('auth');
   const signer = await cursorSigner(db);
   const query = await parseListQuery(EVENT_LIST, c.req.valid('query'), organizationId, signer);
-  const { rows, totalCount, next, throughId } = await listEvents(
+  const { rows, totalCount, next, version } = await listEvents(
     db,
     organizationId,
     query,
@@ -46,7 +43,7 @@ export const eventsList: AppRouteHandler<typeof routes.eventsList> = async (c) =
     next,
     signer,
   );
-  keptAnswers.keep(c, signer, throughId, json);
+  keptAnswers.keep(c, signer, version, json);
   return jsonTextResponse(c, json);
 };
 
