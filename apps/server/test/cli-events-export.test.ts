@@ -10,6 +10,8 @@ import { afterAll, assert, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../src/cli/run.js';
 import { createDb } from '../src/db/engine/client.js';
 import { parsedJson } from '../src/db/engine/portable-sql.js';
+import { setOrganizationRetention } from '../src/db/repositories/event-retention.js';
+import { sweepExpiredEvents } from '../src/use-cases/event-retention.js';
 import { EVENT_PROPERTIES } from '../src/vocabulary/events.js';
 import { createWorkspace, type TempWorkspace } from './fixtures/cli-harness.js';
 import {
@@ -125,16 +127,16 @@ async function storedEventsBefore(organizationId: number): Promise<EventRow[]> {
   }));
 }
 
-/** Removes events as retention would, keeping SQLite's description index in step. */
-async function deleteEventsBefore(organizationId: number): Promise<void> {
-  const before = sql`organization_id = ${organizationId} AND timestamp < ${BEFORE}`;
-  if (onSqlite) {
-    await query(
-      sql`INSERT INTO events_description_fts (events_description_fts, rowid, description)
-          SELECT 'delete', id, description FROM events WHERE ${before}`,
-    );
+/** Removes the events before BEFORE with retention's own sweep: a 1-day window ending a day later. */
+async function sweepEventsBefore(organizationId: number): Promise<void> {
+  const db = createDb(workspace.databaseUrl);
+  try {
+    await setOrganizationRetention(db, organizationId, 1);
+    await sweepExpiredEvents(db, { defaultDays: 0, now: Date.parse(BEFORE) + 86_400_000 });
+    await setOrganizationRetention(db, organizationId, null);
+  } finally {
+    await db.close();
   }
-  await query(sql`DELETE FROM events WHERE ${before}`);
 }
 
 beforeAll(async () => {
@@ -234,8 +236,8 @@ describe('an archive and its import', () => {
     expect(gunzipSync(result.stdout).toString()).toBe(gunzipSync(fileBytes).toString());
   });
 
-  it('brings the events back as they were once they are deleted', async () => {
-    await deleteEventsBefore(ACME);
+  it('brings the events back as they were once retention removed them', async () => {
+    await sweepEventsBefore(ACME);
     expect(await storedEventsBefore(ACME)).toEqual([]);
 
     const result = await workspace.run(['events', 'import', archive, '--org', 'Acme']);
