@@ -12,10 +12,21 @@ const DAY_MS = 86_400_000;
 export const RETENTION_SWEEP_MS = 60_000;
 
 /**
- * Events removed per transaction: on SQLite each batch holds the write lock that routing waits
- * out, so it is as small as an import's batch (cli/event-import.ts DEFAULT_EVENT_BATCH_SIZE).
+ * Events removed per transaction. On SQLite a batch holds the write lock, and in the server's
+ * process the event loop too, for as long as it runs: 100 take about 5 ms, which a routed session
+ * may wait out. With 500 (25 ms) back to back, routing's p99 rose tenfold during a sweep
+ * (docs/benchmarks.md, `pnpm bench:retention`).
  */
-export const RETENTION_BATCH_SIZE = 500;
+export const RETENTION_BATCH_SIZE = 100;
+
+/**
+ * The pause after a batch, in multiples of the batch's time. On SQLite a batch's commit now and
+ * then waits 20-50 ms for the disk, holding the event loop. Beside a sweep of a million events,
+ * routing's p99 rose 2.65-fold at a pause of 1 (half the time sweeping), 2.17-fold at 3 and
+ * 1.51-fold at 7, where the million took eight minutes, 2,000 events/s: twice what a platform
+ * logging 1,000 events/s all day needs (docs/benchmarks.md, `pnpm bench:retention`).
+ */
+const PAUSE_PER_BATCH_TIME = 7;
 
 export interface RetentionSweep {
   /** The server's window in days (EVENT_RETENTION_DAYS); 0 keeps every event. */
@@ -40,11 +51,16 @@ export async function sweepExpiredEvents(
     const before = retentionCutoff(days ?? defaultDays, now);
     if (before === null) continue;
     for (;;) {
+      const batchStart = performance.now();
       const batch = await removeEventsBefore(db, organizationId, before, batchSize);
       removed += batch.count;
       if (batch.count < batchSize) break;
-      // Requests waiting on the event loop run between two batches.
-      await new Promise((resolve) => setImmediate(resolve));
+      // A pause of PAUSE_PER_BATCH_TIME times what the batch took: the sweep takes at most an
+      // eighth of the write lock's time (and of the event loop's, on SQLite), so routing beside
+      // it keeps its pace.
+      await new Promise((resolve) =>
+        setTimeout(resolve, PAUSE_PER_BATCH_TIME * (performance.now() - batchStart)),
+      );
     }
   }
   return removed;
