@@ -19,6 +19,7 @@ import { createTenant, type Tenant } from './support/harness.js';
 import { resumeTokenOf } from './support/event-stream.js';
 import { loadRoutingFixture, type RoutingFixture } from './support/routing-fixture.js';
 import { startServerProcess, type ServerProcess } from './support/server-process.js';
+import { routeSessions } from './support/webhook-delivery-testbed.js';
 import {
   checkDescriptionIndex,
   freshDatabaseUrl,
@@ -104,21 +105,6 @@ async function get<T>(tenant: Tenant, path: string, headers: Record<string, stri
 const totalCount = async (tenant: Tenant, query = '') =>
   (await get<{ total_count: number }>(tenant, `/api/v1/events/?limit=1${query}`)).body.total_count;
 
-async function routeSessions(sessions: number): Promise<void> {
-  for (let i = 0; i < sessions; i += 1) {
-    const response = await fetch(
-      `${server.baseUrl}/api/v1/channels/targets/${fx.targets.main}/sessions`,
-      {
-        method: 'POST',
-        headers: { 'Service-API-Key': acme.key, 'Content-Type': 'application/json' },
-        body: JSON.stringify({ user_id: `u-${i}` }),
-      },
-    );
-    expect(response.status).toBe(200);
-    await response.arrayBuffer();
-  }
-}
-
 beforeAll(async () => {
   databaseUrl = await freshDatabaseUrl();
   db = createDb(databaseUrl);
@@ -181,7 +167,7 @@ describe('a sweep beside routing', () => {
     // Small batches, so the sweep's transactions interleave with routing's writes.
     const [removed] = await Promise.all([
       sweepExpiredEvents(db, { defaultDays: 30, now: NOW, batchSize: 50 }),
-      routeSessions(40),
+      routeSessions(server.baseUrl, acme, fx, 40),
     ]);
     // The server may have swept some itself in the meantime (its sweep runs every minute).
     const { removed: tallied, through } = await tally(acme.organizationId);
