@@ -15,7 +15,7 @@ import {
   type FeedEvent,
 } from '../db/repositories/events.js';
 import { resumeTokensOf, type ResumeTokens } from '../db/repositories/resume-tokens.js';
-import { eventsRemovedThrough } from '../db/repositories/event-retention.js';
+import { eventsRemovedAfter } from '../db/repositories/event-retention.js';
 import { InFlightCounts } from './in-flight-counts.js';
 import {
   cutWhenIdle,
@@ -76,7 +76,7 @@ export async function resumePosition(
       `"${token.slice(0, 40)}" is past the last event of this organization, so this server never sent it; send the id of the last message this organization's stream sent, or leave the header out to follow new events from now (add start_datetime to replay from a time).`,
     );
   }
-  if (position < (await eventsRemovedThrough(db, organizationId))) {
+  if (await eventsRemovedAfter(db, organizationId, position)) {
     throw new EventsRemovedError(
       `Event retention has removed events that came after "${token.slice(0, 40)}", so the stream cannot go on from it without a gap; open it again without Last-Event-ID and with start_datetime to replay the events that are kept.`,
     );

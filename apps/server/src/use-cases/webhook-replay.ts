@@ -6,7 +6,7 @@
 import type { Db } from '../db/engine/client.js';
 import { runStepsInTransaction } from '../db/engine/portable-sql.js';
 import { resumeTokensOf } from '../db/repositories/resume-tokens.js';
-import { eventsRemovedThrough } from '../db/repositories/event-retention.js';
+import { eventsRemovedAfter } from '../db/repositories/event-retention.js';
 import {
   positionsBefore,
   storeWebhookEndpointPositions,
@@ -70,7 +70,7 @@ async function replayPoint(
       },
     ]);
   }
-  if (found.kind === 'event' && found.id < (await eventsRemovedThrough(db, organizationId))) {
+  if (found.kind === 'event' && (await eventsRemovedAfter(db, organizationId, found.id))) {
     throw new InputRuleError([
       {
         loc: ['body', 'after_position'],

@@ -2,8 +2,8 @@
 // events older than that, a bounded batch per transaction. Each batch also adds to the
 // organization's tally of removed events (events_removed, events_removed_through) in the same
 // transaction, so whoever reads events sees a removal and its tally together: the events list's
-// version (events.ts) moves with every removal, and a stream or webhook position below the highest
-// removed id is known to have missed events (event-positions.ts).
+// version (event-versions.ts) moves with every removal, and a stream or webhook position below the
+// highest removed id is known to have missed events (eventsRemovedAfter).
 
 import { sql } from 'drizzle-orm';
 import type { Db } from '../engine/client.js';
@@ -144,10 +144,21 @@ export function* removedThroughOf(organizationId: number): Steps<number> {
   return row?.through ?? 0;
 }
 
-/**
- * removedThroughOf, on its own. A stream or webhook position below it may have missed a removed
- * event, so it cannot go on without a gap.
- */
+/** removedThroughOf, on its own. */
 export async function eventsRemovedThrough(db: Db, organizationId: number): Promise<number> {
   return runSteps(db, () => removedThroughOf(organizationId));
+}
+
+/**
+ * Whether retention removed an event with an id above `position`: a stream or webhook position
+ * below the highest removed id may have missed one, so it cannot go on without a gap. The rule
+ * of a resumed stream (a 410) and of a webhook replay (a 422); the live feed applies it to each
+ * batch it reads (serving/event-feed.ts).
+ */
+export async function eventsRemovedAfter(
+  db: Db,
+  organizationId: number,
+  position: number,
+): Promise<boolean> {
+  return position < (await eventsRemovedThrough(db, organizationId));
 }
