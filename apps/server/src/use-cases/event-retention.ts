@@ -37,7 +37,7 @@ export interface RetentionSweep {
 }
 
 /** The timestamp before which the organization's events go, or null when it keeps them all. */
-export function retentionCutoff(days: number, now: number): string | null {
+function retentionCutoff(days: number, now: number): string | null {
   return days === 0 ? null : new Date(now - days * DAY_MS).toISOString();
 }
 
@@ -52,9 +52,9 @@ export async function sweepExpiredEvents(
     if (before === null) continue;
     for (;;) {
       const batchStart = performance.now();
-      const batch = await removeEventsBefore(db, organizationId, before, batchSize);
-      removed += batch.count;
-      if (batch.count < batchSize) break;
+      const removedNow = await removeEventsBefore(db, organizationId, before, batchSize);
+      removed += removedNow;
+      if (removedNow < batchSize) break;
       // A pause of PAUSE_PER_BATCH_TIME times what the batch took: the sweep takes at most an
       // eighth of the write lock's time (and of the event loop's, on SQLite), so routing beside
       // it keeps its pace.

@@ -45,24 +45,14 @@ export async function setOrganizationRetention(
   );
 }
 
-/** How many events a batch removed and the highest id among them (0 when none). */
-export interface RemovedEvents {
-  count: number;
-  throughId: number;
-}
-
-function* removeOnSqlite(
-  organizationId: number,
-  before: string,
-  limit: number,
-): Steps<RemovedEvents> {
+function* removeOnSqlite(organizationId: number, before: string, limit: number): Steps<number> {
   // The timestamp index finds the oldest first, so a batch reads only rows it removes.
   const doomed = yield* selectRows<{ id: number }>(
     sql`SELECT ${events.id} AS id FROM ${events}
         WHERE ${events.organizationId} = ${organizationId} AND ${events.timestamp} < ${before}
         ORDER BY ${events.timestamp} LIMIT ${limit}`,
   );
-  if (doomed.length === 0) return { count: 0, throughId: 0 };
+  if (doomed.length === 0) return 0;
   const ids = sql.join(
     doomed.map((row) => sql`${row.id}`),
     sql`, `,
@@ -74,18 +64,14 @@ function* removeOnSqlite(
         SELECT 'delete', id, description FROM events WHERE id IN (${ids})`,
   );
   yield* execute(sql`DELETE FROM events WHERE id IN (${ids})`);
-  const throughId = Math.max(...doomed.map((row) => row.id));
-  yield* tally(organizationId, doomed.length, throughId);
-  return { count: doomed.length, throughId };
-}
-
-function* tally(organizationId: number, count: number, throughId: number): Steps<void> {
+  const highestId = Math.max(...doomed.map((row) => row.id));
   yield* execute(
     sql`UPDATE ${organizations}
-        SET events_removed = events_removed + ${count},
-            events_removed_through = max(events_removed_through, ${throughId})
+        SET events_removed = events_removed + ${doomed.length},
+            events_removed_through = max(events_removed_through, ${highestId})
         WHERE ${organizations.id} = ${organizationId}`,
   );
+  return doomed.length;
 }
 
 /**
@@ -93,12 +79,8 @@ function* tally(organizationId: number, count: number, throughId: number): Steps
  * event twice: the second DELETE waits for the first's row locks and skips the rows it removed,
  * so RETURNING holds only its own.
  */
-function* removeOnPostgres(
-  organizationId: number,
-  before: string,
-  limit: number,
-): Steps<RemovedEvents> {
-  const [removed] = yield* selectRows<{ count: number; throughId: number }>(
+function* removeOnPostgres(organizationId: number, before: string, limit: number): Steps<number> {
+  const [removed] = yield* selectRows<{ count: number }>(
     sql`WITH doomed AS (
           SELECT id FROM events
           WHERE organization_id = ${organizationId} AND timestamp < ${before}
@@ -113,21 +95,21 @@ function* removeOnPostgres(
               events_removed_through = greatest(events_removed_through, summary.through_id)
           FROM summary WHERE organizations.id = ${organizationId} AND summary.count > 0
         )
-        SELECT count, through_id AS "throughId" FROM summary`,
+        SELECT count FROM summary`,
   );
-  return removed!;
+  return removed!.count;
 }
 
 /**
  * Removes up to `limit` of the organization's events whose timestamp is before `before` (an ISO
- * date-time as stored), the oldest first, in one transaction.
+ * date-time as stored), the oldest first, in one transaction; returns how many it removed.
  */
 export async function removeEventsBefore(
   db: Db,
   organizationId: number,
   before: string,
   limit: number,
-): Promise<RemovedEvents> {
+): Promise<number> {
   return runWriteSteps(db, () =>
     db.kind === 'sqlite'
       ? removeOnSqlite(organizationId, before, limit)
