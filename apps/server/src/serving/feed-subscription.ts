@@ -4,10 +4,18 @@
 
 import { databaseUnavailableReason, isQueryTimeout } from '../db/engine/errors.js';
 import type { FeedEvent } from '../db/repositories/events.js';
+import type { components } from '../spec-types.js';
 import { EVENT_PROPERTIES } from '../vocabulary/events.js';
 
-/** Why a subscription ended early; the subscriber hears it once, then nothing more. */
-export type FeedFailureCode = 'SLOW_CONSUMER' | 'INTERNAL' | 'SERVICE_UNAVAILABLE' | 'GONE';
+/**
+ * Why a subscription ended early; the subscriber hears it once, then nothing more. The codes are
+ * the spec's `EventStreamError` codes that the feed itself gives (the key's loss is the stream's:
+ * http/stream-key-watch.ts).
+ */
+export type FeedFailureCode = Extract<
+  components['schemas']['EventStreamError']['code'],
+  'SLOW_CONSUMER' | 'INTERNAL' | 'SERVICE_UNAVAILABLE' | 'GONE'
+>;
 
 export interface FeedFailure {
   code: FeedFailureCode;
