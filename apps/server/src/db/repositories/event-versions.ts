@@ -19,14 +19,18 @@ export function* highestEventId(db: Db, organizationId: number): Steps<number> {
   return highest?.top ?? 0;
 }
 
+// The highest id: of the whole table on SQLite (one writer), of the organization on PostgreSQL.
+const HIGHEST_OF_ALL = sql`SELECT max(${events.id}) FROM ${events}`;
+const HIGHEST_OF_ORGANIZATION = sql`SELECT max(${events.id}) FROM ${events}
+  WHERE ${events.organizationId} = ${sql.placeholder('organizationId')}`;
+
 const highestEventIdOfAll = prepared<{ top: number | null }>(
   'agentline_highest_event_id',
-  sql`SELECT max(${events.id}) AS top FROM ${events}`,
+  sql`SELECT (${HIGHEST_OF_ALL}) AS top`,
 );
 const highestEventIdOfOrganization = prepared<{ top: number | null }>(
   'agentline_highest_organization_event_id',
-  sql`SELECT max(${events.id}) AS top FROM ${events}
-      WHERE ${events.organizationId} = ${sql.placeholder('organizationId')}`,
+  sql`SELECT (${HIGHEST_OF_ORGANIZATION}) AS top`,
 );
 
 /** The organization's events at a point: what the list's caches are checked against. */
@@ -44,14 +48,11 @@ const REMOVED_OF_ORGANIZATION = sql`(SELECT ${organizations.eventsRemoved} FROM 
 // against), so it is not rendered anew each time.
 const eventsVersionOnSqlite = prepared<{ top: number | null; removed: number }>(
   'agentline_events_version',
-  sql`SELECT (SELECT max(${events.id}) FROM ${events}) AS top,
-        ${REMOVED_OF_ORGANIZATION} AS removed`,
+  sql`SELECT (${HIGHEST_OF_ALL}) AS top, ${REMOVED_OF_ORGANIZATION} AS removed`,
 );
 const eventsVersionOnPostgres = prepared<{ top: number | null; removed: number }>(
   'agentline_organization_events_version',
-  sql`SELECT (SELECT max(${events.id}) FROM ${events}
-        WHERE ${events.organizationId} = ${sql.placeholder('organizationId')}) AS top,
-        ${REMOVED_OF_ORGANIZATION} AS removed`,
+  sql`SELECT (${HIGHEST_OF_ORGANIZATION}) AS top, ${REMOVED_OF_ORGANIZATION} AS removed`,
 );
 
 /** As highestEventId, with the organization's count of removed events in the same read. */
