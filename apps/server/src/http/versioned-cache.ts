@@ -2,8 +2,8 @@
 // The version lives in the database (the prompts list: organizations.records_version, bumped by
 // every load of records; the events list: the organization's highest event id and count of events
 // retention removed), so a server process never serves an answer older than a write that another
-// process (the CLI, another server) committed: every request is checked against a version read after it arrived, and the
-// answer is rebuilt when the version moved.
+// process (the CLI, another server) committed: every request is checked against a version read
+// after it arrived, and the answer is rebuilt when the version moved.
 //
 // The requests of one organization that arrive in one turn of the event loop share that read: it
 // runs on the next turn, after all of them arrived (and one that arrives while it is in flight

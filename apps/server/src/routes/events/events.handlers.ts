@@ -15,8 +15,9 @@ type EventListResponse = components['schemas']['EventListResponse'];
 
 // A dashboard polls the same first pages again and again, while events are mostly added: an
 // answer is kept per organization and query for as long as the organization's events version
-// (its highest event id and count of removed events; EventsPage) is unchanged, so a repeated request reads one index entry instead of its
-// page and count (and, on SQLite, answers without the trip to a reader thread).
+// (its highest event id and count of removed events; EventsPage) is unchanged, so a repeated
+// request reads one index entry instead of its page and count (and, on SQLite, answers without
+// the trip to a reader thread).
 const keptAnswers = new KeptListAnswers<EventListResponse>(routes.eventsList, eventsListVersion, {
   keepsCursorPages: false,
 });
