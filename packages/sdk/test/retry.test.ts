@@ -1,17 +1,16 @@
-// Retries, timeouts, aborts and idempotency keys, with an injected fetch.
+// Retries, backoff, per-call options and idempotency keys, with an injected fetch (timeouts and
+// aborts: timeouts.test.ts).
 
 import { getEventListeners } from 'node:events';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import {
   ApiConnectionError,
   ApiTimeoutError,
-  ApiUserAbortError,
   BadRequestError,
   ConflictError,
   InternalServerError,
   RateLimitError,
   UnprocessableEntityError,
-  createClient,
 } from '../src/index.js';
 import {
   backoffMs,
@@ -20,31 +19,10 @@ import {
   retryingFetch,
   RETRY_COUNT_HEADER,
 } from '../src/retry.js';
+import { client, hanging, json, scripted } from './scripted-fetch.js';
 import { UUID_V7 } from './uuid-v7.js';
 
 const page = { items: [], page: 0, page_size: 25, total_count: 0, total_pages: 0 };
-const json = (status: number, body: unknown, headers: Record<string, string> = {}) =>
-  new Response(JSON.stringify(body), {
-    status,
-    headers: { 'Content-Type': 'application/json', ...headers },
-  });
-
-/** A fetch that answers from a script, one entry per attempt, and records the requests. */
-function scripted(...answers: Array<() => Response | Promise<Response>>) {
-  const requests: Request[] = [];
-  const fetch = async (input: RequestInfo | URL, init?: RequestInit) => {
-    requests.push(new Request(input, init));
-    const answer = answers[Math.min(requests.length - 1, answers.length - 1)]!;
-    return answer();
-  };
-  return { fetch, requests };
-}
-
-const client = (
-  fetch: typeof globalThis.fetch,
-  options: { maxRetries?: number; timeout?: number } = {},
-) => createClient({ apiKey: 'k', baseUrl: 'http://127.0.0.1:9', fetch, ...options });
-
 const experiment = { name: 'x', target_id: 1, variants: [] };
 
 describe('retries', () => {
@@ -243,97 +221,6 @@ describe('retries', () => {
     expect(error).toBeInstanceOf(ApiConnectionError);
     // The POST may have run, but its Idempotency-Key makes the retry safe: tried twice.
     expect(requests).toHaveLength(2);
-  });
-});
-
-/** A fetch that never answers: each attempt ends only when its signal aborts. */
-function hanging() {
-  const requests: Request[] = [];
-  const fetch = (input: RequestInfo | URL, init?: RequestInit) => {
-    const request = new Request(input, init);
-    requests.push(request);
-    return new Promise<Response>((_, reject) =>
-      request.signal.addEventListener('abort', () => reject(request.signal.reason as Error), {
-        once: true,
-      }),
-    );
-  };
-  return { fetch, requests };
-}
-
-describe('timeouts and aborts', () => {
-  it('abandons an attempt after the timeout with ApiTimeoutError', async () => {
-    const { fetch, requests } = hanging();
-    const started = Date.now();
-    const error = await client(fetch, { timeout: 100, maxRetries: 1 })
-      .events.list()
-      .catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(ApiTimeoutError);
-    expect(requests).toHaveLength(2);
-    expect(Date.now() - started).toBeLessThan(5_000);
-  });
-
-  it.each([
-    ['abort()', (controller: AbortController) => controller.abort()],
-    ["abort('a reason')", (controller: AbortController) => controller.abort('a reason')],
-    ['abort(new Error())', (controller: AbortController) => controller.abort(new Error('gone'))],
-  ])(
-    "stops at once, without retrying, with ApiUserAbortError on the caller's %s",
-    async (_, abort) => {
-      const { fetch, requests } = hanging();
-      const controller = new AbortController();
-      const pending = client(fetch, { timeout: 10_000 }).events.list(
-        {},
-        { signal: controller.signal },
-      );
-      setTimeout(() => abort(controller), 20);
-      const error = await pending.catch((e: unknown) => e);
-      expect(error).toBeInstanceOf(ApiUserAbortError);
-      expect((error as Error).cause).toBe(controller.signal.reason);
-      expect(requests).toHaveLength(1);
-    },
-  );
-
-  it('adds no listener per call in flight to a signal that many calls share', async () => {
-    // A Request listens to its signal: one per call, each new one walking all the others'.
-    const { fetch, requests } = hanging();
-    const shared = new AbortController();
-    const calls = Array.from({ length: 50 }, () =>
-      client(fetch, { timeout: 10_000 })
-        .events.list({}, { signal: shared.signal })
-        .catch((e: unknown) => e),
-    );
-    await vi.waitFor(() => expect(requests).toHaveLength(50));
-    expect(getEventListeners(shared.signal, 'abort')).toHaveLength(0);
-    shared.abort();
-    for (const error of await Promise.all(calls)) expect(error).toBeInstanceOf(ApiUserAbortError);
-  });
-
-  it('sends nothing when the signal is already aborted', async () => {
-    const { fetch, requests } = hanging();
-    const error = await client(fetch)
-      .events.list({}, { signal: AbortSignal.abort() })
-      .catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(ApiUserAbortError);
-    expect(requests).toHaveLength(0);
-  });
-
-  it('stops waiting between attempts when the signal aborts', async () => {
-    const { fetch, requests } = scripted(() => json(503, {}, { 'Retry-After': '30' }));
-    const controller = new AbortController();
-    const pending = client(fetch).events.list({}, { signal: controller.signal });
-    setTimeout(() => controller.abort(), 20);
-    expect(await pending.catch((e: unknown) => e)).toBeInstanceOf(ApiUserAbortError);
-    expect(requests).toHaveLength(1);
-  });
-
-  it('gives ApiTimeoutError for an AbortSignal.timeout signal', async () => {
-    const { fetch } = hanging();
-    const error = await client(fetch, { timeout: 10_000 })
-      .events.list({}, { signal: AbortSignal.timeout(30) })
-      .catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(ApiTimeoutError);
-    expect((error as Error).cause).toMatchObject({ name: 'TimeoutError' });
   });
 });
 

@@ -1,0 +1,41 @@
+// Fetches for the SDK's tests: one that answers from a script, one that never answers, and a
+// client over either.
+
+import { createClient } from '../src/index.js';
+
+export const json = (status: number, body: unknown, headers: Record<string, string> = {}) =>
+  new Response(JSON.stringify(body), {
+    status,
+    headers: { 'Content-Type': 'application/json', ...headers },
+  });
+
+/** A fetch that answers from a script, one entry per attempt, and records the requests. */
+export function scripted(...answers: Array<() => Response | Promise<Response>>) {
+  const requests: Request[] = [];
+  const fetch = async (input: RequestInfo | URL, init?: RequestInit) => {
+    requests.push(new Request(input, init));
+    const answer = answers[Math.min(requests.length - 1, answers.length - 1)]!;
+    return answer();
+  };
+  return { fetch, requests };
+}
+
+export const client = (
+  fetch: typeof globalThis.fetch,
+  options: { maxRetries?: number; timeout?: number } = {},
+) => createClient({ apiKey: 'k', baseUrl: 'http://127.0.0.1:9', fetch, ...options });
+
+/** A fetch that never answers: each attempt ends only when its signal aborts. */
+export function hanging() {
+  const requests: Request[] = [];
+  const fetch = (input: RequestInfo | URL, init?: RequestInit) => {
+    const request = new Request(input, init);
+    requests.push(request);
+    return new Promise<Response>((_, reject) =>
+      request.signal.addEventListener('abort', () => reject(request.signal.reason as Error), {
+        once: true,
+      }),
+    );
+  };
+  return { fetch, requests };
+}
