@@ -8,6 +8,7 @@ import {
   ApiTimeoutError,
   BadRequestError,
   ConflictError,
+  GoneError,
   InternalServerError,
   RateLimitError,
   UnprocessableEntityError,
@@ -156,6 +157,7 @@ describe('retries', () => {
   it.each([
     [400, BadRequestError],
     [409, ConflictError],
+    [410, GoneError],
     [422, UnprocessableEntityError],
   ])('never retries %i', async (status, ErrorClass) => {
     const { fetch, requests } = scripted(() => json(status, { detail: [] }));

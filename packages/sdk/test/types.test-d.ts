@@ -14,6 +14,7 @@ import {
   type BadGatewayError,
   type BadRequestError,
   type ConflictError,
+  type GoneError,
   type ErrorCode,
   type components,
   type Event,
@@ -107,6 +108,7 @@ test('each error class has its status as a literal type', () => {
   expectTypeOf<PermissionDeniedError['status']>().toEqualTypeOf<403>();
   expectTypeOf<NotFoundError['status']>().toEqualTypeOf<404>();
   expectTypeOf<ConflictError['status']>().toEqualTypeOf<409>();
+  expectTypeOf<GoneError['status']>().toEqualTypeOf<410>();
   expectTypeOf<UnprocessableEntityError['status']>().toEqualTypeOf<422>();
   expectTypeOf<RateLimitError['status']>().toEqualTypeOf<429>();
   expectTypeOf<BadGatewayError['status']>().toEqualTypeOf<502>();
