@@ -8,6 +8,7 @@ import { dirname } from 'node:path';
 import { Writable } from 'node:stream';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createClient, GoneError } from '@agentline/sdk';
 import { runCli } from '../src/cli/run.js';
 import { createDb, type Db } from '../src/db/engine/client.js';
 import { migrateDb } from '../src/db/engine/migrate.js';
@@ -15,11 +16,11 @@ import type { FeedEvent } from '../src/db/repositories/events.js';
 import { EventFeed } from '../src/serving/event-feed.js';
 import type { FeedFailure, FeedStart } from '../src/serving/feed-subscription.js';
 import { sweepExpiredEvents } from '../src/use-cases/event-retention.js';
-import { createTenant, type Tenant } from './support/harness.js';
+import { createTenant, type Schemas, type Tenant } from './support/harness.js';
 import { resumeTokenOf } from './support/event-stream.js';
 import { loadRoutingFixture, type RoutingFixture } from './support/routing-fixture.js';
 import { startServerProcess, type ServerProcess } from './support/server-process.js';
-import { routeSessions } from './support/webhook-delivery-testbed.js';
+import { call, createEndpoint, routeSessions } from './support/webhook-delivery-testbed.js';
 import {
   checkDescriptionIndex,
   freshDatabaseUrl,
@@ -215,30 +216,40 @@ describe('a sweep beside routing', () => {
     const fresh = await resumeTokenOf(db, acme.organizationId, through);
     expect((await get(acme, '/api/v1/events/stream', { 'Last-Event-ID': fresh })).status).toBe(200);
 
-    const created = await fetch(`${server.baseUrl}/api/v1/webhooks/endpoints`, {
-      method: 'POST',
-      headers: { 'Service-API-Key': acme.key, 'Content-Type': 'application/json' },
-      body: JSON.stringify({
-        url: 'https://8.8.8.8/agentline',
-        enabled: false,
-        search_fields: [],
-        search_field_values: [],
-        message_types: ['event'],
-      }),
+    // The SDK, as a customer's code resumes: the 410 throws GoneError, which says what to do.
+    const client = createClient({ apiKey: acme.key, baseUrl: server.baseUrl });
+    // Were it accepted, the signal would end the loop quietly and `thrown` would be null.
+    const resumed = client.events.stream(
+      {},
+      { lastEventId: stale, signal: AbortSignal.timeout(5_000) },
+    );
+    const thrown = await (async () => {
+      for await (const _event of resumed) return null;
+      return null;
+    })().catch((error: unknown) => error);
+    expect(thrown).toBeInstanceOf(GoneError);
+    expect((thrown as GoneError).message).toContain('start_datetime');
+
+    const { id } = await createEndpoint(server.baseUrl, acme, {
+      url: 'https://8.8.8.8/agentline',
+      enabled: false,
+      search_fields: [],
+      search_field_values: [],
+      message_types: ['event'],
     });
-    expect(created.status).toBe(200);
-    const { id } = (await created.json()) as { id: string };
     const replay = (afterPosition: string) =>
-      fetch(`${server.baseUrl}/api/v1/webhooks/endpoints/${id}/replay`, {
-        method: 'POST',
-        headers: { 'Service-API-Key': acme.key, 'Content-Type': 'application/json' },
-        body: JSON.stringify({ after_position: afterPosition }),
-      });
+      call<Schemas['HTTPValidationError']>(
+        server.baseUrl,
+        acme,
+        'POST',
+        `/api/v1/webhooks/endpoints/${id}/replay`,
+        { after_position: afterPosition },
+      );
     const refused = await replay(stale);
     expect(refused.status).toBe(422);
-    const problem = (await refused.json()) as { detail: Array<{ loc: string[]; msg: string }> };
-    expect(problem.detail[0]!.loc).toEqual(['body', 'after_position']);
-    expect(problem.detail[0]!.msg).toContain('retention');
+    const problem = refused.body.detail;
+    expect(problem[0]!.loc).toEqual(['body', 'after_position']);
+    expect(problem[0]!.msg).toContain('retention');
     expect((await replay(fresh)).status).toBe(200);
   });
 });
