@@ -366,12 +366,14 @@ export class EventFeed<Chunk> {
   async #advance(watched: WatchedOrganization<Chunk>, organizationId: number): Promise<void> {
     for (;;) {
       const from = watched.position!;
-      const { rows, through, removedThrough } = await readEventsAfter(
-        this.#db,
-        organizationId,
-        from,
-        this.#batchSize,
-      );
+      // Only streams mind removals: a watcher of webhook endpoints alone skips that read (then 0,
+      // which exceeds no position).
+      const minded = [...watched.subscribers].some((s) => s.live && s.removalsFrom !== Infinity);
+      const {
+        rows,
+        through,
+        removedThrough = 0,
+      } = await readEventsAfter(this.#db, organizationId, from, this.#batchSize, minded);
       if (this.#closed) return;
       for (const subscriber of watched.subscribers) {
         if (subscriber.live && this.#missedRemoval(subscriber, removedThrough)) {

@@ -326,16 +326,18 @@ export async function currentEventPosition(db: Db, organizationId: number): Prom
 /**
  * Up to `limit` of the organization's events committed after `afterId`, whole, in id order,
  * and the position they bring the reader to: the last one's id when there may be more, else the
- * organization's highest committed id (nothing at or below it can commit later). With them, the
- * highest id retention had removed when they were read (eventsRemovedThrough), read after them:
- * at or below `afterId`, nothing above it had been removed before they were read.
+ * organization's highest committed id (nothing at or below it can commit later). With
+ * `withRemovals`, also the highest id retention had removed when they were read
+ * (eventsRemovedThrough), read after them: at or below `afterId`, nothing above it had been
+ * removed before they were read.
  */
 export async function readEventsAfter(
   db: Db,
   organizationId: number,
   afterId: number,
   limit: number,
-): Promise<{ rows: FeedEvent[]; through: number; removedThrough: number }> {
+  withRemovals: boolean,
+): Promise<{ rows: FeedEvent[]; through: number; removedThrough?: number }> {
   return runSteps(db, function* () {
     const highest = yield* highestEventId(db, organizationId);
     const rows =
@@ -348,6 +350,7 @@ export async function readEventsAfter(
           );
     const through =
       highest <= afterId ? afterId : rows.length === limit ? rows.at(-1)!.id : highest;
+    if (!withRemovals) return { rows, through };
     return { rows, through, removedThrough: yield* removedThroughOf(organizationId) };
   });
 }
