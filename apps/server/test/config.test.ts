@@ -42,6 +42,17 @@ describe('configuration', () => {
     expect(loadConfig({}).metricsToken).toBeUndefined();
   });
 
+  it('keeps every event unless EVENT_RETENTION_DAYS says otherwise, within a hundred years', () => {
+    expect(loadConfig({}).eventRetentionDays).toBe(0);
+    expect(loadConfig({ EVENT_RETENTION_DAYS: '90' }).eventRetentionDays).toBe(90);
+    expect(loadConfig({ EVENT_RETENTION_DAYS: '36500' }).eventRetentionDays).toBe(36_500);
+    for (const bad of ['36501', '-1', '1.5', 'ninety']) {
+      expect(() => loadConfig({ EVENT_RETENTION_DAYS: bad })).toThrow(
+        `EVENT_RETENTION_DAYS must be a whole number from 0 to 36500, got "${bad}"`,
+      );
+    }
+  });
+
   it('stops the server process with exit code 1 and a message naming PORT', async () => {
     const failure = await startServerProcess({ PORT: 'eighty', DATABASE_URL: ':memory:' }).then(
       () => new Error('the server started with PORT=eighty'),
