@@ -104,7 +104,8 @@ async function get<T>(tenant: Tenant, path: string, headers: Record<string, stri
 }
 
 const totalCount = async (tenant: Tenant, query = '') =>
-  (await get<{ total_count: number }>(tenant, `/api/v1/events/?limit=1${query}`)).body.total_count;
+  (await get<Schemas['EventListResponse']>(tenant, `/api/v1/events/?limit=1${query}`)).body
+    .total_count;
 
 beforeAll(async () => {
   databaseUrl = await freshDatabaseUrl();
@@ -188,7 +189,7 @@ describe('a sweep beside routing', () => {
     expect(await totalCount(acme, billing)).toBe(
       await count(acme.organizationId, sql`category = 'billing'`),
     );
-    const oldest = await get<{ items: Array<{ timestamp: string }>; total_count: number }>(
+    const oldest = await get<Schemas['EventListResponse']>(
       acme,
       '/api/v1/events/?order_by=timestamp&order_by_direction=asc&limit=5',
     );
@@ -206,7 +207,7 @@ describe('a sweep beside routing', () => {
     const { through } = await tally(acme.organizationId);
     expect(through).toBeGreaterThan(0);
     const stale = await resumeTokenOf(db, acme.organizationId, through - 1);
-    const gone = await get<{ code: string; detail: string }>(acme, '/api/v1/events/stream', {
+    const gone = await get<Schemas['ErrorResponse']>(acme, '/api/v1/events/stream', {
       'Last-Event-ID': stale,
     });
     expect(gone.status).toBe(410);
