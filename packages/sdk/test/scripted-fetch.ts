@@ -31,10 +31,12 @@ export function hanging() {
   const fetch = (input: RequestInfo | URL, init?: RequestInit) => {
     const request = new Request(input, init);
     requests.push(request);
+    // The given signal, as fetch itself listens to: a copy on a new Request follows it only while
+    // undici keeps that Request's own controller, which it holds weakly, and on Node 22 and 24 a
+    // garbage collection mid-test left the copy never aborting.
+    const signal = init?.signal ?? request.signal;
     return new Promise<Response>((_, reject) =>
-      request.signal.addEventListener('abort', () => reject(request.signal.reason as Error), {
-        once: true,
-      }),
+      signal.addEventListener('abort', () => reject(signal.reason as Error), { once: true }),
     );
   };
   return { fetch, requests };
