@@ -87,13 +87,17 @@ const DESCRIPTIONS = [
   null,
 ];
 
-/** Deterministic events with many ties (few timestamps, few sessions) and NULLs everywhere. */
+const SOURCES = ['agent', 'user', 'Agent-tool', null];
+const IN_HOUR = ['00:00.000', '00:00.001', '30:00.000', '59:59.999'];
+
+/** Deterministic events, many ties and NULLs, over 21 hours and at both ends of each hour. */
 function generatedEvents(organizationId: number, n: number, seed: number) {
   return Array.from({ length: n }, (_, i) => {
     const k = (i * 7919 + seed) % 1009;
     return {
       organizationId,
-      timestamp: `2026-05-0${1 + (k % 3)}T10:00:0${k % 4}.000Z`,
+      timestamp: `2026-05-0${1 + (k % 3)}T${10 + (k % 7)}:${IN_HOUR[k % IN_HOUR.length]}Z`,
+      source: SOURCES[(k >> 3) % SOURCES.length]!,
       sessionId: k % 11 === 0 ? null : `s-${k % 17}`,
       conversationId: `c-${k % 5}`,
       userId: k % 13 === 0 ? null : `u-${k % 7}`,
@@ -111,7 +115,6 @@ function toImport(rows: ReturnType<typeof generatedEvents>, keyPrefix: string): 
   return rows.map((event, i) => ({
     ...event,
     importKey: `${keyPrefix}-${i}`,
-    source: null,
     sourceId: null,
     attributes: event.attributes ? JSON.stringify(event.attributes) : null,
   }));
@@ -168,6 +171,7 @@ const SHAPES: Array<[string, Partial<ListParameters<EventProperty>>]> = [
   ['category with "_"', search([['category', 'n_e']])],
   ['type with "%"', search([['type', '0%-']])],
   ['type matching nothing', search([['type', 'zzz']])],
+  ['source substring, any case', search([['source', 'AGENT']])],
   [
     'category and type',
     search([

@@ -1,5 +1,5 @@
 // What selects events, for the events list's page and count and for the stream's reads: each
-// property's column, a category or type substring resolved to the column's matching distinct
+// property's column, a category, type or source substring resolved to its matching distinct
 // values (kept per organization while no event is added), a description substring through the
 // trigram index, and the conditions rendered for how SQLite is to serve them (events.ts says why
 // each is so).
@@ -42,19 +42,26 @@ export const MAX_CACHED_BYTES = 16 * 1024 * 1024;
  */
 export type Access = 'seek' | 'walk' | 'plan';
 
-/** The distinct values of a low-cardinality column containing `value`, or null if too many. */
+/** The properties whose events are counted per value and hour (schema: eventCounts). */
+export const COUNTED_PROPERTIES = ['category', 'type', 'source'] as const;
+export type CountedProperty = (typeof COUNTED_PROPERTIES)[number];
+
+export const isCounted = (property: EventProperty): property is CountedProperty =>
+  (COUNTED_PROPERTIES as readonly string[]).includes(property);
+
+/** The distinct values of a low-cardinality property containing `value`, or null if too many. */
 function* matchingValues(
   db: Db,
   organizationId: number,
-  column: 'category' | 'type',
+  property: CountedProperty,
   value: string,
 ): Steps<string[] | null> {
-  // A recursive skip scan: each step seeks the next distinct value in (organization, column).
-  const step = sql`SELECT (SELECT min(${sql.identifier(column)}) FROM events
-                   WHERE organization_id = ${organizationId} AND ${sql.identifier(column)} > d.v)
+  // A recursive skip scan over the counts' key (organization, property, value, hour): each step
+  // seeks the next distinct value. The counts hold exactly the values of the events stored.
+  const ofProperty = sql`organization_id = ${organizationId} AND property = ${property}`;
+  const step = sql`SELECT (SELECT min(value) FROM event_counts WHERE ${ofProperty} AND value > d.v)
                    FROM d WHERE d.v IS NOT NULL`;
-  const first = sql`SELECT min(${sql.identifier(column)}) FROM events
-                    WHERE organization_id = ${organizationId}`;
+  const first = sql`SELECT min(value) FROM event_counts WHERE ${ofProperty}`;
   const hit = sql`${db.spelling.contains(sql`v`, value)} AS hit`;
   const distinct = yield* selectRows<{ v: string; hit: 0 | 1 | boolean }>(
     db.spelling.limitedRecursion(
@@ -83,7 +90,7 @@ const trigramPhrase = (value: string) => `"${value.replaceAll('"', '""')}"`;
 
 /** What the query's searches were resolved to before its count and page are read. */
 export interface ResolvedValues {
-  /** Each category or type filter's matching distinct values (null: too many to list). */
+  /** Each category, type or source filter's matching distinct values (null: too many to list). */
   values: ReadonlyMap<SearchFilter<EventProperty>, string[] | null>;
   /** The description filters the trigram index narrows to few enough events (TRIGRAM_SHARE). */
   trigrams: ReadonlySet<SearchFilter<EventProperty>>;
@@ -118,7 +125,7 @@ const valuesCache = perDatabase(
 );
 
 /**
- * Resolves the query's category and type filters once, for both the count and the page. Events
+ * Resolves the query's category, type and source filters once, for both the count and the page. Events
  * through `throughId` are never added or changed, so values resolved at the same highest id are
  * reused (retention may remove the last event of a value since: matching it finds nothing). With
  * the organization's event count (SQLite), also which description filters use the trigram index.
@@ -141,7 +148,7 @@ export function* resolveValues(
     ) {
       trigrams.add(filter);
     }
-    if (filter.property === 'category' || filter.property === 'type') {
+    if (isCounted(filter.property)) {
       const key = JSON.stringify([organizationId, filter.property, filter.value]);
       const cached = cache.get(key);
       const matching =
@@ -165,7 +172,7 @@ export function eventConditions(
   resolved: ResolvedValues,
   access: Access,
 ): SQL | undefined {
-  const lowCardinality = (column: 'category' | 'type') => (filter: SearchFilter<EventProperty>) => {
+  const lowCardinality = (column: CountedProperty) => (filter: SearchFilter<EventProperty>) => {
     const values = resolved.values.get(filter);
     if (!values) return undefined;
     if (values.length === 0) return sql`FALSE`;
@@ -191,6 +198,7 @@ export function eventConditions(
       conditions: {
         category: lowCardinality('category'),
         type: lowCardinality('type'),
+        source: lowCardinality('source'),
         description: (filter) => {
           if (!usesTrigrams(filter)) return undefined;
           const value = String(filter.value);

@@ -13,16 +13,18 @@
 //   later: the cached count stays exact with concurrent writers in this or any other process.
 //   The cache lives in process memory per database handle (perDatabase), not in a table: a read
 //   would otherwise need the write lock to update it, and losing it on restart costs one count.
-// - A substring of category or type is resolved to the matching distinct values first (a skip
-//   scan over the column's index, a few seeks), then matched with IN on that index. The values
-//   are kept with the highest event id they were resolved at, and reused while it is unchanged.
+// - A substring of category, type or source is resolved to the matching distinct values first (a
+//   skip scan over the hour counts' key, a few seeks), then matched with IN. The values are kept
+//   with the highest event id they were resolved at, and reused while it is unchanged.
 // - A description substring of 3+ characters is found through a trigram index: on SQLite the FTS5
 //   table of migration 0005, then checked with the same LIKE as the plain scan, so the results are
 //   identical (the index folds case beyond ASCII, LIKE only ASCII: the index finds a superset,
 //   LIKE trims it); on PostgreSQL pg_trgm's GIN index, which serves ILIKE itself and rechecks it.
 //   SQLite's index covers every organization, so it is used only when its matches are few beside
 //   the organization's events; a word common everywhere is scanned for (event-conditions.ts).
-// - Deep pages past the middle are read from the other end, in the reverse order.
+// - In the default order, with no search or one on category, type or source, a page number
+//   becomes a position through the events counted per hour, and total_count is their sum
+//   (event-pages.ts). Other deep pages past the middle are read from the other end, reversed.
 // - The page's items come back as JSON text built by the database (itemJson), ready for the body.
 // - SQLite is told which index serves a condition (unary plus, NOT INDEXED); PostgreSQL's planner
 //   weighs its indexes from statistics, so it gets the plain conditions.
@@ -51,6 +53,7 @@ import {
 } from './event-conditions.js';
 import type { components } from '../../spec-types.js';
 import { removedThroughOf } from './event-retention.js';
+import { countOf, hourCounts, pageStart, type HourCount } from './event-pages.js';
 import {
   eventsVersion,
   highestEventId,
@@ -211,6 +214,8 @@ function* readPage(
   resolved: ResolvedValues,
   totalCount: number,
   access: Access,
+  /** The hours of the query's events, when their counts serve it (event-pages.ts). */
+  hours: HourCount[] | null,
 ): Steps<{ rows: ListedEvent[]; next: ListPosition | null }> {
   const columns = eventColumns(db);
   const select = sql`SELECT "id", ${itemJson(db, query.projection)} AS "json",
@@ -227,6 +232,16 @@ function* readPage(
   }
   const end = Math.min(query.offset + query.limit, totalCount);
   if (query.offset >= end) return { rows: [], next: null };
+  if (hours) {
+    // The page starts in its hour: only that hour's events before it are skipped one by one.
+    const start = pageStart(hours, query.offset, query.order.direction, access)!;
+    const read = yield* selectRows<ListedEvent & { sortKey: unknown }>(
+      sql`${select} WHERE ${conditions} AND ${start.from}
+          ORDER BY ${orderBy(db, query.order, access)}
+          LIMIT ${end - query.offset} OFFSET ${start.skip}`,
+    );
+    return pageOf(read, end < totalCount);
+  }
   // Past the middle, the page is near the other end: skip fewer rows in the reverse order.
   const reverse = query.offset > totalCount - end;
   const order: ListQuery<EventProperty>['order'] = reverse
@@ -269,16 +284,20 @@ function* listing(
     version.throughId,
     organizationCount,
   );
-  const totalCount = yield* countMatching(
+  const hours = yield* hourCounts(organizationId, query, resolved);
+  const totalCount = hours
+    ? countOf(hours)
+    : yield* countMatching(db, organizationId, query, resolved, version, organizationCount);
+  const access = pageAccess(db, totalCount, organizationCount);
+  const { rows, next } = yield* readPage(
     db,
     organizationId,
     query,
     resolved,
-    version,
-    organizationCount,
+    totalCount,
+    access,
+    hours,
   );
-  const access = pageAccess(db, totalCount, organizationCount);
-  const { rows, next } = yield* readPage(db, organizationId, query, resolved, totalCount, access);
   return { rows, totalCount, next, version: versionText(version) };
 }
 

@@ -395,6 +395,22 @@ export const events = pgTable(
   ],
 );
 
+/**
+ * Events per organization, hour and value of a low-cardinality property, kept in step with events
+ * by statement triggers (migration 0013): the SQLite schema's eventCounts says what each row is.
+ */
+export const eventCounts = pgTable(
+  'event_counts',
+  {
+    organizationId: integer('organization_id').notNull(),
+    property: text('property').notNull(),
+    value: text('value').notNull(),
+    hour: text('hour').notNull(),
+    eventCount: integer('event_count').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.organizationId, t.property, t.value, t.hour] })],
+);
+
 export const experiments = pgTable(
   'experiments',
   {

@@ -409,6 +409,28 @@ export const events = sqliteTable(
   ],
 );
 
+/**
+ * Events per organization, hour of `timestamp` (its first 13 characters, `YYYY-MM-DDTHH`, UTC)
+ * and value of a low-cardinality property: `property` '' with `value` '' counts every event,
+ * 'category', 'type' and 'source' count those with that value (NULL is not counted). Kept in step
+ * with events by triggers on their insert and delete (migration 0017), in the writing
+ * transaction, so a read sees counts of exactly the events it sees. The list turns a page number
+ * into a position with them: the hours newer (or older) than a page's add up to its offset, and
+ * only the rest of one hour is skipped row by row (repositories/event-pages.ts). An hour that
+ * reaches zero is deleted, so retention leaves no rows behind.
+ */
+export const eventCounts = sqliteTable(
+  'event_counts',
+  {
+    organizationId: integer('organization_id').notNull(),
+    property: text('property').notNull(),
+    value: text('value').notNull(),
+    hour: text('hour').notNull(),
+    eventCount: integer('event_count').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.organizationId, t.property, t.value, t.hour] })],
+);
+
 export const experiments = sqliteTable(
   'experiments',
   {

@@ -1,0 +1,104 @@
+// A page number deep in the events list, turned into a position by the hour counts (schema:
+// eventCounts). A page by number skips `offset` events; an OFFSET skips them one by one, so the
+// middle of ten million took a second. In the list's default order (timestamp), the events of the
+// hours before a page's hour are all skipped: the counts add those up, and the page starts in its
+// hour, after the events of later (or earlier) hours, skipping only the rest of that one hour.
+// The counts are written in the transaction that writes or removes the events, so a read sees
+// counts of exactly the events it sees, and their sum is the list's total_count.
+//
+// They serve the queries whose events they tell apart: no search pair, or one search on a counted
+// property (category, type, source) whose matching values are known; no time window, no cursor
+// (a cursor page is a seek already). Any other query is read as before (events.ts).
+
+import { sql, type SQL } from 'drizzle-orm';
+import type { EventProperty } from '../../vocabulary/events.js';
+import type { ListQuery, SortDirection } from '../../vocabulary/list-query.js';
+import { selectRows, type Steps } from '../engine/portable-sql.js';
+import { events } from '../schema/sqlite.js';
+import { isCounted, type Access, type ResolvedValues } from './event-conditions.js';
+
+/** The counts' rows that select a query's events: a property ('' for all) and its values. */
+interface CountedSelection {
+  property: string;
+  values: readonly string[];
+}
+
+/** The events of one hour (`YYYY-MM-DDTHH`, UTC) that a query selects. */
+export interface HourCount {
+  hour: string;
+  count: number;
+}
+
+const EVERY_EVENT: CountedSelection = { property: '', values: [''] };
+
+function countedSelection(
+  query: ListQuery<EventProperty>,
+  resolved: ResolvedValues,
+): CountedSelection | null {
+  if (query.after || query.order.property !== 'timestamp') return null;
+  if (query.window.start !== undefined || query.window.end !== undefined) return null;
+  if (query.filters.length === 0) return EVERY_EVENT;
+  const [filter, ...others] = query.filters;
+  if (others.length > 0 || !isCounted(filter!.property)) return null;
+  const values = resolved.values.get(filter!);
+  return values ? { property: filter!.property, values } : null;
+}
+
+/**
+ * The hours of the query's events in the page order, with how many each holds, or null when the
+ * counts do not serve the query.
+ */
+export function* hourCounts(
+  organizationId: number,
+  query: ListQuery<EventProperty>,
+  resolved: ResolvedValues,
+): Steps<HourCount[] | null> {
+  const selection = countedSelection(query, resolved);
+  if (!selection) return null;
+  if (selection.values.length === 0) return [];
+  return yield* selectRows<HourCount>(
+    sql`SELECT hour, sum(event_count) AS count FROM event_counts
+        WHERE organization_id = ${organizationId} AND property = ${selection.property}
+          AND value IN (${sql.join(
+            selection.values.map((value) => sql`${value}`),
+            sql`, `,
+          )})
+        GROUP BY hour ORDER BY hour ${sql.raw(query.order.direction)}`,
+  );
+}
+
+export const countOf = (hours: readonly HourCount[]) =>
+  hours.reduce((total, hour) => total + hour.count, 0);
+
+/**
+ * Where the page skipping `offset` events starts: the condition that leaves out the hours before
+ * its own in the page order, and how many events of its hour it still skips; null past the end.
+ */
+export function pageStart(
+  hours: readonly HourCount[],
+  offset: number,
+  direction: SortDirection,
+  access: Access,
+): { from: SQL; skip: number } | null {
+  let before = 0;
+  for (const { hour, count } of hours) {
+    if (before + count > offset) {
+      return { from: hourBound(hour, direction, access), skip: offset - before };
+    }
+    before += count;
+  }
+  return null;
+}
+
+/**
+ * Newest first, the events up to the end of `hour`; oldest first, those from its start. Stored
+ * timestamps are whole ISO text to the millisecond (domain/timestamps.ts), so both bounds are
+ * too and compare as they do. Seeking (SQLite), the bound must not draw the planner to the
+ * timestamp index (events.ts, orderBy).
+ */
+function hourBound(hour: string, direction: SortDirection, access: Access): SQL {
+  const column = access === 'seek' ? sql`+${events.timestamp}` : events.timestamp;
+  return direction === 'desc'
+    ? sql`${column} <= ${`${hour}:59:59.999Z`}`
+    : sql`${column} >= ${`${hour}:00:00.000Z`}`;
+}

@@ -1,0 +1,189 @@
+// The events counted per organization, hour and value (schema: eventCounts), which turn a page
+// number into a position (event-pages.ts): after every way events are written or removed, on a
+// real database, they are exactly what the events table holds, counted here in JS; and the
+// migration's count of the events stored before it is the same.
+
+import { readFileSync, rmSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { sql } from 'drizzle-orm';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createDb, type Db } from '../src/db/engine/client.js';
+import { migrateDb } from '../src/db/engine/migrate.js';
+import { insertEventBatch, type EventToImport } from '../src/db/repositories/event-import.js';
+import { removeEventsBefore } from '../src/db/repositories/event-retention.js';
+import { createOrganization } from '../src/db/repositories/organizations.js';
+import {
+  freshDatabaseUrl,
+  insertTestEvents,
+  onSqlite,
+  queryTestDb,
+  type TestEvent,
+} from './support/test-database.js';
+
+interface CountRow {
+  organization_id: number;
+  property: string;
+  value: string;
+  hour: string;
+  event_count: number;
+}
+
+const key = (row: Omit<CountRow, 'event_count'>) =>
+  [row.organization_id, row.property, row.value, row.hour].join('|');
+
+/** The counts as the events table implies them: every event in ('', ''), and per value. */
+async function countedInJs(db: Db): Promise<Map<string, number>> {
+  const stored = await queryTestDb<{
+    organization_id: number;
+    timestamp: string;
+    category: string | null;
+    type: string | null;
+    source: string | null;
+  }>(db, sql`SELECT organization_id, timestamp, category, type, source FROM events`);
+  const counts = new Map<string, number>();
+  for (const event of stored) {
+    const hour = event.timestamp.slice(0, 13);
+    const pairs: Array<[string, string | null]> = [
+      ['', ''],
+      ['category', event.category],
+      ['type', event.type],
+      ['source', event.source],
+    ];
+    for (const [property, value] of pairs) {
+      if (value === null) continue;
+      const k = key({ organization_id: event.organization_id, property, value, hour });
+      counts.set(k, (counts.get(k) ?? 0) + 1);
+    }
+  }
+  return counts;
+}
+
+async function storedCounts(db: Db): Promise<Map<string, number>> {
+  const rows = await queryTestDb<CountRow>(db, sql`SELECT * FROM event_counts`);
+  return new Map(rows.map((row) => [key(row), Number(row.event_count)]));
+}
+
+async function expectCountsOfEvents(db: Db): Promise<number> {
+  const expected = await countedInJs(db);
+  // Equal maps: no row missing, none extra (an hour emptied by a removal is gone, not zero).
+  expect(await storedCounts(db)).toEqual(expected);
+  return expected.size;
+}
+
+const HOUR_MS = 3_600_000;
+const START = Date.UTC(2026, 2, 1);
+
+/** `n` events from `first` on, 7 minutes apart, so hours hold several; values and NULLs mixed. */
+function spreadEvents(organizationId: number, n: number, first = 0): TestEvent[] {
+  return Array.from({ length: n }, (_, i) => {
+    const k = first + i;
+    return {
+      organizationId,
+      timestamp: new Date(START + k * 7 * 60_000 + (k % 2) * (HOUR_MS - 1)).toISOString(),
+      category: k % 5 === 0 ? null : `cat-${k % 3}`,
+      type: `type-${k % 4}`,
+      source: k % 7 === 0 ? null : k % 2 ? 'agent' : 'user',
+    };
+  });
+}
+
+const toImport = (rows: TestEvent[], prefix: string): EventToImport[] =>
+  rows.map((row, i) => ({
+    importKey: `${prefix}-${i}`,
+    timestamp: row.timestamp,
+    sessionId: null,
+    conversationId: null,
+    source: row.source ?? null,
+    sourceId: null,
+    category: row.category ?? null,
+    type: row.type ?? null,
+    userId: null,
+    description: null,
+    attributes: null,
+  }));
+
+let databaseUrl: string;
+let db: Db;
+let acme: number;
+let globex: number;
+
+beforeAll(async () => {
+  databaseUrl = await freshDatabaseUrl();
+  db = createDb(databaseUrl);
+  await migrateDb(db);
+  acme = (await createOrganization(db, 'Acme')).id;
+  globex = (await createOrganization(db, 'Globex')).id;
+});
+
+afterAll(async () => {
+  await db.close();
+  if (onSqlite) rmSync(dirname(databaseUrl), { recursive: true, force: true });
+});
+
+describe('the hour counts', () => {
+  it('are the events stored after inserts, an import, retention and a plain delete', async () => {
+    expect(await expectCountsOfEvents(db)).toBe(0);
+    await insertTestEvents(db, spreadEvents(acme, 600));
+    await insertTestEvents(db, spreadEvents(globex, 200, 50));
+    await expectCountsOfEvents(db);
+
+    // The import's batch insert, with repeats it skips: a skipped event is not counted.
+    const imported = toImport(spreadEvents(acme, 300, 1000), 'import');
+    expect(await insertEventBatch(db, acme, imported)).toBe(300);
+    expect(await insertEventBatch(db, acme, imported.slice(0, 100))).toBe(0);
+    await expectCountsOfEvents(db);
+
+    // Retention in small batches, then by hand: hours left empty lose their rows.
+    const cut = new Date(START + 30 * HOUR_MS).toISOString();
+    let removed = 0;
+    for (let batch; (batch = await removeEventsBefore(db, acme, cut, 37)) > 0;) removed += batch;
+    expect(removed).toBeGreaterThan(200);
+    await queryTestDb(
+      db,
+      sql`DELETE FROM events WHERE organization_id = ${globex} AND type = 'type-1'`,
+    );
+    const rows = await expectCountsOfEvents(db);
+    const [oldest] = await queryTestDb<{ hour: string }>(
+      db,
+      sql`SELECT min(hour) AS hour FROM event_counts WHERE organization_id = ${acme}`,
+    );
+    expect(oldest!.hour).toBe(cut.slice(0, 13));
+    expect(rows).toBeGreaterThan(100);
+  });
+
+  it('of the events stored before the migration are what its backfill writes', async () => {
+    await insertTestEvents(db, spreadEvents(globex, 150, 3000));
+    const expected = await expectCountsOfEvents(db);
+    await queryTestDb(db, sql`DELETE FROM event_counts`);
+    const migration = readFileSync(
+      new URL(
+        onSqlite
+          ? '../drizzle/sqlite/0017_event_counts.sql'
+          : '../drizzle/postgres/0013_event_counts.sql',
+        import.meta.url,
+      ),
+      'utf8',
+    );
+    const backfill = migration.split('--> statement-breakpoint').at(-1)!;
+    expect(backfill).toContain('INSERT INTO');
+    await queryTestDb(db, sql.raw(backfill));
+    expect(await expectCountsOfEvents(db)).toBe(expected);
+  });
+
+  it('stay exact while imports into old hours run beside the sweep of those hours', async () => {
+    // On PostgreSQL both change the same count rows: the removal takes the organization's write
+    // turn first, as inserts do, so each waits for the other instead of deadlocking.
+    const initech = (await createOrganization(db, 'Initech')).id;
+    await insertTestEvents(db, spreadEvents(initech, 800));
+    const cut = new Date(START + 60 * HOUR_MS).toISOString();
+    const imports = Array.from({ length: 4 }, (_, writer) =>
+      insertEventBatch(db, initech, toImport(spreadEvents(initech, 200, writer * 7), `w${writer}`)),
+    );
+    const sweep = (async () => {
+      while ((await removeEventsBefore(db, initech, cut, 50)) > 0);
+    })();
+    expect(await Promise.all(imports)).toEqual([200, 200, 200, 200]);
+    await sweep;
+    await expectCountsOfEvents(db);
+  });
+});
