@@ -165,6 +165,9 @@ export function* resolveValues(
 /** What selects events, whatever their order or page: search pairs and the time window. */
 export type EventSelection = Pick<ListQuery<EventProperty>, 'filters' | 'window'>;
 
+/** Every event of the organization. */
+export const UNFILTERED: EventSelection = { filters: [], window: {} };
+
 export function eventConditions(
   db: Db,
   organizationId: number,

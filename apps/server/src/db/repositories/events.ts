@@ -47,8 +47,8 @@ import {
   eventsAbove,
   NOTHING_RESOLVED,
   resolveValues,
+  UNFILTERED,
   type Access,
-  type EventSelection,
   type ResolvedValues,
 } from './event-conditions.js';
 import type { components } from '../../spec-types.js';
@@ -258,8 +258,6 @@ function* readPage(
   return pageOf(read, end < totalCount);
 }
 
-const UNFILTERED: EventSelection = { filters: [], window: {} };
-
 function* listing(
   db: Db,
   organizationId: number,
@@ -284,7 +282,7 @@ function* listing(
     version.throughId,
     organizationCount,
   );
-  const hours = yield* hourCounts(organizationId, query, resolved);
+  const hours = yield* hourCounts(db, organizationId, query, resolved, version);
   const totalCount = hours
     ? countOf(hours)
     : yield* countMatching(db, organizationId, query, resolved, version, organizationCount);
