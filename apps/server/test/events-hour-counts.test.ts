@@ -9,7 +9,7 @@ import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDb, type Db } from '../src/db/engine/client.js';
 import { migrateDb } from '../src/db/engine/migrate.js';
-import { insertEventBatch, type EventToImport } from '../src/db/repositories/event-import.js';
+import { insertEventBatch } from '../src/db/repositories/event-import.js';
 import { removeEventsBefore } from '../src/db/repositories/event-retention.js';
 import { createOrganization } from '../src/db/repositories/organizations.js';
 import {
@@ -17,6 +17,7 @@ import {
   insertTestEvents,
   onSqlite,
   queryTestDb,
+  toImport,
   type TestEvent,
 } from './support/test-database.js';
 
@@ -86,21 +87,6 @@ function spreadEvents(organizationId: number, n: number, first = 0): TestEvent[]
     };
   });
 }
-
-const toImport = (rows: TestEvent[], prefix: string): EventToImport[] =>
-  rows.map((row, i) => ({
-    importKey: `${prefix}-${i}`,
-    timestamp: row.timestamp,
-    sessionId: null,
-    conversationId: null,
-    source: row.source ?? null,
-    sourceId: null,
-    category: row.category ?? null,
-    type: row.type ?? null,
-    userId: null,
-    description: null,
-    attributes: null,
-  }));
 
 let databaseUrl: string;
 let db: Db;

@@ -35,6 +35,7 @@ import {
   onPostgres,
   onSqlite,
   queryTestDb,
+  toImport,
 } from './support/test-database.js';
 
 /** The id and each wire property of a listed event, from its column (attributes as stored). */
@@ -108,16 +109,6 @@ function generatedEvents(organizationId: number, n: number, seed: number) {
       attributes: k % 3 === 0 ? { k } : null,
     };
   });
-}
-
-/** Generated events as the import hands them over, with keys `${keyPrefix}-0`, `-1`, ... */
-function toImport(rows: ReturnType<typeof generatedEvents>, keyPrefix: string): EventToImport[] {
-  return rows.map((event, i) => ({
-    ...event,
-    importKey: `${keyPrefix}-${i}`,
-    sourceId: null,
-    attributes: event.attributes ? JSON.stringify(event.attributes) : null,
-  }));
 }
 
 let databaseUrl: string;

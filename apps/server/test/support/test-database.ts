@@ -10,6 +10,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sql, type SQL } from 'drizzle-orm';
+import type { EventToImport } from '../../src/db/repositories/event-import.js';
 import pg from 'pg';
 import { createDb, type Db, type SqliteDb } from '../../src/db/engine/client.js';
 import { migrateDb } from '../../src/db/engine/migrate.js';
@@ -138,11 +139,9 @@ export interface TestEvent {
   attributes?: Record<string, unknown> | null;
 }
 
-/** Inserts events as written by the service (no import key), in the order given. */
-export async function insertTestEvents(db: Db, rows: readonly TestEvent[]): Promise<void> {
-  if (rows.length === 0) return;
-  const values = rows.map((row) => ({
-    organizationId: row.organizationId,
+/** A test event's stored fields, every one given (NULL when the test left it out). */
+function storedFields(row: TestEvent): Omit<EventToImport, 'importKey'> {
+  return {
     timestamp: row.timestamp,
     sessionId: row.sessionId ?? null,
     conversationId: row.conversationId ?? null,
@@ -154,7 +153,18 @@ export async function insertTestEvents(db: Db, rows: readonly TestEvent[]): Prom
     description: row.description ?? null,
     // JSON as text: both backends store it so, and better-sqlite3 cannot bind an object.
     attributes: row.attributes ? JSON.stringify(row.attributes) : null,
-  }));
+  };
+}
+
+/** Test events as the import hands them over, with keys `${keyPrefix}-0`, `-1`, ... */
+export function toImport(rows: readonly TestEvent[], keyPrefix: string): EventToImport[] {
+  return rows.map((row, i) => ({ importKey: `${keyPrefix}-${i}`, ...storedFields(row) }));
+}
+
+/** Inserts events as written by the service (no import key), in the order given. */
+export async function insertTestEvents(db: Db, rows: readonly TestEvent[]): Promise<void> {
+  if (rows.length === 0) return;
+  const values = rows.map((row) => ({ organizationId: row.organizationId, ...storedFields(row) }));
   await queryTestDb(db, sql`INSERT INTO ${events} ${insertValues(events, values)}`);
 }
 
