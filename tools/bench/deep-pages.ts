@@ -55,6 +55,7 @@ try {
   console.log('|---|---|---|---|---|---|');
   for (const [label, query] of shapes) {
     const { total_count: total } = await client.events.list({ ...query, limit: LIMIT });
+    if (total == null) throw new Error(`${label}: the list gave no total_count`);
     const lastPage = Math.ceil(total / LIMIT) - 1;
     const middle = Math.floor(lastPage / 2) - Math.floor(samples / 2);
     const depths: Array<[string, number]> = [
