@@ -17,6 +17,7 @@ import { createClient, type EventListQuery } from '../../packages/sdk/src/index.
 import { createBenchDatabase } from './bench-database.js';
 import { buildEvents } from './bench-events.js';
 import { benchTenant } from './bench-tenant.js';
+import { Latencies } from './open-loop.js';
 
 const { values } = parseArgs({
   options: {
@@ -28,9 +29,6 @@ const { values } = parseArgs({
 const eventCount = Number(values.events);
 const samples = Number(values.samples);
 const LIMIT = 25;
-
-const percentile = (sorted: number[], p: number) =>
-  sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
 
 const directory = mkdtempSync(join(tmpdir(), 'agentline-bench-deep-pages-'));
 const database = await createBenchDatabase(directory, values.database, 'deep_pages');
@@ -65,20 +63,19 @@ try {
     ];
     let firstP99 = 0;
     for (const [depth, from] of depths) {
-      const times: number[] = [];
+      const times = new Latencies();
       for (let page = from; page < from + samples; page += 1) {
         const started = performance.now();
         const answer = await client.events.list({ ...query, limit: LIMIT, page });
-        times.push(performance.now() - started);
+        times.add(performance.now() - started);
         if (answer.items.length === 0 || answer.total_count !== total) {
           throw new Error(`${label}, page ${page}: ${answer.items.length} items of ${total}`);
         }
       }
-      times.sort((a, b) => a - b);
-      const p99 = percentile(times, 99);
+      const p99 = times.percentile(99);
       if (depth === 'first') firstP99 = p99;
       console.log(
-        `| ${label} (${total}) | ${depth} (${from}-${from + samples - 1}) | ${percentile(times, 50).toFixed(1)} | ${p99.toFixed(1)} | ${times.at(-1)!.toFixed(1)} | ${(p99 / firstP99).toFixed(2)} |`,
+        `| ${label} (${total}) | ${depth} (${from}-${from + samples - 1}) | ${times.percentile(50).toFixed(1)} | ${p99.toFixed(1)} | ${times.percentile(100).toFixed(1)} | ${(p99 / firstP99).toFixed(2)} |`,
       );
     }
   }
