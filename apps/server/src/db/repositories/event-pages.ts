@@ -125,22 +125,16 @@ export function* hourCounts(
     reusable.throughId < version.throughId &&
     version.throughId - reusable.throughId <= MAX_HOURS_DELTA
   ) {
-    const touched = yield* selectRows<{ hour: string }>(
+    // An event's hour as the counting triggers take it (migration 0017, postgres 0013).
+    const rows = yield* selectRows<{ hour: string }>(
       sql`SELECT DISTINCT substr(timestamp, 1, 13) AS hour
           FROM ${eventsAbove(db, organizationId, UNFILTERED, NOTHING_RESOLVED, reusable.throughId, version.throughId)}`,
     );
+    const touched = rows.map(({ hour }) => hour);
     hours =
       touched.length === 0
         ? reusable.hours
-        : mergeHours(
-            reusable.hours,
-            touched.map(({ hour }) => hour),
-            yield* readHours(
-              organizationId,
-              selection,
-              touched.map(({ hour }) => hour),
-            ),
-          );
+        : mergeHours(reusable.hours, touched, yield* readHours(organizationId, selection, touched));
   } else {
     hours = yield* readHours(organizationId, selection);
   }
