@@ -24,6 +24,7 @@ import {
 import { eventsRemovedThrough } from '../db/repositories/event-retention.js';
 import {
   failureOf,
+  fittingEvents,
   project,
   REMOVED_BEFORE_SENT,
   type FeedFailure,
@@ -292,7 +293,8 @@ export class EventFeed<Chunk> {
           this.#fail(subscriber, REMOVED_BEFORE_SENT);
           return;
         }
-        const events = this.#fitting(subscriber, read, room);
+        const { events, averageBytes } = fittingEvents(read, room);
+        if (averageBytes > 0) subscriber.eventBytes = averageBytes;
         if (events.length > 0) {
           this.#send(subscriber, this.#encode(events, subscriber.organizationId));
         }
@@ -318,22 +320,6 @@ export class EventFeed<Chunk> {
         resolve();
       };
     });
-  }
-
-  /**
-   * The first of `events` that fit in `room` bytes (at least one, so a replay always moves on),
-   * and what they teach of the subscriber's event size.
-   */
-  #fitting(subscriber: Subscriber<Chunk>, events: FeedEvent[], room: number): FeedEvent[] {
-    let bytes = 0;
-    let kept = 0;
-    for (const { json } of events) {
-      if (kept > 0 && bytes + json.length > room) break;
-      bytes += json.length;
-      kept += 1;
-    }
-    if (kept > 0) subscriber.eventBytes = Math.max(1, Math.ceil(bytes / kept));
-    return kept === events.length ? events : events.slice(0, kept);
   }
 
   #schedule(): void {

@@ -97,3 +97,24 @@ export function project(events: readonly FeedEvent[], projection: ReadonlySet<st
     } as FeedEvent;
   });
 }
+
+/**
+ * The first of `events` that fit in `room` bytes (at least one, so a replay always moves on), and
+ * their average size (their wire JSON's length; 0 for no events).
+ */
+export function fittingEvents(
+  events: FeedEvent[],
+  room: number,
+): { events: FeedEvent[]; averageBytes: number } {
+  let bytes = 0;
+  let kept = 0;
+  for (const { json } of events) {
+    if (kept > 0 && bytes + json.length > room) break;
+    bytes += json.length;
+    kept += 1;
+  }
+  return {
+    events: kept === events.length ? events : events.slice(0, kept),
+    averageBytes: kept > 0 ? Math.max(1, Math.ceil(bytes / kept)) : 0,
+  };
+}
