@@ -7,37 +7,43 @@ import { isPostgresUrl } from './src/db/engine/client.js';
 // AGENTLINE_TEST_POSTGRES_URL (a role that may create databases; `.ci/run` and
 // scripts/postgres-setup.sh make one), or the URL that script creates by default. If set
 // explicitly and unreachable, the run fails; if only the default is unreachable, the PostgreSQL
-// half is skipped with a note. AGENTLINE_TEST_BACKENDS=sqlite runs the SQLite half alone
-// (scripts/test-on-node.sh, for the other Node.js versions).
+// half is skipped with a note. The same holds for its streaming replica, which the read replica's
+// tests use: AGENTLINE_TEST_POSTGRES_READ_URL, or scripts/postgres-replica-setup.sh's default.
+// AGENTLINE_TEST_BACKENDS=sqlite runs the SQLite half alone (scripts/test-on-node.sh, for the
+// other Node.js versions).
 const DEFAULT_POSTGRES_URL = 'postgres://agentline:agentline@127.0.0.1:5432/agentline';
+const DEFAULT_POSTGRES_READ_URL = 'postgres://agentline:agentline@127.0.0.1:5433/agentline';
 
-async function reachablePostgresUrl(): Promise<string | null> {
-  const explicit = process.env.AGENTLINE_TEST_POSTGRES_URL;
+async function reachablePostgresUrl(
+  variable: string,
+  defaultUrl: string,
+  setupScript: string,
+): Promise<string | null> {
+  const explicit = process.env[variable];
   // The driver reads anything else as a path relative to a host named "base", which hides the
   // real mistake (for example a setup script's chatter captured along with the URL).
   if (explicit !== undefined && !(isPostgresUrl(explicit) && !/\s/.test(explicit))) {
     throw new Error(
-      `AGENTLINE_TEST_POSTGRES_URL must be one postgres:// URL; it holds ${JSON.stringify(explicit.replace(/:[^:@/]*@/, ':***@'))}`,
+      `${variable} must be one postgres:// URL; it holds ${JSON.stringify(explicit.replace(/:[^:@/]*@/, ':***@'))}`,
     );
   }
   const client = new pg.Client({
-    connectionString: explicit ?? DEFAULT_POSTGRES_URL,
+    connectionString: explicit ?? defaultUrl,
     connectionTimeoutMillis: 2000,
   });
   try {
     await client.connect();
     await client.end();
-    return explicit ?? DEFAULT_POSTGRES_URL;
+    return explicit ?? defaultUrl;
   } catch (error) {
     if (explicit) {
-      throw new Error(
-        `AGENTLINE_TEST_POSTGRES_URL is set but PostgreSQL cannot be reached: ${String(error)}`,
-        { cause: error },
-      );
+      throw new Error(`${variable} is set but PostgreSQL cannot be reached: ${String(error)}`, {
+        cause: error,
+      });
     }
     console.warn(
-      `\nPostgreSQL tests skipped: nothing answers at ${DEFAULT_POSTGRES_URL} (${String(error)}).\n` +
-        'Run `bash scripts/postgres-setup.sh` (or set AGENTLINE_TEST_POSTGRES_URL) to run them.\n',
+      `\nTests that need it skipped: nothing answers at ${defaultUrl} (${String(error)}).\n` +
+        `Run \`bash ${setupScript}\` (or set ${variable}) to run them.\n`,
     );
     return null;
   }
@@ -94,7 +100,20 @@ function testWorkers(): number {
 }
 
 export default defineConfig(async () => {
-  const postgresUrl = postgresWanted() ? await reachablePostgresUrl() : null;
+  const postgresUrl = postgresWanted()
+    ? await reachablePostgresUrl(
+        'AGENTLINE_TEST_POSTGRES_URL',
+        DEFAULT_POSTGRES_URL,
+        'scripts/postgres-setup.sh',
+      )
+    : null;
+  const postgresReadUrl = postgresUrl
+    ? await reachablePostgresUrl(
+        'AGENTLINE_TEST_POSTGRES_READ_URL',
+        DEFAULT_POSTGRES_READ_URL,
+        'scripts/postgres-replica-setup.sh',
+      )
+    : null;
   const projects: TestProjectInlineConfiguration[] = [
     {
       extends: true,
@@ -111,6 +130,7 @@ export default defineConfig(async () => {
         env: {
           AGENTLINE_TEST_BACKEND: 'postgres',
           AGENTLINE_TEST_POSTGRES_URL: postgresUrl,
+          ...(postgresReadUrl ? { AGENTLINE_TEST_POSTGRES_READ_URL: postgresReadUrl } : {}),
           // Names this run's databases (test/support/test-database.ts).
           AGENTLINE_TEST_RUN: String(process.pid),
         },

@@ -25,6 +25,8 @@ import {
   requestBody,
 } from './http/request-body.js';
 import { requestContext } from './http/request-context.js';
+import { replicaReads } from './http/replica-routing.js';
+import type { ReplicaReads } from './serving/replica-reads.js';
 import { KeptAnswers } from './serving/kept-answers.js';
 import { createRouter } from './http/router.js';
 import { docsRouter } from './routes/docs/docs.index.js';
@@ -66,6 +68,8 @@ export interface AppOptions {
   eventStreams?: EventStreams;
   /** The kept list answers (versioned-cache.ts). Absent: KEPT_ANSWERS_MAX_BYTES's default budget. */
   keptAnswers?: KeptAnswers;
+  /** The streaming replica that serves list reads (DATABASE_READ_URL); absent: the primary does. */
+  replica?: ReplicaReads;
   /** Where webhook URLs may point (WEBHOOK_ALLOW_HTTP, WEBHOOK_ALLOW_PRIVATE_ADDRESSES; both off by default). */
   webhookPolicy?: WebhookTargetPolicy;
 }
@@ -89,7 +93,8 @@ export function createApp({
   metrics = new Metrics(),
   metricsToken,
   eventReaders,
-  eventStreams = new EventStreams(db, { perKey: DEFAULT_CONFIG.eventStreamsPerKey }),
+  replica,
+  eventStreams = new EventStreams(db, { perKey: DEFAULT_CONFIG.eventStreamsPerKey, replica }),
   keptAnswers = new KeptAnswers({ maxBytes: DEFAULT_CONFIG.keptAnswersMaxBytes }),
   webhookPolicy = {
     allowHttp: DEFAULT_CONFIG.webhookAllowHttp,
@@ -134,6 +139,14 @@ export function createApp({
   // Then may they do this: a key that may not costs no body read, parse or idempotency row,
   // nor a place in its key's queue.
   app.use('/api/v1/*', authorize);
+  if (replica) {
+    app.use('/api/v1/*', replicaReads(replica));
+    metrics.gauge(
+      'agentline_replica_lag_seconds',
+      'How far behind the primary the read replica has been measured (DATABASE_READ_URL).',
+      () => replica.lagMs / 1000,
+    );
+  }
   // Then its turn: the operation tells a list read from other requests, and the body is read
   // only once the request runs.
   if (concurrentRequestsPerKey > 0 || concurrentListReadsPerKey > 0) {

@@ -2,6 +2,7 @@
 // bad value stops start-up with a message that names the variable instead of failing later.
 
 import { isIP } from 'node:net';
+import { isPostgresUrl } from './db/engine/client.js';
 import type { IdempotencyTimes } from './db/repositories/idempotency.js';
 
 export interface Config {
@@ -9,6 +10,10 @@ export interface Config {
   databaseUrl: string;
   /** PostgreSQL connections this process may open (ignored on SQLite, which has one). */
   databasePoolSize: number;
+  /** A streaming replica of the PostgreSQL primary that serves list reads; unset: none. */
+  databaseReadUrl: string | undefined;
+  /** How far behind the primary the replica may be and still serve a list read, in milliseconds. */
+  replicaMaxLagMs: number;
   /** SQLite: threads that read the events list off the event loop; 0 reads inline. */
   sqliteReaderThreads: number;
   host: string;
@@ -154,6 +159,17 @@ function readRetrySchedule(env: NodeJS.ProcessEnv): readonly number[] {
   return waits as number[];
 }
 
+function readReplicaUrl(env: NodeJS.ProcessEnv): string | undefined {
+  const raw = env.DATABASE_READ_URL;
+  if (!raw) return undefined;
+  if (!isPostgresUrl(raw) || !isPostgresUrl(env.DATABASE_URL ?? '')) {
+    throw new ConfigError(
+      'DATABASE_READ_URL must be a postgres:// URL of a streaming replica of DATABASE_URL, which must be PostgreSQL too; SQLite has no replicas.',
+    );
+  }
+  return raw;
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const logLevel = env.LOG_LEVEL || 'info';
   if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) {
@@ -162,6 +178,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   return {
     databaseUrl: env.DATABASE_URL || DEFAULT_DATABASE_URL,
     databasePoolSize: readInteger(env, 'DATABASE_POOL_SIZE', 10, 1, 1000),
+    databaseReadUrl: readReplicaUrl(env),
+    // A dashboard's list is at most a second older than the primary's; a key reads its own writes
+    // whatever the bound (serving/replica-reads.ts).
+    replicaMaxLagMs: readInteger(env, 'REPLICA_MAX_LAG_MS', 1_000, 0, 600_000),
     sqliteReaderThreads: readInteger(env, 'SQLITE_READER_THREADS', 2, 0, 64),
     host: env.HOST || '127.0.0.1',
     port: readInteger(env, 'PORT', 8080, 0, 65535),

@@ -4,8 +4,9 @@
 import type { AddressInfo } from 'node:net';
 import pino from 'pino';
 import { createApp } from './app.js';
-import { ConfigError, idempotencyTimesOf, loadConfig } from './config.js';
-import { createDb, prepareServerConnection } from './db/engine/client.js';
+import { ConfigError, idempotencyTimesOf, loadConfig, type Config } from './config.js';
+import { createDb, prepareServerConnection, splitPoolSize, type Db } from './db/engine/client.js';
+import { ReplicaReads } from './serving/replica-reads.js';
 import { migrateDb } from './db/engine/migrate.js';
 import { eventReadersFor } from './serving/event-readers.js';
 import { EventStreams } from './http/event-stream.js';
@@ -38,6 +39,7 @@ async function main(): Promise<void> {
   });
   await migrateDb(db);
   prepareServerConnection(db);
+  const replica = await openReplica(db, config);
   const eventReaders = eventReadersFor(db, config.databaseUrl, config.sqliteReaderThreads);
 
   const idempotencyTimes = idempotencyTimesOf(config);
@@ -72,10 +74,12 @@ async function main(): Promise<void> {
     perKey: config.eventStreamsPerKey,
     bufferBytes: config.eventStreamBufferBytes,
     readers: eventReaders,
+    replica,
   });
   const app = createApp({
     db,
     eventReaders,
+    replica,
     eventStreams,
     logger,
     bodyLimitBytes: config.bodyLimitBytes,
@@ -137,7 +141,7 @@ async function main(): Promise<void> {
     force.unref();
     server.close(() => {
       void webhooksStopped
-        .then(() => Promise.all([eventReaders?.close(), db.close()]))
+        .then(() => Promise.all([eventReaders?.close(), replica?.close(), db.close()]))
         .finally(() => {
           logger.info('stopped');
           process.exit(0);
@@ -155,6 +159,22 @@ async function main(): Promise<void> {
   };
   process.on('SIGTERM', shutdown);
   process.on('SIGINT', shutdown);
+}
+
+/** The read replica of DATABASE_READ_URL, checked and measured once before serving. */
+async function openReplica(db: Db, config: Config): Promise<ReplicaReads | undefined> {
+  if (!config.databaseReadUrl || db.kind !== 'postgres') return undefined;
+  const replica = new ReplicaReads(db, config.databaseUrl, config.databaseReadUrl, {
+    maxLagMs: config.replicaMaxLagMs,
+    poolSize: splitPoolSize(config.databasePoolSize)?.lists ?? 1,
+  });
+  try {
+    await replica.start();
+  } catch (error) {
+    await replica.close();
+    throw error;
+  }
+  return replica;
 }
 
 main().catch((error: unknown) => {

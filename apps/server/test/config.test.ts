@@ -53,6 +53,23 @@ describe('configuration', () => {
     }
   });
 
+  it('takes DATABASE_READ_URL only as a PostgreSQL replica of a PostgreSQL primary', () => {
+    const primary = 'postgres://agentline:secret@127.0.0.1:5432/agentline';
+    const replica = 'postgres://agentline:secret@127.0.0.1:5433/agentline';
+    expect(loadConfig({}).databaseReadUrl).toBeUndefined();
+    expect(loadConfig({ DATABASE_URL: primary, DATABASE_READ_URL: replica }).databaseReadUrl).toBe(
+      replica,
+    );
+    expect(loadConfig({}).replicaMaxLagMs).toBe(1000);
+    for (const env of [
+      { DATABASE_READ_URL: replica },
+      { DATABASE_URL: primary, DATABASE_READ_URL: 'data/replica.db' },
+    ]) {
+      expect(() => loadConfig(env)).toThrow(/^DATABASE_READ_URL must be a postgres:\/\/ URL/);
+      expect(() => loadConfig(env)).not.toThrow(/secret/);
+    }
+  });
+
   it('stops the server process with exit code 1 and a message naming PORT', async () => {
     const failure = await startServerProcess({ PORT: 'eighty', DATABASE_URL: ':memory:' }).then(
       () => new Error('the server started with PORT=eighty'),

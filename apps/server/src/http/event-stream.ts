@@ -6,6 +6,7 @@ import type { ServerResponse } from 'node:http';
 import type { Context } from 'hono';
 import { EventsRemovedError, InputRuleError } from '../domain/errors.js';
 import type { Db } from '../db/engine/client.js';
+import type { ReplicaReads } from '../serving/replica-reads.js';
 import { EventFeed } from '../serving/event-feed.js';
 import type { FeedFailure, FeedStart, Subscription } from '../serving/feed-subscription.js';
 import {
@@ -39,6 +40,8 @@ export interface EventStreamOptions {
   pollMs?: number;
   /** SQLite's reader threads: replays are read there. */
   readers?: EventReaders;
+  /** PostgreSQL's read replica: replays are read there when it has what they replay. */
+  replica?: ReplicaReads;
 }
 
 const DEFAULT_KEEP_ALIVE_MS = 15_000;
@@ -128,6 +131,7 @@ export class EventStreams {
       encode: (events, organizationId) => encodeEvents(events, organizationId, this.#tokens),
       pollMs: options.pollMs,
       readers: options.readers,
+      replica: options.replica,
     });
     this.#keys = new StreamKeyWatch(db);
     this.#perKey = options.perKey;

@@ -12,6 +12,7 @@
 // (db/repositories/events.ts, "The live feed"), so reading by id skips nothing and repeats nothing.
 
 import type { Db } from '../db/engine/client.js';
+import type { ReplicaReads } from './replica-reads.js';
 import {
   currentEventPosition,
   matchingEventIds,
@@ -45,6 +46,11 @@ export interface EventFeedOptions<Chunk> {
   batchSize?: number;
   /** SQLite's reader threads, where replays are read off the event loop. */
   readers?: EventReaders;
+  /**
+   * PostgreSQL's read replica: a replay is read there when the replica has replayed what the
+   * primary held when the position it replays up to was read; the watcher reads the primary.
+   */
+  replica?: ReplicaReads;
 }
 
 interface Subscriber<Chunk> extends Subscription {
@@ -74,6 +80,8 @@ interface Subscriber<Chunk> extends Subscription {
 interface WatchedOrganization<Chunk> {
   /** Every event of the organization at or below it has been read (null: still being found). */
   position: number | null;
+  /** When (performance.now()) the read that found `position` had ended. */
+  positionReadAt: number;
   ready: Promise<void>;
   subscribers: Set<Subscriber<Chunk>>;
 }
@@ -106,6 +114,7 @@ export class EventFeed<Chunk> {
   readonly #pollMs: number;
   readonly #batchSize: number;
   readonly #readers: EventReaders | undefined;
+  readonly #replica: ReplicaReads | undefined;
   readonly #watched = new Map<number, WatchedOrganization<Chunk>>();
   #timer: NodeJS.Timeout | undefined;
   #ticking = false;
@@ -120,6 +129,7 @@ export class EventFeed<Chunk> {
     this.#pollMs = options.pollMs ?? DEFAULT_POLL_MS;
     this.#batchSize = options.batchSize ?? DEFAULT_BATCH_SIZE;
     this.#readers = options.readers;
+    this.#replica = options.replica;
   }
 
   /** Open subscriptions, all organizations together. */
@@ -196,9 +206,11 @@ export class EventFeed<Chunk> {
     if (!watched) {
       const entry: WatchedOrganization<Chunk> = {
         position: null,
+        positionReadAt: 0,
         subscribers: new Set(),
         ready: currentEventPosition(this.#db, organizationId).then((position) => {
           entry.position = position;
+          entry.positionReadAt = performance.now();
         }),
       };
       // A failure reaches each subscriber through `ready`; the watcher drops the organization.
@@ -253,8 +265,9 @@ export class EventFeed<Chunk> {
       for (;;) {
         if (subscriber.closed) return;
         const watched = this.#watched.get(subscriber.organizationId);
-        const through = watched?.position;
-        if (through === null || through === undefined) return;
+        if (!watched || watched.position === null) return;
+        // Taken together: the replay reads up to `through` where every event up to it is.
+        const { position: through, positionReadAt } = watched;
         if (subscriber.position >= through) {
           // The watcher's next batch starts at `through`: from here on it feeds this subscriber.
           subscriber.live = true;
@@ -272,7 +285,7 @@ export class EventFeed<Chunk> {
           Math.min(this.#batchSize, Math.floor(room / subscriber.eventBytes)),
         );
         const read = await replayEvents(
-          this.#db,
+          this.#replica?.dbFor(positionReadAt) ?? this.#db,
           {
             organizationId: subscriber.organizationId,
             query: subscriber.query,
@@ -360,6 +373,7 @@ export class EventFeed<Chunk> {
         through,
         removedThrough = 0,
       } = await readEventsAfter(this.#db, organizationId, from, this.#batchSize, minded);
+      const readAt = performance.now();
       if (this.#closed) return;
       for (const subscriber of watched.subscribers) {
         if (subscriber.live && this.#missedRemoval(subscriber, removedThrough)) {
@@ -384,6 +398,7 @@ export class EventFeed<Chunk> {
       // From here to the end of the fan-out nothing awaits: a subscriber that turns live in
       // between sees the watcher's position either before or after this batch, never half.
       watched.position = through;
+      watched.positionReadAt = readAt;
       this.#fanOut(watched, rows, from, through, matches);
       if (rows.length < this.#batchSize) return;
     }

@@ -86,25 +86,27 @@ export function createDb(databaseUrl: string, options: DbOptions = {}): Db {
     : openSqlite(databaseUrl, options);
 }
 
+/** A pool of at most `max` connections to `databaseUrl`, named `applicationName` on the server. */
+export function postgresPool(databaseUrl: string, max: number, applicationName: string): pg.Pool {
+  const pool = new pg.Pool({
+    connectionString: databaseUrl,
+    max,
+    // Names the connections in pg_stat_activity, for the operator.
+    application_name: applicationName,
+  });
+  // An idle connection the server drops (a restart) must not crash the process: the pool
+  // replaces it, and the next query reports the outage as a 503.
+  pool.on('error', () => {});
+  return pool;
+}
+
 function openPostgres(databaseUrl: string, options: DbOptions): PostgresDb {
-  const newPool = (max: number, applicationName: string) => {
-    const pool = new pg.Pool({
-      connectionString: databaseUrl,
-      max,
-      // Names the connections in pg_stat_activity, for the operator.
-      application_name: applicationName,
-    });
-    // An idle connection the server drops (a restart) must not crash the process: the pool
-    // replaces it, and the next query reports the outage as a 503.
-    pool.on('error', () => {});
-    return pool;
-  };
   // Several server processes share one PostgreSQL server: each keeps its pools small. Each pool
   // serves its callers in arrival order, so list reads, which a client can make slow, get their
   // own connections: session routing and authentication never queue behind a stranger's search.
   const split = splitPoolSize(options.poolSize ?? 10);
-  const pool = newPool(split?.others ?? 1, 'agentline');
-  const listPool = split ? newPool(split.lists, 'agentline lists') : pool;
+  const pool = postgresPool(databaseUrl, split?.others ?? 1, 'agentline');
+  const listPool = split ? postgresPool(databaseUrl, split.lists, 'agentline lists') : pool;
   return {
     kind: 'postgres',
     spelling: POSTGRES_SPELLING,

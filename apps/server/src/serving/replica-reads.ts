@@ -1,0 +1,157 @@
+// List reads served by a PostgreSQL streaming replica (DATABASE_READ_URL), each only when the
+// replica has replayed everything the read must see. docs/architecture.md ("Past one database
+// server") has the rules; in short:
+// - The replica's coverage is a moment on this process's monotonic clock: it has replayed every
+//   commit the primary had made then. A probe (every PROBE_MS) notes the time, reads the primary's
+//   WAL insert position, then the replica's replayed position; once the replica has replayed a
+//   noted position, its coverage moves to that note's time.
+// - A read that must see what was committed by a moment (a key's last write, the position a
+//   stream replays to) goes to the replica only when its coverage reaches that moment; every read
+//   goes to the primary once the coverage is more than the lag bound old. So a stalled or
+//   unreachable replica costs nothing but its share of the reads, within the bound.
+
+import type pg from 'pg';
+import { postgresPool, type PostgresDb } from '../db/engine/client.js';
+
+/** How often the replica's coverage is measured: the least a key waits after a write for it. */
+export const PROBE_MS = 100;
+/** Noted positions the replica has not replayed yet, at most: a minute of probes. */
+const MAX_PENDING = 600;
+/** Keys whose last write the replica may not have yet, at most (see wrote). */
+const MAX_KEYS_TRACKED = 10_000;
+
+export interface ReplicaOptions {
+  /** How far behind the primary the replica may be and still serve a read, in milliseconds. */
+  maxLagMs: number;
+  /** Connections the replica's list reads may use (the primary's list pool's size). */
+  poolSize: number;
+}
+
+/** An LSN (`16/B374D848`) as a number that orders like it. */
+function lsnValue(text: string): bigint {
+  const [high, low] = text.split('/');
+  return (BigInt(`0x${high}`) << 32n) | BigInt(`0x${low}`);
+}
+
+export class ReplicaReads {
+  /** The primary's handle with list reads sent to the replica; everything else stays on the primary. */
+  readonly view: PostgresDb;
+  readonly maxLagMs: number;
+  readonly #primary: PostgresDb;
+  readonly #replicaPool: pg.Pool;
+  // Probes have connections of their own: behind a busy pool they would fall behind and send
+  // every read to the primary exactly when the replica is most useful.
+  readonly #primaryProbe: pg.Pool;
+  readonly #replicaProbe: pg.Pool;
+  #covered = Number.NEGATIVE_INFINITY;
+  readonly #pending: Array<{ at: number; lsn: bigint }> = [];
+  /** Per key id, when its last write ended; only those the replica may not have replayed. */
+  readonly #lastWrites = new Map<string, number>();
+  /** A floor for every key, raised when a tracked write had to be forgotten (MAX_KEYS_TRACKED). */
+  #forgottenWrites = Number.NEGATIVE_INFINITY;
+  #timer: NodeJS.Timeout | undefined;
+
+  constructor(primary: PostgresDb, primaryUrl: string, readUrl: string, options: ReplicaOptions) {
+    this.#primary = primary;
+    this.maxLagMs = options.maxLagMs;
+    this.#replicaPool = postgresPool(readUrl, options.poolSize, 'agentline replica lists');
+    this.#primaryProbe = postgresPool(primaryUrl, 1, 'agentline replica probe');
+    this.#replicaProbe = postgresPool(readUrl, 1, 'agentline replica probe');
+    this.view = {
+      ...primary,
+      listPool: this.#replicaPool,
+      close: async () => {},
+    };
+  }
+
+  /**
+   * Checks that the read URL is a hot standby of the primary (the same system identifier), then
+   * measures its coverage every PROBE_MS. A failed probe changes nothing: the coverage ages, and
+   * past the lag bound every read goes to the primary until a probe succeeds again.
+   */
+  async start(): Promise<void> {
+    const identity =
+      'SELECT system_identifier::text AS id, pg_is_in_recovery() AS standby FROM pg_control_system()';
+    const [primary, replica] = await Promise.all([
+      this.#primaryProbe.query<{ id: string; standby: boolean }>(identity),
+      this.#replicaProbe.query<{ id: string; standby: boolean }>(identity),
+    ]);
+    if (!replica.rows[0]!.standby || replica.rows[0]!.id !== primary.rows[0]!.id) {
+      throw new Error(
+        'DATABASE_READ_URL is not a streaming replica of DATABASE_URL (it is not in recovery, or it was copied from another cluster); point it at a hot standby of the primary, or unset it',
+      );
+    }
+    await this.#probe();
+    const tick = () => {
+      this.#timer = setTimeout(() => {
+        this.#probe()
+          .catch(() => {})
+          .finally(tick);
+      }, PROBE_MS);
+      this.#timer.unref();
+    };
+    tick();
+  }
+
+  /** How far behind the replica is, in milliseconds (Infinity before its first measure). */
+  get lagMs(): number {
+    return performance.now() - this.#covered;
+  }
+
+  /** Where a read that must see every commit made by `floor` (performance.now()) goes. */
+  dbFor(floor: number): PostgresDb {
+    const needed = Math.max(floor, performance.now() - this.maxLagMs);
+    return this.#covered >= needed ? this.view : this.#primary;
+  }
+
+  /** Where a list read of the key goes: it reads its own writes. */
+  dbForKey(keyId: string): PostgresDb {
+    return this.dbFor(Math.max(this.#lastWrites.get(keyId) ?? 0, this.#forgottenWrites));
+  }
+
+  /** Notes that a request of the key that may have written has ended (its commit is done). */
+  wrote(keyId: string): void {
+    this.#lastWrites.delete(keyId);
+    if (this.#lastWrites.size >= MAX_KEYS_TRACKED) {
+      // Forgotten, the oldest write still binds: every key waits for it, none reads past it.
+      const [oldestKey, oldestAt] = this.#lastWrites.entries().next().value!;
+      this.#lastWrites.delete(oldestKey);
+      this.#forgottenWrites = Math.max(this.#forgottenWrites, oldestAt);
+    }
+    this.#lastWrites.set(keyId, performance.now());
+  }
+
+  async close(): Promise<void> {
+    clearTimeout(this.#timer);
+    await Promise.all([
+      this.#replicaPool.end(),
+      this.#primaryProbe.end(),
+      this.#replicaProbe.end(),
+    ]);
+  }
+
+  async #probe(): Promise<void> {
+    // Noted before the primary is asked: every commit that had ended by then is at or below the
+    // position it answers.
+    const at = performance.now();
+    const primary = await this.#primaryProbe.query<{ lsn: string }>(
+      'SELECT pg_current_wal_insert_lsn()::text AS lsn',
+    );
+    this.#pending.push({ at, lsn: lsnValue(primary.rows[0]!.lsn) });
+    if (this.#pending.length > MAX_PENDING) this.#pending.shift();
+    const replica = await this.#replicaProbe.query<{ lsn: string | null }>(
+      'SELECT pg_last_wal_replay_lsn()::text AS lsn',
+    );
+    const replayed = replica.rows[0]!.lsn;
+    if (replayed === null) return;
+    const through = lsnValue(replayed);
+    while (this.#pending.length > 0 && this.#pending[0]!.lsn <= through) {
+      this.#covered = this.#pending.shift()!.at;
+    }
+    for (const [keyId, at] of this.#lastWrites) {
+      // In order of their writes: the first the replica may not have ends the sweep.
+      if (at > this.#covered) break;
+      this.#lastWrites.delete(keyId);
+    }
+  }
+}

@@ -1,0 +1,187 @@
+// DATABASE_READ_URL: a server process on the PostgreSQL primary sends list reads to a real
+// streaming replica (scripts/postgres-replica-setup.sh), through the SDK. The replica's replay is
+// paused to see which of the two answered: a read the replica served does not show what the
+// primary committed after the pause.
+
+import { createClient } from '@agentline/sdk';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createDb, type Db, type PostgresDb } from '../src/db/engine/client.js';
+import { ReplicaReads } from '../src/serving/replica-reads.js';
+import { insertTestEvents } from './support/test-database.js';
+import { createKey, createTenant, type Tenant } from './support/harness.js';
+import { startServerProcess, type ServerProcess } from './support/server-process.js';
+import { freshDatabaseUrl, onPostgres } from './support/test-database.js';
+import { PERMISSIONS } from '../src/vocabulary/permissions.js';
+
+const READ_ADMIN_URL = process.env.AGENTLINE_TEST_POSTGRES_READ_URL;
+/** Long enough for a step's reads under a loaded CI machine, short enough to wait out. */
+const MAX_LAG_MS = 4_000;
+
+/** The same database on the replica. */
+function onReplica(primaryUrl: string): string {
+  const url = new URL(primaryUrl);
+  const replica = new URL(READ_ADMIN_URL!);
+  url.host = replica.host;
+  return url.toString();
+}
+
+async function until<T>(
+  read: () => Promise<T>,
+  done: (value: T) => boolean,
+  ms: number,
+): Promise<T> {
+  const deadline = performance.now() + ms;
+  for (;;) {
+    const value = await read();
+    if (done(value) || performance.now() > deadline) return value;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+describe.runIf(onPostgres && READ_ADMIN_URL)('list reads on a streaming replica', () => {
+  let primaryUrl: string;
+  let readUrl: string;
+  let db: Db;
+  let replicaControl: pg.Client;
+  let acme: Tenant;
+  let readerKey: string;
+  let server: ServerProcess;
+
+  // A pause is a request: replay stops at its next record, so the state is waited for.
+  const pauseReplay = async () => {
+    await replicaControl.query('SELECT pg_wal_replay_pause()');
+    const state = () =>
+      replicaControl
+        .query<{ state: string }>('SELECT pg_get_wal_replay_pause_state() AS state')
+        .then(({ rows }) => rows[0]!.state);
+    expect(await until(state, (now) => now === 'paused', 10_000)).toBe('paused');
+  };
+  const resumeReplay = () => replicaControl.query('SELECT pg_wal_replay_resume()');
+
+  beforeAll(async () => {
+    primaryUrl = await freshDatabaseUrl();
+    readUrl = onReplica(primaryUrl);
+    db = createDb(primaryUrl);
+    acme = await createTenant(db, 'Acme');
+    readerKey = await createKey(db, acme.organizationId, PERMISSIONS);
+    await insertTestEvents(db, [
+      {
+        organizationId: acme.organizationId,
+        timestamp: '2026-06-01T00:00:00.000Z',
+        type: 'before',
+      },
+    ]);
+    // The new database reaches the replica with the primary's next WAL.
+    replicaControl = await until(
+      async () => {
+        const client = new pg.Client({ connectionString: readUrl });
+        return client.connect().then(
+          () => client,
+          () => null,
+        );
+      },
+      (client) => client !== null,
+      30_000,
+    ).then((client) => client ?? Promise.reject(new Error(`the replica never had ${readUrl}`)));
+    server = await startServerProcess({
+      DATABASE_URL: primaryUrl,
+      DATABASE_READ_URL: readUrl,
+      REPLICA_MAX_LAG_MS: String(MAX_LAG_MS),
+      WEBHOOK_ALLOW_HTTP: 'true',
+      WEBHOOK_ALLOW_PRIVATE_ADDRESSES: 'true',
+    });
+  }, 60_000);
+
+  afterAll(async () => {
+    await replicaControl?.query('SELECT pg_wal_replay_resume()').catch(() => {});
+    await replicaControl?.end();
+    await server?.stop();
+    await db?.close();
+  });
+
+  it('serves lists from the replica within the lag bound, and a key reads its own writes', async () => {
+    const writer = createClient({ apiKey: acme.key, baseUrl: server.baseUrl });
+    const reader = createClient({ apiKey: readerKey, baseUrl: server.baseUrl });
+    // Both see the first event once the replica has it. The reader asks another page size than
+    // the writer: the writer's answer, read on the primary, is kept for the query and served to
+    // whoever asks it while the primary's version holds (versioned-cache.ts), replica or not.
+    const types = async () =>
+      (await reader.events.list({ limit: 50 })).items.map((event) => event.type);
+    expect(await until(types, (seen) => seen.length === 1, 10_000)).toEqual(['before']);
+
+    await pauseReplay();
+    await insertTestEvents(db, [
+      { organizationId: acme.organizationId, timestamp: '2026-06-01T00:00:01.000Z', type: 'after' },
+    ]);
+    const endpoint = await writer.webhooks.create({
+      url: 'http://127.0.0.1:9/hook',
+      message_types: ['event'],
+    });
+    const paused = performance.now();
+    // The writer's lists go to the primary until the replica has its write.
+    expect((await writer.webhooks.list()).items.map(({ id }) => id)).toEqual([endpoint.id]);
+    expect((await writer.events.list()).items.map((event) => event.type)).toEqual([
+      'after',
+      'before',
+    ]);
+    // The other key's are the replica's, which has neither.
+    const readerEvents = await types();
+    const readerEndpoints = (await reader.webhooks.list({ limit: 50 })).items;
+    const readsMs = performance.now() - paused;
+    expect(readsMs, 'the reads took longer than the lag bound').toBeLessThan(MAX_LAG_MS);
+    expect(readerEvents).toEqual(['before']);
+    expect(readerEndpoints).toEqual([]);
+
+    // Past the bound, the stalled replica serves nobody: the primary answers.
+    const late = await until(types, (seen) => seen.length === 2, MAX_LAG_MS + 10_000);
+    expect(late).toEqual(['after', 'before']);
+    expect(performance.now() - paused).toBeGreaterThanOrEqual(MAX_LAG_MS - 200);
+
+    await resumeReplay();
+    const endpoints = async () => (await reader.webhooks.list({ limit: 50 })).items;
+    expect(
+      (await until(endpoints, (seen) => seen.length === 1, 10_000)).map(({ id }) => id),
+    ).toEqual([endpoint.id]);
+  }, 60_000);
+
+  it('replays a stream whole while the replica is behind its position', async () => {
+    await pauseReplay();
+    try {
+      await insertTestEvents(
+        db,
+        Array.from({ length: 5 }, (_, i) => ({
+          organizationId: acme.organizationId,
+          timestamp: `2026-06-01T00:01:0${i}.000Z`,
+          type: 'streamed',
+        })),
+      );
+      const reader = createClient({ apiKey: readerKey, baseUrl: server.baseUrl });
+      const stream = reader.events.stream({
+        start_datetime: '2026-06-01T00:01:00Z',
+        search_fields: ['type'],
+        search_field_values: ['streamed'],
+      });
+      const received: string[] = [];
+      for await (const event of stream) {
+        received.push(event.timestamp);
+        if (received.length === 5) break;
+      }
+      expect(received).toEqual(Array.from({ length: 5 }, (_, i) => `2026-06-01T00:01:0${i}.000Z`));
+    } finally {
+      await resumeReplay();
+    }
+  }, 30_000);
+
+  it('starts only on a standby of the primary', async () => {
+    const notAStandby = new ReplicaReads(db as PostgresDb, primaryUrl, primaryUrl, {
+      maxLagMs: MAX_LAG_MS,
+      poolSize: 1,
+    });
+    await expect(notAStandby.start()).rejects.toThrow(/not a streaming replica of DATABASE_URL/);
+    await notAStandby.close();
+    await expect(
+      startServerProcess({ DATABASE_URL: primaryUrl, DATABASE_READ_URL: primaryUrl }),
+    ).rejects.toThrow(/could not start: DATABASE_READ_URL is not a streaming replica/);
+  }, 30_000);
+});
