@@ -113,15 +113,19 @@ async function main(): Promise<void> {
       connectionsCheckingInterval: 2_000,
     },
   });
-  server.listen(config.port, config.host, () => {
-    const info = server.address() as AddressInfo;
-    logger.info(
-      { address: info.address, port: info.port, database: db.kind },
-      `Agentline listening on http://${info.address}:${info.port} (API reference: /docs)`,
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', (error: NodeJS.ErrnoException) =>
+      reject(new Error(listenFailure(error, config.host, config.port))),
     );
-    // Whoever started the process waits for this line.
-    logger.flush();
+    server.listen(config.port, config.host, resolve);
   });
+  const info = server.address() as AddressInfo;
+  logger.info(
+    { address: info.address, port: info.port, database: db.kind },
+    `Agentline listening on http://${info.address}:${info.port} (API reference: /docs)`,
+  );
+  // Whoever started the process waits for this line.
+  logger.flush();
 
   let stopping = false;
   const shutdown = (signal: NodeJS.Signals) => {
@@ -159,6 +163,20 @@ async function main(): Promise<void> {
   };
   process.on('SIGTERM', shutdown);
   process.on('SIGINT', shutdown);
+}
+
+/** Why the server could not listen, and what to change. */
+function listenFailure(error: NodeJS.ErrnoException, host: string, port: number): string {
+  switch (error.code) {
+    case 'EADDRINUSE':
+      return `${host}:${port} is already in use by another process; stop it, or set PORT to a free port (0 picks one)`;
+    case 'EACCES':
+      return `this user may not listen on ${host}:${port}; set PORT above 1023`;
+    case 'EADDRNOTAVAIL':
+      return `${host} is not an address of this machine; set HOST to one of its addresses (127.0.0.1, 0.0.0.0)`;
+    default:
+      return `cannot listen on ${host}:${port}: ${error.message}`;
+  }
 }
 
 /** The read replica of DATABASE_READ_URL, checked and measured once before serving. */

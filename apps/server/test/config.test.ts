@@ -2,6 +2,7 @@
 // start-up with a message that names the variable.
 
 import { readFileSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../src/config.js';
 import { startServerProcess } from './support/server-process.js';
@@ -79,5 +80,27 @@ describe('configuration', () => {
     expect(failure.message).toMatch(
       /agentline: invalid configuration: PORT must be a whole number from 0 to 65535, got "eighty"/,
     );
+  });
+
+  it('exits 1 with one line naming the address when its port is taken', async () => {
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    const { port } = taken.address() as AddressInfo;
+    try {
+      const failure = await startServerProcess({
+        PORT: String(port),
+        DATABASE_URL: ':memory:',
+      }).then(
+        () => new Error(`the server started on the taken port ${port}`),
+        (error: unknown) => error as Error,
+      );
+      expect(failure.message).toMatch(/exited with 1 before listening/);
+      expect(failure.message).toContain(
+        `agentline: could not start: 127.0.0.1:${port} is already in use by another process; stop it, or set PORT to a free port`,
+      );
+      expect(failure.message).not.toMatch(/\n\s+at /);
+    } finally {
+      taken.close();
+    }
   });
 });
