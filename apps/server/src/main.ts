@@ -17,8 +17,11 @@ import { KeptAnswers } from './serving/kept-answers.js';
 import { startPeriodicJob } from './serving/periodic-job.js';
 import { RETENTION_SWEEP_MS, sweepExpiredEvents } from './use-cases/event-retention.js';
 import { startWebhookDelivery } from './webhooks/delivery-thread.js';
+import { ensureEventPartitions } from './db/repositories/event-partitions.js';
 
 const SHUTDOWN_GRACE_MS = 10_000;
+/** How often a PostgreSQL server checks that the months ahead have their partitions. */
+const PARTITIONS_AHEAD_MS = 3_600_000;
 // Log lines are collected and written to stdout together, by libuv's threads, once 8 KiB are
 // waiting and at least every 100 ms: with a write() per access line on the event loop, a slow
 // reader of stdout (a stalled log collector) would stall every request. pino writes out what is
@@ -57,6 +60,18 @@ async function main(): Promise<void> {
       if (removed > 0) logger.info({ removed }, 'events past their retention window removed');
     },
   });
+  // The months ahead are made at migration; this makes them as months pass.
+  const stopPartitions =
+    db.kind === 'postgres'
+      ? startPeriodicJob(logger, {
+          name: 'event partitions ahead',
+          intervalMs: PARTITIONS_AHEAD_MS,
+          run: async () => {
+            const made = await ensureEventPartitions(db);
+            if (made.length > 0) logger.info({ made }, 'event partitions made');
+          },
+        })
+      : () => {};
   const webhooks = startWebhookDelivery(db, logger, {
     databaseUrl: config.databaseUrl,
     listQueryTimeoutMs: config.listQueryTimeoutMs,
@@ -135,6 +150,7 @@ async function main(): Promise<void> {
     stopSweeper();
     stopPlannedEnds();
     stopRetention();
+    stopPartitions();
     // Attempts in flight get a moment; the endpoints' positions are stored and their leases
     // given up, so another process delivers on at once.
     const webhooksStopped = webhooks.stop();

@@ -116,7 +116,10 @@ async function expectDescriptionIndexMatches(): Promise<void> {
       yield* execute(sql`SET LOCAL enable_indexscan = off`);
       const search = sql`SELECT count(*) AS n FROM events WHERE description ILIKE '%looked up order%'`;
       const plan = yield* selectRows(sql`EXPLAIN ${search}`);
-      expect(JSON.stringify(plan)).toContain('events_description_trgm_idx');
+      // Each time partition's copy of the index (events_history_description_trgm_idx, ...).
+      expect(JSON.stringify(plan)).toMatch(
+        /Bitmap Index Scan on events_\w*description_(trgm_)?idx/,
+      );
       const [found] = yield* selectRows<{ n: number }>(search);
       return found!.n;
     });

@@ -81,6 +81,12 @@ const postgres = tables(postgresSchema, (v) => v instanceof PgTable, postgresTab
  * index for the per-organization highest id (migration 0003's trigger reads it); SQLite's FTS5
  * and PostgreSQL's trigram index are outside drizzle's schema.
  */
+/**
+ * PostgreSQL partitions events by timestamp (migration 0014) and requires the partition key in
+ * every unique index, the primary key's too; SQLite's rowid is the id alone. Both draw ids from
+ * one sequence, so the id is unique on both.
+ */
+const POSTGRES_PRIMARY_KEYS: Record<string, string[]> = { events: ['id', 'timestamp'] };
 const POSTGRES_ONLY_INDEXES: Record<string, string> = {
   events_organization_id_idx: '(organization_id, id)',
 };
@@ -102,7 +108,9 @@ describe('the SQLite and PostgreSQL schemas', () => {
     '%s: same columns, value types, nullability and key',
     (name) => {
       expect(postgres[name]?.columns).toEqual(sqlite[name]!.columns);
-      expect(postgres[name]?.primaryKey).toEqual(sqlite[name]!.primaryKey);
+      expect(postgres[name]?.primaryKey).toEqual(
+        POSTGRES_PRIMARY_KEYS[name] ?? sqlite[name]!.primaryKey,
+      );
     },
   );
 

@@ -4,6 +4,7 @@
 // long transaction (PostgreSQL) for more than one batch.
 
 import type { Db } from '../db/engine/client.js';
+import { dropExpiredEventPartitions } from '../db/repositories/event-partitions.js';
 import { organizationRetentions, removeEventsBefore } from '../db/repositories/event-retention.js';
 
 const DAY_MS = 86_400_000;
@@ -41,14 +42,29 @@ function retentionCutoff(days: number, now: number): string | null {
   return days === 0 ? null : new Date(now - days * DAY_MS).toISOString();
 }
 
-/** Removes every organization's events older than its window; returns how many it removed. */
+/**
+ * Removes every organization's events older than its window; returns how many it removed. On
+ * PostgreSQL the months whose every event has expired go first, whole (event-partitions.ts); the
+ * rest go a batch at a time.
+ */
 export async function sweepExpiredEvents(
   db: Db,
   { defaultDays, now = Date.now(), batchSize = RETENTION_BATCH_SIZE }: RetentionSweep,
 ): Promise<number> {
-  let removed = 0;
-  for (const { organizationId, days } of await organizationRetentions(db)) {
-    const before = retentionCutoff(days ?? defaultDays, now);
+  const cutoffs = new Map(
+    (await organizationRetentions(db)).map(({ organizationId, days }) => [
+      organizationId,
+      retentionCutoff(days ?? defaultDays, now),
+    ]),
+  );
+  let removed =
+    db.kind === 'postgres'
+      ? await dropExpiredEventPartitions(
+          db,
+          (organizationId) => cutoffs.get(organizationId) ?? null,
+        )
+      : 0;
+  for (const [organizationId, before] of cutoffs) {
     if (before === null) continue;
     for (;;) {
       const batchStart = performance.now();

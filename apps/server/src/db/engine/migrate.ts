@@ -9,6 +9,7 @@ import { migrate as migratePostgres } from 'drizzle-orm/node-postgres/migrator';
 import type { Db } from './client.js';
 import { ensureCursorSecret } from '../repositories/cursor-secrets.js';
 import { ensureResumeTokenSecret } from '../repositories/resume-tokens.js';
+import { ensureEventPartitions } from '../repositories/event-partitions.js';
 
 // Resolved from this module's location, so they are the same folders whether the code runs
 // from src/ under tsx or from a compiled dist/ (both sit three levels below apps/server).
@@ -49,6 +50,8 @@ export async function migrateDb(db: Db): Promise<void> {
   // After the lock's connection is back: with a pool of one it is the only connection. The inserts
   // need no lock: each writes a secret only where none exists.
   await ensureSecrets(db);
+  // The months events are about to go in, before an import or a server writes any.
+  await ensureEventPartitions(db);
 }
 
 async function ensureSecrets(db: Db): Promise<void> {

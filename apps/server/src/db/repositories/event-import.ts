@@ -30,7 +30,7 @@ const ROWS_PER_INSERT = 100;
 const IMPORTED_COLUMNS = ['organization_id', 'import_key', ...EVENT_PROPERTIES] as const;
 
 const INSERT_INTO_EVENTS = `INSERT INTO events (${IMPORTED_COLUMNS.join(', ')})`;
-const UNLESS_IMPORTED = `ON CONFLICT (organization_id, import_key) WHERE import_key IS NOT NULL DO NOTHING`;
+const UNLESS_IMPORTED = `ON CONFLICT (organization_id, import_key, timestamp) WHERE import_key IS NOT NULL DO NOTHING`;
 
 function insertRowsStatement(db: SqliteDb, rows: number): Statement {
   const row = `(${IMPORTED_COLUMNS.map(() => '?').join(', ')})`;

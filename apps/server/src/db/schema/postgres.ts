@@ -357,8 +357,11 @@ export const events = pgTable(
   {
     // Not an identity: the trigger of migration 0003 takes the organization's write turn, then
     // assigns the id, so one organization's events commit in id order (see repositories/events.ts).
+    // The key is (id, timestamp): the table is partitioned by timestamp (migration 0014), and
+    // PostgreSQL requires the partition key in every unique index; the id alone stays unique,
+    // drawn from one sequence.
     id: bigint('id', { mode: 'number' })
-      .primaryKey()
+      .notNull()
       .default(sql`nextval('events_id_seq')`),
     organizationId: organizationId(),
     importKey: text('import_key'),
@@ -374,8 +377,9 @@ export const events = pgTable(
     attributes: json('attributes').$type<JsonObject>(),
   },
   (t) => [
+    primaryKey({ columns: [t.id, t.timestamp] }),
     uniqueIndex('events_organization_import_key_unique')
-      .on(t.organizationId, t.importKey)
+      .on(t.organizationId, t.importKey, t.timestamp)
       .where(sql`import_key IS NOT NULL`),
     // Every list index ends with id, the list's tie-breaker, so each serves ORDER BY column, id
     // in both directions without a sort (PostgreSQL has no implicit rowid suffix); NULLs first

@@ -393,9 +393,11 @@ export const events = sqliteTable(
     attributes: text('attributes', { mode: 'json' }).$type<JsonObject>(),
   },
   (t) => [
-    // Partial: events the service writes itself have no import key and skip this B-tree.
+    // Partial: events the service writes itself have no import key and skip this B-tree. With
+    // the timestamp, as PostgreSQL's time partitions require of every unique index: an imported
+    // event is its key at its time on both databases.
     uniqueIndex('events_organization_import_key_unique')
-      .on(t.organizationId, t.importKey)
+      .on(t.organizationId, t.importKey, t.timestamp)
       .where(sql`import_key IS NOT NULL`),
     index('events_organization_timestamp_idx').on(t.organizationId, t.timestamp, t.id),
     index('events_organization_session_idx').on(t.organizationId, t.sessionId),
