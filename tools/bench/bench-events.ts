@@ -65,6 +65,68 @@ export function importArguments(file: string, organization: string): string[] {
   return ['--import', 'tsx', 'src/cli/main.ts', 'events', 'import', file, '--org', organization];
 }
 
+/** Events per batch insert while building. */
+const BUILD_BLOCK = 10_000;
+
+type GeneratedEvent = ReturnType<typeof generatedEvents> extends Generator<infer E> ? E : never;
+
+/** A generated event as the import hands it over, at its own time or at `timestamp`. */
+function imported(
+  event: GeneratedEvent,
+  importKey: string,
+  timestamp = event.timestamp,
+): EventToImport {
+  return {
+    importKey,
+    timestamp,
+    sessionId: event.session_id,
+    conversationId: event.conversation_id,
+    source: event.source,
+    sourceId: event.source_id,
+    category: event.category,
+    type: event.type,
+    userId: event.user_id,
+    description: event.description,
+    attributes: JSON.stringify(event.attributes),
+  };
+}
+
+/**
+ * Writes `count` generated events of one organization, their timestamps spread evenly over
+ * `spanMs` from `startMs` instead of the generated year, keyed `${keyPrefix}-0`, `-1`, ...,
+ * through the import's batch insert; prints progress every 200,000.
+ */
+export async function buildSpreadEvents(
+  db: Db,
+  organizationId: number,
+  {
+    count,
+    seed,
+    startMs,
+    spanMs,
+    keyPrefix,
+  }: {
+    count: number;
+    seed: number;
+    startMs: number;
+    spanMs: number;
+    keyPrefix: string;
+  },
+): Promise<void> {
+  let batch: EventToImport[] = [];
+  let index = 0;
+  for (const event of generatedEvents(count, seed)) {
+    const timestamp = new Date(startMs + Math.floor((index / count) * spanMs)).toISOString();
+    batch.push(imported(event, `${keyPrefix}-${index}`, timestamp));
+    index += 1;
+    if (batch.length === BUILD_BLOCK || index === count) {
+      await insertEventBatch(db, organizationId, batch);
+      batch = [];
+      if (index % 200_000 === 0) console.log(`built ${index} of ${count} events`);
+    }
+  }
+}
+
 /** The organizations' events interleaved in blocks, through the import's own batch insert. */
 async function fillDatabase(
   db: Db,
@@ -75,29 +137,15 @@ async function fillDatabase(
     id,
     events: generatedEvents(perOrganization, id),
   }));
-  const block = 10_000;
   let index = 0;
-  for (let written = 0; written < perOrganization; written += block) {
+  for (let written = 0; written < perOrganization; written += BUILD_BLOCK) {
     for (const { id, events } of streams) {
       const batch: EventToImport[] = [];
       // next() rather than for-of: leaving a for-of loop would close the generator.
       for (let next = events.next(); !next.done; next = events.next()) {
-        const e = next.value;
         index += 1;
-        batch.push({
-          importKey: `bench-${index}`,
-          timestamp: e.timestamp,
-          sessionId: e.session_id,
-          conversationId: e.conversation_id,
-          source: e.source,
-          sourceId: e.source_id,
-          category: e.category,
-          type: e.type,
-          userId: e.user_id,
-          description: e.description,
-          attributes: JSON.stringify(e.attributes),
-        });
-        if (batch.length === block) break;
+        batch.push(imported(next.value, `bench-${index}`));
+        if (batch.length === BUILD_BLOCK) break;
       }
       await insertEventBatch(db, id, batch);
     }

@@ -15,17 +15,13 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { createDb, type PostgresDb } from '../../apps/server/src/db/engine/client.js';
 import { migrateDb } from '../../apps/server/src/db/engine/migrate.js';
-import {
-  insertEventBatch,
-  type EventToImport,
-} from '../../apps/server/src/db/repositories/event-import.js';
 import { ensureEventPartitions } from '../../apps/server/src/db/repositories/event-partitions.js';
 import { setOrganizationRetention } from '../../apps/server/src/db/repositories/event-retention.js';
 import { sweepExpiredEvents } from '../../apps/server/src/use-cases/event-retention.js';
 import { startServerProcess } from '../../apps/server/test/support/server-process.js';
 import { createClient } from '../../packages/sdk/src/index.js';
 import { createBenchDatabase } from './bench-database.js';
-import { generatedEvents } from './bench-events.js';
+import { buildSpreadEvents } from './bench-events.js';
 import { benchRoutingTenant, benchTenant } from './bench-tenant.js';
 import { Latencies, openLoop, poissonGapsMs } from './open-loop.js';
 
@@ -49,7 +45,6 @@ const phaseMs = Number(values.seconds) * 1000;
 /** The month the events are in, and a moment 30 days after its end plus one. */
 const MONTH = '2090-01';
 const SWEEP_NOW = Date.parse('2090-03-05T00:00:00.000Z');
-const BUILD_BATCH = 10_000;
 /** Routing before the first phase counts, so that both phases are measured warm. */
 const WARM_UP_MS = 5_000;
 
@@ -65,31 +60,13 @@ try {
   await ensureEventPartitions(db, Date.parse(`${MONTH}-15T00:00:00.000Z`));
 
   const built = performance.now();
-  const monthStart = Date.parse(`${MONTH}-01T00:00:00.000Z`);
-  const monthMs = 31 * 86_400_000;
-  let batch: EventToImport[] = [];
-  let index = 0;
-  for (const event of generatedEvents(eventCount, 13)) {
-    batch.push({
-      importKey: `month-${index}`,
-      timestamp: new Date(monthStart + Math.floor((index / eventCount) * monthMs)).toISOString(),
-      sessionId: event.session_id,
-      conversationId: event.conversation_id,
-      source: event.source,
-      sourceId: event.source_id,
-      category: event.category,
-      type: event.type,
-      userId: event.user_id,
-      description: event.description,
-      attributes: JSON.stringify(event.attributes),
-    });
-    index += 1;
-    if (batch.length === BUILD_BATCH) {
-      await insertEventBatch(db, expiring.organizationId, batch);
-      batch = [];
-    }
-  }
-  if (batch.length > 0) await insertEventBatch(db, expiring.organizationId, batch);
+  await buildSpreadEvents(db, expiring.organizationId, {
+    count: eventCount,
+    seed: 13,
+    startMs: Date.parse(`${MONTH}-01T00:00:00.000Z`),
+    spanMs: 31 * 86_400_000,
+    keyPrefix: 'month',
+  });
   await db.pool.query('VACUUM (ANALYZE) events');
   console.log(
     `built ${eventCount} events in ${MONTH} in ${((performance.now() - built) / 1000).toFixed(1)} s`,

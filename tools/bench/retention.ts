@@ -26,16 +26,12 @@ import { createDb, type Db } from '../../apps/server/src/db/engine/client.js';
 import { migrateDb } from '../../apps/server/src/db/engine/migrate.js';
 import { setOrganizationRetention } from '../../apps/server/src/db/repositories/event-retention.js';
 import {
-  insertEventBatch,
-  type EventToImport,
-} from '../../apps/server/src/db/repositories/event-import.js';
-import {
   startServerProcess,
   type ServerProcess,
 } from '../../apps/server/test/support/server-process.js';
 import { createClient } from '../../packages/sdk/src/index.js';
 import { createBenchDatabase } from './bench-database.js';
-import { generatedEvents } from './bench-events.js';
+import { buildSpreadEvents } from './bench-events.js';
 import { benchRoutingTenant, benchTenant } from './bench-tenant.js';
 import { Latencies, openLoop, poissonGapsMs } from './open-loop.js';
 
@@ -57,7 +53,6 @@ const DAY_MS = 86_400_000;
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 /** Routing arrivals in progress at most, as a front door with a bounded pool. */
 const ROUTING_IN_FLIGHT = 32;
-const BUILD_BATCH = 10_000;
 /** Routing before the baseline counts, so that both phases are measured warm. */
 const WARM_UP_MS = 5_000;
 
@@ -70,31 +65,13 @@ const tenant = await benchRoutingTenant(db, 'Retention');
 /** One day of events, three days ago, through the import's own batch insert. */
 async function buildExpiringDay(target: Db): Promise<void> {
   const started = performance.now();
-  const dayStart = Date.now() - 3 * DAY_MS;
-  let batch: EventToImport[] = [];
-  let index = 0;
-  for (const event of generatedEvents(eventCount, 11)) {
-    batch.push({
-      importKey: `retention-${index}`,
-      timestamp: new Date(dayStart + Math.floor((index / eventCount) * DAY_MS)).toISOString(),
-      sessionId: event.session_id,
-      conversationId: event.conversation_id,
-      source: event.source,
-      sourceId: event.source_id,
-      category: event.category,
-      type: event.type,
-      userId: event.user_id,
-      description: event.description,
-      attributes: JSON.stringify(event.attributes),
-    });
-    index += 1;
-    if (batch.length === BUILD_BATCH) {
-      await insertEventBatch(target, tenant.organizationId, batch);
-      batch = [];
-      if (index % 200_000 === 0) console.log(`built ${index} of ${eventCount} events`);
-    }
-  }
-  if (batch.length > 0) await insertEventBatch(target, tenant.organizationId, batch);
+  await buildSpreadEvents(target, tenant.organizationId, {
+    count: eventCount,
+    seed: 11,
+    startMs: Date.now() - 3 * DAY_MS,
+    spanMs: DAY_MS,
+    keyPrefix: 'retention',
+  });
   if (target.kind === 'postgres') await target.pool.query('VACUUM (ANALYZE) events');
   console.log(
     `built ${eventCount} events of one day on ${target.kind} in ${((performance.now() - started) / 1000).toFixed(1)} s`,
