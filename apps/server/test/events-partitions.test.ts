@@ -3,13 +3,7 @@
 // an event; months made later take their events out of the default partition; retention drops a
 // month whose every event expired, with the tallies and counts a row-by-row removal would leave.
 
-import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { sql } from 'drizzle-orm';
-import { drizzle } from 'drizzle-orm/node-postgres';
-import { migrate } from 'drizzle-orm/node-postgres/migrator';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDb, type PostgresDb } from '../src/db/engine/client.js';
 import { migrateDb } from '../src/db/engine/migrate.js';
@@ -19,6 +13,7 @@ import { insertEventBatch } from '../src/db/repositories/event-import.js';
 import { ensureEventPartitions, eventPartitions } from '../src/db/repositories/event-partitions.js';
 import { setOrganizationRetention } from '../src/db/repositories/event-retention.js';
 import { createOrganization } from '../src/db/repositories/organizations.js';
+import { migratePostgresThrough } from './support/partial-migration.js';
 import { sweepExpiredEvents } from '../src/use-cases/event-retention.js';
 import {
   insertTestEvents,
@@ -32,7 +27,6 @@ import {
 } from './support/test-database.js';
 
 const ADMIN_URL = process.env.AGENTLINE_TEST_POSTGRES_URL!;
-const MIGRATIONS = fileURLToPath(new URL('../drizzle/postgres', import.meta.url));
 /** The last migration before the partitions. */
 const BEFORE_PARTITIONS = '0013_event_counts';
 
@@ -98,30 +92,8 @@ describe.runIf(onPostgres)('events in time partitions', () => {
     await withAdmin(ADMIN_URL, (admin) => admin.query(`CREATE DATABASE "${name}"`));
     const db = createDb(postgresUrlOf(ADMIN_URL, name)) as PostgresDb;
     opened.push(db);
-    if (!through) {
-      await migrateDb(db);
-      return db;
-    }
-    const folder = mkdtempSync(join(tmpdir(), 'agentline-migrations-'));
-    try {
-      cpSync(MIGRATIONS, folder, { recursive: true });
-      const journalPath = join(folder, 'meta', '_journal.json');
-      const journal = JSON.parse(readFileSync(journalPath, 'utf8')) as {
-        entries: Array<{ tag: string }>;
-      };
-      const last = journal.entries.findIndex(({ tag }) => tag === through);
-      expect(last).toBeGreaterThan(0);
-      journal.entries = journal.entries.slice(0, last + 1);
-      writeFileSync(journalPath, JSON.stringify(journal));
-      const client = await db.pool.connect();
-      try {
-        await migrate(drizzle({ client }), { migrationsFolder: folder });
-      } finally {
-        client.release();
-      }
-    } finally {
-      rmSync(folder, { recursive: true, force: true });
-    }
+    if (through) await migratePostgresThrough(db, through);
+    else await migrateDb(db);
     return db;
   }
 
