@@ -146,6 +146,16 @@ export function createApp({
       'How far behind the primary the read replica has been measured (DATABASE_READ_URL).',
       () => replica.lagMs / 1000,
     );
+    metrics.counter(
+      'agentline_replica_reads_total',
+      'List reads and stream replays the read replica served.',
+      () => replica.served.replica,
+    );
+    metrics.counter(
+      'agentline_replica_behind_reads_total',
+      'List reads and stream replays the primary served because the replica had not replayed what they must see (a key that wrote, the lag bound).',
+      () => replica.served.primary,
+    );
   }
   // Then its turn: the operation tells a list read from other requests, and the body is read
   // only once the request runs.

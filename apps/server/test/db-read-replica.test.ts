@@ -17,6 +17,7 @@ import { PERMISSIONS } from '../src/vocabulary/permissions.js';
 const READ_ADMIN_URL = process.env.AGENTLINE_TEST_POSTGRES_READ_URL;
 /** Long enough for a step's reads under a loaded CI machine, short enough to wait out. */
 const MAX_LAG_MS = 4_000;
+const METRICS_TOKEN = 'replica-test-metrics-token';
 
 /** The same database on the replica. */
 function onReplica(primaryUrl: string): string {
@@ -58,6 +59,20 @@ describe.runIf(onPostgres && READ_ADMIN_URL)('list reads on a streaming replica'
     expect(await until(state, (now) => now === 'paused', 10_000)).toBe('paused');
   };
   const resumeReplay = () => replicaControl.query('SELECT pg_wal_replay_resume()');
+  /** The reads the replica served, those the primary served for it, and its lag, from /metrics. */
+  const served = async () => {
+    const text = await (
+      await fetch(`${server.baseUrl}/metrics`, {
+        headers: { Authorization: `Bearer ${METRICS_TOKEN}` },
+      })
+    ).text();
+    const value = (name: string) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)![1]);
+    return {
+      replica: value('agentline_replica_reads_total'),
+      behind: value('agentline_replica_behind_reads_total'),
+      lagSeconds: value('agentline_replica_lag_seconds'),
+    };
+  };
 
   beforeAll(async () => {
     primaryUrl = await freshDatabaseUrl();
@@ -88,6 +103,9 @@ describe.runIf(onPostgres && READ_ADMIN_URL)('list reads on a streaming replica'
       DATABASE_URL: primaryUrl,
       DATABASE_READ_URL: readUrl,
       REPLICA_MAX_LAG_MS: String(MAX_LAG_MS),
+      METRICS_TOKEN,
+      // The smallest: a replay waits for its client after a few batches (the long replay below).
+      EVENT_STREAM_BUFFER_BYTES: String(64 * 1024),
       WEBHOOK_ALLOW_HTTP: 'true',
       WEBHOOK_ALLOW_PRIVATE_ADDRESSES: 'true',
     });
@@ -119,6 +137,7 @@ describe.runIf(onPostgres && READ_ADMIN_URL)('list reads on a streaming replica'
       message_types: ['event'],
     });
     const paused = performance.now();
+    const before = await served();
     // The writer's lists go to the primary until the replica has its write.
     expect((await writer.webhooks.list()).items.map(({ id }) => id)).toEqual([endpoint.id]);
     expect((await writer.events.list()).items.map((event) => event.type)).toEqual([
@@ -132,6 +151,10 @@ describe.runIf(onPostgres && READ_ADMIN_URL)('list reads on a streaming replica'
     expect(readsMs, 'the reads took longer than the lag bound').toBeLessThan(MAX_LAG_MS);
     expect(readerEvents).toEqual(['before']);
     expect(readerEndpoints).toEqual([]);
+    // Counted as they went: the writer's two lists on the primary, the reader's on the replica.
+    const after = await served();
+    expect(after.behind - before.behind).toBe(2);
+    expect(after.replica - before.replica).toBe(2);
 
     // Past the bound, the stalled replica serves nobody: the primary answers.
     const late = await until(types, (seen) => seen.length === 2, MAX_LAG_MS + 10_000);
@@ -145,7 +168,7 @@ describe.runIf(onPostgres && READ_ADMIN_URL)('list reads on a streaming replica'
     ).toEqual([endpoint.id]);
   }, 60_000);
 
-  it('replays a stream whole while the replica is behind its position', async () => {
+  it('replays a stream whole from the primary while the replica is behind, then from it', async () => {
     await pauseReplay();
     try {
       await insertTestEvents(
@@ -156,22 +179,80 @@ describe.runIf(onPostgres && READ_ADMIN_URL)('list reads on a streaming replica'
           type: 'streamed',
         })),
       );
-      const reader = createClient({ apiKey: readerKey, baseUrl: server.baseUrl });
-      const stream = reader.events.stream({
-        start_datetime: '2026-06-01T00:01:00Z',
-        search_fields: ['type'],
-        search_field_values: ['streamed'],
-      });
-      const received: string[] = [];
-      for await (const event of stream) {
-        received.push(event.timestamp);
-        if (received.length === 5) break;
-      }
-      expect(received).toEqual(Array.from({ length: 5 }, (_, i) => `2026-06-01T00:01:0${i}.000Z`));
+      const before = await served();
+      expect(await replayStreamed()).toEqual(STREAMED);
+      expect((await served()).behind).toBeGreaterThan(before.behind);
     } finally {
       await resumeReplay();
     }
   }, 30_000);
+
+  it('reads a long replay from the replica once it has what the replay runs to', async () => {
+    // 15 MB of events: more than the server's stream buffer and the kernel's socket buffers on
+    // loopback hold, so the replay has to wait for its client. The padding is in attributes,
+    // which no index reads, so the insert stays quick.
+    const LONG = 10_000;
+    // In statements of 2,000: PostgreSQL binds at most 65,535 parameters to one.
+    for (let start = 0; start < LONG; start += 2000) {
+      await insertTestEvents(
+        db,
+        Array.from({ length: 2000 }, (_, i) => ({
+          organizationId: acme.organizationId,
+          timestamp: new Date(
+            Date.parse('2026-06-02T00:00:00Z') + (start + i) * 1000,
+          ).toISOString(),
+          type: 'long',
+          attributes: { i: start + i, padding: '.'.repeat(1500) },
+        })),
+      );
+    }
+    await until(served, ({ lagSeconds }) => lagSeconds < 0.5, 10_000);
+    const before = await served();
+    const reader = createClient({ apiKey: readerKey, baseUrl: server.baseUrl });
+    const received: string[] = [];
+    // The stream's end was read on the primary just before its first event was sent, so the
+    // replica cannot have it yet: the first batches are the primary's. The client stops reading
+    // until the replica has caught up past its first event; the replay, its buffers full, waits
+    // too, and the batches it reads from then on are the replica's.
+    let firstAt = 0;
+    const caughtUpPastFirst = () =>
+      until(served, ({ lagSeconds }) => lagSeconds * 1000 < performance.now() - firstAt, 10_000);
+    for await (const event of reader.events.stream({
+      start_datetime: '2026-06-02T00:00:00Z',
+      search_fields: ['type'],
+      search_field_values: ['long'],
+    })) {
+      received.push(event.timestamp);
+      if (received.length === 1) {
+        firstAt = performance.now();
+        await caughtUpPastFirst();
+      }
+      if (received.length === LONG) break;
+    }
+    expect(received).toEqual([...received].sort());
+    expect(new Set(received).size).toBe(LONG);
+    const after = await served();
+    expect(after.behind).toBeGreaterThan(before.behind);
+    expect(after.replica).toBeGreaterThan(before.replica);
+  }, 60_000);
+
+  const STREAMED = Array.from({ length: 5 }, (_, i) => `2026-06-01T00:01:0${i}.000Z`);
+
+  /** The timestamps of the five `streamed` events, replayed by a new stream of the reader. */
+  async function replayStreamed(): Promise<string[]> {
+    const reader = createClient({ apiKey: readerKey, baseUrl: server.baseUrl });
+    const stream = reader.events.stream({
+      start_datetime: '2026-06-01T00:01:00Z',
+      search_fields: ['type'],
+      search_field_values: ['streamed'],
+    });
+    const received: string[] = [];
+    for await (const event of stream) {
+      received.push(event.timestamp);
+      if (received.length === STREAMED.length) break;
+    }
+    return received;
+  }
 
   it('starts only on a standby of the primary', async () => {
     const notAStandby = new ReplicaReads(db as PostgresDb, primaryUrl, primaryUrl, {

@@ -22,21 +22,30 @@ interface OperationStats {
   latency: LatencyHistogram;
 }
 
-/** A number read when a scraper asks, such as how many requests wait in the queues now. */
-interface Gauge {
+/**
+ * A number read when a scraper asks: a gauge (how many requests wait in the queues now) or a
+ * counter kept by whoever counts it (list reads the replica served).
+ */
+interface ReadMetric {
   help: string;
   read: () => number;
+  type: 'gauge' | 'counter';
 }
 
 /** Requests without an operation id (health checks, 404s) are labelled by their route pattern. */
 export class Metrics {
   private readonly operations = new Map<string, OperationStats>();
   private readonly sessionsByVariant = new Map<string, number>();
-  private readonly gauges = new Map<string, Gauge>();
+  private readonly readMetrics = new Map<string, ReadMetric>();
 
   /** Reports `read()` as the gauge `name` at each scrape; a second call of one name replaces it. */
   gauge(name: string, help: string, read: () => number): void {
-    this.gauges.set(name, { help, read });
+    this.readMetrics.set(name, { help, read, type: 'gauge' });
+  }
+
+  /** As gauge, for a count that only grows (read from whoever counts it). */
+  counter(name: string, help: string, read: () => number): void {
+    this.readMetrics.set(name, { help, read, type: 'counter' });
   }
 
   recordRequest(operation: string, status: number, durationSeconds: number): void {
@@ -113,8 +122,8 @@ export class Metrics {
         `agentline_sessions_routed_total{experiment_id="${experimentId}",variant_id="${variantId}"} ${count}`,
       );
     }
-    for (const [name, { help, read }] of this.gauges) {
-      lines.push(`# HELP ${name} ${help}`, `# TYPE ${name} gauge`, `${name} ${read()}`);
+    for (const [name, { help, read, type }] of this.readMetrics) {
+      lines.push(`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`, `${name} ${read()}`);
     }
     return `${lines.join('\n')}\n`;
   }

@@ -50,6 +50,8 @@ export class ReplicaReads {
   /** A floor for every key, raised when a tracked write had to be forgotten (MAX_KEYS_TRACKED). */
   #forgottenWrites = Number.NEGATIVE_INFINITY;
   #timer: NodeJS.Timeout | undefined;
+  /** Reads sent to the replica, and reads sent to the primary because the replica was behind. */
+  #served = { replica: 0, primary: 0 };
 
   constructor(primary: PostgresDb, primaryUrl: string, readUrl: string, options: ReplicaOptions) {
     this.#primary = primary;
@@ -101,7 +103,14 @@ export class ReplicaReads {
   /** Where a read that must see every commit made by `floor` (performance.now()) goes. */
   dbFor(floor: number): PostgresDb {
     const needed = Math.max(floor, performance.now() - this.maxLagMs);
-    return this.#covered >= needed ? this.view : this.#primary;
+    const onReplica = this.#covered >= needed;
+    this.#served[onReplica ? 'replica' : 'primary'] += 1;
+    return onReplica ? this.view : this.#primary;
+  }
+
+  /** Reads sent to the replica so far, and to the primary because the replica was behind. */
+  get served(): Readonly<{ replica: number; primary: number }> {
+    return this.#served;
   }
 
   /** Where a list read of the key goes: it reads its own writes. */
