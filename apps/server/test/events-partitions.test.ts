@@ -233,5 +233,32 @@ describe.runIf(onPostgres)('events in time partitions', () => {
         await queryTestDb(db, sql`SELECT 1 FROM event_counts WHERE organization_id = ${hooli}`),
       ).toEqual([]);
     });
+
+    it('leaves a month that a reader holds to the rows path, removing the same events', async () => {
+      const busy = (await createOrganization(db, 'Busy')).id;
+      await ensureEventPartitions(db, Date.parse('2060-01-10T00:00:00Z'));
+      await insertTestEvents(db, monthsOfEvents(busy, ['2060-01'], 25));
+      await setOrganizationRetention(db, busy, 30);
+      // A long read of the month: the drop's lock waits for it, gives up, and the sweep goes on.
+      const reader = await db.pool.connect();
+      try {
+        await reader.query('BEGIN');
+        await reader.query('SELECT count(*) FROM events_2060_01');
+        const removed = await sweepExpiredEvents(db, {
+          defaultDays: 0,
+          now: Date.parse('2060-04-10T00:00:00Z'),
+        });
+        expect(removed).toBe(25);
+      } finally {
+        await reader.query('COMMIT');
+        reader.release();
+      }
+      expect((await eventPartitions(db)).map(({ name }) => name)).toContain('events_2060_01');
+      const [tally] = await queryTestDb<{ removed: number }>(
+        db,
+        sql`SELECT events_removed AS removed FROM organizations WHERE id = ${busy}`,
+      );
+      expect(tally!.removed).toBe(25);
+    });
   });
 });

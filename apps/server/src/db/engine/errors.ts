@@ -42,6 +42,12 @@ export function isConcurrencyConflict(error: unknown): boolean {
   return found?.backend === 'postgres' && (found.code === '40001' || found.code === '40P01');
 }
 
+/** True when a PostgreSQL statement gave up waiting for a lock (55P03, past lock_timeout). */
+export function isLockTimeout(error: unknown): boolean {
+  const found = driverCode(error);
+  return found?.backend === 'postgres' && found.code === '55P03';
+}
+
 export function isForeignKeyViolation(error: unknown): boolean {
   const found = driverCode(error);
   return (

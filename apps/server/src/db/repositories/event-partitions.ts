@@ -6,15 +6,26 @@
 // The partition "events_history" holds everything before the months (the table as migration 0014
 // found it), "events_default" whatever no month holds yet.
 
-import type pg from 'pg';
+import { sql } from 'drizzle-orm';
 import type { PostgresDb } from '../engine/client.js';
+import { isLockTimeout } from '../engine/errors.js';
+import {
+  execute,
+  runSteps,
+  runStepsInTransactionHolding,
+  selectRows,
+  type Steps,
+} from '../engine/portable-sql.js';
 
 /** Months made ahead of the current one: events dated up to three months on go in their own. */
 export const MONTHS_AHEAD = 3;
-/** Any constant: the advisory lock under which one process at a time changes the partitions. */
-const PARTITIONS_LOCK_KEY = 0x6167_6c70; // "aglp"
-/** The organizations' write turn (migration 0003), taken before their counts change. */
-const WRITE_TURN_LOCK_KEY = 1634167909;
+/**
+ * Any constant: the advisory lock class under which one process at a time changes the partitions
+ * (a session lock taken before the transaction begins: runStepsInTransactionHolding).
+ */
+const PARTITIONS_LOCK = { lockClass: 0x6167_6c70, keys: [0] }; // "aglp"
+/** The organizations' write turn: migration 0003's lock, which its trigger takes per insert. */
+const WRITE_TURN_LOCK_CLASS = 1634167909;
 /**
  * How long a drop waits for the table's lock: every query of events waits behind a drop that
  * waits, so it gives up soon and the next sweep tries again.
@@ -31,31 +42,12 @@ export interface EventPartition {
 
 const BOUND = /FROM \((?:'(\d{4}-\d{2})'|MINVALUE)\) TO \('(\d{4}-\d{2})'\)/;
 
-async function inTransaction<T>(
-  db: PostgresDb,
-  work: (client: pg.PoolClient) => Promise<T>,
-): Promise<T> {
-  const client = await db.pool.connect();
-  try {
-    await client.query('BEGIN');
-    await client.query('SELECT pg_advisory_xact_lock($1)', [PARTITIONS_LOCK_KEY]);
-    const result = await work(client);
-    await client.query('COMMIT');
-    return result;
-  } catch (error) {
-    await client.query('ROLLBACK').catch(() => {});
-    throw error;
-  } finally {
-    client.release();
-  }
-}
-
-async function partitionsOf(client: pg.PoolClient): Promise<EventPartition[]> {
-  const { rows } = await client.query<{ name: string; bound: string }>(
-    `SELECT c.relname AS name, pg_get_expr(c.relpartbound, c.oid) AS bound
-       FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
-      WHERE i.inhparent = 'events'::regclass
-      ORDER BY 1`,
+function* partitionsOf(): Steps<EventPartition[]> {
+  const rows = yield* selectRows<{ name: string; bound: string }>(
+    sql`SELECT c.relname AS name, pg_get_expr(c.relpartbound, c.oid) AS bound
+          FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+         WHERE i.inhparent = 'events'::regclass
+         ORDER BY 1`,
   );
   return rows.map(({ name, bound }) => {
     const match = BOUND.exec(bound);
@@ -64,13 +56,8 @@ async function partitionsOf(client: pg.PoolClient): Promise<EventPartition[]> {
 }
 
 /** The events partitions, months in order, then the default. */
-export async function eventPartitions(db: PostgresDb): Promise<EventPartition[]> {
-  const client = await db.pool.connect();
-  try {
-    return await partitionsOf(client);
-  } finally {
-    client.release();
-  }
+export function eventPartitions(db: PostgresDb): Promise<EventPartition[]> {
+  return runSteps(db, partitionsOf);
 }
 
 /** 'YYYY-MM' of `time` plus `months`. */
@@ -81,8 +68,9 @@ function monthOf(time: number, months = 0): string {
     .slice(0, 7);
 }
 
-function nextMonth(month: string): string {
-  return monthOf(Date.parse(`${month}-01T00:00:00.000Z`), 1);
+/** A month as a partition bound: only monthOf's 'YYYY-MM' text reaches DDL, never a request's. */
+function bound(month: string) {
+  return sql.raw(`'${month}'`);
 }
 
 /**
@@ -91,9 +79,9 @@ function nextMonth(month: string): string {
  * default partition move to it, ids and all, without touching counts: the move writes the
  * partitions directly, below the parent's triggers. Returns the names made.
  */
-export async function ensureEventPartitions(db: PostgresDb, now = Date.now()): Promise<string[]> {
-  return inTransaction(db, async (client) => {
-    const partitions = await partitionsOf(client);
+export function ensureEventPartitions(db: PostgresDb, now = Date.now()): Promise<string[]> {
+  return runStepsInTransactionHolding(db, PARTITIONS_LOCK, function* () {
+    const partitions = yield* partitionsOf();
     const covered = (month: string) =>
       partitions.some(
         ({ from, until }) => until !== null && (from ?? '') <= month && month < until,
@@ -103,17 +91,19 @@ export async function ensureEventPartitions(db: PostgresDb, now = Date.now()): P
       const month = monthOf(now, ahead);
       if (covered(month)) continue;
       const name = `events_${month.replace('-', '_')}`;
-      const until = nextMonth(month);
-      await client.query(`CREATE TABLE "${name}" (LIKE "events" INCLUDING DEFAULTS)`);
-      await client.query(
-        `WITH moved AS (
-           DELETE FROM "events_default" WHERE "timestamp" >= $1 AND "timestamp" < $2 RETURNING *
-         )
-         INSERT INTO "${name}" SELECT * FROM moved`,
-        [month, until],
+      const until = monthOf(now, ahead + 1);
+      const table = sql.identifier(name);
+      yield* execute(sql`CREATE TABLE ${table} (LIKE events INCLUDING DEFAULTS)`);
+      yield* execute(
+        sql`WITH moved AS (
+              DELETE FROM events_default WHERE timestamp >= ${month} AND timestamp < ${until}
+              RETURNING *
+            )
+            INSERT INTO ${table} SELECT * FROM moved`,
       );
-      await client.query(
-        `ALTER TABLE "events" ATTACH PARTITION "${name}" FOR VALUES FROM ('${month}') TO ('${until}')`,
+      yield* execute(
+        sql`ALTER TABLE events ATTACH PARTITION ${table}
+            FOR VALUES FROM (${bound(month)}) TO (${bound(until)})`,
       );
       made.push(name);
     }
@@ -126,8 +116,9 @@ export async function ensureEventPartitions(db: PostgresDb, now = Date.now()): P
  * organization's window: `cutoffOf` gives an organization's cutoff timestamp, null when it keeps
  * every event. Each drop tallies what it removes per organization (events_removed, from the hour
  * counts; events_removed_through, the highest id) and deletes its hour counts, in the transaction
- * that drops it, under each organization's write turn, as the row-by-row sweep does. Returns how
- * many events the drops removed.
+ * that drops it, under each organization's write turn, as the row-by-row sweep does. A month whose
+ * table stays busy past DROP_LOCK_TIMEOUT_MS is left to the next sweep. Returns how many events
+ * the drops removed.
  */
 export async function dropExpiredEventPartitions(
   db: PostgresDb,
@@ -136,59 +127,52 @@ export async function dropExpiredEventPartitions(
   let removed = 0;
   for (const partition of await eventPartitions(db)) {
     if (partition.until === null) continue;
-    removed += await dropIfExpired(db, partition, cutoffOf);
+    try {
+      removed += await runStepsInTransactionHolding(db, PARTITIONS_LOCK, () =>
+        dropIfExpired(partition, cutoffOf),
+      );
+    } catch (error) {
+      if (!isLockTimeout(error)) throw error;
+    }
   }
   return removed;
 }
 
-async function dropIfExpired(
-  db: PostgresDb,
+function* dropIfExpired(
   { name, from, until }: EventPartition,
   cutoffOf: (organizationId: number) => string | null,
-): Promise<number> {
-  try {
-    return await inTransaction(db, async (client) => {
-      await client.query(`SET LOCAL lock_timeout = ${DROP_LOCK_TIMEOUT_MS}`);
-      // Nothing enters the month while it is weighed and dropped.
-      await client.query(`LOCK TABLE "${name}" IN ACCESS EXCLUSIVE MODE`);
-      const { rows: held } = await client.query<{ organization_id: number; events: number }>(
-        `SELECT organization_id, sum(event_count)::int AS events FROM event_counts
-          WHERE property = '' AND hour >= $1 AND hour < $2
-          GROUP BY organization_id ORDER BY organization_id`,
-        [from ?? '', until!],
-      );
-      // An empty month stays: it may be a month to come, and costs nothing.
-      const expired =
-        held.length > 0 &&
-        held.every(({ organization_id }) => {
-          const cutoff = cutoffOf(organization_id);
-          return cutoff !== null && cutoff >= until!;
-        });
-      if (!expired) return 0;
-      for (const { organization_id: organizationId, events } of held) {
-        await client.query('SELECT pg_advisory_xact_lock($1, $2)', [
-          WRITE_TURN_LOCK_KEY,
-          organizationId,
-        ]);
-        await client.query(
-          `UPDATE organizations
-              SET events_removed = events_removed + $2,
-                  events_removed_through = greatest(events_removed_through,
-                    coalesce((SELECT max(id) FROM "${name}" WHERE organization_id = $1), 0))
-            WHERE id = $1`,
-          [organizationId, events],
-        );
-        await client.query(
-          `DELETE FROM event_counts WHERE organization_id = $1 AND hour >= $2 AND hour < $3`,
-          [organizationId, from ?? '', until!],
-        );
-      }
-      await client.query(`DROP TABLE "${name}"`);
-      return held.reduce((sum, { events }) => sum + events, 0);
+): Steps<number> {
+  const table = sql.identifier(name);
+  const hours = sql`hour >= ${from ?? ''} AND hour < ${until}`;
+  yield* execute(sql.raw(`SET LOCAL lock_timeout = ${DROP_LOCK_TIMEOUT_MS}`));
+  // Nothing enters the month while it is weighed and dropped.
+  yield* execute(sql`LOCK TABLE ${table} IN ACCESS EXCLUSIVE MODE`);
+  const held = yield* selectRows<{ organizationId: number; events: number }>(
+    sql`SELECT organization_id AS "organizationId", sum(event_count)::int AS events
+          FROM event_counts WHERE property = '' AND ${hours}
+         GROUP BY organization_id ORDER BY organization_id`,
+  );
+  // An empty month stays: it may be a month to come, and costs nothing.
+  const expired =
+    held.length > 0 &&
+    held.every(({ organizationId }) => {
+      const cutoff = cutoffOf(organizationId);
+      return cutoff !== null && cutoff >= until!;
     });
-  } catch (error) {
-    // Busy: a read or a write held the table past the lock timeout. The next sweep tries again.
-    if ((error as { code?: string }).code === '55P03') return 0;
-    throw error;
+  if (!expired) return 0;
+  for (const { organizationId, events } of held) {
+    yield* execute(sql`SELECT pg_advisory_xact_lock(${WRITE_TURN_LOCK_CLASS}, ${organizationId})`);
+    yield* execute(
+      sql`UPDATE organizations
+             SET events_removed = events_removed + ${events},
+                 events_removed_through = greatest(events_removed_through,
+                   coalesce((SELECT max(id) FROM ${table} WHERE organization_id = ${organizationId}), 0))
+           WHERE id = ${organizationId}`,
+    );
+    yield* execute(
+      sql`DELETE FROM event_counts WHERE organization_id = ${organizationId} AND ${hours}`,
+    );
   }
+  yield* execute(sql`DROP TABLE ${table}`);
+  return held.reduce((sum, { events }) => sum + events, 0);
 }
