@@ -154,7 +154,7 @@ export function createApp({
     metrics.counter(
       'agentline_replica_behind_reads_total',
       'List reads and stream replays the primary served because the replica had not replayed what they must see (a key that wrote, the lag bound).',
-      () => replica.served.primary,
+      () => replica.served.behind,
     );
   }
   // Then its turn: the operation tells a list read from other requests, and the body is read

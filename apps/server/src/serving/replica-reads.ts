@@ -1,6 +1,6 @@
 // List reads served by a PostgreSQL streaming replica (DATABASE_READ_URL), each only when the
-// replica has replayed everything the read must see. docs/architecture.md ("Past one database
-// server") has the rules; in short:
+// replica has replayed everything the read must see. docs/architecture.md ("Past one PostgreSQL
+// server: a streaming replica for list reads") has the rules; in short:
 // - The replica's coverage is a moment on this process's monotonic clock: it has replayed every
 //   commit the primary had made then. A probe (every PROBE_MS) notes the time, reads the primary's
 //   WAL insert position, then the replica's replayed position; once the replica has replayed a
@@ -14,7 +14,7 @@ import type pg from 'pg';
 import { postgresPool, type PostgresDb } from '../db/engine/client.js';
 
 /** How often the replica's coverage is measured: the least a key waits after a write for it. */
-export const PROBE_MS = 100;
+const PROBE_MS = 100;
 /** Noted positions the replica has not replayed yet, at most: a minute of probes. */
 const MAX_PENDING = 600;
 /** Keys whose last write the replica may not have yet, at most (see wrote). */
@@ -51,7 +51,7 @@ export class ReplicaReads {
   #forgottenWrites = Number.NEGATIVE_INFINITY;
   #timer: NodeJS.Timeout | undefined;
   /** Reads sent to the replica, and reads sent to the primary because the replica was behind. */
-  #served = { replica: 0, primary: 0 };
+  #served = { replica: 0, behind: 0 };
 
   constructor(primary: PostgresDb, primaryUrl: string, readUrl: string, options: ReplicaOptions) {
     this.#primary = primary;
@@ -104,12 +104,12 @@ export class ReplicaReads {
   dbFor(floor: number): PostgresDb {
     const needed = Math.max(floor, performance.now() - this.maxLagMs);
     const onReplica = this.#covered >= needed;
-    this.#served[onReplica ? 'replica' : 'primary'] += 1;
+    this.#served[onReplica ? 'replica' : 'behind'] += 1;
     return onReplica ? this.view : this.#primary;
   }
 
   /** Reads sent to the replica so far, and to the primary because the replica was behind. */
-  get served(): Readonly<{ replica: number; primary: number }> {
+  get served(): Readonly<{ replica: number; behind: number }> {
     return this.#served;
   }
 
