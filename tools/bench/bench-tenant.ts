@@ -112,8 +112,13 @@ export function routingRequest(key: string, keyed: boolean) {
     headers: { 'Service-API-Key': key, 'Content-Type': 'application/json' },
     bodyOf: () =>
       JSON.stringify({
-        user_id: `+1415${String(Math.floor(Math.random() * 10_000_000)).padStart(7, '0')}`,
+        user_id: randomCaller(),
       }),
     freshIdempotencyKeys: keyed,
   };
+}
+
+/** A caller drawn from ten million numbers, as a customer's traffic spreads over its callers. */
+export function randomCaller(): string {
+  return `+1415${String(Math.floor(Math.random() * 10_000_000)).padStart(7, '0')}`;
 }

@@ -12,6 +12,7 @@ import {
 } from '../../packages/sdk/src/index.js';
 import type { DayTenant } from './day-tenants.js';
 import { listWithSdk, randomListQuery, type ListResource } from './day-queries.js';
+import { randomCaller } from './bench-tenant.js';
 import { Latencies, openLoop, poissonGapsMs, steadyGapsMs } from './open-loop.js';
 
 /** Every answer the clients received, by status, and the requests that got none. */
@@ -181,7 +182,7 @@ export async function tenantDay(
     gapMs: routingGaps,
     maxInFlight: ROUTING_IN_FLIGHT,
     work: async (dueAt) => {
-      const userId = `+1415${String(Math.floor(Math.random() * 10_000_000)).padStart(7, '0')}`;
+      const userId = randomCaller();
       const session = await tallies.routing.time(dueAt, signal, () =>
         router().sessions.route(tenant.targetId, { user_id: userId }, { signal }),
       );

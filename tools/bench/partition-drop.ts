@@ -22,7 +22,7 @@ import { startServerProcess } from '../../apps/server/test/support/server-proces
 import { createClient } from '../../packages/sdk/src/index.js';
 import { createBenchDatabase } from './bench-database.js';
 import { buildSpreadEvents } from './bench-events.js';
-import { benchRoutingTenant, benchTenant } from './bench-tenant.js';
+import { benchRoutingTenant, benchTenant, randomCaller } from './bench-tenant.js';
 import { Latencies, openLoop, poissonGapsMs } from './open-loop.js';
 
 const { values } = parseArgs({
@@ -85,7 +85,7 @@ try {
     gapMs: poissonGapsMs(rate),
     maxInFlight: 32,
     work: async (dueAt) => {
-      const userId = `+1415${String(Math.floor(Math.random() * 10_000_000)).padStart(7, '0')}`;
+      const userId = randomCaller();
       try {
         await client.sessions.route(router.targetId, { user_id: userId });
         if (dueAt < started + WARM_UP_MS) return;

@@ -20,7 +20,7 @@ import { withAdmin } from '../../apps/server/test/support/test-database.js';
 import { createClient } from '../../packages/sdk/src/index.js';
 import { createBenchDatabase } from './bench-database.js';
 import { buildEvents } from './bench-events.js';
-import { benchKey, benchRoutingTenant } from './bench-tenant.js';
+import { benchKey, benchRoutingTenant, randomCaller } from './bench-tenant.js';
 import { listWithSdk, randomListQuery } from './day-queries.js';
 import { Latencies, openLoop, poissonGapsMs } from './open-loop.js';
 
@@ -140,7 +140,7 @@ async function run(label: string, env: Record<string, string>): Promise<Run> {
     work: async (dueAt) => {
       try {
         await router.sessions.route(tenant.targetId, {
-          user_id: `+1415${String(Math.floor(Math.random() * 10_000_000)).padStart(7, '0')}`,
+          user_id: randomCaller(),
         });
         result.routing.add(performance.now() - dueAt);
       } catch {

@@ -32,7 +32,7 @@ import {
 import { createClient } from '../../packages/sdk/src/index.js';
 import { createBenchDatabase } from './bench-database.js';
 import { buildSpreadEvents } from './bench-events.js';
-import { benchRoutingTenant, benchTenant } from './bench-tenant.js';
+import { benchRoutingTenant, benchTenant, randomCaller } from './bench-tenant.js';
 import { Latencies, openLoop, poissonGapsMs } from './open-loop.js';
 
 const { values } = parseArgs({
@@ -112,7 +112,7 @@ async function routeUntil(
     maxInFlight: ROUTING_IN_FLIGHT,
     work: async (dueAt) => {
       const latencies = phase();
-      const userId = `+1415${String(Math.floor(Math.random() * 10_000_000)).padStart(7, '0')}`;
+      const userId = randomCaller();
       try {
         await client.sessions.route(tenant.targetId, { user_id: userId });
         latencies?.add(performance.now() - dueAt);
