@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import pino from 'pino';
 import { createApp } from './app.js';
 import { ConfigError, idempotencyTimesOf, loadConfig, type Config } from './config.js';
-import { createDb, prepareServerConnection, splitPoolSize, type Db } from './db/engine/client.js';
+import { createDb, prepareServerConnection, type Db } from './db/engine/client.js';
 import { ReplicaReads } from './serving/replica-reads.js';
 import { migrateDb } from './db/engine/migrate.js';
 import { eventReadersFor } from './serving/event-readers.js';
@@ -200,7 +200,7 @@ async function openReplica(db: Db, config: Config): Promise<ReplicaReads | undef
   if (!config.databaseReadUrl || db.kind !== 'postgres') return undefined;
   const replica = new ReplicaReads(db, config.databaseUrl, config.databaseReadUrl, {
     maxLagMs: config.replicaMaxLagMs,
-    poolSize: splitPoolSize(config.databasePoolSize)?.lists ?? 1,
+    poolSize: config.databasePoolSize,
   });
   try {
     await replica.start();

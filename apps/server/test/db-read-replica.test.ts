@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDb, type Db, type PostgresDb } from '../src/db/engine/client.js';
 import { ReplicaReads } from '../src/serving/replica-reads.js';
 import { insertTestEvents } from './support/test-database.js';
+import { loadRecords } from './fixtures/prompts-records.js';
 import { createKey, createTenant, type Tenant } from './support/harness.js';
 import { startServerProcess, type ServerProcess } from './support/server-process.js';
 import { freshDatabaseUrl, onPostgres } from './support/test-database.js';
@@ -121,11 +122,10 @@ describe.runIf(onPostgres && READ_ADMIN_URL)('list reads on a streaming replica'
   it('serves lists from the replica within the lag bound, and a key reads its own writes', async () => {
     const writer = createClient({ apiKey: acme.key, baseUrl: server.baseUrl });
     const reader = createClient({ apiKey: readerKey, baseUrl: server.baseUrl });
-    // Both see the first event once the replica has it. The reader asks another page size than
-    // the writer: the writer's answer, read on the primary, is kept for the query and served to
-    // whoever asks it while the primary's version holds (versioned-cache.ts), replica or not.
-    const types = async () =>
-      (await reader.events.list({ limit: 50 })).items.map((event) => event.type);
+    // Both see the first event once the replica has it. Both ask the same query: a kept answer
+    // (versioned-cache.ts) is checked against the version read where the list is read, so the
+    // writer's, built on the primary, is not the reader's while the replica serves the reader.
+    const types = async () => (await reader.events.list()).items.map((event) => event.type);
     expect(await until(types, (seen) => seen.length === 1, 10_000)).toEqual(['before']);
 
     await pauseReplay();
@@ -166,6 +166,35 @@ describe.runIf(onPostgres && READ_ADMIN_URL)('list reads on a streaming replica'
     expect(
       (await until(endpoints, (seen) => seen.length === 1, 10_000)).map(({ id }) => id),
     ).toEqual([endpoint.id]);
+  }, 60_000);
+
+  it("keeps a prompts page the replica built under the replica's version of the records", async () => {
+    const reader = createClient({ apiKey: readerKey, baseUrl: server.baseUrl });
+    const prompt = (name: string) => ({
+      name,
+      llm_config: { model: 'gpt-4o', provider: 'openai' as const },
+    });
+    const names = async () => (await reader.prompts.list()).items.map((item) => item.name);
+    await loadRecords(db, acme.organizationId, { prompts: [prompt('First')] });
+    expect(await until(names, (seen) => seen.length === 1, 10_000)).toEqual(['First']);
+
+    await pauseReplay();
+    try {
+      await loadRecords(db, acme.organizationId, { prompts: [prompt('Second')] });
+      const paused = performance.now();
+      const before = await served();
+      // The replica's page, without the new prompt: kept under the version the replica has, not
+      // the primary's, or it would be served as the new records' page from then on.
+      expect(await names()).toEqual(['First']);
+      expect(performance.now() - paused, 'the read took longer than the lag bound').toBeLessThan(
+        MAX_LAG_MS,
+      );
+      expect((await served()).replica - before.replica).toBe(1);
+    } finally {
+      await resumeReplay();
+    }
+    const seen = await until(names, (now) => now.length === 2, 10_000);
+    expect([...seen].sort()).toEqual(['First', 'Second']);
   }, 60_000);
 
   it('replays a stream whole from the primary while the replica is behind, then from it', async () => {

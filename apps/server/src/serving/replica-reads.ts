@@ -11,7 +11,7 @@
 //   unreachable replica costs nothing but its share of the reads, within the bound.
 
 import type pg from 'pg';
-import { postgresPool, type PostgresDb } from '../db/engine/client.js';
+import { postgresPool, splitPools, type PostgresDb, type SplitPools } from '../db/engine/client.js';
 
 /** How often the replica's coverage is measured: the least a key waits after a write for it. */
 const PROBE_MS = 100;
@@ -23,7 +23,10 @@ const MAX_KEYS_TRACKED = 10_000;
 export interface ReplicaOptions {
   /** How far behind the primary the replica may be and still serve a read, in milliseconds. */
   maxLagMs: number;
-  /** Connections the replica's list reads may use (the primary's list pool's size). */
+  /**
+   * Connections this process may open to the replica, shared between list reads and the reads of
+   * their versions as the primary's are (splitPoolSize), so a version never waits behind a list.
+   */
   poolSize: number;
 }
 
@@ -34,11 +37,14 @@ function lsnValue(text: string): bigint {
 }
 
 export class ReplicaReads {
-  /** The primary's handle with list reads sent to the replica; everything else stays on the primary. */
+  /**
+   * The primary's handle with list reads, and the reads of their versions, on the replica;
+   * everything else stays on the primary.
+   */
   readonly view: PostgresDb;
   readonly maxLagMs: number;
   readonly #primary: PostgresDb;
-  readonly #replicaPool: pg.Pool;
+  readonly #replicaPools: SplitPools;
   // Probes have connections of their own: behind a busy pool they would fall behind and send
   // every read to the primary exactly when the replica is most useful.
   readonly #primaryProbe: pg.Pool;
@@ -56,12 +62,13 @@ export class ReplicaReads {
   constructor(primary: PostgresDb, primaryUrl: string, readUrl: string, options: ReplicaOptions) {
     this.#primary = primary;
     this.maxLagMs = options.maxLagMs;
-    this.#replicaPool = postgresPool(readUrl, options.poolSize, 'agentline replica lists');
+    this.#replicaPools = splitPools(readUrl, options.poolSize, 'agentline replica');
     this.#primaryProbe = postgresPool(primaryUrl, 1, 'agentline replica probe');
     this.#replicaProbe = postgresPool(readUrl, 1, 'agentline replica probe');
     this.view = {
       ...primary,
-      listPool: this.#replicaPool,
+      listPool: this.#replicaPools.listPool,
+      readPool: this.#replicaPools.pool,
       close: async () => {},
     };
   }
@@ -133,7 +140,7 @@ export class ReplicaReads {
   async close(): Promise<void> {
     clearTimeout(this.#timer);
     await Promise.all([
-      this.#replicaPool.end(),
+      this.#replicaPools.end(),
       this.#primaryProbe.end(),
       this.#replicaProbe.end(),
     ]);

@@ -34,6 +34,12 @@ export interface PostgresDb {
   pool: pg.Pool;
   /** List reads (runListRead): the reads a client can make slow. `pool` itself at a size of 1. */
   listPool: pg.Pool;
+  /**
+   * Short reads a streaming replica may answer (runReadSteps): the version a list's kept answers
+   * are checked against, read where the list itself is. `pool` on the primary's handle; the
+   * replica's own in ReplicaReads.view.
+   */
+  readPool: pg.Pool;
   /** How long a list read may run before PostgreSQL cancels it (0: no limit). */
   listQueryTimeoutMs: number;
   close(): Promise<void>;
@@ -100,22 +106,50 @@ export function postgresPool(databaseUrl: string, max: number, applicationName: 
   return pool;
 }
 
+/** A server's connections to one PostgreSQL server: list reads' and the others'. */
+export interface SplitPools {
+  /** Everything but list reads. */
+  pool: pg.Pool;
+  /** List reads; `pool` itself when `total` is 1. */
+  listPool: pg.Pool;
+  end: () => Promise<void>;
+}
+
+/**
+ * `total` connections to `databaseUrl` as splitPoolSize shares them. Each pool serves its callers
+ * in arrival order, so list reads, which a client can make slow, get their own connections:
+ * session routing and authentication never queue behind a stranger's search.
+ */
+export function splitPools(
+  databaseUrl: string,
+  total: number,
+  applicationName: string,
+): SplitPools {
+  const split = splitPoolSize(total);
+  const pool = postgresPool(databaseUrl, split?.others ?? 1, applicationName);
+  const listPool = split
+    ? postgresPool(databaseUrl, split.lists, `${applicationName} lists`)
+    : pool;
+  return {
+    pool,
+    listPool,
+    end: async () => {
+      await Promise.all([pool.end(), listPool === pool ? undefined : listPool.end()]);
+    },
+  };
+}
+
 function openPostgres(databaseUrl: string, options: DbOptions): PostgresDb {
-  // Several server processes share one PostgreSQL server: each keeps its pools small. Each pool
-  // serves its callers in arrival order, so list reads, which a client can make slow, get their
-  // own connections: session routing and authentication never queue behind a stranger's search.
-  const split = splitPoolSize(options.poolSize ?? 10);
-  const pool = postgresPool(databaseUrl, split?.others ?? 1, 'agentline');
-  const listPool = split ? postgresPool(databaseUrl, split.lists, 'agentline lists') : pool;
+  // Several server processes share one PostgreSQL server: each keeps its pools small.
+  const { pool, listPool, end } = splitPools(databaseUrl, options.poolSize ?? 10, 'agentline');
   return {
     kind: 'postgres',
     spelling: POSTGRES_SPELLING,
     pool,
     listPool,
+    readPool: pool,
     listQueryTimeoutMs: options.listQueryTimeoutMs ?? 0,
-    close: async () => {
-      await Promise.all([pool.end(), listPool === pool ? undefined : listPool.end()]);
-    },
+    close: end,
   };
 }
 

@@ -194,6 +194,17 @@ export async function runSteps<T>(db: Db, start: () => Steps<T>): Promise<T> {
 }
 
 /**
+ * Runs a sequence of reads outside a transaction, on the handle's read pool: the replica's for a
+ * list read the replica serves (ReplicaReads.view), so that what it reads is of the same data as
+ * the list. Otherwise as runSteps.
+ */
+export async function runReadSteps<T>(db: Db, start: () => Steps<T>): Promise<T> {
+  return db.kind === 'sqlite'
+    ? runStepsOnSqlite(db, start())
+    : runStepsOnPostgres(db.readPool, start());
+}
+
+/**
  * Runs a sequence that writes, for a server request or timer: as runSteps on PostgreSQL; on
  * SQLite in a write transaction that waits for another process's write lock without stopping the
  * event loop (sqlite-write-lock.ts), where runSteps would sleep in SQLite's busy handler.

@@ -4,7 +4,7 @@
 
 import { sql } from 'drizzle-orm';
 import type { Db } from '../engine/client.js';
-import { prepared, runSteps, type Steps } from '../engine/portable-sql.js';
+import { prepared, runReadSteps, type Steps } from '../engine/portable-sql.js';
 import { events, organizations } from '../schema/sqlite.js';
 
 /**
@@ -69,5 +69,5 @@ export function versionText({ throughId, removed }: EventsVersion): string {
 
 /** The version of the organization's events list (EventsPage.version), for its kept answers. */
 export async function eventsListVersion(db: Db, organizationId: number): Promise<string> {
-  return versionText(await runSteps(db, () => eventsVersion(db, organizationId)));
+  return versionText(await runReadSteps(db, () => eventsVersion(db, organizationId)));
 }

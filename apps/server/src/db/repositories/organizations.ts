@@ -6,6 +6,7 @@ import {
   idEquals,
   insertValues,
   prepared,
+  runReadSteps,
   runSteps,
   selectRows,
   setValues,
@@ -62,7 +63,7 @@ const recordsVersionById = prepared<{ version: number }>(
 
 /** How many times the organization's platform records were loaded: a cache key for answers. */
 export async function recordsVersion(db: Db, organizationId: number): Promise<number> {
-  const [row] = await runSteps(db, () => recordsVersionById({ organizationId }));
+  const [row] = await runReadSteps(db, () => recordsVersionById({ organizationId }));
   return row?.version ?? 0;
 }
 
