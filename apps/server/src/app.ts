@@ -139,24 +139,6 @@ export function createApp({
   // Then may they do this: a key that may not costs no body read, parse or idempotency row,
   // nor a place in its key's queue.
   app.use('/api/v1/*', authorize);
-  if (replica) {
-    app.use('/api/v1/*', replicaReads(replica));
-    metrics.gauge(
-      'agentline_replica_lag_seconds',
-      'How far behind the primary the read replica has been measured (DATABASE_READ_URL).',
-      () => replica.lagMs / 1000,
-    );
-    metrics.counter(
-      'agentline_replica_reads_total',
-      'List reads and stream replays the read replica served.',
-      () => replica.served.replica,
-    );
-    metrics.counter(
-      'agentline_replica_behind_reads_total',
-      'List reads and stream replays the primary served because the replica had not replayed what they must see (a key that wrote, the lag bound).',
-      () => replica.served.behind,
-    );
-  }
   // Then its turn: the operation tells a list read from other requests, and the body is read
   // only once the request runs.
   if (concurrentRequestsPerKey > 0 || concurrentListReadsPerKey > 0) {
@@ -176,6 +158,31 @@ export function createApp({
       'agentline_admission_waiting_requests',
       "Requests waiting in their key's queue for a slot (QUEUED_REQUESTS_PER_KEY), all keys together.",
       () => admission.waiting,
+    );
+  }
+  // Then its database, once it has its turn: the list reads in progress on each side choose it
+  // (serving/replica-reads.ts).
+  if (replica) {
+    app.use('/api/v1/*', replicaReads(replica));
+    metrics.gauge(
+      'agentline_replica_lag_seconds',
+      'How far behind the primary the read replica has been measured (DATABASE_READ_URL).',
+      () => replica.lagMs / 1000,
+    );
+    metrics.counter(
+      'agentline_replica_reads_total',
+      'List reads and stream replays the read replica served.',
+      () => replica.served.replica,
+    );
+    metrics.counter(
+      'agentline_replica_balanced_reads_total',
+      'List reads and stream replays the replica could have served, sent to the primary because it had fewer list reads in progress.',
+      () => replica.served.balanced,
+    );
+    metrics.counter(
+      'agentline_replica_behind_reads_total',
+      'List reads and stream replays the primary served because the replica had not replayed what they must see (a key that wrote, the lag bound).',
+      () => replica.served.behind,
     );
   }
   app.use('/api/v1/*', requestBody(bodyLimitBytes));

@@ -283,6 +283,40 @@ describe.runIf(onPostgres && READ_ADMIN_URL)('list reads on a streaming replica'
     return received;
   }
 
+  it('sends a list read to the side with fewer list reads in progress, the replica on a tie', async () => {
+    const replica = new ReplicaReads(db as PostgresDb, primaryUrl, readUrl, {
+      maxLagMs: MAX_LAG_MS,
+      poolSize: 4,
+    });
+    await replica.start();
+    try {
+      await until(
+        async () => replica.lagMs,
+        (lag) => lag < MAX_LAG_MS / 2,
+        10_000,
+      );
+      expect(replica.dbFor(0)).toBe(replica.view);
+      const held = await replica.view.listPool.connect();
+      try {
+        expect(replica.dbFor(0)).toBe(db);
+        // A key that wrote a moment ago reads the primary whatever is in progress.
+        expect(replica.dbFor(performance.now() + MAX_LAG_MS)).toBe(db);
+      } finally {
+        held.release();
+      }
+      expect(replica.dbFor(0)).toBe(replica.view);
+      const primaryHeld = await (db as PostgresDb).listPool.connect();
+      try {
+        expect(replica.dbFor(0)).toBe(replica.view);
+      } finally {
+        primaryHeld.release();
+      }
+      expect(replica.served).toEqual({ replica: 3, balanced: 1, behind: 1 });
+    } finally {
+      await replica.close();
+    }
+  }, 30_000);
+
   it('starts only on a standby of the primary', async () => {
     const notAStandby = new ReplicaReads(db as PostgresDb, primaryUrl, primaryUrl, {
       maxLagMs: MAX_LAG_MS,

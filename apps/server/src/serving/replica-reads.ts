@@ -36,6 +36,11 @@ function lsnValue(text: string): bigint {
   return (BigInt(`0x${high}`) << 32n) | BigInt(`0x${low}`);
 }
 
+/** Reads a pool is running or holding in its line. */
+function inProgress(pool: pg.Pool): number {
+  return pool.totalCount - pool.idleCount + pool.waitingCount;
+}
+
 export class ReplicaReads {
   /**
    * The primary's handle with list reads, and the reads of their versions, on the replica;
@@ -56,8 +61,11 @@ export class ReplicaReads {
   /** A floor for every key, raised when a tracked write had to be forgotten (MAX_KEYS_TRACKED). */
   #forgottenWrites = Number.NEGATIVE_INFINITY;
   #timer: NodeJS.Timeout | undefined;
-  /** Reads sent to the replica, and reads sent to the primary because the replica was behind. */
-  #served = { replica: 0, behind: 0 };
+  /**
+   * Reads sent to the replica; to the primary because the replica was behind; to the primary
+   * because it had fewer list reads in progress.
+   */
+  #served = { replica: 0, behind: 0, balanced: 0 };
 
   constructor(primary: PostgresDb, primaryUrl: string, readUrl: string, options: ReplicaOptions) {
     this.#primary = primary;
@@ -107,16 +115,28 @@ export class ReplicaReads {
     return performance.now() - this.#covered;
   }
 
-  /** Where a read that must see every commit made by `floor` (performance.now()) goes. */
+  /**
+   * Where a read that must see every commit made by `floor` (performance.now()) goes: the primary
+   * if the replica may not have it; otherwise the side with fewer list reads in progress (the
+   * replica on a tie), so the two servers' list throughputs add up instead of the replica taking
+   * every list read while the primary's list connections stand idle.
+   */
   dbFor(floor: number): PostgresDb {
     const needed = Math.max(floor, performance.now() - this.maxLagMs);
-    const onReplica = this.#covered >= needed;
-    this.#served[onReplica ? 'replica' : 'behind'] += 1;
-    return onReplica ? this.view : this.#primary;
+    if (this.#covered < needed) {
+      this.#served.behind += 1;
+      return this.#primary;
+    }
+    if (inProgress(this.#primary.listPool) < inProgress(this.view.listPool)) {
+      this.#served.balanced += 1;
+      return this.#primary;
+    }
+    this.#served.replica += 1;
+    return this.view;
   }
 
-  /** Reads sent to the replica so far, and to the primary because the replica was behind. */
-  get served(): Readonly<{ replica: number; behind: number }> {
+  /** Reads sent to the replica so far, and to the primary (see #served). */
+  get served(): Readonly<{ replica: number; behind: number; balanced: number }> {
     return this.#served;
   }
 
