@@ -34,7 +34,10 @@ export function createTransport(options: ClientOptions) {
     ...options.headers,
   };
   if (apiKey) headers['Service-API-Key'] = apiKey;
-  const baseFetch = options.fetch ?? globalThis.fetch;
+  // Always called as a plain function: a browser's fetch called as a method of another object
+  // (the stream's transport) throws "Illegal invocation".
+  const givenFetch = options.fetch ?? globalThis.fetch;
+  const baseFetch: typeof globalThis.fetch = (input, init) => givenFetch(input, init);
   const policy: RetryPolicy = {
     maxRetries: options.maxRetries ?? 2,
     timeoutMs: options.timeout ?? 60_000,

@@ -45,6 +45,21 @@ describe('client.events.stream', () => {
     expect(calls.map((call) => call.lastEventId)).toEqual([null, '9']);
   });
 
+  it("calls fetch as a browser's fetch must be called: not as a method of another object", async () => {
+    // A browser's fetch throws "Illegal invocation" when `this` is anything but the window.
+    function browserFetch(this: unknown, _input: RequestInfo | URL, _init?: RequestInit) {
+      if (this !== undefined && this !== globalThis) throw new TypeError('Illegal invocation');
+      return Promise.resolve(sse(message(3, 'shown')));
+    }
+    const client = createClient({ apiKey: 'k', baseUrl: 'http://api.test', fetch: browserFetch });
+    const stop = new AbortController();
+    for await (const event of client.events.stream({}, { signal: stop.signal, maxRetries: 0 })) {
+      expect(event.type).toBe('shown');
+      stop.abort();
+    }
+    expect(stop.signal.aborted).toBe(true);
+  });
+
   it('throws a refusal a retry cannot fix', async () => {
     const fetch = () =>
       Promise.resolve(
