@@ -719,6 +719,31 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/keys/current": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Describe the calling API key
+         * @description Describes the API key the request carries: its public `key_id`, its `name`, its role's
+         *     name and permissions, and its organization, so a client such as a web console can offer
+         *     only what the key may do. Any valid key may call it, one whose role holds no permission
+         *     included (its `permissions` is then empty); it needs no permission. The answer never
+         *     carries the key's secret. It is read from the database on every call, so a change of
+         *     the key's role shows here at once.
+         */
+        get: operations["keys_current"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface webhooks {
     event: {
@@ -1753,6 +1778,18 @@ export interface components {
             code: components["schemas"]["ErrorCode"];
             /** @description The request's id, as in the `X-Request-Id` header. */
             request_id: string;
+        };
+        /** @description An API key as the server sees it, without its secret: `organization` is the one whose records the key sees. */
+        ApiKeyInfo: {
+            /** @description The public id of the key (the part between `agl_` and the secret), as the server's access log names it in `key_id`. */
+            key_id: string;
+            /** @description The key's name, as an experiment's history names the key in `actor.key_name`. */
+            name: string;
+            /** @description The name of the key's role. */
+            role: string;
+            /** @description The names of the permissions of the key's role (as in the permission table of this document's description), sorted, each once; empty for a role that holds none. */
+            permissions: string[];
+            organization: components["schemas"]["IdName"];
         };
     };
     responses: {
@@ -3557,6 +3594,35 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    keys_current: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The calling key, without its secret. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "X-Queue-Wait-Ms": components["headers"]["XQueueWaitMs"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiKeyInfo"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];

@@ -37,6 +37,7 @@ import { experimentsRouter } from './routes/experiments/experiments.index.js';
 import { sessionsRouter } from './routes/sessions/sessions.index.js';
 import { directoryRouter } from './routes/directory/directory.index.js';
 import { webhooksRouter } from './routes/webhooks/webhooks.index.js';
+import { keysRouter } from './routes/keys/keys.index.js';
 import type { WebhookTargetPolicy } from './domain/webhooks.js';
 
 export interface AppOptions {
@@ -196,6 +197,7 @@ export function createApp({
     sessionsRouter,
     directoryRouter,
     webhooksRouter,
+    keysRouter,
   ]) {
     app.route('/', router);
   }

@@ -1,6 +1,7 @@
 // Every operation against every kind of caller that must not get in: no key, a malformed key, a
 // revoked key, a key lacking the operation's permission, and a key of another organization.
-// Each gets the decided 401/403/404, and no answer carries the other organization's data.
+// Each gets the decided 401/403/404, and no answer carries the other organization's data. An
+// operation that needs no permission is answered to a key whose role holds none.
 
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -8,7 +9,12 @@ import { revokeApiKey } from '../src/db/repositories/api-keys.js';
 import { platformRecordsSchema } from '../src/records/format.js';
 import { loadPlatformRecords } from '../src/records/loader.js';
 import { parseApiKey } from '../src/domain/api-keys.js';
-import { isPermission, PERMISSIONS, type Permission } from '../src/vocabulary/permissions.js';
+import {
+  isPermission,
+  NO_PERMISSION,
+  PERMISSIONS,
+  type Permission,
+} from '../src/vocabulary/permissions.js';
 import {
   createKey,
   createTenant,
@@ -281,6 +287,12 @@ const OPERATIONS: Operation[] = [
     path: () => `/api/v1/webhooks/endpoints/${endpointId}/deliveries`,
     foreign: 404,
   },
+  {
+    name: 'keys_current',
+    method: 'GET',
+    path: () => '/api/v1/keys/current',
+    foreign: 200,
+  },
 ];
 
 /** `T` is the body expected, as for `TestApi.request`. */
@@ -294,10 +306,11 @@ function expectNoAcmeData(body: unknown) {
 }
 
 /** Each operation's permission, as the spec names it (the rule the server enforces). */
-function permissionOf(operation: Operation): Permission {
+function permissionOf(operation: Operation): Permission | typeof NO_PERMISSION {
   const permission = SPEC_OPERATIONS.find((op) => op.operationId === operation.name)?.[
     'x-agentline-permission'
   ];
+  if (permission === NO_PERMISSION) return permission;
   if (!permission || !isPermission(permission)) {
     throw new Error(`${operation.name} names no permission in the spec (x-agentline-permission)`);
   }
@@ -323,18 +336,26 @@ describe.each(OPERATIONS)('$name', (operation) => {
     }
   });
 
-  it(`answers 403 naming ${permissionOf(operation)} to a key without it`, async () => {
-    const key = await createKey(
-      api.db,
-      acme.organizationId,
-      PERMISSIONS.filter((p) => p !== permissionOf(operation)),
-    );
-    const res = await send<Schemas['ErrorResponse']>(operation, key);
-    expect(res.status).toBe(403);
-    expect(res.body).toMatchObject({ code: 'PERMISSION_DENIED' });
-    expect(res.body.detail).toContain(permissionOf(operation));
-    expectNoAcmeData(res.body);
-  });
+  const permission = permissionOf(operation);
+  if (permission === NO_PERMISSION) {
+    it('answers a key whose role holds no permission', async () => {
+      const key = await createKey(api.db, acme.organizationId, []);
+      expect((await send(operation, key)).status).toBe(200);
+    });
+  } else {
+    it(`answers 403 naming ${permission} to a key without it`, async () => {
+      const key = await createKey(
+        api.db,
+        acme.organizationId,
+        PERMISSIONS.filter((p) => p !== permission),
+      );
+      const res = await send<Schemas['ErrorResponse']>(operation, key);
+      expect(res.status).toBe(403);
+      expect(res.body).toMatchObject({ code: 'PERMISSION_DENIED' });
+      expect(res.body.detail).toContain(permission);
+      expectNoAcmeData(res.body);
+    });
+  }
 
   it("shows another organization's key nothing of Acme", async () => {
     const res = await send(operation, globex.key);

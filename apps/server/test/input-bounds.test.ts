@@ -359,7 +359,10 @@ function problemsAt(response: ApiResponse, loc: Loc): Array<{ type: string; msg:
 describe('every bound the spec states on an input', () => {
   it('is found in the spec (the walk reads every operation)', () => {
     const operationsProbed = new Set(CASES.map(({ operation }) => operation.operationId));
-    expect(operationsProbed.size).toBe(OPERATIONS.length);
+    // An operation that takes no input at all (keys_current) has no bound to probe.
+    const withInputs = OPERATIONS.filter(({ parameters, body }) => parameters.length > 0 || body);
+    expect(withInputs.length).toBe(OPERATIONS.length - 1);
+    expect(operationsProbed.size).toBe(withInputs.length);
     expect(CASES.length).toBeGreaterThan(60);
   });
 

@@ -85,6 +85,25 @@ describe('@agentline/sdk against the running server', () => {
     expect((invalid as UnprocessableEntityError).detail[0]?.loc).toEqual(['query', 'limit']);
   });
 
+  it("tells a key its own role's permissions, sorted, a parked key's as none", async () => {
+    const reader = await createKey(api.db, organizationId, ['PROMPTS_READ', 'EVENTS_READ']);
+    const client = createClient({ apiKey: reader, baseUrl: server.baseUrl });
+    const info = await client.keys.current();
+    expect(info).toMatchObject({
+      key_id: reader.split('_')[1],
+      permissions: ['EVENTS_READ', 'PROMPTS_READ'],
+      organization: { id: organizationId, name: 'Acme' },
+    });
+    expect(JSON.stringify(info)).not.toContain(reader.split('_')[2]);
+    const parked = createClient({
+      apiKey: await createKey(api.db, organizationId, []),
+      baseUrl: server.baseUrl,
+    });
+    expect((await parked.keys.current()).permissions).toEqual([]);
+    const anonymous = createClient({ apiKey: '', baseUrl: server.baseUrl });
+    await expect(anonymous.keys.current()).rejects.toBeInstanceOf(AuthenticationError);
+  });
+
   it('finds the ids an experiment needs through the agents and targets lists', async () => {
     const client = createClient({ apiKey: key, baseUrl: server.baseUrl });
     const agents = [];

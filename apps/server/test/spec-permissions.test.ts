@@ -1,27 +1,31 @@
 // The permission each operation needs is written once, as `x-agentline-permission` on the
-// operation in spec/openapi.yaml; the server enforces that value (http/auth.ts). The prose of
-// the spec repeats it for readers, in the table of the description and in each operation's
-// "Needs `...`": this keeps both in agreement with the extensions.
+// operation in spec/openapi.yaml (`none` where any valid key may call it); the server enforces
+// that value (http/auth.ts). The prose of the spec repeats it for readers, in the table of the
+// description and in each operation's "Needs `...`" (or "needs no permission"): this keeps both
+// in agreement with the extensions.
 
 import { describe, expect, it } from 'vitest';
-import { isPermission, PERMISSIONS } from '../src/vocabulary/permissions.js';
+import { isPermission, NO_PERMISSION, PERMISSIONS } from '../src/vocabulary/permissions.js';
 import spec from '../src/generated/openapi.json' with { type: 'json' };
 import { SPEC_OPERATIONS, type SpecOperation } from './support/spec-operations.js';
 
 describe('x-agentline-permission', () => {
-  it('is on every operation and names a permission a role can hold', () => {
+  it('is on every operation and names a permission a role can hold, or none', () => {
     expect(SPEC_OPERATIONS.length).toBeGreaterThan(0);
     for (const operation of SPEC_OPERATIONS) {
       const permission = operation['x-agentline-permission'];
       expect(permission, operation.operationId).toBeDefined();
-      expect(isPermission(permission!), `${operation.operationId}: ${permission}`).toBe(true);
+      expect(
+        permission === NO_PERMISSION || isPermission(permission!),
+        `${operation.operationId}: ${permission}`,
+      ).toBe(true);
     }
   });
 
   it("agrees with the permission table of the spec's description", () => {
     const table = new Map<string, string[]>();
     for (const [, permission, cell] of spec.info.description.matchAll(
-      /^\| `([A-Z_]+)` \| (.+) \|$/gm,
+      /^\| `([A-Z_]+|none)` \| (.+) \|$/gm,
     )) {
       table.set(
         permission!,
@@ -39,7 +43,9 @@ describe('x-agentline-permission', () => {
     const sorted = (map: Map<string, string[]>) =>
       Object.fromEntries([...map].map(([permission, ids]) => [permission, [...ids].sort()]));
     expect(sorted(table)).toEqual(sorted(fromExtensions));
-    expect([...table.keys()].sort()).toEqual([...PERMISSIONS].sort());
+    expect([...table.keys()].filter((name) => name !== NO_PERMISSION).sort()).toEqual(
+      [...PERMISSIONS].sort(),
+    );
   });
 
   it('guards the webhook operations with the webhook permissions, reads with WEBHOOKS_READ', () => {
@@ -65,7 +71,13 @@ describe('x-agentline-permission', () => {
       const said = [...(operation.description ?? '').matchAll(/Needs\s+`([A-Z_]+)`/g)].map(
         (match) => match[1],
       );
-      expect(said, operation.operationId).toEqual([operation['x-agentline-permission']]);
+      const permission = operation['x-agentline-permission'];
+      if (permission === NO_PERMISSION) {
+        expect(said, operation.operationId).toEqual([]);
+        expect(operation.description, operation.operationId).toMatch(/needs no permission/);
+      } else {
+        expect(said, operation.operationId).toEqual([permission]);
+      }
     }
   });
 });

@@ -11,6 +11,7 @@ import type {
   Agent,
   AgentListQuery,
   AgentListResponse,
+  ApiKeyInfo,
   Assignment,
   ChannelTarget,
   ChannelTargetListQuery,
@@ -320,6 +321,14 @@ export function createClient(options: ClientOptions = {}) {
         request,
       ),
   };
+  const keys = {
+    /**
+     * `GET /api/v1/keys/current`: the client's own API key (never its secret): its name, its
+     * role's name and sorted permissions, and its organization. Any valid key may call it.
+     */
+    current: (request: RequestOptions = {}): ApiPromise<ApiKeyInfo> =>
+      call(raw.GET('/api/v1/keys/current', callOptions(request)), request),
+  };
   return {
     /** The typed openapi-fetch client, for anything the methods do not cover. */
     raw,
@@ -330,6 +339,7 @@ export function createClient(options: ClientOptions = {}) {
     agents,
     channelTargets,
     sessions,
+    keys,
     /** Webhook endpoints, their secrets, test messages, replays and delivery logs. */
     webhooks: webhookEndpoints(transport),
   };

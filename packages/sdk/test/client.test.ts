@@ -104,6 +104,23 @@ describe('requests', () => {
     expect(calls[1]!.headers.get('idempotency-key')).toBe('test-7');
     expect(JSON.parse(calls[2]!.body)).toEqual({ after_position: 'JvMyRXxTUxn1KMXCWfp4ww' });
   });
+
+  it('asks about its own key with a bodiless GET and hands back the answer', async () => {
+    const info = {
+      key_id: 'abcdefghijkl',
+      name: 'console',
+      role: 'reader',
+      permissions: ['EVENTS_READ'],
+      organization: { id: 1, name: 'Acme' },
+    };
+    const { fetch, calls } = fakeFetch(() => json(200, info));
+    const client = createClient({ apiKey: 'k', baseUrl: 'http://127.0.0.1:9', fetch });
+    expect(await client.keys.current()).toEqual(info);
+    expect(calls.map(({ method, url }) => `${method} ${url.pathname}${url.search}`)).toEqual([
+      'GET /api/v1/keys/current',
+    ]);
+    expect(calls[0]!.body).toBe('');
+  });
 });
 
 describe('errors', () => {

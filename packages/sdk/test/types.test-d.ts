@@ -148,6 +148,7 @@ interface OperationMethods {
   webhooks_endpoints_test: AgentlineClient['webhooks']['test'];
   webhooks_endpoints_replay: AgentlineClient['webhooks']['replay'];
   webhooks_endpoints_deliveries: AgentlineClient['webhooks']['deliveries'];
+  keys_current: AgentlineClient['keys']['current'];
 }
 
 /** What the spec's `webhooks` declare: requests Agentline sends, which the client never makes. */

@@ -49,7 +49,9 @@ export interface AdmissionLimits {
 /** The paged lists of the spec: the operations that take its `cursor` parameter. */
 const LIST_READS: ReadonlySet<string> = new Set(
   Object.values(routes)
-    .filter((route) => route.request && 'query' in route.request && hasCursor(route.request.query))
+    .filter(
+      (route) => 'request' in route && 'query' in route.request && hasCursor(route.request.query),
+    )
     .map((route) => route.operationId),
 );
 

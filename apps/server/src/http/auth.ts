@@ -10,6 +10,7 @@ import {
   authenticateApiKeyTrusted,
   recordApiKeyUse,
 } from '../use-cases/authentication.js';
+import { NO_PERMISSION } from '../vocabulary/permissions.js';
 import type { AppEnv } from './app-env.js';
 import { ApiError } from './errors.js';
 import type { AuthFailureLimiter } from './rate-limit.js';
@@ -20,6 +21,13 @@ function unauthenticated(detail: string) {
   return new ApiError('UNAUTHENTICATED', detail, {
     'WWW-Authenticate': `ApiKey header="${API_KEY_HEADER}"`,
   });
+}
+
+/** The one answer to an unknown, wrong-secret or revoked key, wherever it is found to be one. */
+export function unknownOrRevokedKey(): ApiError {
+  return unauthenticated(
+    'This API key is unknown or has been revoked; ask an operator for a valid key.',
+  );
 }
 
 /**
@@ -59,9 +67,7 @@ async function authenticateRequest(
     const budget = failures?.budget(c, parsed.keyId);
     budget?.recordFailure();
     if (budget?.refusal) throw budget.refusal;
-    throw unauthenticated(
-      'This API key is unknown or has been revoked; ask an operator for a valid key.',
-    );
+    throw unknownOrRevokedKey();
   }
   // Checked in memory first, so most requests stay read-only.
   const now = new Date();
@@ -88,8 +94,8 @@ const OPERATIONS = new Map(
 /**
  * Runs after authentication and before anything reads the body: names the operation the request
  * matched (for logs and metrics) and requires the permission the spec gives it in
- * `x-agentline-permission`, the one place that rule is written. A path that matches no operation
- * passes on to the 404.
+ * `x-agentline-permission`, the one place that rule is written (`none`: any valid key). A path
+ * that matches no operation passes on to the 404.
  */
 export const authorize: MiddlewareHandler<AppEnv> = async (c, next) => {
   const matched = matchedRoutes(c).at(-1);
@@ -97,7 +103,7 @@ export const authorize: MiddlewareHandler<AppEnv> = async (c, next) => {
   if (operation) {
     const { operationId, 'x-agentline-permission': permission } = operation;
     c.set('operationId', operationId);
-    if (!c.get('auth').permissions.has(permission)) {
+    if (permission !== NO_PERMISSION && !c.get('auth').permissions.has(permission)) {
       throw new ApiError(
         'PERMISSION_DENIED',
         `This API key's role lacks the ${permission} permission, which ${operationId} needs; ask an operator to add it to the role or use another key.`,

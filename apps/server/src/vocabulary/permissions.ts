@@ -17,3 +17,10 @@ export type Permission = (typeof PERMISSIONS)[number];
 export function isPermission(name: string): name is Permission {
   return (PERMISSIONS as readonly string[]).includes(name);
 }
+
+/**
+ * What an operation's `x-agentline-permission` says when any valid key may call it. Written out
+ * rather than left absent, so an operation that forgets its permission is refused to every key
+ * instead of being open to all of them.
+ */
+export const NO_PERMISSION = 'none';

@@ -609,6 +609,13 @@ export interface ErrorResponse extends Omit<Schema<'ErrorResponse'>, 'code'> {
   code: ErrorCode;
 }
 
+/**
+ * An API key as the server sees it, without its secret: `organization` is the one whose records the key sees.
+ */
+export interface ApiKeyInfo extends Omit<Schema<'ApiKeyInfo'>, 'organization'> {
+  organization: IdName;
+}
+
 /** The query of `events_list`. */
 export interface EventListQuery extends NonNullable<
   operations['events_list']['parameters']['query']

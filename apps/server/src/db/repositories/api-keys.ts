@@ -17,7 +17,7 @@ import {
   selectRows,
   setValues,
 } from '../engine/portable-sql.js';
-import { apiKeys, roles } from '../schema/sqlite.js';
+import { apiKeys, organizations, roles } from '../schema/sqlite.js';
 
 /** An API key row without its secret hash: safe to print or return. */
 export type ApiKey = Omit<typeof apiKeys.$inferSelect, 'secretHash'>;
@@ -95,6 +95,35 @@ export async function findApiKeyForAuth(db: Db, keyId: string): Promise<ApiKeyFo
   if (!row) return null;
   const { permissions, ...key } = row;
   return { key, permissions: parsedJson(permissions), organizationId: key.organizationId };
+}
+
+/** An active key by the names people know it by: its role's and its organization's. */
+export interface ApiKeyDescription {
+  keyId: string;
+  name: string;
+  roleName: string;
+  permissions: Permission[];
+  organizationId: number;
+  organizationName: string;
+}
+
+/** The active (not revoked) key with this key id, described; else null. */
+export async function describeActiveApiKey(
+  db: Db,
+  keyId: string,
+): Promise<ApiKeyDescription | null> {
+  const [row] = await runSteps(db, () =>
+    selectRows<Omit<ApiKeyDescription, 'permissions'> & { permissions: Permission[] | string }>(
+      sql`SELECT ${apiKeys.keyId} AS "keyId", ${apiKeys.name} AS "name",
+                 ${roles.name} AS "roleName", ${roles.permissions} AS "permissions",
+                 ${organizations.id} AS "organizationId", ${organizations.name} AS "organizationName"
+          FROM ${apiKeys}
+          JOIN ${roles} ON ${roles.id} = ${apiKeys.roleId}
+          JOIN ${organizations} ON ${organizations.id} = ${apiKeys.organizationId}
+          WHERE ${apiKeys.keyId} = ${keyId} AND ${apiKeys.revokedAt} IS NULL`,
+    ),
+  );
+  return row ? { ...row, permissions: parsedJson(row.permissions) } : null;
 }
 
 /** Key ids read per statement by activeKeyPermissions: well under either database's parameter cap. */
