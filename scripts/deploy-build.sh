@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds a self-contained deployable folder of the server: compiled JavaScript (with the generated
-# openapi.json), the drizzle migrations and production dependencies only. It starts from anywhere
-# with `node <dir>/dist/main.js` and has the operator CLI at `node <dir>/dist/cli/main.js`.
+# openapi.json), the drizzle migrations, the console's built files and production dependencies
+# only. It starts from anywhere with `node <dir>/dist/main.js` and has the operator CLI at
+# `node <dir>/dist/cli/main.js`.
 # Usage: bash scripts/deploy-build.sh [target dir, default deploy/server in the repository]
 set -euo pipefail
 # Absolute and taken before the cd, so a relative folder means one relative to the caller.
@@ -24,9 +25,12 @@ pnpm --filter @agentline/server build
 staging="$(mktemp -d)"
 trap 'rm -rf "$staging"' EXIT
 pnpm --filter @agentline/server deploy --prod --legacy "$staging/server"
+# The console's built files, which the server serves at /console from its folder's console/.
+pnpm --filter console build >/dev/null
+cp -r apps/console/dist "$staging/server/console"
 mkdir -p "$(dirname "$target")"
 mv "$staging/server" "$target"
-for required in dist/main.js dist/cli/main.js dist/generated/openapi.json drizzle/sqlite; do
+for required in dist/main.js dist/cli/main.js dist/generated/openapi.json drizzle/sqlite console/index.html; do
   [ -e "$target/$required" ] || { echo "deploy-build: $target/$required is missing" >&2; exit 1; }
 done
 echo "Deployable server in $target: node $target/dist/main.js" >&2

@@ -52,4 +52,6 @@ grep -q '"total_count":2' response.json || {
   cat response.json >&2
   exit 1
 }
-echo "deploy-check: the deployed folder imports events, answers /readyz and lists them (200)"
+expect_200 "$base/console/"
+grep -q '<div id="app">' response.json || { echo "deploy-check: /console/ is not the console's page" >&2; exit 1; }
+echo "deploy-check: the deployed folder imports events, answers /readyz, lists them and serves the console (200)"

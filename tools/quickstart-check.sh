@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Follows the README's quick start on a fresh database: runs `bash scripts/quickstart.sh` as a
 # reader would (with a temporary DATABASE_URL and a free PORT), waits until the server is ready,
-# then runs every `curl` line it printed and expects HTTP 200 from each. (The quick start's other
-# command, `pnpm test`, is CI's test step.)
+# then runs every `curl` line it printed and expects HTTP 200 from each, and the console's page at
+# the address it printed. (The quick start's other command, `pnpm test`, is CI's test step.)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib/local-server.sh
@@ -41,4 +41,8 @@ for line in "${curl_lines[@]}"; do
   [ "$status" = 200 ] || fail "got $status from: $line"
   echo "200 <- $line" | sed -E "s/agl_[A-Za-z0-9_]+/agl_.../"
 done
-echo "quickstart-check: the quick start's ${#curl_lines[@]} curl lines answer 200"
+console_url="$(sed -nE 's/^The console: (http[^ ]+) .*/\1/p' "$workdir/stderr.log")"
+[ -n "$console_url" ] || fail "the quick start printed no console address"
+curl -fsS "$console_url" | grep -q '<div id="app">' || fail "$console_url is not the console's page"
+echo "200 <- $console_url"
+echo "quickstart-check: the quick start's ${#curl_lines[@]} curl lines and its console address answer 200"

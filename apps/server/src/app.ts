@@ -30,6 +30,7 @@ import type { ReplicaReads } from './serving/replica-reads.js';
 import { KeptAnswers } from './serving/kept-answers.js';
 import { createRouter } from './http/router.js';
 import { docsRouter } from './routes/docs/docs.index.js';
+import { consoleRouter } from './routes/console/console.index.js';
 import { eventsRouter } from './routes/events/events.index.js';
 import { promptsRouter } from './routes/prompts/prompts.index.js';
 import { telephonyRouter } from './routes/telephony/telephony.index.js';
@@ -129,6 +130,7 @@ export function createApp({
   });
   app.get('/openapi.json', (c) => c.json(spec));
   app.route('/', docsRouter);
+  app.route('/', consoleRouter());
   if (metricsToken) app.get('/metrics', metricsEndpoint(metrics, metricsToken));
 
   // Who is calling comes first: nothing of a body is read or parsed for a caller without a key.

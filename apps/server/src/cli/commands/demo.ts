@@ -82,5 +82,6 @@ export const demoCommand: Command = {
     for (const list of ['events', 'prompts', 'experiments']) {
       context.out(`curl -s -H 'Service-API-Key: ${fullKey}' '${baseUrl}/api/v1/${list}/?limit=5'`);
     }
+    context.note(`\nThe console: ${baseUrl}/console/ (sign in with the key above)`);
   },
 };

@@ -1,0 +1,67 @@
+// The operator console (apps/console) at /console: its built files, served as they are. The page
+// is a client of the public API like any other (the key a user pastes, sent by the SDK), so the
+// server gives it nothing but files; the Content-Security-Policy keeps the browser on this origin,
+// so it works offline and sends nothing elsewhere.
+//
+// Where the files are: next to the server's package in a deployed folder (`console/`, copied by
+// scripts/deploy-build.sh), or the console's own build output in the workspace.
+
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { serveStatic } from '@hono/node-server/serve-static';
+import { createRouter } from '../../http/router.js';
+
+const CONTENT_SECURITY_POLICY = [
+  "default-src 'self'",
+  // Preact and uPlot set styles from script (CSSOM), which style-src does not restrict, and the
+  // built page has no inline script or style.
+  "img-src 'self' data:",
+  "connect-src 'self'",
+  "frame-ancestors 'none'",
+  "base-uri 'none'",
+  "form-action 'none'",
+].join('; ');
+
+/** The server package's root: two folders above this file in src/ and in dist/ alike. */
+const PACKAGE_ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+
+/** The first folder holding a built console, or null when it was never built. */
+export function consoleDirectory(
+  candidates = [`${PACKAGE_ROOT}console`, `${PACKAGE_ROOT}../console/dist`],
+): string | null {
+  return candidates.find((folder) => existsSync(`${folder}/index.html`)) ?? null;
+}
+
+const NOT_BUILT =
+  'The console is not built. Build it with `pnpm --filter console build` (scripts/quickstart.sh does), then reload.';
+
+export function consoleRouter(directory = consoleDirectory()) {
+  const router = createRouter();
+  router.use('/console', async (c, next) => {
+    await next();
+    c.header('Content-Security-Policy', CONTENT_SECURITY_POLICY);
+  });
+  router.use('/console/*', async (c, next) => {
+    await next();
+    c.header('Content-Security-Policy', CONTENT_SECURITY_POLICY);
+    // Built file names carry a hash of their content: a new build has new names.
+    if (c.req.path.startsWith('/console/assets/') && c.res.ok) {
+      c.header('Cache-Control', 'public, max-age=31536000, immutable');
+    }
+  });
+  if (directory === null) {
+    router.get('/console', (c) => c.text(NOT_BUILT, 404));
+    router.get('/console/*', (c) => c.text(NOT_BUILT, 404));
+    return router;
+  }
+  // The page links its assets relative to /console/, so /console itself moves there.
+  router.get('/console', (c) => c.redirect('/console/', 308));
+  router.get(
+    '/console/*',
+    serveStatic({
+      root: directory,
+      rewriteRequestPath: (path) => path.slice('/console'.length),
+    }),
+  );
+  return router;
+}
