@@ -12,20 +12,9 @@ import { createClient, type AgentlineClient } from '@agentline/sdk';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDemoServer, type DemoServer } from './support/demo-server.js';
+import { CHROMIUM, CHROMIUM_ARGS } from '../../server/test/support/chromium.js';
 
-const CHROMIUM = '/usr/bin/chromium';
 const OUTPUT_DIR = fileURLToPath(new URL('../test-output/', import.meta.url));
-// The flags known to work on these machines (no GPU, no sandbox for root, no network chatter).
-const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
 const WIDTHS = [1280, 375];
 /** Well formed, so the API looks it up and answers its 401, not a malformed key's. */
 const WRONG_KEY = 'agl_aaaaaaaaaaaa_bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb';

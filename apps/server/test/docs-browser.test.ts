@@ -11,20 +11,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import spec from '../src/generated/openapi.json' with { type: 'json' };
 import { createTenant, createTestApi, type TestApi } from './support/harness.js';
 import { startLiveServer, type LiveServer } from './support/live-server.js';
+import { CHROMIUM, CHROMIUM_ARGS } from './support/chromium.js';
 
-const CHROMIUM = '/usr/bin/chromium';
 const OUTPUT_DIR = fileURLToPath(new URL('../test-output', import.meta.url));
-// The flags known to work on these machines (no GPU, no sandbox for root, no network chatter).
-const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
 
 // Scalar's placeholder for an API key value ("ALL YOUR BASE..." in base64): the one way to find the
 // field, which has no label element.
