@@ -19,6 +19,8 @@ const STALL_MAX_MS = 500;
 const REPLAY_EVENTS = Number(process.env['AGENTLINE_TEST_REPLAY_EVENTS'] ?? 200_000);
 const BUFFER_BYTES = 1024 * 1024;
 const IDLE_STREAMS = 100;
+/** /healthz asked this many times beside the idle replays. */
+const HEALTH_CHECKS = 5;
 /**
  * Measured above the streams' buffers: 110-280 MiB on Node 20 and 22, 450-580 on Node 24 (its
  * heaps grow further before collecting; a CI run saw 580). Far below a replay without
@@ -177,15 +179,26 @@ describe(`a replay of ${REPLAY_EVENTS} events`, () => {
       still = now > highest + 1 ? 0 : still + 1;
       highest = Math.max(highest, now);
     }
-    const began = performance.now();
-    const health = await fetch(`${server.baseUrl}/healthz`);
-    const healthMs = performance.now() - began;
+    // Several in turn, held by their median: a replay that kept the process busy slows every one,
+    // while one request of a loaded CI machine (two suites side by side) took 1.1 s on its own.
+    const healthMs: number[] = [];
+    for (let i = 0; i < HEALTH_CHECKS; i += 1) {
+      const began = performance.now();
+      const health = await fetch(`${server.baseUrl}/healthz`);
+      await health.arrayBuffer();
+      healthMs.push(performance.now() - began);
+      expect(health.status).toBe(200);
+    }
     const buffers = (IDLE_STREAMS * BUFFER_BYTES) / 1024 / 1024;
     console.info(
-      `${IDLE_STREAMS} idle replays: RSS ${before.toFixed(0)} MiB before, ${highest.toFixed(0)} MiB with them (their buffers: ${buffers} MiB); /healthz ${healthMs.toFixed(1)} ms`,
+      `${IDLE_STREAMS} idle replays: RSS ${before.toFixed(0)} MiB before, ${highest.toFixed(0)} MiB with them (their buffers: ${buffers} MiB); /healthz ${healthMs.map((ms) => ms.toFixed(1)).join(', ')} ms`,
     );
-    expect(health.status).toBe(200);
-    expect(healthMs).toBeLessThan(1000);
+    expect(
+      percentile(
+        [...healthMs].sort((a, b) => a - b),
+        0.5,
+      ),
+    ).toBeLessThan(1000);
     // What does not grow with the streams: SQLite's reader threads and their page caches, and
     // what the collector has not yet taken back of the events encoded into the kernel's socket
     // buffers (tens of MB per stream on loopback) before the buffers filled.
