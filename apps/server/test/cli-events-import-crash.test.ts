@@ -12,6 +12,7 @@ import { createDb, type Db } from '../src/db/engine/client.js';
 import { execute, runListRead, selectRows } from '../src/db/engine/portable-sql.js';
 import { createWorkspace, type TempWorkspace } from './fixtures/cli-harness.js';
 import { checkDescriptionIndex, onSqlite, queryTestDb } from './support/test-database.js';
+import { entryArgs } from './support/server-process.js';
 
 const SERVER_DIR = fileURLToPath(new URL('..', import.meta.url));
 const LINES = 60_000;
@@ -46,9 +47,7 @@ function startImport() {
   return spawn(
     process.execPath,
     [
-      '--import',
-      'tsx',
-      'src/cli/main.ts',
+      ...entryArgs('cli/main'),
       'events',
       'import',
       file,

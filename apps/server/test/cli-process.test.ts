@@ -6,13 +6,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { entryArgs } from './support/server-process.js';
 
 const SERVER_DIR = fileURLToPath(new URL('..', import.meta.url));
 let dir: string;
 let database: string;
 
 function agentline(args: string[], input?: string) {
-  const result = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
+  const result = spawnSync(process.execPath, [...entryArgs('cli/main'), ...args], {
     cwd: SERVER_DIR,
     input,
     encoding: 'utf8',

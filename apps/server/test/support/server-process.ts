@@ -1,4 +1,4 @@
-// The real server as a separate process (`src/main.ts` under tsx) on an ephemeral port of
+// The real server as a separate process (`src/main.ts`, transpiled or under tsx) on an ephemeral port of
 // 127.0.0.1: for tests that need several processes on one database or a real signal, and for the
 // repo's scripts (benchmarks, the SDK consumer check), whose load generator would otherwise share
 // the server's event loop.
@@ -32,6 +32,17 @@ export function nodeCommand(args: string[], cpu?: number): [string, string[]] {
     : ['taskset', ['--cpu-list', String(cpu), process.execPath, ...args]];
 }
 
+/**
+ * Node's arguments to run one of the server's entry modules (`main`, `cli/main`) of `serverDir`:
+ * in a test run, the run's transpiled build of this checkout (test/support/server-build.ts), which
+ * starts on half the CPU; otherwise, and for another checkout, the sources under tsx as `pnpm start`
+ * runs them.
+ */
+export function entryArgs(entry: 'main' | 'cli/main', serverDir = SERVER_DIR): string[] {
+  const build = serverDir === SERVER_DIR ? process.env[SERVER_BUILD_VARIABLE] : undefined;
+  return build ? [join(build, `${entry}.js`)] : ['--import', 'tsx', `src/${entry}.ts`];
+}
+
 export interface ServerProcessOptions {
   /** Keep the stdout lines in `output` (default); otherwise they are drained unread. */
   keepOutput?: boolean;
@@ -45,13 +56,7 @@ export async function startServerProcess(
   env: Record<string, string>,
   { keepOutput = true, serverDir = SERVER_DIR, cpu }: ServerProcessOptions = {},
 ): Promise<ServerProcess> {
-  // In a test run, the run's transpiled build of this checkout (test/support/server-build.ts);
-  // otherwise, and for another checkout, the sources under tsx as `pnpm start` runs them.
-  const build = serverDir === SERVER_DIR ? process.env[SERVER_BUILD_VARIABLE] : undefined;
-  const [command, args] = nodeCommand(
-    build ? [join(build, 'main.js')] : ['--import', 'tsx', 'src/main.ts'],
-    cpu,
-  );
+  const [command, args] = nodeCommand(entryArgs('main', serverDir), cpu);
   const child = spawn(command, args, {
     cwd: serverDir,
     // Tests and benchmarks drive many requests through one key, standing for many clients: the
