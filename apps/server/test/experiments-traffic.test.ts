@@ -234,8 +234,7 @@ describe('routing with a running 70/30 experiment', () => {
     const routed = new Map<number | null, number>();
     const total = 20_000;
     // In waves of concurrent requests, as live traffic arrives (each wave is committed together).
-    // About 20 s on SQLite and 50 s on PostgreSQL on a busy two-core machine.
-    const wave = 10;
+    const wave = 50;
     for (let first = 0; first < total; first += wave) {
       const answers = await Promise.all(
         Array.from({ length: wave }, (_, i) =>
