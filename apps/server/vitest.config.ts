@@ -153,7 +153,7 @@ export default defineConfig(async () => {
     },
     test: {
       // Tests spawn servers and CLI processes; two cores, so keep parallelism modest.
-      // AGENTLINE_TEST_WORKERS=1 for a run that shares the machine with another (.ci/run).
+      // AGENTLINE_TEST_WORKERS=1 for a run that shares the machine with another, more on a bigger one.
       maxWorkers: testWorkers(),
       // A worker imports the server once for all its files rather than once per file: a third
       // of the suite's CPU. Safe because the server keeps no state in module variables (caches
