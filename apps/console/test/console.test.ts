@@ -284,7 +284,7 @@ describe.skipIf(!existsSync(CHROMIUM))('the console', () => {
     }
   }, 60_000);
 
-  it('is usable with the keyboard alone: sign in and reach every page', async () => {
+  it('is usable with the keyboard alone: sign in and reach every page, focus on its heading', async () => {
     const page = await openConsole(null);
     await page.keyboard.press('Tab');
     await page.keyboard.type(demo.adminKey);
@@ -300,6 +300,13 @@ describe.skipIf(!existsSync(CHROMIUM))('the console', () => {
       expect(focused).toBe(name);
       await page.keyboard.press('Enter');
       await page.getByRole('heading', { level: 1, name: new RegExp(name) }).waitFor();
+      // The page's heading takes the focus, so a screen reader announces where the link led.
+      const heading = await page.evaluate(() => {
+        const active = document.activeElement;
+        return active?.tagName === 'H1' ? active.textContent : null;
+      });
+      expect(heading).toMatch(new RegExp(name));
+      expect(await page.title()).toBe(`${heading} · Agentline console`);
     }
     await page.close();
   }, 60_000);

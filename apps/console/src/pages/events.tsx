@@ -6,6 +6,7 @@ import { useEffect, useState } from 'preact/hooks';
 import type { Event as ApiEvent } from '@agentline/sdk';
 import { ErrorNotice } from '../components/api-error.js';
 import { formatTime } from '../components/format.js';
+import { PageTitle } from '../components/page-title.js';
 import { Pager } from '../components/pager.js';
 import { useApi } from '../components/use-api.js';
 import { useSession } from '../session.js';
@@ -66,7 +67,7 @@ export function EventsPage() {
 
   return (
     <section>
-      <h1>Events</h1>
+      <PageTitle title="Events" />
       <form
         class="filters"
         onSubmit={(event) => {

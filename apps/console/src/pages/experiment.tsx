@@ -5,6 +5,7 @@ import { Link } from 'wouter-preact';
 import type { Experiment } from '@agentline/sdk';
 import { ErrorNotice } from '../components/api-error.js';
 import { formatPercent, formatTime, TIME_ZONE } from '../components/format.js';
+import { PageTitle } from '../components/page-title.js';
 import { colourOf, seriesOf, TimelineChart } from '../components/timeline-chart.js';
 import { useApi } from '../components/use-api.js';
 import { ExperimentActions } from './experiment-actions.js';
@@ -46,9 +47,9 @@ export function ExperimentPage({ id }: { id: number }) {
   return (
     <section>
       <Link href="/experiments">All experiments</Link>
-      <h1>
+      <PageTitle title={current.name}>
         {current.name} <span class={`status status-${current.status}`}>{current.status}</span>
-      </h1>
+      </PageTitle>
       {current.description && <p>{current.description}</p>}
       <dl class="facts">
         <dt>Target</dt>

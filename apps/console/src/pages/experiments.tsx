@@ -2,6 +2,7 @@ import { useState } from 'preact/hooks';
 import { Link } from 'wouter-preact';
 import { ErrorNotice } from '../components/api-error.js';
 import { formatTime } from '../components/format.js';
+import { PageTitle } from '../components/page-title.js';
 import { Pager } from '../components/pager.js';
 import { useApi } from '../components/use-api.js';
 import { useSession } from '../session.js';
@@ -23,7 +24,7 @@ export function ExperimentsPage() {
   );
   return (
     <section>
-      <h1>Experiments</h1>
+      <PageTitle title="Experiments" />
       <div class="tabs" role="group" aria-label="Status">
         {STATUSES.map((value) => (
           <button

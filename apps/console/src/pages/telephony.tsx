@@ -2,6 +2,7 @@
 // the four checks behind it, each saying what it found and what to fix.
 import { useEffect, useState } from 'preact/hooks';
 import { ErrorNotice } from '../components/api-error.js';
+import { PageTitle } from '../components/page-title.js';
 import { Pager } from '../components/pager.js';
 import { useApi } from '../components/use-api.js';
 import { useSession } from '../session.js';
@@ -27,7 +28,7 @@ export function TelephonyPage() {
   );
   return (
     <section>
-      <h1>Telephony: A2P messaging</h1>
+      <PageTitle title="Telephony: A2P messaging" />
       <ErrorNotice error={targets.error} />
       <label for="channel">Channel</label>
       <select

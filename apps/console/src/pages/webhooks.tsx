@@ -4,6 +4,7 @@ import { useState } from 'preact/hooks';
 import type { WebhookEndpointListItem } from '@agentline/sdk';
 import { ErrorNotice } from '../components/api-error.js';
 import { formatTime } from '../components/format.js';
+import { PageTitle } from '../components/page-title.js';
 import { Pager } from '../components/pager.js';
 import { useApi } from '../components/use-api.js';
 import { useSession } from '../session.js';
@@ -14,7 +15,7 @@ export function WebhooksPage() {
   const [selected, setSelected] = useState<number | null>(null);
   return (
     <section>
-      <h1>Webhooks</h1>
+      <PageTitle title="Webhooks" />
       <ErrorNotice error={endpoints.error} />
       {endpoints.data?.items.length === 0 && <p>No webhook endpoints yet.</p>}
       <ul class="endpoints">
