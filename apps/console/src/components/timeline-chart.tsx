@@ -4,6 +4,7 @@
 import { useEffect, useRef } from 'preact/hooks';
 import uPlot from 'uplot';
 import type { ExperimentTimeline, Variant } from '@agentline/sdk';
+import { DataTable } from './data-table.js';
 import { formatTime } from './format.js';
 
 const BUCKET_SECONDS = { hour: 3600, day: 86_400 };
@@ -82,30 +83,22 @@ export function TimelineChart({
       {timeline.buckets.length === 0 && <p>No sessions yet: the experiment has not run.</p>}
       <details>
         <summary>Sessions per {timeline.interval} as a table</summary>
-        <div class="table-scroll">
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">{timeline.interval === 'hour' ? 'Hour' : 'Day'} starting</th>
-                {variants.map((variant) => (
-                  <th scope="col" key={variant.id}>
-                    {variant.name}
-                  </th>
-                ))}
-              </tr>
-            </thead>
-            <tbody>
-              {timeline.buckets.map((bucket, row) => (
-                <tr key={bucket.start}>
-                  <td>{formatTime(bucket.start)}</td>
-                  {series.map((counts, column) => (
-                    <td key={variants[column]!.id}>{counts[row]}</td>
-                  ))}
-                </tr>
+        <DataTable
+          caption={`Sessions per variant per ${timeline.interval}`}
+          columns={[
+            `${timeline.interval === 'hour' ? 'Hour' : 'Day'} starting`,
+            ...variants.map((variant) => variant.name),
+          ]}
+        >
+          {timeline.buckets.map((bucket, row) => (
+            <tr key={bucket.start}>
+              <td>{formatTime(bucket.start)}</td>
+              {series.map((counts, column) => (
+                <td key={variants[column]!.id}>{counts[row]}</td>
               ))}
-            </tbody>
-          </table>
-        </div>
+            </tr>
+          ))}
+        </DataTable>
       </details>
     </figure>
   );

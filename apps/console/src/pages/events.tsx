@@ -5,9 +5,11 @@
 import { useEffect, useState } from 'preact/hooks';
 import type { Event as ApiEvent } from '@agentline/sdk';
 import { ErrorNotice } from '../components/api-error.js';
+import { DataTable } from '../components/data-table.js';
 import { formatTime } from '../components/format.js';
 import { PageTitle } from '../components/page-title.js';
 import { Pager } from '../components/pager.js';
+import { TextField } from '../components/text-field.js';
 import { useApi } from '../components/use-api.js';
 import { useSession } from '../session.js';
 
@@ -93,11 +95,11 @@ export function EventsPage() {
                 <option key={field}>{field}</option>
               ))}
             </select>
-            <label for={`value-${index}`}>Value</label>
-            <input
+            <TextField
               id={`value-${index}`}
+              label="Value"
               value={pair.value}
-              onInput={(event) => setPair(index, { value: event.currentTarget.value })}
+              onValue={(value) => setPair(index, { value })}
             />
           </fieldset>
         ))}
@@ -109,19 +111,19 @@ export function EventsPage() {
         >
           Add a search
         </button>
-        <label for="from">From</label>
-        <input
+        <TextField
           id="from"
+          label="From"
           type="datetime-local"
           value={draft.start}
-          onInput={(event) => setDraft({ ...draft, start: event.currentTarget.value })}
+          onValue={(start) => setDraft({ ...draft, start })}
         />
-        <label for="to">Until</label>
-        <input
+        <TextField
           id="to"
+          label="Until"
           type="datetime-local"
           value={draft.end}
-          onInput={(event) => setDraft({ ...draft, end: event.currentTarget.value })}
+          onValue={(end) => setDraft({ ...draft, end })}
         />
         <button type="submit">Search</button>
         <label class="toggle">
@@ -189,32 +191,21 @@ function EventTable({
   testId?: string;
 }) {
   return (
-    <div class="table-scroll">
-      <table data-testid={testId}>
-        <caption class="visually-hidden">{label}</caption>
-        <thead>
-          <tr>
-            <th scope="col">Time</th>
-            <th scope="col">Type</th>
-            <th scope="col">Category</th>
-            <th scope="col">Session</th>
-            <th scope="col">User</th>
-            <th scope="col">Description</th>
-          </tr>
-        </thead>
-        <tbody>
-          {events.map((event, index) => (
-            <tr key={`${event.timestamp}-${index}`}>
-              <td>{formatTime(event.timestamp)}</td>
-              <td>{event.type}</td>
-              <td>{event.category}</td>
-              <td class="mono">{event.session_id}</td>
-              <td>{event.user_id}</td>
-              <td>{event.description}</td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-    </div>
+    <DataTable
+      caption={label}
+      columns={['Time', 'Type', 'Category', 'Session', 'User', 'Description']}
+      testId={testId}
+    >
+      {events.map((event, index) => (
+        <tr key={`${event.timestamp}-${index}`}>
+          <td>{formatTime(event.timestamp)}</td>
+          <td>{event.type}</td>
+          <td>{event.category}</td>
+          <td class="mono">{event.session_id}</td>
+          <td>{event.user_id}</td>
+          <td>{event.description}</td>
+        </tr>
+      ))}
+    </DataTable>
   );
 }

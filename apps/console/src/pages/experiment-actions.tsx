@@ -3,6 +3,7 @@
 import { useState } from 'preact/hooks';
 import type { Experiment } from '@agentline/sdk';
 import { ErrorNotice } from '../components/api-error.js';
+import { TextField } from '../components/text-field.js';
 import { useSession } from '../session.js';
 
 type Pending = 'start' | 'stop' | 'end' | null;
@@ -82,13 +83,13 @@ export function ExperimentActions({
                 setPending('end');
               }}
             >
-              <label for="end-at">Planned end</label>
-              <input
+              <TextField
                 id="end-at"
+                label="Planned end"
                 type="datetime-local"
                 required
                 value={endAt}
-                onInput={(event) => setEndAt(event.currentTarget.value)}
+                onValue={setEndAt}
               />
               <button type="submit">Set planned end</button>
             </form>

@@ -2,6 +2,7 @@ import { useState } from 'preact/hooks';
 import type { Assignment } from '@agentline/sdk';
 import { ErrorNotice } from '../components/api-error.js';
 import { formatTime } from '../components/format.js';
+import { TextField } from '../components/text-field.js';
 import { useApi } from '../components/use-api.js';
 import { useSession } from '../session.js';
 
@@ -90,13 +91,7 @@ export function AssignmentPreview({ targetId }: { targetId: number }) {
     <>
       <h2>Assignment preview</h2>
       <form class="inline" onSubmit={submit}>
-        <label for="preview-user">User id</label>
-        <input
-          id="preview-user"
-          required
-          value={userId}
-          onInput={(event) => setUserId(event.currentTarget.value)}
-        />
+        <TextField id="preview-user" label="User id" required value={userId} onValue={setUserId} />
         <button type="submit">Preview</button>
       </form>
       <ErrorNotice error={error} />

@@ -4,6 +4,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { Link } from 'wouter-preact';
 import type { Experiment } from '@agentline/sdk';
 import { ErrorNotice } from '../components/api-error.js';
+import { DataTable } from '../components/data-table.js';
 import { formatPercent, formatTime, TIME_ZONE } from '../components/format.js';
 import { PageTitle } from '../components/page-title.js';
 import { colourOf, seriesOf, TimelineChart } from '../components/timeline-chart.js';
@@ -71,40 +72,37 @@ export function ExperimentPage({ id }: { id: number }) {
 
       <h2>Split</h2>
       <ErrorNotice error={results.error} />
-      <div class="table-scroll">
-        <table data-testid="split">
-          <thead>
-            <tr>
-              <th scope="col">Variant</th>
-              <th scope="col">Agent</th>
-              <th scope="col">Weight</th>
-              <th scope="col">Observed share</th>
-              <th scope="col">Sessions</th>
-              <th scope="col">Sessions in the chart</th>
+      <DataTable
+        caption="Variants: weight, observed share and sessions"
+        columns={[
+          'Variant',
+          'Agent',
+          'Weight',
+          'Observed share',
+          'Sessions',
+          'Sessions in the chart',
+        ]}
+        testId="split"
+      >
+        {current.variants.map((variant, index) => {
+          const result = results.data?.variants.find((v) => v.variant_id === variant.id);
+          const inChart = chartTotals?.[index]?.reduce((sum, count) => sum + count, 0);
+          return (
+            <tr key={variant.id}>
+              <th scope="row">
+                <span class="swatch" style={{ background: colourOf(index) }} aria-hidden />
+                {variant.name}
+                {variant.is_control && ' (control)'}
+              </th>
+              <td>{variant.agent_name}</td>
+              <td>{variant.weight}%</td>
+              <td>{result ? formatPercent(result.share) : '—'}</td>
+              <td data-testid={`results-${variant.id}`}>{result?.session_count ?? '—'}</td>
+              <td data-testid={`chart-total-${variant.id}`}>{inChart ?? '—'}</td>
             </tr>
-          </thead>
-          <tbody>
-            {current.variants.map((variant, index) => {
-              const result = results.data?.variants.find((v) => v.variant_id === variant.id);
-              const inChart = chartTotals?.[index]?.reduce((sum, count) => sum + count, 0);
-              return (
-                <tr key={variant.id}>
-                  <th scope="row">
-                    <span class="swatch" style={{ background: colourOf(index) }} aria-hidden />
-                    {variant.name}
-                    {variant.is_control && ' (control)'}
-                  </th>
-                  <td>{variant.agent_name}</td>
-                  <td>{variant.weight}%</td>
-                  <td>{result ? formatPercent(result.share) : '—'}</td>
-                  <td data-testid={`results-${variant.id}`}>{result?.session_count ?? '—'}</td>
-                  <td data-testid={`chart-total-${variant.id}`}>{inChart ?? '—'}</td>
-                </tr>
-              );
-            })}
-          </tbody>
-        </table>
-      </div>
+          );
+        })}
+      </DataTable>
 
       <h2>Sessions over time</h2>
       <div class="tabs" role="group" aria-label="Bucket length">

@@ -1,6 +1,7 @@
 import { useState } from 'preact/hooks';
 import { Link } from 'wouter-preact';
 import { ErrorNotice } from '../components/api-error.js';
+import { DataTable } from '../components/data-table.js';
 import { formatTime } from '../components/format.js';
 import { PageTitle } from '../components/page-title.js';
 import { Pager } from '../components/pager.js';
@@ -43,37 +44,26 @@ export function ExperimentsPage() {
       <ErrorNotice error={list.error} />
       {list.data && (
         <>
-          <div class="table-scroll">
-            <table>
-              <caption class="visually-hidden">Experiments, {status}</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Name</th>
-                  <th scope="col">Status</th>
-                  <th scope="col">Target</th>
-                  <th scope="col">Variants</th>
-                  <th scope="col">Started</th>
-                </tr>
-              </thead>
-              <tbody>
-                {list.data.items.map((experiment) => (
-                  <tr key={experiment.id}>
-                    <td>
-                      <Link href={`/experiments/${experiment.id}`}>{experiment.name}</Link>
-                    </td>
-                    <td>
-                      <span class={`status status-${experiment.status}`}>{experiment.status}</span>
-                    </td>
-                    <td>
-                      {experiment.target?.channel_name} · {experiment.target?.target}
-                    </td>
-                    <td>{experiment.variants?.length}</td>
-                    <td>{formatTime(experiment.started_at)}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <DataTable
+            caption={`Experiments, ${status}`}
+            columns={['Name', 'Status', 'Target', 'Variants', 'Started']}
+          >
+            {list.data.items.map((experiment) => (
+              <tr key={experiment.id}>
+                <td>
+                  <Link href={`/experiments/${experiment.id}`}>{experiment.name}</Link>
+                </td>
+                <td>
+                  <span class={`status status-${experiment.status}`}>{experiment.status}</span>
+                </td>
+                <td>
+                  {experiment.target?.channel_name} · {experiment.target?.target}
+                </td>
+                <td>{experiment.variants?.length}</td>
+                <td>{formatTime(experiment.started_at)}</td>
+              </tr>
+            ))}
+          </DataTable>
           {list.data.items.length === 0 && <p>No experiments here.</p>}
           <Pager page={page} totalPages={list.data.total_pages} onPage={setPage} />
         </>

@@ -1,5 +1,6 @@
 import { useState } from 'preact/hooks';
 import { ErrorNotice } from '../components/api-error.js';
+import { TextField } from '../components/text-field.js';
 import { signIn, type Session } from '../session.js';
 
 export function SignIn({ onSignedIn }: { onSignedIn: (session: Session) => void }) {
@@ -18,16 +19,16 @@ export function SignIn({ onSignedIn }: { onSignedIn: (session: Session) => void 
     <main class="sign-in">
       <h1>Agentline console</h1>
       <form onSubmit={submit}>
-        <label for="api-key">API key</label>
-        <input
+        <TextField
           id="api-key"
+          label="API key"
           type="password"
           autocomplete="off"
           spellcheck={false}
           placeholder="agl_..."
           required
           value={key}
-          onInput={(event) => setKey(event.currentTarget.value)}
+          onValue={setKey}
         />
         <p class="hint">
           Kept for this tab only and sent to this server's API; forgotten when you sign out or close

@@ -3,9 +3,11 @@
 import { useState } from 'preact/hooks';
 import type { WebhookEndpointListItem } from '@agentline/sdk';
 import { ErrorNotice } from '../components/api-error.js';
+import { DataTable } from '../components/data-table.js';
 import { formatTime } from '../components/format.js';
 import { PageTitle } from '../components/page-title.js';
 import { Pager } from '../components/pager.js';
+import { TextField } from '../components/text-field.js';
 import { useApi } from '../components/use-api.js';
 import { useSession } from '../session.js';
 
@@ -94,13 +96,13 @@ function Endpoint({ endpoint }: { endpoint: WebhookEndpointListItem }) {
               );
             }}
           >
-            <label for="replay-since">Replay from</label>
-            <input
+            <TextField
               id="replay-since"
+              label="Replay from"
               type="datetime-local"
               required
               value={since}
-              onInput={(event) => setSince(event.currentTarget.value)}
+              onValue={setSince}
             />
             <button type="submit">Replay</button>
           </form>
@@ -113,38 +115,26 @@ function Endpoint({ endpoint }: { endpoint: WebhookEndpointListItem }) {
       <ErrorNotice error={error ?? deliveries.error} />
       {deliveries.data && (
         <>
-          <div class="table-scroll">
-            <table>
-              <caption class="visually-hidden">Delivery attempts, newest first</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Attempted</th>
-                  <th scope="col">Message</th>
-                  <th scope="col">Attempt</th>
-                  <th scope="col">Status</th>
-                  <th scope="col">Answer</th>
-                  <th scope="col">Next attempt</th>
-                </tr>
-              </thead>
-              <tbody>
-                {deliveries.data.items.map((delivery) => (
-                  <tr key={delivery.id}>
-                    <td>{formatTime(delivery.attempted_at)}</td>
-                    <td class="mono">
-                      {delivery.type} {delivery.webhook_id}
-                    </td>
-                    <td>{delivery.attempt}</td>
-                    <td>{delivery.status}</td>
-                    <td>
-                      {delivery.response_status ?? ''} {delivery.error ?? ''} (
-                      {delivery.duration_ms} ms)
-                    </td>
-                    <td>{formatTime(delivery.next_attempt_at)}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <DataTable
+            caption="Delivery attempts, newest first"
+            columns={['Attempted', 'Message', 'Attempt', 'Status', 'Answer', 'Next attempt']}
+          >
+            {deliveries.data.items.map((delivery) => (
+              <tr key={delivery.id}>
+                <td>{formatTime(delivery.attempted_at)}</td>
+                <td class="mono">
+                  {delivery.type} {delivery.webhook_id}
+                </td>
+                <td>{delivery.attempt}</td>
+                <td>{delivery.status}</td>
+                <td>
+                  {delivery.response_status ?? ''} {delivery.error ?? ''} ({delivery.duration_ms}{' '}
+                  ms)
+                </td>
+                <td>{formatTime(delivery.next_attempt_at)}</td>
+              </tr>
+            ))}
+          </DataTable>
           {deliveries.data.items.length === 0 && <p>No delivery attempts yet.</p>}
           <Pager page={page} totalPages={deliveries.data.total_pages} onPage={setPage} />
         </>
