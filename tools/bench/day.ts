@@ -10,7 +10,8 @@
 // sends to the two processes in turn. Midway `agentline events import` adds 100,000 events, and
 // one experiment ends by its end_at. Then runs the varied lists alone, closed loop, beside a bare
 // Hono app answering the same bytes. Prints per-shape latency and throughput, refusals and
-// errors, stream delivery, each process's RSS, the database's size, and last one line:
+// errors, stream delivery, each process's RSS, how busy its own event loop was, the database's
+// size, and last one line:
 // `day: refusals N, errors N, routing p99 X ms, list p99 Y ms, stream p99 Z ms, varied/bare R`.
 // Bounded: every loop stops at the end of --minutes, then the closed loop runs 2 x --closed-seconds.
 
@@ -19,6 +20,7 @@ import { setMaxListeners } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../../apps/server/src/config.js';
@@ -140,6 +142,11 @@ try {
     streamSignal: stopStreams.signal,
     planned: { id: planned.id, endAt: plannedEndAt },
   };
+  // The load generator's own event loop: every latency counts from when its call fell due, so
+  // a generator too busy to send on time shows here, not only as the server's slowness.
+  const generatorDelay = monitorEventLoopDelay({ resolution: 10 });
+  generatorDelay.enable();
+  const generatorBusy = performance.eventLoopUtilization();
   const rss: number[][] = [];
   const rssTimer = setInterval(() => rss.push(servers.map((s) => s.rssMiB())), RSS_EVERY_MS);
   const days = Promise.all(tenants.map((tenant) => tenantDay(tenant, plan, tallies)));
@@ -157,7 +164,11 @@ try {
   clearInterval(rssTimer);
   tallies.wire.over = true;
 
+  generatorDelay.disable();
   report(tallies, daySeconds);
+  console.log(
+    `load generator: event loop busy ${(performance.eventLoopUtilization(generatorBusy).utilization * 100).toFixed(0)} % of the day, its delay p50 ${ms(generatorDelay.percentile(50) / 1e6)} ms, p99 ${ms(generatorDelay.percentile(99) / 1e6)} ms, max ${ms(generatorDelay.max / 1e6)} ms`,
+  );
   console.log(
     importReport + `; streams received ${tallies.streamedOthers} events not from routing`,
   );
