@@ -8,7 +8,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
-import { createClient, type AgentlineClient } from '@agentline/sdk';
+import { ConflictError, createClient, type AgentlineClient } from '@agentline/sdk';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDemoServer, type DemoServer } from './support/demo-server.js';
@@ -98,6 +98,21 @@ async function demoExperiment() {
   return admin.experiments.get(items[0]!.id);
 }
 
+/** A new draft named `name` on the demo experiment's target, with its variants. */
+async function demoDraft(name: string) {
+  const { target_id, variants } = await demoExperiment();
+  return admin.experiments.create({
+    name,
+    target_id,
+    variants: variants.map(({ name, weight, is_control, agent_id }) => ({
+      name,
+      weight,
+      is_control,
+      agent_id,
+    })),
+  });
+}
+
 if (!existsSync(CHROMIUM)) {
   console.warn(
     `console: skipped, ${CHROMIUM} is missing (apt-get install -y chromium; .ci/run installs it)`,
@@ -164,16 +179,7 @@ describe.skipIf(!existsSync(CHROMIUM))('the console', () => {
   }, 90_000);
 
   it('shows a read-only key no start or stop button', async () => {
-    const draft = await admin.experiments.create({
-      name: 'Read-only check',
-      target_id: (await demoExperiment()).target_id,
-      variants: (await demoExperiment()).variants.map(({ name, weight, is_control, agent_id }) => ({
-        name,
-        weight,
-        is_control,
-        agent_id,
-      })),
-    });
+    const draft = await demoDraft('Read-only check');
     const page = await openConsole(demo.readOnlyKey);
     await page.getByText(demo.readOnlyKeyName).waitFor();
     await page.goto(`${demo.baseUrl}/console/#/experiments/${draft.id}`);
@@ -182,6 +188,63 @@ describe.skipIf(!existsSync(CHROMIUM))('the console', () => {
     expect(await page.getByRole('button', { name: 'Start' }).count()).toBe(0);
     expect(await page.getByRole('button', { name: 'Stop' }).count()).toBe(0);
     expect(await page.getByLabel('Planned end').count()).toBe(0);
+    await page.close();
+  }, 60_000);
+
+  it('sets a planned end, shows the refusal to start past it, and previews an assignment', async () => {
+    const draft = await demoDraft('Planned end check');
+    const page = await openConsole(demo.adminKey);
+    await page.getByRole('button', { name: 'Sign out' }).waitFor();
+    await page.goto(`${demo.baseUrl}/console/#/experiments/${draft.id}`);
+    await page.getByRole('heading', { level: 1, name: /Planned end check/ }).waitFor();
+    const setPlannedEnd = async (fromNowMs: number): Promise<string> => {
+      // The input takes the browser's wall time; the instant it stands for, as the API stores it.
+      const [local, instant] = await page.evaluate((offset) => {
+        const at = new Date(Date.now() + offset);
+        at.setSeconds(0, 0);
+        const pad = (n: number) => String(n).padStart(2, '0');
+        return [
+          `${at.getFullYear()}-${pad(at.getMonth() + 1)}-${pad(at.getDate())}T${pad(at.getHours())}:${pad(at.getMinutes())}`,
+          at.toISOString(),
+        ];
+      }, fromNowMs);
+      await page.getByLabel('Planned end').fill(local);
+      await page.getByRole('button', { name: 'Set planned end' }).click();
+      await page.getByRole('button', { name: 'Yes, set the planned end' }).click();
+      await expect.poll(async () => (await admin.experiments.get(draft.id)).end_at).toBe(instant);
+      await page.getByRole('button', { name: 'Set planned end' }).waitFor();
+      return instant;
+    };
+
+    // A planned end already past: the draft cannot start, and the page says why in the API's words.
+    const past = await setPlannedEnd(-3_600_000);
+    await page.getByRole('button', { name: 'Start' }).click();
+    await page.getByRole('button', { name: 'Yes, start' }).click();
+    const refusal: unknown = await admin.experiments.start(draft.id).then(
+      () => null,
+      (error: unknown) => error,
+    );
+    expect(refusal).toBeInstanceOf(ConflictError);
+    const sentence = ((refusal as ConflictError).body as { detail: string }).detail;
+    expect(sentence).toContain(past);
+    await page.getByRole('alert').getByText(sentence, { exact: true }).waitFor();
+    await page.getByRole('button', { name: 'Cancel' }).click();
+
+    await setPlannedEnd(2 * 86_400_000);
+    expect((await admin.experiments.get(draft.id)).status).toBe('draft');
+
+    // The preview is the API's answer for that user, whatever runs on the target now.
+    await page.getByLabel('User id').fill('preview-user-1');
+    await page.getByRole('button', { name: 'Preview' }).click();
+    const assignment = await admin.channelTargets.assignment(draft.target_id, 'preview-user-1');
+    const status = page.getByRole('status');
+    await status.getByText(`Agent ${assignment.agent_id}`).waitFor();
+    expect(await status.innerText()).toBe(
+      assignment.variant_id === null
+        ? `Agent ${assignment.agent_id} (no experiment is running on this target)`
+        : `Agent ${assignment.agent_id}, variant ${assignment.variant_id} of experiment ${assignment.experiment_id}`,
+    );
+    await expectAccessible(page, 'experiment-draft');
     await page.close();
   }, 60_000);
 
