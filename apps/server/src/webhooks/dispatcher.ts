@@ -34,8 +34,6 @@ export interface DispatcherOptions {
   targets: TargetAddressSettings;
   /** Endpoints one process serves at most; the others are left to other processes. */
   maxEndpoints?: number;
-  /** Each attempt's time limit (tests shorten it). */
-  attemptTimeoutMs?: number;
 }
 
 /** Each endpoint is a feed subscription and up to 8 attempts: a process serves this many at most. */
@@ -71,7 +69,7 @@ export class WebhookDispatcher {
   constructor(options: DispatcherOptions) {
     this.#options = options;
     this.#turnMs = Math.min(MAX_TURN_MS, Math.floor(options.leaseMs / 3));
-    this.#client = new DeliveryClient(options.targets, options.attemptTimeoutMs);
+    this.#client = new DeliveryClient(options.targets);
     // The feed's chunks are the events themselves: each worker builds its own messages.
     this.#feed = new EventFeed(options.db, { encode: (events) => events });
   }
