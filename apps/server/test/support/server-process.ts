@@ -1,13 +1,12 @@
-// The real server as a separate process (`src/main.ts`, transpiled or under tsx) on an ephemeral port of
+// The real server as a separate process (`src/main.ts`, bundled or under tsx) on an ephemeral port of
 // 127.0.0.1: for tests that need several processes on one database or a real signal, and for the
 // repo's scripts (benchmarks, the SDK consumer check), whose load generator would otherwise share
 // the server's event loop.
 
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { SERVER_BUILD_VARIABLE } from './server-build.js';
+import { builtEntry, SERVER_BUILD_VARIABLE } from './server-build.js';
 
 const SERVER_DIR = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -34,13 +33,13 @@ export function nodeCommand(args: string[], cpu?: number): [string, string[]] {
 
 /**
  * Node's arguments to run one of the server's entry modules (`main`, `cli/main`) of `serverDir`:
- * in a test run, the run's transpiled build of this checkout (test/support/server-build.ts), which
- * starts on half the CPU; otherwise, and for another checkout, the sources under tsx as `pnpm start`
- * runs them.
+ * in a test run, the run's bundle of this checkout (test/support/server-build.ts), which starts
+ * on a third of the CPU; otherwise, and for another checkout, the sources under tsx as
+ * `pnpm start` runs them.
  */
 export function entryArgs(entry: 'main' | 'cli/main', serverDir = SERVER_DIR): string[] {
   const build = serverDir === SERVER_DIR ? process.env[SERVER_BUILD_VARIABLE] : undefined;
-  return build ? [join(build, `${entry}.js`)] : ['--import', 'tsx', `src/${entry}.ts`];
+  return build ? [builtEntry(build, entry)] : ['--import', 'tsx', `src/${entry}.ts`];
 }
 
 export interface ServerProcessOptions {
