@@ -87,7 +87,7 @@ interface WatchedOrganization<Chunk> {
 }
 
 const DEFAULT_POLL_MS = 200;
-const DEFAULT_BATCH_SIZE = 1000;
+export const DEFAULT_BATCH_SIZE = 1000;
 /**
  * Sends handed to sinks per turn of the event loop. Each send ends in a socket write of the
  * whole batch; a thousand of them in one turn would hold every other request of the process
