@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Builds a self-contained deployable folder of the server: compiled JavaScript (with the generated
-# openapi.json), the drizzle migrations, the console's built files and production dependencies
-# only. It starts from anywhere with `node <dir>/dist/main.js` and has the operator CLI at
+# Builds a self-contained deployable folder of the server: the server bundled by esbuild
+# (apps/server/bundle.ts: one file per process or thread entry), the drizzle migrations, the
+# console's built files and production dependencies only (what the bundle leaves out is among
+# them). It starts from anywhere with `node <dir>/dist/main.js` and has the operator CLI at
 # `node <dir>/dist/cli/main.js`.
 # Usage: bash scripts/deploy-build.sh [target dir, default deploy/server in the repository]
 set -euo pipefail
@@ -30,7 +31,7 @@ pnpm --filter console build >/dev/null
 cp -r apps/console/dist "$staging/server/console"
 mkdir -p "$(dirname "$target")"
 mv "$staging/server" "$target"
-for required in dist/main.js dist/cli/main.js dist/generated/openapi.json drizzle/sqlite console/index.html; do
+for required in dist/main.js dist/cli/main.js dist/event-read-worker.js dist/delivery-thread-entry.js drizzle/sqlite console/index.html; do
   [ -e "$target/$required" ] || { echo "deploy-build: $target/$required is missing" >&2; exit 1; }
 done
 echo "Deployable server in $target: node $target/dist/main.js" >&2

@@ -1,5 +1,6 @@
-// A worker thread running one of the server's own modules: the same source as the caller, as
-// TypeScript under tsx (development, tests) or as the compiled JavaScript of a deployment.
+// A worker thread running one of the server's own modules: beside the caller's source, as
+// TypeScript under tsx (development, tests in process), or, in a bundle (a deployment, the tests'
+// server processes; bundle.ts), the bundle's entry file of that name beside the caller's bundle.
 
 import { Worker } from 'node:worker_threads';
 

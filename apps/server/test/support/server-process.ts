@@ -5,8 +5,9 @@
 
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { builtEntry, SERVER_BUILD_VARIABLE } from './server-build.js';
+import { SERVER_BUILD_VARIABLE } from './server-build.js';
 
 const SERVER_DIR = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -39,7 +40,7 @@ export function nodeCommand(args: string[], cpu?: number): [string, string[]] {
  */
 export function entryArgs(entry: 'main' | 'cli/main', serverDir = SERVER_DIR): string[] {
   const build = serverDir === SERVER_DIR ? process.env[SERVER_BUILD_VARIABLE] : undefined;
-  return build ? [builtEntry(build, entry)] : ['--import', 'tsx', `src/${entry}.ts`];
+  return build ? [join(build, `${entry}.js`)] : ['--import', 'tsx', `src/${entry}.ts`];
 }
 
 export interface ServerProcessOptions {

@@ -1,7 +1,7 @@
 // The schema's migrations, applied at start-up by the server and by `agentline migrate`; kept
 // apart from the database client, which knows nothing of what the tables hold.
 
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { drizzle as drizzleSqlite } from 'drizzle-orm/better-sqlite3';
 import { migrate as migrateSqlite } from 'drizzle-orm/better-sqlite3/migrator';
 import { drizzle as drizzlePostgres } from 'drizzle-orm/node-postgres';
@@ -10,12 +10,11 @@ import type { Db } from './client.js';
 import { ensureCursorSecret } from '../repositories/cursor-secrets.js';
 import { ensureResumeTokenSecret } from '../repositories/resume-tokens.js';
 import { ensureEventPartitions } from '../repositories/event-partitions.js';
+import { PACKAGE_ROOT } from '../../package-root.js';
 
-// Resolved from this module's location, so they are the same folders whether the code runs
-// from src/ under tsx or from a compiled dist/ (both sit three levels below apps/server).
 const MIGRATIONS_FOLDERS = {
-  sqlite: fileURLToPath(new URL('../../../drizzle/sqlite', import.meta.url)),
-  postgres: fileURLToPath(new URL('../../../drizzle/postgres', import.meta.url)),
+  sqlite: join(PACKAGE_ROOT, 'drizzle', 'sqlite'),
+  postgres: join(PACKAGE_ROOT, 'drizzle', 'postgres'),
 };
 
 /** Any constant: the key of the advisory lock that lets one process at a time migrate. */

@@ -7,9 +7,10 @@
 // scripts/deploy-build.sh), or the console's own build output in the workspace.
 
 import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { serveStatic } from '@hono/node-server/serve-static';
 import { createRouter } from '../../http/router.js';
+import { PACKAGE_ROOT } from '../../package-root.js';
 
 const CONTENT_SECURITY_POLICY = [
   "default-src 'self'",
@@ -22,12 +23,9 @@ const CONTENT_SECURITY_POLICY = [
   "form-action 'none'",
 ].join('; ');
 
-/** The server package's root: two folders above this file in src/ and in dist/ alike. */
-const PACKAGE_ROOT = fileURLToPath(new URL('../../../', import.meta.url));
-
 /** The first folder holding a built console, or null when it was never built. */
 export function consoleDirectory(
-  candidates = [`${PACKAGE_ROOT}console`, `${PACKAGE_ROOT}../console/dist`],
+  candidates = [join(PACKAGE_ROOT, 'console'), join(PACKAGE_ROOT, '..', 'console', 'dist')],
 ): string | null {
   return candidates.find((folder) => existsSync(`${folder}/index.html`)) ?? null;
 }
