@@ -11,6 +11,7 @@ import { webhookEndpoints } from '../src/db/schema/sqlite.js';
 import { createWebhookEndpoint } from '../src/use-cases/webhook-endpoints.js';
 import { WebhookDispatcher, type DispatcherOptions } from '../src/webhooks/dispatcher.js';
 import { createTenant } from './support/harness.js';
+import { everyEventTo } from './support/webhook-delivery-testbed.js';
 import { freshDatabaseUrl, queryTestDb } from './support/test-database.js';
 
 const ENDPOINTS = 3;
@@ -29,14 +30,7 @@ beforeAll(async () => {
     await createWebhookEndpoint(
       db,
       organizationId,
-      {
-        url: `https://127.0.0.1:9/hook-${i}`,
-        description: null,
-        enabled: true,
-        search_fields: [],
-        search_field_values: [],
-        message_types: ['event'],
-      },
+      everyEventTo(`https://127.0.0.1:9/hook-${i}`),
       targets,
     );
   }

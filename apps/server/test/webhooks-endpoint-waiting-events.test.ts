@@ -14,6 +14,7 @@ import { createWebhookEndpoint } from '../src/use-cases/webhook-endpoints.js';
 import { WebhookDispatcher } from '../src/webhooks/dispatcher.js';
 import { MAX_IN_FLIGHT } from '../src/webhooks/endpoint-worker.js';
 import { createTenant } from './support/harness.js';
+import { everyEventTo } from './support/webhook-delivery-testbed.js';
 import { freshDatabaseUrl, insertTestEvents } from './support/test-database.js';
 import { startWebhookReceiver } from './support/webhook-receiver.js';
 
@@ -30,19 +31,7 @@ describe("an endpoint's waiting events", () => {
     const db = createDb(await freshDatabaseUrl());
     await migrateDb(db);
     const { organizationId } = await createTenant(db, 'Acme');
-    await createWebhookEndpoint(
-      db,
-      organizationId,
-      {
-        url: receiver.url,
-        description: null,
-        enabled: true,
-        search_fields: [],
-        search_field_values: [],
-        message_types: ['event'],
-      },
-      targets,
-    );
+    await createWebhookEndpoint(db, organizationId, everyEventTo(receiver.url), targets);
 
     // Taken in: the events of every batch the endpoint accepted from the feed. Held: taken in
     // and not yet at the receiver (waiting, or in an attempt still on its way).

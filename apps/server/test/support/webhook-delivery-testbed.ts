@@ -7,12 +7,23 @@ import { sql, type SQL } from 'drizzle-orm';
 import { afterAll, afterEach, beforeAll, beforeEach, expect } from 'vitest';
 import { createDb } from '../../src/db/engine/client.js';
 import { migrateDb } from '../../src/db/engine/migrate.js';
+import type { WebhookEndpointInput } from '../../src/use-cases/webhook-endpoints.js';
 import { specValidator } from './contract.js';
 import { createTenant, type Schemas, type Tenant } from './harness.js';
 import { experimentBody, loadRoutingFixture, type RoutingFixture } from './routing-fixture.js';
 import { startServerProcess, type ServerProcess } from './server-process.js';
 import { freshDatabaseUrl, queryTestDb } from './test-database.js';
 import { startWebhookReceiver, type WebhookReceiver } from './webhook-receiver.js';
+
+/** createWebhookEndpoint's input: an enabled endpoint of every event, sent to `url`. */
+export const everyEventTo = (url: string): WebhookEndpointInput => ({
+  url,
+  description: null,
+  enabled: true,
+  search_fields: [],
+  search_field_values: [],
+  message_types: ['event'],
+});
 
 export interface DeliveryTestbed {
   databaseUrl: string;
