@@ -92,7 +92,7 @@ describe('1. a heavy body without a key', () => {
 
   afterAll(() => separate?.stop());
 
-  it('is refused with 401 in under 200 ms while /healthz answers in under 50 ms', async () => {
+  it('is refused with 401 in under 200 ms while /healthz answers in under 100 ms', async () => {
     expect(heavy.length).toBeGreaterThan(850_000);
     const bodyFile = join(mkdtempSync(join(tmpdir(), 'agentline-heavy-')), 'body.json');
     writeFileSync(bodyFile, heavy);
@@ -117,7 +117,10 @@ describe('1. a heavy body without a key', () => {
     expect(status).toBe('401');
     expect(Number(seconds) * 1000).toBeLessThan(200);
     expect(healthz.value.status).toBe(200);
-    expect(healthz.ms).toBeLessThan(50);
+    // Parsing the body before authentication would hold the event loop for it: JSON.parse alone
+    // takes about 200 ms of this body on the 2-vCPU VM. A quiet /healthz takes a few ms, but up to
+    // 51 ms was seen with a second test worker beside this one on Node.js 24.
+    expect(healthz.ms).toBeLessThan(100);
   });
 });
 
