@@ -3,16 +3,14 @@
 // process takes them.
 
 import { sql } from 'drizzle-orm';
-import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createDb, type Db } from '../src/db/engine/client.js';
-import { migrateDb } from '../src/db/engine/migrate.js';
+import type { Db } from '../src/db/engine/client.js';
 import { webhookEndpoints } from '../src/db/schema/sqlite.js';
 import { createWebhookEndpoint } from '../src/use-cases/webhook-endpoints.js';
 import { WebhookDispatcher, type DispatcherOptions } from '../src/webhooks/dispatcher.js';
 import { createTenant } from './support/harness.js';
-import { everyEventTo } from './support/webhook-delivery-testbed.js';
-import { freshDatabaseUrl, queryTestDb } from './support/test-database.js';
+import { createTestDb, queryTestDb } from './support/test-database.js';
+import { everyEventTo, inProcessDispatcher } from './support/webhook-delivery-testbed.js';
 
 const ENDPOINTS = 3;
 const SHARE = 2;
@@ -22,8 +20,7 @@ let db: Db;
 let options: DispatcherOptions;
 
 beforeAll(async () => {
-  db = createDb(await freshDatabaseUrl());
-  await migrateDb(db);
+  db = await createTestDb();
   const { organizationId } = await createTenant(db, 'Acme');
   for (let i = 0; i < ENDPOINTS; i += 1) {
     // Nothing is ever delivered: the organization has no events.
@@ -34,14 +31,7 @@ beforeAll(async () => {
       targets,
     );
   }
-  options = {
-    db,
-    logger: pino({ level: 'silent' }),
-    leaseMs: 3_000,
-    retrySchedule: [1_000],
-    targets,
-    maxEndpoints: SHARE,
-  };
+  options = { ...inProcessDispatcher(db, targets), maxEndpoints: SHARE };
 });
 afterAll(() => db.close());
 

@@ -3,10 +3,7 @@
 // batch the feed offers while one waits is refused, and the endpoint subscribes again from the
 // last event it took in, so the burst is still delivered whole, each event once.
 
-import pino from 'pino';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { createDb } from '../src/db/engine/client.js';
-import { migrateDb } from '../src/db/engine/migrate.js';
 import type { FeedEvent } from '../src/db/repositories/events.js';
 import { DEFAULT_BATCH_SIZE, EventFeed } from '../src/serving/event-feed.js';
 import type { FeedSink } from '../src/serving/feed-subscription.js';
@@ -14,8 +11,8 @@ import { createWebhookEndpoint } from '../src/use-cases/webhook-endpoints.js';
 import { WebhookDispatcher } from '../src/webhooks/dispatcher.js';
 import { MAX_IN_FLIGHT } from '../src/webhooks/endpoint-worker.js';
 import { createTenant } from './support/harness.js';
-import { everyEventTo } from './support/webhook-delivery-testbed.js';
-import { freshDatabaseUrl, insertTestEvents } from './support/test-database.js';
+import { createTestDb, insertTestEvents } from './support/test-database.js';
+import { everyEventTo, inProcessDispatcher } from './support/webhook-delivery-testbed.js';
 import { startWebhookReceiver } from './support/webhook-receiver.js';
 
 /** Written in three inserts, back to back: more than a batch beyond what the receiver takes. */
@@ -28,8 +25,7 @@ describe("an endpoint's waiting events", () => {
   it('are at most one feed batch beside its attempts in flight; every event still arrives once', async () => {
     // 8 attempts at 10 ms each: a few hundred events a second, well behind the burst.
     const receiver = await startWebhookReceiver(() => ({ status: 204, delayMs: 10 }));
-    const db = createDb(await freshDatabaseUrl());
-    await migrateDb(db);
+    const db = await createTestDb();
     const { organizationId } = await createTenant(db, 'Acme');
     await createWebhookEndpoint(db, organizationId, everyEventTo(receiver.url), targets);
 
@@ -63,13 +59,7 @@ describe("an endpoint's waiting events", () => {
       });
     });
 
-    const dispatcher = new WebhookDispatcher({
-      db,
-      logger: pino({ level: 'silent' }),
-      leaseMs: 3_000,
-      retrySchedule: [1_000],
-      targets,
-    });
+    const dispatcher = new WebhookDispatcher(inProcessDispatcher(db, targets));
     const event = (i: number) => ({
       organizationId,
       timestamp: new Date(Date.UTC(2026, 10, 1) + i).toISOString(),

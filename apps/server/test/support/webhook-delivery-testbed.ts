@@ -4,10 +4,13 @@
 // server shares one (useDeliveringServer); each test then has organizations of its own.
 
 import { sql, type SQL } from 'drizzle-orm';
+import pino from 'pino';
 import { afterAll, afterEach, beforeAll, beforeEach, expect } from 'vitest';
-import { createDb } from '../../src/db/engine/client.js';
+import { createDb, type Db } from '../../src/db/engine/client.js';
 import { migrateDb } from '../../src/db/engine/migrate.js';
 import type { WebhookEndpointInput } from '../../src/use-cases/webhook-endpoints.js';
+import type { DispatcherOptions } from '../../src/webhooks/dispatcher.js';
+import type { TargetAddressSettings } from '../../src/webhooks/target-address.js';
 import { specValidator } from './contract.js';
 import { createTenant, type Schemas, type Tenant } from './harness.js';
 import { experimentBody, loadRoutingFixture, type RoutingFixture } from './routing-fixture.js';
@@ -23,6 +26,15 @@ export const everyEventTo = (url: string): WebhookEndpointInput => ({
   search_fields: [],
   search_field_values: [],
   message_types: ['event'],
+});
+
+/** A dispatcher run in the test's own process on `db`: silent, a 3 s lease, retries after 1 s. */
+export const inProcessDispatcher = (db: Db, targets: TargetAddressSettings): DispatcherOptions => ({
+  db,
+  logger: pino({ level: 'silent' }),
+  leaseMs: 3_000,
+  retrySchedule: [1_000],
+  targets,
 });
 
 export interface DeliveryTestbed {
