@@ -31,7 +31,7 @@ pnpm --filter console build >/dev/null
 cp -r apps/console/dist "$staging/server/console"
 mkdir -p "$(dirname "$target")"
 mv "$staging/server" "$target"
-for required in dist/main.js dist/cli/main.js dist/event-read-worker.js dist/delivery-thread-entry.js drizzle/sqlite console/index.html; do
+for required in dist/main.js dist/cli/main.js drizzle/sqlite console/index.html; do
   [ -e "$target/$required" ] || { echo "deploy-build: $target/$required is missing" >&2; exit 1; }
 done
 echo "Deployable server in $target: node $target/dist/main.js" >&2

@@ -15,25 +15,26 @@
 // serving/module-thread.ts looks for them; migrations and the console are found from the
 // package's folder (package-root.ts).
 
+import { basename } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 
-/** The bundle's files (without `.js`) by the module under src each starts from. */
-const ENTRIES = {
-  main: 'main',
-  'cli/main': 'cli/main',
-  'event-read-worker': 'serving/event-read-worker',
-  'delivery-thread-entry': 'webhooks/delivery-thread-entry',
-};
+/** Processes' entries, at their path under src. */
+const PROCESS_ENTRIES = ['main', 'cli/main'];
+/**
+ * Threads' entries, under their module's own name: a starter names its thread by a file beside
+ * itself (`./event-read-worker`, serving/module-thread.ts), which in a bundle is beside the bundle.
+ */
+const THREAD_ENTRIES = ['serving/event-read-worker', 'webhooks/delivery-thread-entry'];
+
+const source = (module: string) => fileURLToPath(new URL(`src/${module}.ts`, import.meta.url));
 
 export async function bundleServer(outdir: string): Promise<void> {
   await build({
-    entryPoints: Object.fromEntries(
-      Object.entries(ENTRIES).map(([file, module]) => [
-        file,
-        fileURLToPath(new URL(`src/${module}.ts`, import.meta.url)),
-      ]),
-    ),
+    entryPoints: Object.fromEntries([
+      ...PROCESS_ENTRIES.map((module) => [module, source(module)]),
+      ...THREAD_ENTRIES.map((module) => [basename(module), source(module)]),
+    ]),
     outdir,
     bundle: true,
     format: 'esm',
