@@ -23,21 +23,34 @@ function isRunning(pid: number): boolean {
   }
 }
 
+/**
+ * Databases dropped at once, each on a connection of its own. A drop waits mostly on the disk
+ * (0.44 s each one after another here, 0.19 s each six at once) and a run leaves over a hundred.
+ */
+const DROPS_AT_ONCE = 4;
+
 /** Drops the test databases for which `shouldDrop(run id)` holds. */
 async function dropTestDatabases(
   adminUrl: string,
   shouldDrop: (runId: string) => boolean,
 ): Promise<void> {
-  await withAdmin(adminUrl, async (admin) => {
-    const { rows } = await admin.query<{ datname: string }>(
-      `SELECT datname FROM pg_database WHERE datname LIKE $1`,
-      [`${TEST_DATABASE_PREFIX}%`],
-    );
-    for (const { datname } of rows) {
-      const runId = datname.slice(TEST_DATABASE_PREFIX.length).split('_')[0]!;
-      if (shouldDrop(runId)) await dropDatabase(admin, datname);
-    }
-  });
+  const { rows } = await withAdmin(adminUrl, (admin) =>
+    admin.query<{ datname: string }>(`SELECT datname FROM pg_database WHERE datname LIKE $1`, [
+      `${TEST_DATABASE_PREFIX}%`,
+    ]),
+  );
+  const names = rows
+    .map(({ datname }) => datname)
+    .filter((name) => shouldDrop(name.slice(TEST_DATABASE_PREFIX.length).split('_')[0]!));
+  await Promise.all(
+    Array.from({ length: Math.min(DROPS_AT_ONCE, names.length) }, (_, lane) =>
+      withAdmin(adminUrl, async (admin) => {
+        for (let i = lane; i < names.length; i += DROPS_AT_ONCE) {
+          await dropDatabase(admin, names[i]!);
+        }
+      }),
+    ),
+  );
 }
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
