@@ -4,6 +4,8 @@
 
 import { createWriteStream } from 'node:fs';
 import type { Db } from '../../apps/server/src/db/engine/client.js';
+import { ensureServerBuild } from '../../apps/server/test/support/server-build.js';
+import { entryArgs } from '../../apps/server/test/support/server-process.js';
 import {
   insertEventBatch,
   type EventToImport,
@@ -60,9 +62,13 @@ export async function writeImportFile(file: string, lines: number): Promise<void
   await new Promise((resolve) => out.end(resolve));
 }
 
-/** Node's arguments for `agentline events import <file> --org <organization>`, run in apps/server. */
-export function importArguments(file: string, organization: string): string[] {
-  return ['--import', 'tsx', 'src/cli/main.ts', 'events', 'import', file, '--org', organization];
+/**
+ * Node's arguments for `agentline events import <file> --org <organization>`, run in apps/server:
+ * the CLI of the server's bundle, as production runs it (test/support/server-build.ts).
+ */
+export async function importArguments(file: string, organization: string): Promise<string[]> {
+  await ensureServerBuild();
+  return [...entryArgs('cli/main'), 'events', 'import', file, '--org', organization];
 }
 
 /** Events per batch insert while building. */

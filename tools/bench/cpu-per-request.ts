@@ -14,7 +14,8 @@
 // process) to CPU 0, a fixed number of requests, the server's user + system time (all its threads)
 // read from /proc before and after. The minimum over the rounds is the figure (a slow round is the
 // machine, never a faster server). Every `--checkout` (default: this one; another, for a before
-// and after, is a `git worktree` with its dependencies installed) runs its own server on one demo
+// and after, is a `git worktree` with its dependencies installed) runs its own server, from its
+// own bundle (or under tsx, for a checkout older than apps/server/bundle.ts), on one demo
 // database (`agentline demo`: 100,000 events), beside bare Hono answering the default events
 // page's bytes, all in turn within each round.
 

@@ -269,7 +269,7 @@ async function importMidway(
 ): Promise<string> {
   await sleep(afterMs);
   const started = performance.now();
-  const child = spawn(process.execPath, importArguments(file, tenant.name), {
+  const child = spawn(process.execPath, await importArguments(file, tenant.name), {
     cwd: SERVER_DIR,
     env: { ...process.env, DATABASE_URL: database.url },
     stdio: ['ignore', 'pipe', 'pipe'],

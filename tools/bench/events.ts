@@ -68,7 +68,7 @@ async function timedImport(databaseUrl: string): Promise<string> {
   const file = await importFile(importLines);
   const result = spawnSync(
     '/usr/bin/time',
-    ['-v', process.execPath, ...importArguments(file, 'Bench A')],
+    ['-v', process.execPath, ...(await importArguments(file, 'Bench A'))],
     { cwd: SERVER_DIR, env: { ...process.env, DATABASE_URL: databaseUrl }, encoding: 'utf8' },
   );
   const peakKiB = Number(/Maximum resident set size \(kbytes\): (\d+)/.exec(result.stderr)?.[1]);
@@ -263,7 +263,7 @@ async function measureStalls(database: BenchDatabase, fullKey: string): Promise<
     ]);
     await database.settle();
     const file = await importFile(importLines);
-    const importer = spawn(process.execPath, importArguments(file, 'Bench A'), {
+    const importer = spawn(process.execPath, await importArguments(file, 'Bench A'), {
       cwd: SERVER_DIR,
       env: { ...process.env, DATABASE_URL: database.url },
       stdio: 'ignore',

@@ -7,7 +7,7 @@ import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { SERVER_BUILD_VARIABLE } from './server-build.js';
+import { ensureServerBuild, serverBuildOf } from './server-build.js';
 
 const SERVER_DIR = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -34,12 +34,11 @@ export function nodeCommand(args: string[], cpu?: number): [string, string[]] {
 
 /**
  * Node's arguments to run one of the server's entry modules (`main`, `cli/main`) of `serverDir`:
- * in a test run, the run's bundle of this checkout (test/support/server-build.ts), which starts
- * on a third of the CPU; otherwise, and for another checkout, the sources under tsx as
- * `pnpm start` runs them.
+ * its bundle (test/support/server-build.ts: the test run's, or one ensureServerBuild made), as
+ * production runs it; without one, the sources under tsx as `pnpm start` runs them.
  */
 export function entryArgs(entry: 'main' | 'cli/main', serverDir = SERVER_DIR): string[] {
-  const build = serverDir === SERVER_DIR ? process.env[SERVER_BUILD_VARIABLE] : undefined;
+  const build = serverBuildOf(serverDir);
   return build ? [join(build, `${entry}.js`)] : ['--import', 'tsx', `src/${entry}.ts`];
 }
 
@@ -56,6 +55,7 @@ export async function startServerProcess(
   env: Record<string, string>,
   { keepOutput = true, serverDir = SERVER_DIR, cpu }: ServerProcessOptions = {},
 ): Promise<ServerProcess> {
+  await ensureServerBuild(serverDir);
   const [command, args] = nodeCommand(entryArgs('main', serverDir), cpu);
   const child = spawn(command, args, {
     cwd: serverDir,
