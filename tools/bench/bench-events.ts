@@ -4,7 +4,7 @@
 
 import { createWriteStream } from 'node:fs';
 import type { Db } from '../../apps/server/src/db/engine/client.js';
-import { ensureServerBuild } from '../../apps/server/test/support/server-build.js';
+import { serverBuild } from '../../apps/server/test/support/server-build.js';
 import { entryArgs } from '../../apps/server/test/support/server-process.js';
 import {
   insertEventBatch,
@@ -67,8 +67,14 @@ export async function writeImportFile(file: string, lines: number): Promise<void
  * the CLI of the server's bundle, as production runs it (test/support/server-build.ts).
  */
 export async function importArguments(file: string, organization: string): Promise<string[]> {
-  await ensureServerBuild();
-  return [...entryArgs('cli/main'), 'events', 'import', file, '--org', organization];
+  return [
+    ...entryArgs('cli/main', await serverBuild()),
+    'events',
+    'import',
+    file,
+    '--org',
+    organization,
+  ];
 }
 
 /** Events per batch insert while building. */

@@ -15,9 +15,8 @@ const SERVER_DIR = resolve(fileURLToPath(new URL('../..', import.meta.url)));
 /** Where a test run's workers find the run's build of this checkout. */
 const SERVER_BUILD_VARIABLE = 'AGENTLINE_SERVER_BUILD';
 
-/** Builds made by this process outside a test run, by server directory; null: none to make. */
+/** Builds this process made outside a test run, by server directory; null: none to make. */
 const builds = new Map<string, Promise<string | null>>();
-const finished = new Map<string, string | null>();
 
 /**
  * A new bundle of the server at `serverDir` (this checkout's or another's) by that checkout's own
@@ -39,30 +38,26 @@ export default async function setup(): Promise<() => void> {
   return () => rmSync(outdir, { recursive: true, force: true });
 }
 
+/** This checkout's build made by the test run's global set-up, in a test run. */
+export function testRunBuild(): string | undefined {
+  return process.env[SERVER_BUILD_VARIABLE];
+}
+
 /**
- * Makes sure the server at `serverDir` has its build, once per process: the test run's for this
- * checkout, else one made now and removed when this process exits.
+ * The build of the server at `serverDir`: the test run's for this checkout, else one made on the
+ * first call and removed when this process exits; null for a checkout without bundle.ts.
  */
-export async function ensureServerBuild(serverDir = SERVER_DIR): Promise<void> {
+export function serverBuild(serverDir = SERVER_DIR): Promise<string | null> {
   const dir = resolve(serverDir);
-  if (dir === SERVER_DIR && process.env[SERVER_BUILD_VARIABLE]) return;
+  const testRun = testRunBuild();
+  if (dir === SERVER_DIR && testRun) return Promise.resolve(testRun);
   let build = builds.get(dir);
   if (!build) {
     build = bundleOf(dir).then((outdir) => {
-      finished.set(dir, outdir);
       if (outdir) process.once('exit', () => rmSync(outdir, { recursive: true, force: true }));
       return outdir;
     });
     builds.set(dir, build);
   }
-  await build;
-}
-
-/** The build of the server at `serverDir` (see ensureServerBuild), if it has one. */
-export function serverBuildOf(serverDir: string): string | undefined {
-  const dir = resolve(serverDir);
-  if (dir === SERVER_DIR && process.env[SERVER_BUILD_VARIABLE]) {
-    return process.env[SERVER_BUILD_VARIABLE];
-  }
-  return finished.get(dir) ?? undefined;
+  return build;
 }

@@ -7,7 +7,7 @@ import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ensureServerBuild, serverBuildOf } from './server-build.js';
+import { serverBuild, testRunBuild } from './server-build.js';
 
 const SERVER_DIR = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -33,12 +33,14 @@ export function nodeCommand(args: string[], cpu?: number): [string, string[]] {
 }
 
 /**
- * Node's arguments to run one of the server's entry modules (`main`, `cli/main`) of `serverDir`:
- * its bundle (test/support/server-build.ts: the test run's, or one ensureServerBuild made), as
- * production runs it; without one, the sources under tsx as `pnpm start` runs them.
+ * Node's arguments to run one of the server's entry modules (`main`, `cli/main`) from `build`
+ * (test/support/server-build.ts; by default the test run's), as production runs it; without one,
+ * the sources under tsx as `pnpm start` runs them. Run in the server's folder.
  */
-export function entryArgs(entry: 'main' | 'cli/main', serverDir = SERVER_DIR): string[] {
-  const build = serverBuildOf(serverDir);
+export function entryArgs(
+  entry: 'main' | 'cli/main',
+  build: string | null | undefined = testRunBuild(),
+): string[] {
   return build ? [join(build, `${entry}.js`)] : ['--import', 'tsx', `src/${entry}.ts`];
 }
 
@@ -55,8 +57,7 @@ export async function startServerProcess(
   env: Record<string, string>,
   { keepOutput = true, serverDir = SERVER_DIR, cpu }: ServerProcessOptions = {},
 ): Promise<ServerProcess> {
-  await ensureServerBuild(serverDir);
-  const [command, args] = nodeCommand(entryArgs('main', serverDir), cpu);
+  const [command, args] = nodeCommand(entryArgs('main', await serverBuild(serverDir)), cpu);
   const child = spawn(command, args, {
     cwd: serverDir,
     // Tests and benchmarks drive many requests through one key, standing for many clients: the
