@@ -268,8 +268,10 @@ async function importMidway(
   untilMs: number,
 ): Promise<string> {
   await sleep(afterMs);
+  // Before the clock starts: the first call may build the server's bundle.
+  const args = await importArguments(file, tenant.name);
   const started = performance.now();
-  const child = spawn(process.execPath, await importArguments(file, tenant.name), {
+  const child = spawn(process.execPath, args, {
     cwd: SERVER_DIR,
     env: { ...process.env, DATABASE_URL: database.url },
     stdio: ['ignore', 'pipe', 'pipe'],
