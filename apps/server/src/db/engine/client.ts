@@ -178,11 +178,20 @@ export function prepareServerConnection(db: Db): void {
  */
 export const SQLITE_BUSY_TIMEOUT_MS = 5000;
 
+/**
+ * The write-ahead log's size on disk once SQLite starts it again from its first byte. It holds a
+ * few MB while the server serves, but an import outruns the checkpoints and leaves it hundreds of
+ * MB long (771 MB after 100,000 events beside a live server); SQLite reuses such a file without
+ * shrinking it, so without this limit the disk stays taken until the last connection closes.
+ */
+export const WAL_SIZE_LIMIT_BYTES = 64 * 1024 * 1024;
+
 /** A SQLite database file (created if missing) or `:memory:`. */
 export function openSqlite(databaseUrl: string, options: DbOptions = {}): SqliteDb {
   if (databaseUrl !== ':memory:') mkdirSync(dirname(resolve(databaseUrl)), { recursive: true });
   const sqlite = new Database(databaseUrl);
   sqlite.pragma('journal_mode = WAL');
+  sqlite.pragma(`journal_size_limit = ${WAL_SIZE_LIMIT_BYTES}`);
   sqlite.pragma('foreign_keys = ON');
   sqlite.pragma(`busy_timeout = ${SQLITE_BUSY_TIMEOUT_MS}`);
   // Safe with WAL: a power cut can lose the last commits but never corrupts the file.

@@ -159,9 +159,9 @@ export function prepareImportConnection(db: Db): void {
 }
 
 /**
- * After an import: copies the log back and empties its file, which would otherwise keep up to
- * 200 MB of disk while the server holds the database open. Skipped, harmlessly, while a reader
- * still needs the log.
+ * After an import: copies the log back and empties its file. Skipped while a reader still needs
+ * the log (a live server's); then the server's next checkpoint cuts the file to
+ * WAL_SIZE_LIMIT_BYTES (engine/client.ts).
  */
 export function finishImportConnection(db: Db): void {
   if (db.kind === 'sqlite') db.sqlite.pragma('wal_checkpoint(TRUNCATE)');
