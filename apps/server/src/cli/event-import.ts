@@ -19,12 +19,13 @@ import { locateJsonSyntaxError } from './json-syntax.js';
 
 /**
  * Events per transaction. Each batch holds SQLite's write lock, which the servers writing at the
- * same time wait out (db/engine/sqlite-write-lock.ts): 500 hold it for about 25 milliseconds,
- * 2,000 for about 100 and 20,000 for about half a second, and a routed session may wait out one.
- * A bulk load with no server writing is faster in larger batches (`--batch-size 20000`).
- * docs/benchmarks.md ("Figures behind the code") has the measurements.
+ * same time wait out (db/engine/sqlite-write-lock.ts): about 50 µs an event alone (500 hold it
+ * for about 25 milliseconds, 20,000 for about half a second), longer beside a busy server, and a
+ * routed session may wait out one. A bulk load with no server writing is faster in larger
+ * batches (`--batch-size 20000`). docs/benchmarks.md ("Figures behind the code") has the
+ * measurements.
  */
-export const DEFAULT_EVENT_BATCH_SIZE = 500;
+export const DEFAULT_EVENT_BATCH_SIZE = 100;
 
 export interface EventEntry {
   lineNumber: number;

@@ -146,25 +146,25 @@ async function insertEventsOnPostgres(
 
 /**
  * Sets up a connection that is about to import (the CLI's own, not the server's): on SQLite the
- * write-ahead log is copied back into the database every 200 MB instead of every 4 MB (each batch
- * rewrites the same index pages, and copying them back after every batch was a large share of the
- * import's time), and the page cache is 16 MB instead of 64 (index pages come from the operating
- * system's file cache as fast, and the import's memory stays lower). docs/benchmarks.md
- * ("Figures behind the code") has the measurements.
+ * page cache is 16 MB instead of 64 (index pages come from the operating system's file cache as
+ * fast, and the import's memory stays lower). The write-ahead log is copied back every 4 MB, as
+ * SQLite's default: copying it back every 200 MB made an import alone a fifth faster, but beside
+ * a live server each of its reads then searched a log of hundreds of MB, and its routing waited
+ * seconds through the import. docs/benchmarks.md ("Figures behind the code") has the measurements.
  */
 export function prepareImportConnection(db: Db): void {
   if (db.kind !== 'sqlite') return;
-  db.sqlite.pragma('wal_autocheckpoint = 50000');
   db.sqlite.pragma('cache_size = -16384');
 }
 
 /**
- * After an import: copies the log back and empties its file. Skipped while a reader still needs
- * the log (a live server's); then the server's next checkpoint cuts the file to
- * WAL_SIZE_LIMIT_BYTES (engine/client.ts).
+ * After an import: copies into the database what is left of the log, as far as a live server's
+ * reads allow. A checkpoint that waited for those reads (FULL, TRUNCATE) would stop every write
+ * of the server meanwhile; the file is cut to WAL_SIZE_LIMIT_BYTES (engine/client.ts) when the log
+ * starts again, or removed when the last connection closes.
  */
 export function finishImportConnection(db: Db): void {
-  if (db.kind === 'sqlite') db.sqlite.pragma('wal_checkpoint(TRUNCATE)');
+  if (db.kind === 'sqlite') db.sqlite.pragma('wal_checkpoint(PASSIVE)');
 }
 
 /**
