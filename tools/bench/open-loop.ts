@@ -22,6 +22,11 @@ export class Latencies {
     return this.samples.length;
   }
 
+  /** The mean, or NaN without samples. */
+  mean(): number {
+    return this.samples.reduce((sum, sample) => sum + sample, 0) / this.samples.length;
+  }
+
   /** The `p`-th percentile (0 to 100), or NaN without samples. */
   percentile(p: number): number {
     if (this.samples.length === 0) return Number.NaN;
