@@ -20,7 +20,7 @@
 // page's bytes, all in turn within each round.
 
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -31,6 +31,7 @@ import { createClient, type AgentlineClient } from '../../packages/sdk/src/index
 import { benchTenant, routingRequest } from './bench-tenant.js';
 import { load } from './load.js';
 import { createBenchDatabase } from './bench-database.js';
+import { postmasterPid, processSeconds, processTreeSeconds } from './cpu-accounting.js';
 import { createDb, isPostgresUrl } from '../../apps/server/src/db/engine/client.js';
 
 const { values } = parseArgs({
@@ -63,31 +64,6 @@ if (taskset.status !== 0) {
     'taskset (util-linux) is needed to pin the servers and the load: apt-get install -y util-linux',
   );
 }
-const TICKS_PER_SECOND =
-  Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout) || 100;
-
-/** User + system CPU time of a process and all its threads, in clock ticks. */
-function cpuTicks(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return Number(fields[11]) + Number(fields[12]);
-}
-
-/** The CPU time of every PostgreSQL process on this machine (its backends do a request's SQL). */
-function postgresCpuTicks(): number {
-  let ticks = 0;
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      if (readFileSync(`/proc/${entry}/comm`, 'utf8').trim() === 'postgres') {
-        ticks += cpuTicks(Number(entry));
-      }
-    } catch {
-      // The process ended between the listing and the read: its time is gone either way.
-    }
-  }
-  return ticks;
-}
-
 function commitOf(directory: string): string {
   const head = spawnSync('git', ['-C', directory, 'rev-parse', '--short', 'HEAD'], {
     encoding: 'utf8',
@@ -114,7 +90,8 @@ const directory = mkdtempSync(join(tmpdir(), 'agentline-bench-cpu-'));
 const database = await createBenchDatabase(directory, values.database, 'cpu');
 const databaseUrl = database.url;
 /** The CPU time a request costs beyond the server's own: PostgreSQL's, when it is the database. */
-const databaseCpuTicks = isPostgresUrl(databaseUrl) ? postgresCpuTicks : () => 0;
+const postmaster = isPostgresUrl(databaseUrl) ? await postmasterPid(databaseUrl) : undefined;
+const databaseSeconds = () => (postmaster === undefined ? 0 : processTreeSeconds(postmaster));
 try {
   console.log('making the demo database (agentline demo)...');
   const demo = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'demo'], {
@@ -190,10 +167,10 @@ try {
         const request = run.keyed === undefined ? { headersOf } : routingRequest(key, run.keyed);
         const shape = { url: run.url, connections, seconds: 60, ...request };
         await load({ ...shape, maxRequests: Math.ceil(requests / 5) });
-        const ticks = () => cpuTicks(run.pid) + databaseCpuTicks();
-        const before = ticks();
+        const seconds = () => processSeconds(run.pid) + databaseSeconds();
+        const before = seconds();
         const result = await load({ ...shape, maxRequests: requests });
-        const microseconds = ((ticks() - before) / TICKS_PER_SECOND / result.requests) * 1e6;
+        const microseconds = ((seconds() - before) / result.requests) * 1e6;
         if (result.non2xx + result.errors > 0) {
           throw new Error(
             `${run.label}: ${result.non2xx} answers not 2xx and ${result.errors} errors`,

@@ -147,7 +147,12 @@ export interface DayPlan {
   /** Ends the streams. */
   streamSignal: AbortSignal;
   planned: { id: number; endAt: number };
+  /** The parts of the day that run; all of them when absent. */
+  parts?: ReadonlySet<DayPart>;
 }
+
+/** The customers of a day, each of which can run alone (to cost it). */
+export type DayPart = 'routing' | 'lists' | 'walks' | 'streams';
 
 /** The organization's sessions log: what the export walks and one of the streams follows. */
 const SESSIONS_LOG: EventListQuery & EventStreamQuery = {
@@ -173,51 +178,59 @@ export async function tenantDay(
   tallies: DayTallies,
 ): Promise<void> {
   const { signal, untilMs, rate } = plan;
+  const runs = (part: DayPart) => plan.parts?.has(part) ?? true;
   const router = roundRobin(tenant.routerKey, plan, tallies);
   const dashboard = roundRobin(tenant.dashboardKey, plan, tallies);
   const routingGaps = poissonGapsMs(ROUTING_PER_SECOND * rate);
-  const routing = openLoop({
-    untilMs,
-    firstGapMs: routingGaps(),
-    gapMs: routingGaps,
-    maxInFlight: ROUTING_IN_FLIGHT,
-    work: async (dueAt) => {
-      const userId = randomCaller();
-      const session = await tallies.routing.time(dueAt, signal, () =>
-        router().sessions.route(tenant.targetId, { user_id: userId }, { signal }),
+  const idle = { started: 0, dropped: 0 };
+  const routing = !runs('routing')
+    ? idle
+    : openLoop({
+        untilMs,
+        firstGapMs: routingGaps(),
+        gapMs: routingGaps,
+        maxInFlight: ROUTING_IN_FLIGHT,
+        work: async (dueAt) => {
+          const userId = randomCaller();
+          const session = await tallies.routing.time(dueAt, signal, () =>
+            router().sessions.route(tenant.targetId, { user_id: userId }, { signal }),
+          );
+          if (
+            session?.experiment_id === plan.planned.id &&
+            Date.parse(session.created_at) >= plan.planned.endAt
+          ) {
+            tallies.routedAfterEnd += 1;
+          }
+        },
+      });
+  const dashboards = !runs('lists')
+    ? idle
+    : onSchedule(plan, DASHBOARD_EVERY_MS, 4, (dueAt) =>
+        Promise.all(
+          Array.from({ length: DASHBOARD_BURST }, async () => {
+            const list = randomListQuery(tenant.organizationId);
+            await tallies.lists[list.resource].time(dueAt, signal, () =>
+              listWithSdk(dashboard(), list, signal),
+            );
+          }),
+        ),
       );
-      if (
-        session?.experiment_id === plan.planned.id &&
-        Date.parse(session.created_at) >= plan.planned.endAt
-      ) {
-        tallies.routedAfterEnd += 1;
-      }
-    },
-  });
-  const dashboards = onSchedule(plan, DASHBOARD_EVERY_MS, 4, (dueAt) =>
-    Promise.all(
-      Array.from({ length: DASHBOARD_BURST }, async () => {
-        const list = randomListQuery(tenant.organizationId);
-        await tallies.lists[list.resource].time(dueAt, signal, () =>
-          listWithSdk(dashboard(), list, signal),
-        );
-      }),
-    ),
-  );
-  const walks = onSchedule(plan, WALK_EVERY_MS, 1, (dueAt) =>
-    tallies.walks.time(dueAt, signal, async () => {
-      const pages = { ...SESSIONS_LOG, limit: 1000 };
-      for await (const _event of dashboard().events.iterate(pages, { signal })) {
-        tallies.walkedEvents += 1;
-      }
-    }),
-  );
+  const walks = !runs('walks')
+    ? idle
+    : onSchedule(plan, WALK_EVERY_MS, 1, (dueAt) =>
+        tallies.walks.time(dueAt, signal, async () => {
+          const pages = { ...SESSIONS_LOG, limit: 1000 };
+          for await (const _event of dashboard().events.iterate(pages, { signal })) {
+            tallies.walkedEvents += 1;
+          }
+        }),
+      );
   const [routed, bursts] = await Promise.all([
     routing,
     dashboards,
     walks,
-    follow(tenant, plan, tallies, 0, SESSIONS_LOG),
-    follow(tenant, plan, tallies, 1, {}),
+    runs('streams') && follow(tenant, plan, tallies, 0, SESSIONS_LOG),
+    runs('streams') && follow(tenant, plan, tallies, 1, {}),
   ]);
   tallies.droppedSessions += routed.dropped;
   tallies.droppedBursts += bursts.dropped;

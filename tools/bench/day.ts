@@ -1,9 +1,10 @@
 // A working day on two server processes sharing one database:
-// `pnpm bench:day [--database postgres://...] [--minutes 10] [--rate 1] [--closed-seconds 15]
-// [--server-env KEY=VALUE]...`.
+// `pnpm bench:day [--database postgres://... [--read-database postgres://...]] [--minutes 10]
+// [--rate 1] [--closed-seconds 15] [--server-env KEY=VALUE]...`.
 //
 // Makes 20 organizations (day-tenants.ts), starts two server processes on the same SQLite file (or
-// a new PostgreSQL database) with the server's own defaults (plus --server-env), and drives an
+// a new PostgreSQL database, read through its streaming replica at --read-database's server as
+// DATABASE_READ_URL) with the server's own defaults (plus --server-env), and drives an
 // open load (open-loop.ts, day-traffic.ts) for --minutes: per organization a router routing 10
 // sessions a second (up to 32 in flight), a dashboard loading 16 varied lists at once every 5 s
 // (day-queries.ts), an iterate() walk a minute and two live streams, times --rate; each client
@@ -11,9 +12,11 @@
 // one experiment ends by its end_at. Then runs the varied lists alone, closed loop, beside a bare
 // Hono app answering the same bytes. Prints per-shape latency and throughput, refusals and
 // errors, stream delivery, each process's RSS, how busy its own event loop was, the database's
-// size, and last one line:
-// `day: refusals N, errors N, routing p99 X ms, list p99 Y ms, stream p99 Z ms, varied/bare R`.
-// Bounded: every loop stops at the end of --minutes, then the closed loop runs 2 x --closed-seconds.
+// size, the core-seconds each class of process spent (cpu-accounting.ts), then each part alone
+// for 10 s to cost it per operation, and last one line: `day: refusals N, errors N, routing p99
+// X ms, list p99 Y ms, stream p99 Z ms, varied/bare R, server+db core-s per minute C`.
+// Bounded: every loop stops at the end of --minutes; the three cost phases take 10 s each, then
+// the closed loop runs 2 x --closed-seconds.
 
 import { spawn } from 'node:child_process';
 import { setMaxListeners } from 'node:events';
@@ -26,6 +29,7 @@ import { parseArgs } from 'node:util';
 import { loadConfig } from '../../apps/server/src/config.js';
 import { createDb, isPostgresUrl } from '../../apps/server/src/db/engine/client.js';
 import { migrateDb } from '../../apps/server/src/db/engine/migrate.js';
+import { postgresUrlOf } from '../../apps/server/test/support/test-database.js';
 import {
   startServerProcess,
   type ServerProcess,
@@ -33,16 +37,25 @@ import {
 import { createClient } from '../../packages/sdk/src/index.js';
 import { startBareBodiesServer, type BareServer } from './bare-server.js';
 import { createBenchDatabase } from './bench-database.js';
+import { endedChildrenSeconds } from './cpu-accounting.js';
+import { costPhases, cpuReport, dayCpuAccount } from './day-cpu.js';
 import { importArguments, writeImportFile } from './bench-events.js';
 import { createDayTenants, startDayExperiments, type DayTenant } from './day-tenants.js';
 import { listPath, randomListQuery } from './day-queries.js';
-import { newTallies, tenantDay, type DayTallies, type ShapeTally } from './day-traffic.js';
+import {
+  newTallies,
+  tenantDay,
+  type DayPlan,
+  type DayTallies,
+  type ShapeTally,
+} from './day-traffic.js';
 import { load, type LoadResult } from './load.js';
 import { Latencies } from './open-loop.js';
 
 const { values } = parseArgs({
   options: {
     database: { type: 'string' },
+    'read-database': { type: 'string' },
     minutes: { type: 'string', default: '10' },
     rate: { type: 'string', default: '1' },
     'closed-seconds': { type: 'string', default: '15' },
@@ -51,6 +64,9 @@ const { values } = parseArgs({
 });
 if (values.database !== undefined && !isPostgresUrl(values.database)) {
   throw new Error('--database takes a postgres:// URL; without it the bench uses SQLite');
+}
+if (values['read-database'] !== undefined && values.database === undefined) {
+  throw new Error('--read-database names a replica of --database, which it needs');
 }
 const minutes = Number(values.minutes);
 const rate = Number(values.rate);
@@ -106,17 +122,29 @@ try {
   await db.close();
   const importFile = join(directory, 'import.ndjson');
   await writeImportFile(importFile, IMPORTED_EVENTS);
+  const readUrl =
+    values['read-database'] === undefined
+      ? undefined
+      : postgresUrlOf(values['read-database'], new URL(database.url).pathname.slice(1));
   for (let i = 0; i < 2; i += 1) {
     servers.push(
-      await startServerProcess({ DATABASE_URL: database.url, ...serverEnv }, { keepOutput: false }),
+      await startServerProcess(
+        {
+          DATABASE_URL: database.url,
+          ...(readUrl && { DATABASE_READ_URL: readUrl }),
+          ...serverEnv,
+        },
+        { keepOutput: false },
+      ),
     );
   }
+  const cpu = await dayCpuAccount(servers, database.url, readUrl);
   const daySeconds = minutes * 60;
   // A few minutes in, and always inside the day.
   const plannedEndAt = Date.now() + 5_000 + Math.min(180, daySeconds * 0.6) * 1000;
   const planned = await startDayExperiments(tenants, servers[0]!.baseUrl, new Date(plannedEndAt));
   console.log(
-    `day on ${kind}: ${ORGANIZATIONS} organizations, ${EVENTS_PER_ORGANIZATION} events each, 2 server processes, ${minutes} min at rate x${rate}; setup ${((performance.now() - setupStarted) / 1000).toFixed(0)} s`,
+    `day on ${kind}${readUrl ? ' with its read replica' : ''}: ${ORGANIZATIONS} organizations, ${EVENTS_PER_ORGANIZATION} events each, 2 server processes, ${minutes} min at rate x${rate}; setup ${((performance.now() - setupStarted) / 1000).toFixed(0)} s`,
   );
   console.log(
     `server env: ${Object.entries(serverEnv)
@@ -125,6 +153,7 @@ try {
   );
   const loadAtStart = load1();
 
+  cpu.take();
   const dayStart = performance.now();
   const tallies = newTallies(dayStart);
   const untilMs = dayStart + daySeconds * 1000;
@@ -134,7 +163,7 @@ try {
   // SDK keeps a call's signal off its Request, so calls in flight add no listener to it. Each of
   // the day's streams (two per organization) does listen to stopStreams'.
   setMaxListeners(0, stopStreams.signal);
-  const plan = {
+  const plan: DayPlan = {
     baseUrls: servers.map((s) => s.baseUrl),
     rate,
     untilMs,
@@ -163,6 +192,7 @@ try {
   clearTimeout(cut);
   clearInterval(rssTimer);
   tallies.wire.over = true;
+  const dayCpu = cpu.take();
 
   generatorDelay.disable();
   report(tallies, daySeconds);
@@ -170,7 +200,7 @@ try {
     `load generator: event loop busy ${(performance.eventLoopUtilization(generatorBusy).utilization * 100).toFixed(0)} % of the day, its delay p50 ${ms(generatorDelay.percentile(50) / 1e6)} ms, p99 ${ms(generatorDelay.percentile(99) / 1e6)} ms, max ${ms(generatorDelay.max / 1e6)} ms`,
   );
   console.log(
-    importReport + `; streams received ${tallies.streamedOthers} events not from routing`,
+    importReport.line + `; streams received ${tallies.streamedOthers} events not from routing`,
   );
   console.log(endReport + `; sessions routed into it after end_at: ${tallies.routedAfterEnd}`);
   servers.forEach((_, i) =>
@@ -185,6 +215,9 @@ try {
     `load average (1 min): ${loadAtStart} at the start, ${load1()} at the end of the day`,
   );
 
+  const serverAndDbPerMinute = cpuReport(dayCpu, importReport.cpuSeconds, minutes, tallies);
+  await database.settle();
+  await costPhases(tenants, plan, cpu);
   await database.settle();
   const closed = await closedLoop(tenants);
   const size = await database.sizeBytes();
@@ -196,7 +229,8 @@ try {
   console.log(
     `day: refusals ${tallies.wire.count((status) => status === 429)}, errors ${errors}, ` +
       `routing p99 ${ms(tallies.routing.latencies.percentile(99))} ms, list p99 ${ms(listLatencies.percentile(99))} ms, ` +
-      `stream p99 ${ms(tallies.delivery.percentile(99))} ms, varied/bare ${closed.toFixed(2)}`,
+      `stream p99 ${ms(tallies.delivery.percentile(99))} ms, varied/bare ${closed.toFixed(2)}, ` +
+      `server+db core-s per minute ${serverAndDbPerMinute.toFixed(1)}`,
   );
 } finally {
   for (const bare of bares) bare.stop();
@@ -266,11 +300,12 @@ async function importMidway(
   file: string,
   afterMs: number,
   untilMs: number,
-): Promise<string> {
+): Promise<{ line: string; cpuSeconds: number }> {
   await sleep(afterMs);
   // Before the clock starts: the first call may build the server's bundle.
   const args = await importArguments(file, tenant.name);
   const started = performance.now();
+  const cpuBefore = endedChildrenSeconds();
   const child = spawn(process.execPath, args, {
     cwd: SERVER_DIR,
     env: { ...process.env, DATABASE_URL: database.url },
@@ -283,7 +318,9 @@ async function importMidway(
   const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
   clearTimeout(cutOff);
   const seconds = ((performance.now() - started) / 1000).toFixed(1);
-  return `import of ${IMPORTED_EVENTS} events into ${tenant.name} at ${(afterMs / 1000).toFixed(0)} s: exit ${code} after ${seconds} s (${output.trim().split('\n').at(-1)})`;
+  const cpuSeconds = endedChildrenSeconds() - cpuBefore;
+  const line = `import of ${IMPORTED_EVENTS} events into ${tenant.name} at ${(afterMs / 1000).toFixed(0)} s: exit ${code} after ${seconds} s (${output.trim().split('\n').at(-1)}), ${cpuSeconds.toFixed(1)} core-s`;
+  return { line, cpuSeconds };
 }
 
 /**

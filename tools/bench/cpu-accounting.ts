@@ -1,0 +1,124 @@
+// Core-seconds spent by the processes of a benchmark, read from /proc: a server process with its
+// threads, a PostgreSQL cluster (its postmaster and every backend it started, ended ones
+// included), a child process that has ended, and the benchmark's own process. Unlike request
+// rates, these do not depend on how busy the load generator was.
+
+import { spawnSync } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import { withAdmin } from '../../apps/server/test/support/test-database.js';
+
+const TICKS_PER_SECOND =
+  Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout) || 100;
+
+interface ProcStat {
+  ppid: number;
+  /** User + system time of the process and all its threads. */
+  ownTicks: number;
+  /** User + system time of its children that have ended and been waited for. */
+  endedChildrenTicks: number;
+}
+
+function procStat(pid: number | 'self'): ProcStat | undefined {
+  let text: string;
+  try {
+    text = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  } catch {
+    return undefined; // ended between the listing and the read
+  }
+  // The fields after the command name, which may itself hold spaces and parentheses.
+  const fields = text.slice(text.lastIndexOf(') ') + 2).split(' ');
+  return {
+    ppid: Number(fields[1]),
+    ownTicks: Number(fields[11]) + Number(fields[12]),
+    endedChildrenTicks: Number(fields[13]) + Number(fields[14]),
+  };
+}
+
+/** CPU seconds of a process and its threads (children not included). */
+export function processSeconds(pid: number): number {
+  return (procStat(pid)?.ownTicks ?? 0) / TICKS_PER_SECOND;
+}
+
+/**
+ * CPU seconds of a process and of all its descendants, the living and those it has waited for:
+ * a PostgreSQL postmaster's backends, say, whose time moves into the postmaster's account as
+ * each connection closes.
+ */
+export function processTreeSeconds(root: number): number {
+  const childrenOf = new Map<number, number[]>();
+  const stats = new Map<number, ProcStat>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    const stat = procStat(Number(entry));
+    if (!stat) continue;
+    stats.set(Number(entry), stat);
+    childrenOf.set(stat.ppid, [...(childrenOf.get(stat.ppid) ?? []), Number(entry)]);
+  }
+  let ticks = 0;
+  const pending = [root];
+  while (pending.length > 0) {
+    const pid = pending.pop()!;
+    const stat = stats.get(pid);
+    if (!stat) continue;
+    ticks += stat.ownTicks + stat.endedChildrenTicks;
+    pending.push(...(childrenOf.get(pid) ?? []));
+  }
+  return ticks / TICKS_PER_SECOND;
+}
+
+/**
+ * CPU seconds of the children of this process that have ended and been waited for: a child
+ * process (an import) costs what this grows by between its start and its end.
+ */
+export function endedChildrenSeconds(): number {
+  return (procStat('self')?.endedChildrenTicks ?? 0) / TICKS_PER_SECOND;
+}
+
+/** This process's own CPU seconds, all its threads. */
+export function ownSeconds(): number {
+  const { user, system } = process.cpuUsage();
+  return (user + system) / 1e6;
+}
+
+/**
+ * The pid of the postmaster of the PostgreSQL server at `url`, which must run on this machine:
+ * the parent of the backend that answers a connection.
+ */
+export async function postmasterPid(url: string): Promise<number> {
+  const postmaster = await withAdmin(url, async (client) => {
+    const { rows } = await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
+    return procStat(rows[0]!.pid)?.ppid;
+  });
+  if (postmaster === undefined) {
+    throw new Error(`PostgreSQL at ${new URL(url).host} does not run on this machine`);
+  }
+  return postmaster;
+}
+
+/**
+ * Named counters of CPU seconds, read together: `take()` gives each one's seconds since the
+ * previous `take()` (or the account's making).
+ */
+export class CpuAccount<Name extends string> {
+  readonly #counters: Record<Name, () => number>;
+  #last: Record<Name, number>;
+
+  constructor(counters: Record<Name, () => number>) {
+    this.#counters = counters;
+    this.#last = this.#read();
+  }
+
+  #read(): Record<Name, number> {
+    const now = {} as Record<Name, number>;
+    for (const name of Object.keys(this.#counters) as Name[]) now[name] = this.#counters[name]();
+    return now;
+  }
+
+  take(): Record<Name, number> {
+    const now = this.#read();
+    const spent = {} as Record<Name, number>;
+    for (const name of Object.keys(now) as Name[]) spent[name] = now[name] - this.#last[name];
+    this.#last = now;
+    return spent;
+  }
+}
