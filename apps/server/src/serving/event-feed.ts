@@ -1,22 +1,19 @@
 // One watcher per process for the live events feed (GET /api/v1/events/stream and `agentline
-// events tail`): every open stream subscribes here, and the watcher reads each watched
-// organization's new events once per tick and hands them to every subscriber, so the database
-// sees one read per organization per tick, whatever the number of streams (docs/decisions.md,
-// "Live events"; the choice of polling is measured in docs/benchmarks.md).
+// events tail`): every open stream subscribes here, and the watcher reads the new events of all
+// watched organizations together once per tick and hands them to every subscriber, so the
+// database sees the same few statements per tick, whatever the number of organizations and
+// streams (docs/decisions.md, "Live events"; the choice of polling is measured in
+// docs/benchmarks.md).
 //
-// A subscriber's `position` is an event id: every matching event of its organization with an id
-// at or below it has been handed over, none above it. A new subscriber first replays from its
-// position up to the watcher's (its own reads: a resume or a start_datetime), then turns live:
-// the switch happens in one synchronous step with reading the watcher's position, so the next
-// batch starts exactly where the replay ended. Ids are commit order per organization
-// (db/repositories/events.ts, "The live feed"), so reading by id skips nothing and repeats nothing.
+// A subscriber's `position` is an event id: every matching event of its organization at or below
+// it has been handed over. A new subscriber replays up to the watcher's position with reads of
+// its own, then turns live in one synchronous step with reading that position, so the next batch
+// starts where the replay ended (db/repositories/event-feed-reads.ts says why ids never skip).
 
 import type { Db } from '../db/engine/client.js';
 import type { ReplicaReads } from './replica-reads.js';
 import {
   currentEventPosition,
-  matchingEventIds,
-  readEventsAfter,
   replayEvents,
   type EventReaders,
   type EventStreamQuery,
@@ -24,34 +21,21 @@ import {
 } from '../db/repositories/events.js';
 import { eventsRemovedThrough } from '../db/repositories/event-retention.js';
 import {
+  matchingEventIdsOf,
+  readNewEvents,
+  type MatchJob,
+} from '../db/repositories/event-feed-reads.js';
+import {
   failureOf,
   fittingEvents,
   project,
   REMOVED_BEFORE_SENT,
   type FeedFailure,
   type FeedSink,
+  type EventFeedOptions,
   type FeedStart,
   type Subscription,
 } from './feed-subscription.js';
-
-export interface EventFeedOptions<Chunk> {
-  /**
-   * Turns an organization's events (their id and wire JSON) into what its sinks are sent; once
-   * per batch and view.
-   */
-  encode: (events: readonly FeedEvent[], organizationId: number) => Chunk;
-  /** How often new events are looked for; the delivery delay after a commit is at most this. */
-  pollMs?: number;
-  /** Events read per statement, by the watcher and by a replay. */
-  batchSize?: number;
-  /** SQLite's reader threads, where replays are read off the event loop. */
-  readers?: EventReaders;
-  /**
-   * PostgreSQL's read replica: a replay is read there when the replica has replayed what the
-   * primary held when the position it replays up to was read; the watcher reads the primary.
-   */
-  replica?: ReplicaReads;
-}
 
 interface Subscriber<Chunk> extends Subscription {
   position: number;
@@ -78,6 +62,7 @@ interface Subscriber<Chunk> extends Subscription {
 }
 
 interface WatchedOrganization<Chunk> {
+  readonly organizationId: number;
   /** Every event of the organization at or below it has been read (null: still being found). */
   position: number | null;
   /** When (performance.now()) the read that found `position` had ended. */
@@ -205,6 +190,7 @@ export class EventFeed<Chunk> {
     let watched = this.#watched.get(organizationId);
     if (!watched) {
       const entry: WatchedOrganization<Chunk> = {
+        organizationId,
         position: null,
         positionReadAt: 0,
         subscribers: new Set(),
@@ -345,63 +331,67 @@ export class EventFeed<Chunk> {
 
   async #tick(): Promise<void> {
     this.#ticking = true;
+    let reading = [...this.#watched.values()].filter((watched) => watched.position !== null);
     try {
-      for (const [organizationId, watched] of this.#watched) {
-        if (watched.position === null) continue;
-        try {
-          await this.#advance(watched, organizationId);
-        } catch (error) {
-          const failure = failureOf(error);
-          for (const subscriber of watched.subscribers) this.#fail(subscriber, failure);
-        }
-      }
+      while (reading.length > 0) reading = await this.#advance(reading);
+    } catch (error) {
+      // One read serves every organization: its failure ends their streams, which resume.
+      const failure = failureOf(error);
+      for (const { subscribers } of reading) for (const s of subscribers) this.#fail(s, failure);
     } finally {
       this.#ticking = false;
       this.#schedule();
     }
   }
 
-  /** Reads the organization's new events and hands them to its live subscribers. */
-  async #advance(watched: WatchedOrganization<Chunk>, organizationId: number): Promise<void> {
-    for (;;) {
-      const from = watched.position!;
-      // Only streams mind removals: a watcher of webhook endpoints alone skips that read (then 0,
-      // which exceeds no position).
-      const minded = [...watched.subscribers].some((s) => s.live && s.removalsFrom !== Infinity);
-      const {
-        rows,
-        through,
-        removedThrough = 0,
-      } = await readEventsAfter(this.#db, organizationId, from, this.#batchSize, minded);
-      const readAt = performance.now();
-      if (this.#closed) return;
+  /**
+   * Reads the organizations' new events, all together, and hands them to their live subscribers.
+   * Returns the organizations whose read stopped at its limit, to read again at once.
+   */
+  async #advance(reading: Array<WatchedOrganization<Chunk>>) {
+    const froms = reading.map((watched) => watched.position!);
+    const batches = await readNewEvents(
+      this.#db,
+      reading.map(({ organizationId, subscribers }, index) => ({
+        organizationId,
+        afterId: froms[index]!,
+        // Only streams mind removals: a watcher of webhook endpoints alone skips that read.
+        withRemovals: [...subscribers].some((s) => s.live && s.removalsFrom !== Infinity),
+      })),
+      this.#batchSize,
+    );
+    const readAt = performance.now();
+    // One match per organization and selection among the live subscribers, all in one statement.
+    const jobs: Array<MatchJob & { index: number; key: string }> = [];
+    reading.forEach(({ organizationId, subscribers }, index) => {
+      const { rows, through: throughId } = batches[index]!;
+      const keys = new Set<string>();
+      for (const { live, selectionKey: key, query } of rows.length > 0 ? subscribers : []) {
+        if (!live || key === null || keys.has(key)) continue;
+        keys.add(key);
+        jobs.push({ index, key, organizationId, query, afterId: froms[index]!, throughId });
+      }
+    });
+    const matched = this.#closed ? [] : await matchingEventIdsOf(this.#db, jobs);
+    if (this.#closed) return [];
+    const matches = reading.map(() => new Map<string, Set<number>>());
+    jobs.forEach(({ index, key }, job) => matches[index]!.set(key, matched[job]!));
+    // From here to the end of the fan-out nothing awaits: a subscriber that turns live in
+    // between sees the watcher's position either before or after this batch, never half.
+    return reading.filter((watched, index) => {
+      const { rows, through, more, removedThrough } = batches[index]!;
       for (const subscriber of watched.subscribers) {
         if (subscriber.live && this.#missedRemoval(subscriber, removedThrough)) {
           this.#fail(subscriber, REMOVED_BEFORE_SENT);
         }
       }
-      if (through === from) return;
-      // One match per selection among the live subscribers, not one per subscriber.
-      const selections = new Map<string, EventStreamQuery>();
-      for (const subscriber of watched.subscribers) {
-        if (subscriber.live && subscriber.selectionKey !== null) {
-          selections.set(subscriber.selectionKey, subscriber.query);
-        }
-      }
-      const matches = new Map<string, Set<number>>();
-      if (rows.length > 0) {
-        for (const [key, query] of selections) {
-          matches.set(key, await matchingEventIds(this.#db, organizationId, query, from, through));
-        }
-      }
-      if (this.#closed) return;
-      // From here to the end of the fan-out nothing awaits: a subscriber that turns live in
-      // between sees the watcher's position either before or after this batch, never half.
+      const from = froms[index]!;
+      if (through === from) return false;
       watched.position = through;
       watched.positionReadAt = readAt;
-      this.#fanOut(watched, rows, from, through, matches);
-      if (rows.length < this.#batchSize) return;
-    }
+      this.#fanOut(watched, rows, from, through, matches[index]!);
+      return more;
+    });
   }
 
   #fanOut(

@@ -1,11 +1,31 @@
-// What a subscriber of the live events feed (event-feed.ts) deals with: the sink it hands the
-// feed, where it starts, the handle it gets back, why a subscription ends early, and the view of
-// the events it is sent.
+// What the live events feed (event-feed.ts) is made with, and what a subscriber of it deals with:
+// the sink it hands the feed, where it starts, the handle it gets back, why a subscription ends
+// early, and the view of the events it is sent.
 
 import { databaseUnavailableReason, isQueryTimeout } from '../db/engine/errors.js';
-import type { FeedEvent } from '../db/repositories/events.js';
+import type { EventReaders, FeedEvent } from '../db/repositories/events.js';
 import type { components } from '../spec-types.js';
 import { EVENT_PROPERTIES } from '../vocabulary/events.js';
+import type { ReplicaReads } from './replica-reads.js';
+
+export interface EventFeedOptions<Chunk> {
+  /**
+   * Turns an organization's events (their id and wire JSON) into what its sinks are sent; once
+   * per batch and view.
+   */
+  encode: (events: readonly FeedEvent[], organizationId: number) => Chunk;
+  /** How often new events are looked for; the delivery delay after a commit is at most this. */
+  pollMs?: number;
+  /** Events read per statement, by the watcher and by a replay. */
+  batchSize?: number;
+  /** SQLite's reader threads, where replays are read off the event loop. */
+  readers?: EventReaders;
+  /**
+   * PostgreSQL's read replica: a replay is read there when the replica has replayed what the
+   * primary held when the position it replays up to was read; the watcher reads the primary.
+   */
+  replica?: ReplicaReads;
+}
 
 /**
  * Why a subscription ended early; the subscriber hears it once, then nothing more. The codes are

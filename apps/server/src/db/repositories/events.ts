@@ -52,7 +52,6 @@ import {
   type ResolvedValues,
 } from './event-conditions.js';
 import type { components } from '../../spec-types.js';
-import { removedThroughOf } from './event-retention.js';
 import { countOf, hourCounts, pageStart, type HourCount } from './event-pages.js';
 import {
   eventsVersion,
@@ -180,7 +179,7 @@ function orderBy(db: Db, order: ListQuery<EventProperty>['order'], access: Acces
  * properties are the projected ones in the wire order; attributes are embedded as JSON (stored
  * as JSON text on SQLite, a json column on PostgreSQL), not quoted as a string.
  */
-function itemJson({ spelling }: Db, projection: ReadonlySet<string> | null): SQL {
+export function itemJson({ spelling }: Db, projection: ReadonlySet<string> | null): SQL {
   const properties = projection
     ? EVENT_PROPERTIES.filter((property) => projection.has(property))
     : EVENT_PROPERTIES;
@@ -320,12 +319,6 @@ export async function listEvents(
   return runListRead(db, () => listing(db, organizationId, query));
 }
 
-// The live feed (GET /api/v1/events/stream, serving/event-feed.ts). Its order is commit
-// order, and it reads by id: an organization's events commit in id order (SQLite has one writer;
-// on PostgreSQL each organization's writers take turns from id assignment to commit, migration
-// 0003), so once its highest committed id is M, no event of it with an id <= M can appear later.
-// Organizations are read separately for that reason: across them ids do not commit in order.
-
 /** What a stream selects and shows: search pairs, time window, projection. */
 export type EventStreamQuery = Pick<ListQuery<EventProperty>, 'filters' | 'window' | 'projection'>;
 
@@ -338,54 +331,6 @@ export type FeedEvent = ListedEvent;
  */
 export async function currentEventPosition(db: Db, organizationId: number): Promise<number> {
   return runSteps(db, () => highestEventId(db, organizationId));
-}
-
-/**
- * Up to `limit` of the organization's events committed after `afterId`, whole, in id order,
- * and the position they bring the reader to: the last one's id when there may be more, else the
- * organization's highest committed id (nothing at or below it can commit later). With
- * `withRemovals`, also the highest id retention had removed when they were read
- * (eventsRemovedThrough), read after them: at or below `afterId`, nothing above it had been
- * removed before they were read.
- */
-export async function readEventsAfter(
-  db: Db,
-  organizationId: number,
-  afterId: number,
-  limit: number,
-  withRemovals: boolean,
-): Promise<{ rows: FeedEvent[]; through: number; removedThrough?: number }> {
-  return runSteps(db, function* () {
-    const highest = yield* highestEventId(db, organizationId);
-    const rows =
-      highest <= afterId
-        ? []
-        : yield* selectRows<FeedEvent>(
-            sql`SELECT id, ${itemJson(db, null)} AS json
-                FROM ${eventsAbove(db, organizationId, UNFILTERED, NOTHING_RESOLVED, afterId, highest)}
-                ORDER BY id LIMIT ${limit}`,
-          );
-    const through =
-      highest <= afterId ? afterId : rows.length === limit ? rows.at(-1)!.id : highest;
-    if (!withRemovals) return { rows, through };
-    return { rows, through, removedThrough: yield* removedThroughOf(organizationId) };
-  });
-}
-
-/** The ids in (afterId, throughId] that match the stream's search pairs and window. */
-export async function matchingEventIds(
-  db: Db,
-  organizationId: number,
-  query: EventStreamQuery,
-  afterId: number,
-  throughId: number,
-): Promise<Set<number>> {
-  const rows = await runSteps(db, () =>
-    selectRows<{ id: number }>(
-      sql`SELECT id FROM ${eventsAbove(db, organizationId, query, NOTHING_RESOLVED, afterId, throughId)}`,
-    ),
-  );
-  return new Set(rows.map((row) => row.id));
 }
 
 /** A batch of a stream's replay: up to `limit` matching events in (afterId, throughId]. */

@@ -1,0 +1,154 @@
+// The live feed's reads (serving/event-feed.ts): each tick, the new events of every watched
+// organization, and which of them match each live search, in a fixed number of statements
+// however many organizations are watched. Its order is commit order, and it reads by id: an
+// organization's events commit in id order (SQLite has one writer; on PostgreSQL each
+// organization's writers take turns from id assignment to commit, migration 0003), so once a
+// statement has seen an organization's event M, every event of it with an id at or below M is
+// in that statement's snapshot, and none can appear later.
+
+import { sql } from 'drizzle-orm';
+import type { Db } from '../engine/client.js';
+import { runSteps, selectRows } from '../engine/portable-sql.js';
+import { events, organizations } from '../schema/sqlite.js';
+import { eventsAbove, NOTHING_RESOLVED } from './event-conditions.js';
+import { itemJson, type EventStreamQuery, type FeedEvent } from './events.js';
+import { highestEventId } from './event-versions.js';
+
+/** An organization the feed watches, and the last event id it has read of it. */
+export interface WatchedPosition {
+  organizationId: number;
+  afterId: number;
+  /** Whether the highest id retention has removed is wanted too (streams mind removals). */
+  withRemovals: boolean;
+}
+
+/** What a tick read of one organization. */
+export interface NewEvents {
+  /** Its events committed after `afterId`, whole, in id order. */
+  rows: FeedEvent[];
+  /** The position they bring it to: no event of it at or below this can commit later. */
+  through: number;
+  /** The statement stopped at its limit: more may follow at once. */
+  more: boolean;
+  /** The highest id retention had removed, read after the events (0 when not asked for). */
+  removedThrough: number;
+}
+
+/**
+ * The new events of each watched organization, up to `limit` events a statement, in the same
+ * order as `watched`. Three statements on SQLite (its highest id, the events, the removals) and
+ * two on PostgreSQL (the events, the removals; one when no removals are asked for), whatever the
+ * number of organizations.
+ */
+export async function readNewEvents(
+  db: Db,
+  watched: readonly WatchedPosition[],
+  limit: number,
+): Promise<NewEvents[]> {
+  if (watched.length === 0) return [];
+  return runSteps(db, function* () {
+    const organizationIds = watched.map((w) => w.organizationId);
+    const json = itemJson(db, null);
+    let batches: Array<Omit<NewEvents, 'removedThrough'>>;
+    if (db.kind === 'sqlite') {
+      // SQLite's ids are one sequence for all organizations (highestEventId reads the table's),
+      // and each watched position is at or near its highest: one walk of the id range above the
+      // lowest position serves them all.
+      const highest = yield* highestEventId(db, organizationIds[0]!);
+      const lowest = Math.min(...watched.map((w) => w.afterId));
+      const rows =
+        highest <= lowest
+          ? []
+          : yield* selectRows<FeedEvent & { organizationId: number }>(
+              sql`SELECT ${events.organizationId} AS "organizationId", id, ${json} AS json
+                  FROM events NOT INDEXED
+                  WHERE id > ${lowest} AND id <= ${highest}
+                    AND ${events.organizationId} IN (${sql.join(
+                      organizationIds.map((id) => sql`${id}`),
+                      sql`, `,
+                    )})
+                  ORDER BY id LIMIT ${limit}`,
+            );
+      const more = rows.length === limit;
+      const through = more ? rows.at(-1)!.id : highest;
+      batches = watched.map(({ organizationId, afterId }) => ({
+        rows: rows
+          .filter((row) => row.organizationId === organizationId && row.id > afterId)
+          .map(({ id, json }) => ({ id, json })),
+        through: Math.max(afterId, through),
+        more,
+      }));
+    } else {
+      const rows = yield* selectRows<FeedEvent & { organizationId: number }>(
+        sql`SELECT w.organization_id AS "organizationId", e.id, e.json
+            FROM unnest(CAST(${sql.param(organizationIds)} AS integer[]),
+                        CAST(${sql.param(watched.map((w) => w.afterId))} AS bigint[]))
+              AS w(organization_id, after_id)
+            CROSS JOIN LATERAL (
+              SELECT id, ${json} AS json FROM events
+              WHERE organization_id = w.organization_id AND id > w.after_id
+              ORDER BY id LIMIT ${limit}
+            ) e
+            ORDER BY w.organization_id, e.id`,
+      );
+      const rowsOf = new Map<number, FeedEvent[]>();
+      for (const { organizationId, id, json } of rows) {
+        const of = rowsOf.get(organizationId) ?? [];
+        of.push({ id, json });
+        rowsOf.set(organizationId, of);
+      }
+      batches = watched.map(({ organizationId, afterId }) => {
+        const of = rowsOf.get(organizationId) ?? [];
+        return { rows: of, through: of.at(-1)?.id ?? afterId, more: of.length === limit };
+      });
+    }
+    const minded = watched.filter((w) => w.withRemovals).map((w) => w.organizationId);
+    const removed = new Map<number, number>();
+    if (minded.length > 0) {
+      const rows = yield* selectRows<{ id: number; through: number }>(
+        sql`SELECT ${organizations.id} AS id, ${organizations.eventsRemovedThrough} AS through
+            FROM ${organizations}
+            WHERE ${organizations.id} IN (${sql.join(
+              minded.map((id) => sql`${id}`),
+              sql`, `,
+            )})`,
+      );
+      for (const row of rows) removed.set(row.id, row.through);
+    }
+    return batches.map((batch, index) => ({
+      ...batch,
+      removedThrough: removed.get(watched[index]!.organizationId) ?? 0,
+    }));
+  });
+}
+
+/** A live search to match against a batch of an organization's events. */
+export interface MatchJob {
+  organizationId: number;
+  query: EventStreamQuery;
+  afterId: number;
+  throughId: number;
+}
+
+/** For each job, the ids in (afterId, throughId] matching its search pairs and window: one statement. */
+export async function matchingEventIdsOf(
+  db: Db,
+  jobs: readonly MatchJob[],
+): Promise<Array<Set<number>>> {
+  if (jobs.length === 0) return [];
+  const rows = await runSteps(db, () =>
+    selectRows<{ job: number; id: number }>(
+      sql.join(
+        jobs.map(
+          ({ organizationId, query, afterId, throughId }, index) =>
+            sql`SELECT ${sql.raw(String(index))} AS job, id
+                FROM ${eventsAbove(db, organizationId, query, NOTHING_RESOLVED, afterId, throughId)}`,
+        ),
+        sql` UNION ALL `,
+      ),
+    ),
+  );
+  const matches = jobs.map(() => new Set<number>());
+  for (const { job, id } of rows) matches[job]!.add(id);
+  return matches;
+}

@@ -1,0 +1,123 @@
+// The live feed reads the new events of every organization it watches in a fixed number of
+// statements per tick (db/repositories/event-feed-reads.ts), not in a few statements per
+// organization: on PostgreSQL each statement is a round trip that costs the server and the
+// database more CPU than the rows it brings, and a server with streams open in many organizations
+// polls five times a second.
+
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Db } from '../src/db/engine/client.js';
+import type { FeedEvent } from '../src/db/repositories/events.js';
+import { EventFeed } from '../src/serving/event-feed.js';
+import { createTenant, type Tenant } from './support/harness.js';
+import { createTestDb, insertTestEvents } from './support/test-database.js';
+
+let db: Db;
+let tenants: Tenant[];
+/** Statements the database was sent since the test began counting. */
+let statements = 0;
+
+/** Counts every statement the handle runs, on either backend. */
+function countStatements(db: Db): void {
+  if (db.kind === 'postgres') {
+    const query = db.pool.query.bind(db.pool) as (...args: unknown[]) => unknown;
+    (db.pool as unknown as { query: (...args: unknown[]) => unknown }).query = (...args) => {
+      statements += 1;
+      return query(...args);
+    };
+    return;
+  }
+  const prepare = db.sqlite.prepare.bind(db.sqlite);
+  db.sqlite.prepare = ((text: string) => {
+    const statement = prepare(text);
+    const all = statement.all.bind(statement);
+    statement.all = (...params: unknown[]) => {
+      statements += 1;
+      return all(...params);
+    };
+    return statement;
+  }) as typeof db.sqlite.prepare;
+}
+
+beforeAll(async () => {
+  db = await createTestDb();
+  tenants = [];
+  for (let i = 0; i < 8; i += 1) tenants.push(await createTenant(db, `Tenant ${i}`));
+  countStatements(db);
+});
+
+afterAll(() => db?.close());
+
+const POLL_MS = 20;
+const WINDOW_MS = 400;
+const everything = { filters: [], window: {}, projection: null };
+const sessionsOnly = {
+  filters: [{ property: 'type' as const, kind: 'text' as const, value: 'session-started' }],
+  window: {},
+  projection: null,
+};
+
+/** A stream of each tenant's events, and of its session starts, on one feed. */
+async function follow(feed: EventFeed<readonly FeedEvent[]>, followed: readonly Tenant[]) {
+  const received = followed.map(() => ({ all: [] as number[], sessions: [] as number[] }));
+  const sink = (into: number[]) => ({
+    send: (events: readonly FeedEvent[]) => {
+      into.push(...events.map((event) => event.id));
+      return true;
+    },
+    ready: () => Promise.resolve(Number.POSITIVE_INFINITY),
+    fail: (failure: { code: string }) => {
+      throw new Error(`unexpected failure ${failure.code}`);
+    },
+    end: () => undefined,
+  });
+  const subscriptions = await Promise.all(
+    followed.flatMap((tenant, i) => [
+      feed.subscribe(tenant.organizationId, everything, 'now', sink(received[i]!.all)),
+      feed.subscribe(tenant.organizationId, sessionsOnly, 'now', sink(received[i]!.sessions)),
+    ]),
+  );
+  return { received, close: () => subscriptions.forEach((s) => s.close()) };
+}
+
+/** Statements sent while the feed watches `followed`, over WINDOW_MS, with events arriving. */
+async function statementsWatching(followed: readonly Tenant[]): Promise<number> {
+  const feed = new EventFeed<readonly FeedEvent[]>(db, {
+    encode: (events) => events,
+    pollMs: POLL_MS,
+  });
+  const { received, close } = await follow(feed, followed);
+  // Every stream live before counting.
+  await new Promise((resolve) => setTimeout(resolve, 5 * POLL_MS));
+  const before = statements;
+  const started = performance.now();
+  const written = followed.flatMap((tenant) =>
+    ['session-started', 'session-ended'].map((type, i) => ({
+      organizationId: tenant.organizationId,
+      timestamp: new Date(Date.UTC(2026, 10, 29, 12, 0, i)).toISOString(),
+      type,
+    })),
+  );
+  await insertTestEvents(db, written);
+  const writes = statements - before;
+  await new Promise((resolve) => setTimeout(resolve, WINDOW_MS - (performance.now() - started)));
+  const sent = statements - before - writes;
+  close();
+  feed.close();
+  // Each stream got its own organization's events: both, or the session start alone.
+  for (const got of received) {
+    expect(got.all).toHaveLength(2);
+    expect(got.sessions).toEqual([got.all[0]]);
+  }
+  return sent;
+}
+
+describe('the live feed', () => {
+  it('reads every watched organization in the same statements each tick', async () => {
+    const one = await statementsWatching(tenants.slice(0, 1));
+    const eight = await statementsWatching(tenants);
+    // About WINDOW_MS / POLL_MS ticks each; read per organization, eight would send eight times
+    // the statements of one.
+    expect(one).toBeGreaterThan(0);
+    expect(eight).toBeLessThan(one * 2);
+  });
+});
