@@ -8,8 +8,11 @@
 // --answer-ms. First the events list and session routing are measured beside the writer without
 // endpoints, then with them; then the messages are waited for (at most 60 s after the writer
 // stops). Prints how many arrived (and how many twice), the delay from each event's write to its
-// message's arrival (p50, p99, max), the server's RSS, the two p99 ratios, and last one line:
-// `webhooks: delivered N of M, p99 X ms, list p99 ratio R, routing p99 ratio R`.
+// message's arrival (p50, p99, max), the server's RSS, the two p99 ratios, the core-seconds each
+// process spent in each phase (cpu-accounting.ts), and last one line: `webhooks: delivered N of
+// M, p99 X ms, list p99 ratio R, routing p99 ratio R, server+db core-ms per message C`, where C
+// is what the server and the database spent with webhooks beyond what the probe requests cost
+// without them (per request, in the first phase), per message delivered.
 // Bounded: fixed phases of --seconds, 127.0.0.1 only.
 
 import { spawn } from 'node:child_process';
@@ -18,10 +21,17 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { createDb } from '../../apps/server/src/db/engine/client.js';
+import { createDb, isPostgresUrl } from '../../apps/server/src/db/engine/client.js';
 import { migrateDb } from '../../apps/server/src/db/engine/migrate.js';
 import { startServerProcess } from '../../apps/server/test/support/server-process.js';
 import { createBenchDatabase } from './bench-database.js';
+import {
+  CpuAccount,
+  endedChildrenSeconds,
+  ownSeconds,
+  postmasterPid,
+  processTreeSeconds,
+} from './cpu-accounting.js';
 import { benchRoutingTenant, benchTenant, routingRequest } from './bench-tenant.js';
 import { TABLE_HEADER, formatRow, load, type LoadResult } from './load.js';
 
@@ -107,6 +117,16 @@ while (receiverLines().length === 0) {
 }
 const receiverUrl = `http://127.0.0.1:${receiverLines()[0]!.split(' ')[1]}`;
 
+const postmaster = isPostgresUrl(database.url) ? await postmasterPid(database.url) : undefined;
+/** The writer is costed once it has ended, as a child this process waited for. */
+const cpu = new CpuAccount({
+  server: () => processTreeSeconds(server.child.pid!),
+  database: () => (postmaster === undefined ? 0 : processTreeSeconds(postmaster)),
+  receivers: () => processTreeSeconds(receivers.pid!),
+  writer: endedChildrenSeconds,
+  generator: ownSeconds,
+});
+
 async function receiverReport(): Promise<ReceiverReport> {
   const before = receiverLines().length;
   receivers.stdin.write('report\n');
@@ -172,7 +192,9 @@ async function phase(): Promise<{
 }
 
 try {
+  cpu.take();
   const without = await phase();
+  const spentWithout = cpu.take();
 
   for (const [index, tenant] of tenants.entries()) {
     for (let e = 0; e < endpointsPerOrganization; e += 1) {
@@ -182,6 +204,7 @@ try {
   for (let e = 0; e < stuckEndpoints; e += 1) {
     await createEndpoint(router.key, `${receiverUrl}/stuck/${e}`);
   }
+  cpu.take();
   const rssIdle = server.rssMiB();
   let rssPeak = rssIdle;
   const rssTimer = setInterval(() => (rssPeak = Math.max(rssPeak, server.rssMiB())), 500);
@@ -195,6 +218,16 @@ try {
   }
   const drainSeconds = (Date.now() - writerEnded) / 1000;
   clearInterval(rssTimer);
+  const spentWith = cpu.take();
+  // The probes are a closed loop, which answers fewer requests beside the deliveries: what the
+  // phase without webhooks spent per probe request (the writer's events included) is taken out.
+  const serverAndDb = (spent: typeof spentWith) => spent.server + spent.database;
+  const probed = (p: { list: LoadResult; routing: LoadResult }) =>
+    p.list.requests + p.routing.requests;
+  const perProbe = serverAndDb(spentWithout) / probed(without);
+  const perMessageMs =
+    ((serverAndDb(spentWith) - perProbe * probed(withWebhooks)) / Math.max(1, report.delivered)) *
+    1000;
 
   const backend = database.url.startsWith('postgres') ? 'PostgreSQL' : 'SQLite';
   console.log(
@@ -207,6 +240,14 @@ try {
     `delivery delay (event written to message received): p50 ${report.p50} ms, p99 ${report.p99} ms, max ${report.max} ms`,
   );
   console.log(`server RSS: ${rssIdle.toFixed(0)} MiB before, ${rssPeak.toFixed(0)} MiB peak`);
+  console.log(
+    `core-seconds without webhooks / with them (the drain included): ${Object.keys(spentWith)
+      .map((name) => {
+        const key = name as keyof typeof spentWith;
+        return `${name} ${spentWithout[key].toFixed(1)} / ${spentWith[key].toFixed(1)}`;
+      })
+      .join(', ')}; server+db ${perMessageMs.toFixed(3)} core-ms per delivered message`,
+  );
   console.log(TABLE_HEADER);
   for (const [label, result] of [
     ['events list, no webhooks', without.list],
@@ -222,7 +263,7 @@ try {
   const listRatio = ratio(withWebhooks.list, without.list);
   const routingRatio = ratio(withWebhooks.routing, without.routing);
   console.log(
-    `webhooks: delivered ${report.delivered} of ${expected}, p99 ${report.p99} ms, list p99 ratio ${listRatio.toFixed(2)}, routing p99 ratio ${routingRatio.toFixed(2)}`,
+    `webhooks: delivered ${report.delivered} of ${expected}, p99 ${report.p99} ms, list p99 ratio ${listRatio.toFixed(2)}, routing p99 ratio ${routingRatio.toFixed(2)}, server+db core-ms per message ${perMessageMs.toFixed(3)}`,
   );
 } finally {
   receivers.stdin.end();
