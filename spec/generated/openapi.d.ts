@@ -1857,7 +1857,7 @@ export interface components {
                 "application/json": components["schemas"]["ErrorResponse"];
             };
         };
-        /** @description The request body is larger than the server accepts (`PAYLOAD_TOO_LARGE`). */
+        /** @description The request body is larger than the server accepts (`PAYLOAD_TOO_LARGE`): more bytes than its limit, or more than 10,000 JSON values (see Request bodies); `detail` says which bound. */
         PayloadTooLarge: {
             headers: {
                 "X-Request-Id": components["headers"]["XRequestId"];
@@ -2259,6 +2259,7 @@ export interface operations {
             };
             cookie?: never;
         };
+        /** @description JSON, read as the Request bodies section of this document says: properties its schema does not name are ignored, and a body of more JSON values than the bound stated there is a 413. */
         requestBody: {
             content: {
                 "application/json": components["schemas"]["A2pMessagingPathCheckRequest"];
@@ -2453,6 +2454,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
+        /** @description JSON, read as the Request bodies section of this document says: properties its schema does not name are ignored, and a body of more JSON values than the bound stated there is a 413. */
         requestBody: {
             content: {
                 "application/json": components["schemas"]["ExperimentCreate"];
@@ -2526,6 +2528,7 @@ export interface operations {
             };
             cookie?: never;
         };
+        /** @description JSON, read as the Request bodies section of this document says: properties its schema does not name are ignored, and a body of more JSON values than the bound stated there is a 413. */
         requestBody: {
             content: {
                 "application/json": components["schemas"]["ExperimentUpdate"];
@@ -3027,6 +3030,7 @@ export interface operations {
             };
             cookie?: never;
         };
+        /** @description JSON, read as the Request bodies section of this document says: properties its schema does not name are ignored, and a body of more JSON values than the bound stated there is a 413. */
         requestBody?: {
             content: {
                 "application/json": components["schemas"]["SessionRouteRequest"];
@@ -3200,6 +3204,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
+        /** @description JSON, read as the Request bodies section of this document says: properties its schema does not name are ignored, and a body of more JSON values than the bound stated there is a 413. */
         requestBody: {
             content: {
                 "application/json": components["schemas"]["WebhookEndpointCreate"];
@@ -3274,6 +3279,7 @@ export interface operations {
             };
             cookie?: never;
         };
+        /** @description JSON, read as the Request bodies section of this document says: properties its schema does not name are ignored, and a body of more JSON values than the bound stated there is a 413. */
         requestBody: {
             content: {
                 "application/json": components["schemas"]["WebhookEndpointUpdate"];
@@ -3505,6 +3511,7 @@ export interface operations {
             };
             cookie?: never;
         };
+        /** @description JSON, read as the Request bodies section of this document says: properties its schema does not name are ignored, and a body of more JSON values than the bound stated there is a 413. */
         requestBody: {
             content: {
                 "application/json": components["schemas"]["WebhookReplayRequest"];

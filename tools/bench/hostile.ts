@@ -3,12 +3,19 @@
 // Markdown table: the input, the answer, its time and the /healthz time beside it. Bounded: one
 // request per input.
 //
-//   pnpm bench:hostile [--database <file or postgres:// URL>]
+// Then another organization's requests beside a flood (body-flood.ts, a process of its own): one
+// key posting 1 MB JSON bodies of 500,000 numbers, 4 at once (its share in progress), each again
+// once answered, for --seconds; the neighbour's /healthz and agents list, each sent one after
+// another, are timed alone and then beside it for as long.
+//
+//   pnpm bench:hostile [--database <file or postgres:// URL>] [--seconds 10]
 
+import { spawn } from 'node:child_process';
 import { request as httpRequest } from 'node:http';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { gzipSync } from 'node:zlib';
 import { createDb } from '../../apps/server/src/db/engine/client.js';
@@ -31,8 +38,13 @@ import {
 } from '../../apps/server/test/support/forged-cursors.js';
 import { startServerProcess } from '../../apps/server/test/support/server-process.js';
 import { benchTenant } from './bench-tenant.js';
+import { Latencies } from './open-loop.js';
 
-const { values: options } = parseArgs({ options: { database: { type: 'string' } } });
+const { values: options } = parseArgs({
+  options: { database: { type: 'string' }, seconds: { type: 'string', default: '10' } },
+});
+const floodSeconds = Number(options.seconds);
+if (!(floodSeconds > 0 && floodSeconds <= 20)) throw new Error('--seconds is 1 to 20');
 const scratch = mkdtempSync(join(tmpdir(), 'agentline-hostile-'));
 const databaseUrl = options.database ?? join(scratch, 'agentline.db');
 
@@ -40,6 +52,8 @@ const db = createDb(databaseUrl);
 await migrateDb(db);
 const tenant = await benchTenant(db, `Hostile ${Date.now()}`);
 await loadPlatformRecords(db, tenant.organizationId, platformRecordsSchema.parse(DEMO_RECORDS));
+const neighbour = await benchTenant(db, `Hostile's neighbour ${Date.now()}`);
+await loadPlatformRecords(db, neighbour.organizationId, platformRecordsSchema.parse(DEMO_RECORDS));
 // A live target (not an agent-test one) of the demo records, for the session-routing inputs.
 const signer = await cursorSigner(db);
 const liveTargets = await parseListQuery(
@@ -152,6 +166,12 @@ const inputs: Input[] = [
     path: '/api/v1/experiments/',
     headers: keyed,
     body: `{"variants":[${'1,'.repeat(149_999)}1]}`,
+  },
+  {
+    name: 'a session with an extra 300,000-item property',
+    path: sessions,
+    headers: keyed,
+    body: `{"user_id":"+14155550100","extra":[${'1,'.repeat(299_999)}1]}`,
   },
   {
     name: 'a body without Content-Type',
@@ -299,6 +319,55 @@ async function healthzWhile(work: Promise<unknown>): Promise<number> {
   return ms;
 }
 
+/** The flood (body-flood.ts, a process of its own) of `clients` connections until `until`. */
+async function flood(clients: number, until: number): Promise<Record<string, number>> {
+  const child = spawn(
+    process.execPath,
+    [
+      '--import',
+      'tsx',
+      fileURLToPath(new URL('body-flood.ts', import.meta.url)),
+      `${server.baseUrl}${sessions}`,
+      tenant.key,
+      String(clients),
+      String((until - performance.now()) / 1000),
+    ],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
+  let output = '';
+  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+  if (code !== 0) throw new Error(`the flood exited with ${code}`);
+  return JSON.parse(output) as Record<string, number>;
+}
+
+/** The times of GETs of `path`, one after another with a 10 ms pause, until `until`. */
+async function timedGets(path: string, headers: Record<string, string>, until: number) {
+  const times = new Latencies();
+  while (performance.now() < until) {
+    const started = performance.now();
+    const res = await fetch(`${server.baseUrl}${path}`, { headers });
+    await res.arrayBuffer();
+    if (!res.ok) throw new Error(`GET ${path} answered ${res.status}`);
+    times.add(performance.now() - started);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  return times;
+}
+
+/** The neighbour's /healthz and agents list, each timed over `seconds`, beside `work` if given. */
+async function neighbourTimes<T>(seconds: number, work?: (until: number) => Promise<T>) {
+  const until = performance.now() + seconds * 1000;
+  const [healthz, list, worked] = await Promise.all([
+    timedGets('/healthz', {}, until),
+    timedGets('/api/v1/agents/', { 'Service-API-Key': neighbour.key }, until),
+    work?.(until),
+  ]);
+  return { healthz, list, worked };
+}
+
+const fixed = (value: number) => value.toFixed(1);
+
 try {
   await fetch(`${server.baseUrl}/healthz`);
   console.log('| Input | Answer | Time | /healthz meanwhile |');
@@ -312,6 +381,25 @@ try {
       `| ${input.name} | ${status} ${code} | ${ms.toFixed(1)} ms | ${healthMs.toFixed(1)} ms |`,
     );
   }
+
+  const alone = await neighbourTimes(floodSeconds);
+  const beside = await neighbourTimes(floodSeconds, (until) => flood(4, until));
+  console.log(
+    `\nAnother organization beside one key's 4 concurrent 1 MB bodies of 500,000 numbers (${floodSeconds} s each):\n`,
+  );
+  console.log('| Request | Alone: n, p50, p99 | Beside the bodies: n, p50, p99 |');
+  console.log('|---|---|---|');
+  for (const name of ['healthz', 'list'] as const) {
+    const [a, b] = [alone[name], beside[name]];
+    console.log(
+      `| ${name === 'list' ? 'agents list' : '/healthz'} | ${a.count}, ${fixed(a.percentile(50))} ms, ${fixed(a.percentile(99))} ms | ${b.count}, ${fixed(b.percentile(50))} ms, ${fixed(b.percentile(99))} ms |`,
+    );
+  }
+  console.log(
+    `\nThe bodies' answers: ${Object.entries(beside.worked!)
+      .map(([answer, n]) => `${n} x ${answer}`)
+      .join(', ')}`,
+  );
 } finally {
   await server.stop();
   rmSync(scratch, { recursive: true, force: true });

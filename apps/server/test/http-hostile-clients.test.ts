@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../src/app.js';
 import { authenticateApiKey } from '../src/use-cases/authentication.js';
 import { Metrics } from '../src/http/metrics.js';
-import { MAX_JSON_DEPTH } from '../src/http/request-body.js';
+import { MAX_JSON_DEPTH } from '../src/http/json-body.js';
 import type { Schemas, Tenant, TestApi } from './support/harness.js';
 import { anyString, stringContaining } from './support/matchers.js';
 import { sendRaw, startLiveServer, type LiveServer } from './support/live-server.js';

@@ -9,15 +9,15 @@ import type { MiddlewareHandler } from 'hono';
 import spec from '../generated/openapi.json' with { type: 'json' };
 import type { AppEnv } from './app-env.js';
 import { ApiError, ClientAbortError, RequestValidationError } from './errors.js';
-import type { InputProblem } from '../domain/errors.js';
+import {
+  jsonBodyProblem,
+  JsonValueCounter,
+  MAX_JSON_VALUES,
+  NUL,
+  NUL_MESSAGE,
+} from './json-body.js';
 
 const METHODS_WITH_BODIES = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
-
-/**
- * How deep a JSON body may nest. The contract's deepest body (a variant inside an experiment)
- * needs four levels; the limit leaves room for any honest client and bounds every walk.
- */
-export const MAX_JSON_DEPTH = 64;
 
 interface BodyRule {
   method: string;
@@ -62,13 +62,15 @@ function checkContentEncoding(contentEncoding: string | undefined): void {
   }
 }
 
-function checkContentType(contentType: string | undefined, hasBody: boolean, rule: BodyRule): void {
-  if (contentType === undefined) {
-    if (!hasBody && !rule.required) return;
-    throw unsupportedMediaType(
-      'The request has no Content-Type; send the body as JSON with Content-Type: application/json.',
-    );
-  }
+/** A body, or one the operation requires, needs a declared media type. */
+function checkUndeclaredContentType(hasBody: boolean, rule: BodyRule): void {
+  if (!hasBody && !rule.required) return;
+  throw unsupportedMediaType(
+    'The request has no Content-Type; send the body as JSON with Content-Type: application/json.',
+  );
+}
+
+function checkContentType(contentType: string): void {
   const [mediaType = '', ...parameters] = contentType.split(';').map((part) => part.trim());
   if (mediaType.toLowerCase() !== 'application/json') {
     throw unsupportedMediaType(
@@ -92,17 +94,36 @@ function tooLarge(limitBytes: number): ApiError {
   );
 }
 
-async function readIncoming(incoming: IncomingMessage, limitBytes: number): Promise<Buffer> {
+function tooManyValues(): ApiError {
+  return new ApiError(
+    'PAYLOAD_TOO_LARGE',
+    `The request body holds more than ${MAX_JSON_VALUES.toLocaleString('en-US')} JSON values (objects, arrays, strings, numbers, booleans and nulls, counted together); no operation takes that many: send less.`,
+  );
+}
+
+/** Counts a chunk's JSON values, and refuses the body once they pass the bound. */
+function countValues(counter: JsonValueCounter | undefined, chunk: Uint8Array): void {
+  if (!counter) return;
+  counter.add(chunk);
+  if (counter.pastBound) throw tooManyValues();
+}
+
+async function readIncoming(
+  incoming: IncomingMessage,
+  limitBytes: number,
+  counter: JsonValueCounter | undefined,
+): Promise<Buffer> {
   const chunks: Buffer[] = [];
   let size = 0;
   try {
-    // Left open past the limit: the server drains the rest after the 413, so the client reads it
+    // Left open past a limit: the server drains the rest after the 413, so the client reads it
     // (front-door.ts); destroying the stream here would reset the connection before the answer.
     for await (const chunk of incoming.iterator({
       destroyOnReturn: false,
     }) as AsyncIterable<Buffer>) {
       size += chunk.length;
       if (size > limitBytes) throw tooLarge(limitBytes);
+      countValues(counter, chunk);
       chunks.push(chunk);
     }
   } catch (error) {
@@ -135,75 +156,11 @@ function utf8BodyText(bytes: Uint8Array): string {
   }
 }
 
-const NUL = '\u0000';
-const NUL_MESSAGE =
-  'must not contain the NUL character (U+0000); remove it (PostgreSQL cannot store it, so neither backend accepts it).';
-const SURROGATE_MESSAGE =
-  'must not contain a lone surrogate (an unpaired \\ud800-\\udfff escape); send well-formed Unicode text.';
-const LONE_SURROGATE = /\p{Surrogate}/u;
-
-/** What is wrong with one string of a body (a value or a key), if anything. */
-function textProblem(text: string, loc: Array<string | number>): InputProblem | null {
-  if (text.includes(NUL)) return { loc, msg: NUL_MESSAGE, type: 'value_error' };
-  if (LONE_SURROGATE.test(text)) return { loc, msg: SURROGATE_MESSAGE, type: 'value_error' };
-  return null;
-}
-
-/**
- * The first problem of a parsed JSON body: nesting deeper than MAX_JSON_DEPTH, or text that no
- * backend stores faithfully (NUL, lone surrogates). Iterative, so no body can exhaust the stack,
- * and each value's path is built only when a problem is found.
- */
-export function jsonBodyProblem(body: unknown): InputProblem | null {
-  interface Frame {
-    value: unknown;
-    depth: number;
-    parent: Frame | null;
-    key: string | number | null;
-  }
-  const locOf = (frame: Frame): Array<string | number> => {
-    const path: Array<string | number> = [];
-    for (let at: Frame | null = frame; at?.parent; at = at.parent) path.push(at.key!);
-    return ['body', ...path.reverse()];
-  };
-  const stack: Frame[] = [{ value: body, depth: 0, parent: null, key: null }];
-  while (stack.length > 0) {
-    const frame = stack.pop()!;
-    const { value } = frame;
-    if (typeof value === 'string') {
-      const problem = textProblem(value, locOf(frame));
-      if (problem) return problem;
-      continue;
-    }
-    if (value === null || typeof value !== 'object') continue;
-    if (frame.depth >= MAX_JSON_DEPTH) {
-      return {
-        loc: locOf(frame),
-        msg: `nests deeper than ${MAX_JSON_DEPTH} levels of arrays and objects; no operation takes such a body.`,
-        type: 'value_error',
-      };
-    }
-    const entries: Array<[string | number, unknown]> = Array.isArray(value)
-      ? value.map((item, index) => [index, item])
-      : Object.entries(value);
-    // Pushed in reverse so the first problem in document order is the one reported.
-    for (let i = entries.length - 1; i >= 0; i -= 1) {
-      const [key, item] = entries[i]!;
-      const child: Frame = { value: item, depth: frame.depth + 1, parent: frame, key };
-      if (typeof key === 'string') {
-        const problem = textProblem(key, locOf(child));
-        if (problem) return problem;
-      }
-      stack.push(child);
-    }
-  }
-  return null;
-}
-
 /**
  * Reads the body of an authenticated request once, within the size limit. For an operation that
- * takes a body, the media type must be JSON in UTF-8 (415 otherwise) and the JSON must be valid,
- * shallow enough and free of unstorable text (422 with its loc otherwise).
+ * takes a body, the media type must be JSON in UTF-8 (415 otherwise), the JSON must hold at most
+ * MAX_JSON_VALUES values (413 otherwise) and be valid, shallow enough and free of unstorable text
+ * (422 with its loc otherwise).
  */
 export function requestBody(limitBytes: number): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
@@ -211,16 +168,24 @@ export function requestBody(limitBytes: number): MiddlewareHandler<AppEnv> {
     const declared = c.req.header('content-length');
     if (declared !== undefined && Number(declared) > limitBytes) throw tooLarge(limitBytes);
     const rule = bodyRuleOf(c.req.method, c.req.path);
-    if (rule) checkContentEncoding(c.req.header('content-encoding'));
+    const contentType = c.req.header('content-type');
+    if (rule) {
+      checkContentEncoding(c.req.header('content-encoding'));
+      // Checked before the body is read, so a JSON body's values are counted as they arrive.
+      if (contentType !== undefined) checkContentType(contentType);
+    }
+    const counter =
+      rule && contentType !== undefined ? new JsonValueCounter(MAX_JSON_VALUES) : undefined;
     const incoming = c.env?.incoming;
     // In-process requests (app.request in tests) have no socket: read the Web Request instead.
     const bytes = incoming
-      ? await readIncoming(incoming, limitBytes)
+      ? await readIncoming(incoming, limitBytes, counter)
       : await c.req.raw.arrayBuffer().then((body) => {
           if (body.byteLength > limitBytes) throw tooLarge(limitBytes);
+          countValues(counter, new Uint8Array(body));
           return Buffer.from(body);
         });
-    if (rule) checkContentType(c.req.header('content-type'), bytes.length > 0, rule);
+    if (rule && contentType === undefined) checkUndeclaredContentType(bytes.length > 0, rule);
     // An operation that takes no body ignores one: its text needs no check.
     const text = rule ? utf8BodyText(bytes) : bytes.toString('utf8');
     // Hono keeps promises in its body cache although the type names the values.
