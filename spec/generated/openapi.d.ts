@@ -1519,7 +1519,7 @@ export interface components {
          */
         WebhookEndpointProperties: "id" | "url" | "description" | "enabled" | "disabled_reason" | "message_types" | "created_at" | "updated_at";
         /**
-         * @description Where messages are POSTed: an absolute `https` URL (`http` only where the server's operator allows it) whose host is a public address or resolves only to public addresses; no user name or password. At most 2048 characters.
+         * @description Where messages are POSTed: an absolute `https` URL (`http` only where the server's operator allows it) whose host is a public address or resolves only to public addresses. It is stored and answered as WHATWG URL parsers (browsers, Node.js, the server's own deliveries) read it, JavaScript's `new URL(url).href`, not as typed: scheme and host in lower case, a default port and `.` and `..` segments dropped, a `\` read as `/`, characters outside URLs percent-encoded. So the URL shown is the one delivered to, where parsers disagree about the URL as typed: `https://8.8.8.8\@127.0.0.1/` names host 8.8.8.8 to a WHATWG parser and 127.0.0.1 to an RFC 3986 one, and is stored as `https://8.8.8.8/@127.0.0.1/`, host 8.8.8.8 to both. A user name or password is a 422 (`value_error` at this field): every delivery would send it and every answer show it, and parsers disagree about which host such a URL names. At most 2048 characters, as sent and as stored.
          * @example https://hooks.example.com/agentline
          */
         WebhookUrl: string;
@@ -1567,7 +1567,7 @@ export interface components {
         /** @description A webhook endpoint, without its secret. */
         WebhookEndpoint: {
             id: number;
-            /** @description Where messages are POSTed. */
+            /** @description Where messages are POSTed, as WHATWG URL parsers read the URL given (see `WebhookUrl`). */
             url: string;
             description: string | null;
             /** @description Whether messages are sent. False after an update set it so, or after the server disabled the endpoint (then `disabled_reason` says why). */
@@ -1606,7 +1606,7 @@ export interface components {
         /** @description A webhook endpoint in a list. Every property is present unless `fields` narrows the item; `id` is always there. */
         WebhookEndpointListItem: {
             id: number;
-            /** @description Where messages are POSTed. */
+            /** @description Where messages are POSTed, as WHATWG URL parsers read the URL given (see `WebhookUrl`). */
             url?: string;
             description?: string | null;
             /** @description Whether messages are sent. False after an update set it so, or after the server disabled the endpoint (then `disabled_reason` says why). */

@@ -1,8 +1,8 @@
 // What a webhook endpoint's create and update refuse, each a 422 naming the input: malformed
 // bodies, search pairs that do not pair, URLs that are not https (unless the operator allows
 // http), carry credentials, or point at a loopback, private or otherwise non-public address
-// (unless the operator allows those). Addresses are literal IPs and `localhost`, so no test
-// depends on DNS.
+// (unless the operator allows those); and the form a URL is stored and answered in. Addresses
+// are literal IPs and `localhost`, so no test depends on DNS.
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectProblem } from './support/experiments-testbed.js';
@@ -202,5 +202,102 @@ describe('the body of an update', () => {
     });
     expect(got.body.url).toBe('https://8.8.8.8/hook');
     expect((await put(full)).status).toBe(200);
+  });
+});
+
+describe('the URL as stored', () => {
+  const endpointsPath = '/api/v1/webhooks/endpoints';
+  const settings = {
+    description: null,
+    enabled: true,
+    search_fields: [],
+    search_field_values: [],
+    message_types: ['event'],
+  };
+
+  /** The endpoint's URL in its create answer, its get and the list. */
+  async function urlsOf(created: { status: number; body: Schemas['WebhookEndpointWithSecret'] }) {
+    expect(created.status, JSON.stringify(created.body)).toBe(200);
+    const got = await strict.request<Schemas['WebhookEndpoint']>(
+      'GET',
+      `${endpointsPath}/${created.body.id}`,
+      { key: strictAcme.key },
+    );
+    const list = await strict.request<Schemas['WebhookEndpointListResponse']>(
+      'GET',
+      `${endpointsPath}?search_fields=id&search_field_values=${created.body.id}`,
+      { key: strictAcme.key },
+    );
+    return [created.body.url, got.body.url, ...list.body.items.map((item) => item.url)];
+  }
+
+  it.each([
+    // A WHATWG parser reads the host as 8.8.8.8, an RFC 3986 one as 127.0.0.1 (after userinfo).
+    ['https://8.8.8.8\\@127.0.0.1/', 'https://8.8.8.8/@127.0.0.1/'],
+    ['HTTPS://8.8.8.8:443/a/./b/../c?q=1', 'https://8.8.8.8/a/c?q=1'],
+    ['https://134744072/hook', 'https://8.8.8.8/hook'],
+    ['https://8.8.8.8/caf\u00e9', 'https://8.8.8.8/caf%C3%A9'],
+  ])('stores and answers %s as WHATWG parsers read it', async (typed, normalized) => {
+    const created = await strict.request<Schemas['WebhookEndpointWithSecret']>(
+      'POST',
+      endpointsPath,
+      { key: strictAcme.key, body: { url: typed } },
+    );
+    expect(await urlsOf(created)).toEqual([normalized, normalized, normalized]);
+  });
+
+  it("stores an update's URL the same way", async () => {
+    const created = await strict.request<Schemas['WebhookEndpointWithSecret']>(
+      'POST',
+      endpointsPath,
+      { key: strictAcme.key, body: { url: 'https://8.8.8.8/hook' } },
+    );
+    const path = `${endpointsPath}/${created.body.id}`;
+    const updated = await strict.request<Schemas['WebhookEndpoint']>('PUT', path, {
+      key: strictAcme.key,
+      body: { ...settings, url: 'https://8.8.4.4\\@10.0.0.1/x' },
+    });
+    expect(updated.status, JSON.stringify(updated.body)).toBe(200);
+    expect(updated.body.url).toBe('https://8.8.4.4/@10.0.0.1/x');
+    const got = await strict.request<Schemas['WebhookEndpoint']>('GET', path, {
+      key: strictAcme.key,
+    });
+    expect(got.body.url).toBe('https://8.8.4.4/@10.0.0.1/x');
+  });
+
+  it('refuses a user name or password on create and update, saying why', async () => {
+    const why = /user name or password: every delivery would send it .* parsers disagree/;
+    expectProblem(
+      await strictCreate({ url: 'https://hooks@8.8.8.8/' }),
+      ['body', 'url'],
+      why,
+      'value_error',
+    );
+    const created = await strict.request<Schemas['WebhookEndpointWithSecret']>(
+      'POST',
+      endpointsPath,
+      { key: strictAcme.key, body: { url: 'https://8.8.8.8/hook' } },
+    );
+    const path = `${endpointsPath}/${created.body.id}`;
+    const put = await strict.request<Schemas['HTTPValidationError']>('PUT', path, {
+      key: strictAcme.key,
+      body: { ...settings, url: 'https://:secret@8.8.8.8/hook' },
+    });
+    expectProblem(put, ['body', 'url'], why, 'value_error');
+    const got = await strict.request<Schemas['WebhookEndpoint']>('GET', path, {
+      key: strictAcme.key,
+    });
+    expect(got.body.url).toBe('https://8.8.8.8/hook');
+  });
+
+  it('refuses a URL longer than the bound once percent-encoded', async () => {
+    const typed = `https://8.8.8.8/${'\u00e9'.repeat(400)}`;
+    expect(typed.length).toBeLessThan(2048);
+    expectProblem(
+      await strictCreate({ url: typed }),
+      ['body', 'url'],
+      /has 2416 characters as URL parsers write it .* at most 2048/,
+      'value_error',
+    );
   });
 });

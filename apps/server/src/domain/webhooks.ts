@@ -3,6 +3,7 @@
 // Whether a URL's host is a public address needs DNS: webhooks/target-address.ts answers that.
 
 import { randomBytes } from 'node:crypto';
+import spec from '../generated/openapi.json' with { type: 'json' };
 import type { components } from '../spec-types.js';
 import type { InputLocation, InputProblem } from './errors.js';
 import type { ListResource, NullableKeys } from './list-query.js';
@@ -67,10 +68,16 @@ export interface WebhookTargetPolicy {
   allowPrivateAddresses: boolean;
 }
 
+/** The longest URL an endpoint may have, sent or stored: the spec's bound on `WebhookUrl`. */
+const MAX_URL_LENGTH = spec.components.schemas.WebhookUrl.maxLength;
+
 /**
  * The URL's rules that need no network: absolute, `https` (or allowed `http`), a host, no user
- * name or password (it would travel in every request and show wherever the URL is shown). Returns
- * the parsed URL, or the problem at `loc`.
+ * name or password, and within the length bound as WHATWG parsers write it. Returns the parsed
+ * URL, whose `href` is what is stored, so that what is shown is what deliveries (a WHATWG parser)
+ * connect to: parsers disagree about some URLs as typed (`https://8.8.8.8\@127.0.0.1/` is host
+ * 8.8.8.8 to a WHATWG parser and 127.0.0.1 to an RFC 3986 one; its href,
+ * `https://8.8.8.8/@127.0.0.1/`, is 8.8.8.8 to both). Otherwise the problem at `loc`.
  */
 export function checkWebhookUrl(
   raw: string,
@@ -95,7 +102,12 @@ export function checkWebhookUrl(
   if (url.hostname === '') return problem('has no host; write it as https://host/path.');
   if (url.username !== '' || url.password !== '') {
     return problem(
-      'carries a user name or password; remove them (authenticate requests by their signature).',
+      'carries a user name or password: every delivery would send it and every answer show it, and URL parsers disagree about which host such a URL names; remove it (a receiver authenticates messages by their signature).',
+    );
+  }
+  if (url.href.length > MAX_URL_LENGTH) {
+    return problem(
+      `has ${url.href.length} characters as URL parsers write it (characters outside URLs percent-encoded: é is %C3%A9), the form it is stored in; at most ${MAX_URL_LENGTH} are accepted: shorten it.`,
     );
   }
   return url;

@@ -1155,7 +1155,7 @@ export const WebhookUrl = z
   .regex(new RegExp('^[A-Za-z][A-Za-z0-9+.-]*://[^\\s]+$'))
   .openapi('WebhookUrl', {
     description:
-      "Where messages are POSTed: an absolute `https` URL (`http` only where the server's operator allows it) whose host is a public address or resolves only to public addresses; no user name or password. At most 2048 characters.",
+      "Where messages are POSTed: an absolute `https` URL (`http` only where the server's operator allows it) whose host is a public address or resolves only to public addresses. It is stored and answered as WHATWG URL parsers (browsers, Node.js, the server's own deliveries) read it, JavaScript's `new URL(url).href`, not as typed: scheme and host in lower case, a default port and `.` and `..` segments dropped, a `\\` read as `/`, characters outside URLs percent-encoded. So the URL shown is the one delivered to, where parsers disagree about the URL as typed: `https://8.8.8.8\\@127.0.0.1/` names host 8.8.8.8 to a WHATWG parser and 127.0.0.1 to an RFC 3986 one, and is stored as `https://8.8.8.8/@127.0.0.1/`, host 8.8.8.8 to both. A user name or password is a 422 (`value_error` at this field): every delivery would send it and every answer show it, and parsers disagree about which host such a URL names. At most 2048 characters, as sent and as stored.",
     examples: ['https://hooks.example.com/agentline'],
   });
 
@@ -1244,7 +1244,12 @@ export const WebhookEndpointUpdate = z
 export const WebhookEndpoint = z
   .object({
     id: z.int(),
-    url: z.string().openapi({ description: 'Where messages are POSTed.' }),
+    url: z
+      .string()
+      .openapi({
+        description:
+          'Where messages are POSTed, as WHATWG URL parsers read the URL given (see `WebhookUrl`).',
+      }),
     description: z.string().nullable(),
     enabled: z
       .boolean()
@@ -1300,7 +1305,13 @@ export const WebhookEndpointWithSecret = z
 export const WebhookEndpointListItem = z
   .object({
     id: z.int(),
-    url: z.string().openapi({ description: 'Where messages are POSTed.' }).optional(),
+    url: z
+      .string()
+      .openapi({
+        description:
+          'Where messages are POSTed, as WHATWG URL parsers read the URL given (see `WebhookUrl`).',
+      })
+      .optional(),
     description: z.string().nullable().optional(),
     enabled: z
       .boolean()

@@ -58,13 +58,19 @@ export function endpointNotFound(id: number): RecordNotFoundError {
   return new RecordNotFoundError(`No webhook endpoint ${id} in this organization.`);
 }
 
-/** The URL's problems: its form, then (unless the operator allows any) where it points. */
-async function urlProblems(url: string, policy: WebhookTargetPolicy): Promise<InputProblem[]> {
+/**
+ * The URL to store, in the form WHATWG parsers (the deliveries' own) read it, or its problem:
+ * its form, then (unless the operator allows any) where it points.
+ */
+async function checkedUrl(
+  url: string,
+  policy: WebhookTargetPolicy,
+): Promise<string | InputProblem> {
   const loc = ['body', 'url'];
   const parsed = checkWebhookUrl(url, policy, loc);
-  if (!(parsed instanceof URL)) return [parsed];
-  const refusal = await checkTargetUrl(url, policy);
-  return refusal ? [{ loc, msg: refusal.message, type: 'value_error' }] : [];
+  if (!(parsed instanceof URL)) return parsed;
+  const refusal = await checkTargetUrl(parsed.href, policy);
+  return refusal ? { loc, msg: refusal.message, type: 'value_error' } : parsed.href;
 }
 
 /** Checks a create or update body and returns the settings to store. */
@@ -72,7 +78,8 @@ async function checkedSettings(
   input: WebhookEndpointInput,
   policy: WebhookTargetPolicy,
 ): Promise<WebhookEndpointSettings> {
-  const problems = await urlProblems(input.url, policy);
+  const url = await checkedUrl(input.url, policy);
+  const problems = typeof url === 'string' ? [] : [url];
   const fields = input.search_fields;
   const values = input.search_field_values;
   if (fields.length !== values.length) {
@@ -82,9 +89,9 @@ async function checkedSettings(
       type: 'value_error',
     });
   }
-  if (problems.length > 0) throw new InputRuleError(problems);
+  if (typeof url !== 'string' || problems.length > 0) throw new InputRuleError(problems);
   return {
-    url: input.url,
+    url,
     description: input.description,
     enabled: input.enabled,
     searchFields: fields,
