@@ -35,8 +35,11 @@ describe('/console', () => {
     expect(policy).toContain("default-src 'self'");
     expect(policy).toContain("connect-src 'self'");
     expect(policy).not.toContain('unsafe-inline');
-    // The page itself is read again on every visit: a new build takes effect at once.
-    expect(page.headers.get('cache-control')).toBeNull();
+    // The page itself is asked for again on every visit: a new build takes effect at once.
+    expect(page.headers.get('cache-control')).toBe('no-cache');
+    const byName = await router.request('/console/index.html');
+    expect(byName.headers.get('content-type')).toMatch(/^text\/html/);
+    expect(byName.headers.get('cache-control')).toBe('no-cache');
 
     const asset = await router.request('/console/assets/index-abc123.js');
     expect(asset.status).toBe(200);

@@ -42,10 +42,16 @@ export function consoleRouter(directory = consoleDirectory()) {
   router.use('/console/*', async (c, next) => {
     await next();
     c.header('Content-Security-Policy', CONTENT_SECURITY_POLICY);
-    // Built file names carry a hash of their content: a new build has new names.
-    if (c.req.path.startsWith('/console/assets/') && c.res.ok) {
-      c.header('Cache-Control', 'public, max-age=31536000, immutable');
-    }
+    if (!c.res.ok) return;
+    // Built asset names carry a hash of their content: a new build has new names. The page's name
+    // never changes, so a browser must ask for it again on every visit (no-cache): a page kept
+    // from an earlier build would load assets that a new build no longer has.
+    c.header(
+      'Cache-Control',
+      c.req.path.startsWith('/console/assets/')
+        ? 'public, max-age=31536000, immutable'
+        : 'no-cache',
+    );
   });
   if (directory === null) {
     router.get('/console', (c) => c.text(NOT_BUILT, 404));
