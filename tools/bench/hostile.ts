@@ -1,7 +1,9 @@
 // Hostile and careless inputs against a real server process on 127.0.0.1, each sent once from
 // this process (the server has its own), with a /healthz sent while it is in flight. Prints a
 // Markdown table: the input, the answer, its time and the /healthz time beside it. Bounded: one
-// request per input.
+// request per input. Then clients that pipeline list requests and never read the answers
+// (unread-answers.ts), each kind on a server process of its own: the server's RSS before and at
+// its highest, with a /healthz beside them.
 //
 // Then another organization's requests beside a flood (body-flood.ts, a process of its own): one
 // key posting 1 MB JSON bodies of 500,000 numbers, 4 at once (its share in progress), each again
@@ -37,8 +39,10 @@ import {
   walkOf,
 } from '../../apps/server/test/support/forged-cursors.js';
 import { startServerProcess } from '../../apps/server/test/support/server-process.js';
+import { buildEvents } from './bench-events.js';
 import { benchTenant } from './bench-tenant.js';
 import { Latencies } from './open-loop.js';
+import { leaveAnswersUnread } from './unread-answers.js';
 
 const { values: options } = parseArgs({
   options: { database: { type: 'string' }, seconds: { type: 'string', default: '10' } },
@@ -54,6 +58,8 @@ const tenant = await benchTenant(db, `Hostile ${Date.now()}`);
 await loadPlatformRecords(db, tenant.organizationId, platformRecordsSchema.parse(DEMO_RECORDS));
 const neighbour = await benchTenant(db, `Hostile's neighbour ${Date.now()}`);
 await loadPlatformRecords(db, neighbour.organizationId, platformRecordsSchema.parse(DEMO_RECORDS));
+// A full page for the unread answers' list requests (about 330 KB of JSON at limit=1000).
+await buildEvents(db, [tenant.organizationId], 1000);
 // A live target (not an agent-test one) of the demo records, for the session-routing inputs.
 const signer = await cursorSigner(db);
 const liveTargets = await parseListQuery(
@@ -368,39 +374,47 @@ async function neighbourTimes<T>(seconds: number, work?: (until: number) => Prom
 
 const fixed = (value: number) => value.toFixed(1);
 
-try {
-  await fetch(`${server.baseUrl}/healthz`);
-  console.log('| Input | Answer | Time | /healthz meanwhile |');
-  console.log('|---|---|---|---|');
-  for (const input of inputs) {
-    if (input.after) await send(input.after);
-    const answer = send(input);
-    const healthMs = await healthzWhile(answer);
-    const { status, code, ms } = await answer;
-    console.log(
-      `| ${input.name} | ${status} ${code} | ${ms.toFixed(1)} ms | ${healthMs.toFixed(1)} ms |`,
-    );
-  }
+async function answerInputs(): Promise<void> {
+  try {
+    await fetch(`${server.baseUrl}/healthz`);
+    console.log('| Input | Answer | Time | /healthz meanwhile |');
+    console.log('|---|---|---|---|');
+    for (const input of inputs) {
+      if (input.after) await send(input.after);
+      const answer = send(input);
+      const healthMs = await healthzWhile(answer);
+      const { status, code, ms } = await answer;
+      console.log(
+        `| ${input.name} | ${status} ${code} | ${ms.toFixed(1)} ms | ${healthMs.toFixed(1)} ms |`,
+      );
+    }
 
-  const alone = await neighbourTimes(floodSeconds);
-  const beside = await neighbourTimes(floodSeconds, (until) => flood(4, until));
-  console.log(
-    `\nAnother organization beside one key's 4 concurrent 1 MB bodies of 500,000 numbers (${floodSeconds} s each):\n`,
-  );
-  console.log('| Request | Alone: n, p50, p99 | Beside the bodies: n, p50, p99 |');
-  console.log('|---|---|---|');
-  for (const name of ['healthz', 'list'] as const) {
-    const [a, b] = [alone[name], beside[name]];
+    const alone = await neighbourTimes(floodSeconds);
+    const beside = await neighbourTimes(floodSeconds, (until) => flood(4, until));
     console.log(
-      `| ${name === 'list' ? 'agents list' : '/healthz'} | ${a.count}, ${fixed(a.percentile(50))} ms, ${fixed(a.percentile(99))} ms | ${b.count}, ${fixed(b.percentile(50))} ms, ${fixed(b.percentile(99))} ms |`,
+      `\nAnother organization beside one key's 4 concurrent 1 MB bodies of 500,000 numbers (${floodSeconds} s each):\n`,
     );
+    console.log('| Request | Alone: n, p50, p99 | Beside the bodies: n, p50, p99 |');
+    console.log('|---|---|---|');
+    for (const name of ['healthz', 'list'] as const) {
+      const [a, b] = [alone[name], beside[name]];
+      console.log(
+        `| ${name === 'list' ? 'agents list' : '/healthz'} | ${a.count}, ${fixed(a.percentile(50))} ms, ${fixed(a.percentile(99))} ms | ${b.count}, ${fixed(b.percentile(50))} ms, ${fixed(b.percentile(99))} ms |`,
+      );
+    }
+    console.log(
+      `\nThe bodies' answers: ${Object.entries(beside.worked!)
+        .map(([answer, n]) => `${n} x ${answer}`)
+        .join(', ')}`,
+    );
+  } finally {
+    await server.stop();
   }
-  console.log(
-    `\nThe bodies' answers: ${Object.entries(beside.worked!)
-      .map(([answer, n]) => `${n} x ${answer}`)
-      .join(', ')}`,
-  );
+}
+
+try {
+  await answerInputs();
+  await leaveAnswersUnread(databaseUrl, tenant.key);
 } finally {
-  await server.stop();
   rmSync(scratch, { recursive: true, force: true });
 }
