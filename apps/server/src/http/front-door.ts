@@ -11,6 +11,8 @@
 //    the answer (which says `Connection: close`) is written; then the connection closes. Closing a socket while the client's bytes still arrive makes the kernel
 //    reset the connection, and a client still writing its body then loses the answer it has not
 //    read yet. A body larger than that, or slower, is cut off (after the answer was written).
+// 3. Pipelined requests run no faster than their client reads the answers (pipelined-requests.ts):
+//    a connection holds at most ANSWERS_PER_CONNECTION answers in the process.
 
 import {
   createServer,
@@ -24,6 +26,7 @@ import type { Socket } from 'node:net';
 import { getRequestListener, RequestError, type HttpBindings } from '@hono/node-server';
 import type { Logger } from 'pino';
 import type { ErrorCode } from './errors.js';
+import { PipelinedRequests } from './pipelined-requests.js';
 import { requestIdOf, SECURITY_HEADERS } from './request-context.js';
 
 /** How long a request answered before its body ended may go on sending it. */
@@ -266,35 +269,30 @@ export function createFrontDoor({
     },
   });
 
-  const server = createServer(
-    // Checked below, so that the answer is JSON like every other.
-    { ...serverOptions, requireHostHeader: false },
-    (incoming, outgoing) => {
-      outgoing.once('prefinish', () => lingerAfterAnswer(incoming));
-      if (incoming.httpVersion === '1.1' && incoming.headers.host === undefined) {
-        refuseRequest(
-          incoming,
-          outgoing,
-          {
-            status: 400,
-            code: 'BAD_REQUEST',
-            detail:
-              'An HTTP/1.1 request needs a Host header; send the name or address of this server.',
-          },
-          'Missing host header',
-        );
-        return;
-      }
-      building = { incoming, outgoing };
-      const answered = listener(incoming, outgoing);
-      building = undefined;
-      answered.catch((error: unknown) =>
-        logger.error({ err: error }, 'unhandled error outside the app'),
+  const handleRequest = (incoming: IncomingMessage, outgoing: ServerResponse) => {
+    outgoing.once('prefinish', () => lingerAfterAnswer(incoming));
+    if (incoming.httpVersion === '1.1' && incoming.headers.host === undefined) {
+      refuseRequest(
+        incoming,
+        outgoing,
+        {
+          status: 400,
+          code: 'BAD_REQUEST',
+          detail:
+            'An HTTP/1.1 request needs a Host header; send the name or address of this server.',
+        },
+        'Missing host header',
       );
-    },
-  );
-
-  server.on('checkExpectation', (incoming: IncomingMessage, outgoing: ServerResponse) => {
+      return;
+    }
+    building = { incoming, outgoing };
+    const answered = listener(incoming, outgoing);
+    building = undefined;
+    answered.catch((error: unknown) =>
+      logger.error({ err: error }, 'unhandled error outside the app'),
+    );
+  };
+  const refuseExpectation = (incoming: IncomingMessage, outgoing: ServerResponse) => {
     outgoing.once('prefinish', () => lingerAfterAnswer(incoming));
     refuseRequest(
       incoming,
@@ -307,7 +305,17 @@ export function createFrontDoor({
       },
       'Unsupported Expect',
     );
-  });
+  };
+
+  const pipelined = new PipelinedRequests();
+  const server = createServer(
+    // Checked in handleRequest, so that the answer is JSON like every other.
+    { ...serverOptions, requireHostHeader: false },
+    (incoming, outgoing) => pipelined.admit(incoming, outgoing, handleRequest),
+  );
+  server.on('checkExpectation', (incoming: IncomingMessage, outgoing: ServerResponse) =>
+    pipelined.admit(incoming, outgoing, refuseExpectation),
+  );
 
   server.on('connect', (incoming: IncomingMessage, socket: Socket) => {
     socket.on('error', () => socket.destroy());
@@ -328,6 +336,10 @@ export function createFrontDoor({
   server.on('clientError', (error: NodeJS.ErrnoException, socket: Socket) => {
     // Node keeps feeding what else arrives to the failed parser, which fails again: answered once.
     if (refused.has(socket)) return;
+    // A request still arriving when its connection stopped being read (its client had not read
+    // the answers before it) times out for the server's pause, not the client's: Node times each
+    // request once, so it goes on untimed, as the connection of a client that does not read does.
+    if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT' && pipelined.isHolding(socket)) return;
     const refusal = clientErrorRefusal(error);
     const inFlight = (socket as { _httpMessage?: ServerResponse | null })._httpMessage;
     // A failed socket, a request answered already (now lingering), or an answer half written:
