@@ -1,4 +1,4 @@
-// The events stream under load (issue 25): one server process holds `--streams` open streams of
+// The events stream under load: one server process holds `--streams` open streams of
 // one organization while a second process (event-writer.ts) writes `--rate` events a second.
 // `pnpm bench:stream [--streams 1000] [--rate 1000] [--seconds 15] [--sampled 20] [--database postgres://...]`
 //

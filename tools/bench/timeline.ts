@@ -1,5 +1,5 @@
-// The results timeline of an experiment with 1,000,000 sessions over 30 days (issue 24's
-// benchmark): `pnpm bench:timeline [--seconds 10] [--connections 4] [--sessions 1000000]
+// The results timeline of an experiment with 1,000,000 sessions over 30 days:
+// `pnpm bench:timeline [--seconds 10] [--connections 4] [--sessions 1000000]
 // [--database postgres://...]`. Stores the sessions straight into the database (routing them
 // over HTTP would take the whole run; the same triggers count them), then measures
 // GET .../results/timeline over HTTP on 127.0.0.1 for 30 UTC days and for 720 New York hours, and

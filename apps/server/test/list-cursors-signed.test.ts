@@ -1,6 +1,6 @@
 // Signed list cursors, on both backends, for every list operation:
 // - forged cursors are a 422 at ["query", "cursor"], never a 500 and never a page at a position
-//   the client chose: the unkeyed SHA-256 construction of the cursors before #22 (with any value,
+//   the client chose: the unkeyed SHA-256 construction of the cursors before they were signed (with any value,
 //   huge ids, 3e9, 2^53 - 1), altered seals, seals naming secrets that do not exist;
 // - a cursor sealed with the real secret (a leaked one) whose position does not fit the ordered
 //   property (types, 32-bit ranges, null where the property is never null, ids) is a 422 too;
