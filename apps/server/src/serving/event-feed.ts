@@ -372,7 +372,8 @@ export class EventFeed<Chunk> {
         jobs.push({ index, key, organizationId, query, afterId: froms[index]!, throughId });
       }
     });
-    const matched = this.#closed ? [] : await matchingEventIdsOf(this.#db, jobs);
+    if (this.#closed) return [];
+    const matched = await matchingEventIdsOf(this.#db, jobs);
     if (this.#closed) return [];
     const matches = reading.map(() => new Map<string, Set<number>>());
     jobs.forEach(({ index, key }, job) => matches[index]!.set(key, matched[job]!));

@@ -6,7 +6,7 @@
 // statement has seen an organization's event M, every event of it with an id at or below M is
 // in that statement's snapshot, and none can appear later.
 
-import { sql } from 'drizzle-orm';
+import { sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../engine/client.js';
 import { runSteps, selectRows } from '../engine/portable-sql.js';
 import { events, organizations } from '../schema/sqlite.js';
@@ -63,18 +63,14 @@ export async function readNewEvents(
               sql`SELECT ${events.organizationId} AS "organizationId", id, ${json} AS json
                   FROM events NOT INDEXED
                   WHERE id > ${lowest} AND id <= ${highest}
-                    AND ${events.organizationId} IN (${sql.join(
-                      organizationIds.map((id) => sql`${id}`),
-                      sql`, `,
-                    )})
+                    AND ${events.organizationId} IN (${idList(organizationIds)})
                   ORDER BY id LIMIT ${limit}`,
             );
       const more = rows.length === limit;
       const through = more ? rows.at(-1)!.id : highest;
+      const rowsOf = rowsByOrganization(rows, watched);
       batches = watched.map(({ organizationId, afterId }) => ({
-        rows: rows
-          .filter((row) => row.organizationId === organizationId && row.id > afterId)
-          .map(({ id, json }) => ({ id, json })),
+        rows: rowsOf.get(organizationId) ?? [],
         through: Math.max(afterId, through),
         more,
       }));
@@ -91,12 +87,7 @@ export async function readNewEvents(
             ) e
             ORDER BY w.organization_id, e.id`,
       );
-      const rowsOf = new Map<number, FeedEvent[]>();
-      for (const { organizationId, id, json } of rows) {
-        const of = rowsOf.get(organizationId) ?? [];
-        of.push({ id, json });
-        rowsOf.set(organizationId, of);
-      }
+      const rowsOf = rowsByOrganization(rows, watched);
       batches = watched.map(({ organizationId, afterId }) => {
         const of = rowsOf.get(organizationId) ?? [];
         return { rows: of, through: of.at(-1)?.id ?? afterId, more: of.length === limit };
@@ -108,10 +99,7 @@ export async function readNewEvents(
       const rows = yield* selectRows<{ id: number; through: number }>(
         sql`SELECT ${organizations.id} AS id, ${organizations.eventsRemovedThrough} AS through
             FROM ${organizations}
-            WHERE ${organizations.id} IN (${sql.join(
-              minded.map((id) => sql`${id}`),
-              sql`, `,
-            )})`,
+            WHERE ${organizations.id} IN (${idList(minded)})`,
       );
       for (const row of rows) removed.set(row.id, row.through);
     }
@@ -120,6 +108,30 @@ export async function readNewEvents(
       removedThrough: removed.get(watched[index]!.organizationId) ?? 0,
     }));
   });
+}
+
+/** Ids as the items of an SQL `IN` list. */
+function idList(ids: readonly number[]): SQL {
+  return sql.join(
+    ids.map((id) => sql`${id}`),
+    sql`, `,
+  );
+}
+
+/** Each organization's rows, in the order read, past its own watched position. */
+function rowsByOrganization(
+  rows: ReadonlyArray<FeedEvent & { organizationId: number }>,
+  watched: readonly WatchedPosition[],
+): Map<number, FeedEvent[]> {
+  const afterIdOf = new Map(watched.map((w) => [w.organizationId, w.afterId]));
+  const rowsOf = new Map<number, FeedEvent[]>();
+  for (const { organizationId, id, json } of rows) {
+    if (id <= afterIdOf.get(organizationId)!) continue;
+    const of = rowsOf.get(organizationId) ?? [];
+    of.push({ id, json });
+    rowsOf.set(organizationId, of);
+  }
+  return rowsOf;
 }
 
 /** A live search to match against a batch of an organization's events. */
