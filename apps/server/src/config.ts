@@ -179,8 +179,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     databaseUrl: env.DATABASE_URL || DEFAULT_DATABASE_URL,
     databasePoolSize: readInteger(env, 'DATABASE_POOL_SIZE', 10, 1, 1000),
     databaseReadUrl: readReplicaUrl(env),
-    // A dashboard's list is at most a second older than the primary's; a key reads its own writes
-    // whatever the bound (serving/replica-reads.ts).
+    // A replica a second behind is not waited for by list reads, nor read by replays: the primary
+    // serves them until it catches up (serving/replica-reads.ts).
     replicaMaxLagMs: readInteger(env, 'REPLICA_MAX_LAG_MS', 1_000, 0, 600_000),
     sqliteReaderThreads: readInteger(env, 'SQLITE_READER_THREADS', 2, 0, 64),
     host: env.HOST || '127.0.0.1',
