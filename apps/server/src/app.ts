@@ -17,7 +17,8 @@ import { EventStreams } from './http/event-stream.js';
 import { ApiError, errorResponse, handleError } from './http/errors.js';
 import { Metrics, metricsEndpoint } from './http/metrics.js';
 import { idempotency } from './http/idempotency.js';
-import { authFailureLimit, rateLimit, type AuthFailureLimit } from './http/rate-limit.js';
+import { authFailureLimit, type AuthFailureLimit } from './http/rate-limit.js';
+import { fleetRateLimit } from './http/fleet-rate-limit.js';
 import {
   queryStringLimit,
   rejectInvalidUtf8InQuery,
@@ -138,7 +139,7 @@ export function createApp({
     authFailures && authFailures.perMinute > 0 ? authFailureLimit(authFailures) : undefined;
   app.use('/api/v1/*', noQueueWaitYet);
   app.use('/api/v1/*', authenticate(failures));
-  if (rateLimitPerMinute > 0) app.use('/api/v1/*', rateLimit(rateLimitPerMinute));
+  if (rateLimitPerMinute > 0) app.use('/api/v1/*', fleetRateLimit(db, rateLimitPerMinute));
   // Then may they do this: a key that may not costs no body read, parse or idempotency row,
   // nor a place in its key's queue.
   app.use('/api/v1/*', authorize);

@@ -11,9 +11,10 @@ import {
   addressBudgetName,
   canonicalAddress,
   clientAddress,
-  rateLimit,
   TokenBuckets,
 } from '../src/http/rate-limit.js';
+import { FleetRateLimit } from '../src/http/fleet-rate-limit.js';
+import { PERMISSIONS } from '../src/vocabulary/permissions.js';
 import {
   createKey,
   createTenant,
@@ -39,6 +40,8 @@ afterAll(() => api.close());
 describe('per-key rate limit', () => {
   it('answers 429 with Retry-After past the budget, per key', async () => {
     const app = createApp({ db: api.db, rateLimitPerMinute: 3 });
+    // A key of its own: the budget is kept in the database, for every app on it.
+    const key = await createKey(api.db, acme.organizationId, ['EVENTS_READ']);
     const get = async (key: string) => {
       const res = await app.request('/api/v1/events/?limit=0', {
         headers: { 'Service-API-Key': key },
@@ -62,12 +65,12 @@ describe('per-key rate limit', () => {
     };
     // Each answer says what is left (IETF RateLimit fields): 2, 1, 0, then the refusal.
     for (const remaining of [2, 1, 0]) {
-      const answer = await get(acme.key);
+      const answer = await get(key);
       expect(answer.status).toBe(200);
       expect(answer.policy).toBe('"default";q=3;w=60');
       expect(answer.rateLimit).toMatch(new RegExp(`^"default";r=${remaining};t=\\d+$`));
     }
-    const limited = await get(acme.key);
+    const limited = await get(key);
     expect(limited.status).toBe(429);
     expect(limited.body).toMatchObject({ code: 'RATE_LIMITED' });
     expect(limited.body.detail).toContain('more than 3 requests in a minute');
@@ -81,24 +84,21 @@ describe('per-key rate limit', () => {
   });
 
   it('refills the budget over time', async () => {
-    let now = 0;
-    const limiter = rateLimit(60, () => now);
-    const context = { get: () => ({ keyId: 'k' }), res: new Response(null) } as never;
-    const next = async () => {};
-    for (let i = 0; i < 60; i += 1) await limiter(context, next);
-    await expect(limiter(context, next)).rejects.toMatchObject({
-      status: 429,
-      headers: { 'Retry-After': '1' },
-    });
+    let now = 1_000_000;
+    const limit = new FleetRateLimit(api.db, 60, () => now);
+    const keyId = `refill-${Date.now()}`;
+    for (let i = 0; i < 60; i += 1) expect((await limit.admit(keyId)).admitted).toBe(true);
+    expect(await limit.admit(keyId)).toEqual({ admitted: false, waitSeconds: 1 });
     now += 1_000; // one more request's worth at 60 per minute
-    await expect(limiter(context, next)).resolves.toBeUndefined();
-    await expect(limiter(context, next)).rejects.toMatchObject({ status: 429 });
+    expect(await limit.admit(keyId)).toMatchObject({ admitted: true, remaining: 0 });
+    expect(await limit.admit(keyId)).toMatchObject({ admitted: false });
   });
 
   it('says on error answers too what is left, but nothing to a key that failed', async () => {
     const app = createApp({ db: api.db, rateLimitPerMinute: 600 });
+    const key = await createKey(api.db, acme.organizationId, PERMISSIONS);
     const missing = await app.request('/api/v1/experiments/99', {
-      headers: { 'Service-API-Key': acme.key },
+      headers: { 'Service-API-Key': key },
     });
     expect(missing.status).toBe(404);
     expect(missing.headers.get('ratelimit-policy')).toBe('"default";q=600;w=60');

@@ -4,6 +4,7 @@
 
 import { sql } from 'drizzle-orm';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createApp } from '../src/app.js';
 import { createDb } from '../src/db/engine/client.js';
 import { createTestApi, type Schemas, type Tenant, type TestApi } from './support/harness.js';
 import {
@@ -43,6 +44,13 @@ async function expectReadOnlyAnswers() {
   });
   expect(routed.status).toBe(503);
   expect((await api.request('GET', '/api/v1/experiments/', { key: acme.key })).status).toBe(200);
+  // With the rate limit on, whose budget the database keeps: counted in the process instead.
+  const limited = createApp({ db: api.db, rateLimitPerMinute: 600 });
+  const read = await limited.request('/api/v1/experiments/', {
+    headers: { 'Service-API-Key': acme.key },
+  });
+  expect(read.status).toBe(200);
+  expect(read.headers.get('ratelimit')).toBe('"default";r=599;t=1');
 }
 
 describe.runIf(onSqlite)('a SQLite database that cannot take writes', () => {

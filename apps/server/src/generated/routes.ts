@@ -1732,7 +1732,7 @@ export const rateLimitPolicyHeader = z
   .openapi({
     param: {
       description:
-        'The API key\'s request quota in this server process, as the IETF RateLimit fields write it (draft-ietf-httpapi-ratelimit-headers; a Structured Field list): `"default";q=600;w=60` is 600 requests a minute (the operator\'s `RATE_LIMIT_PER_MINUTE`). Sent with every answer to a request whose key authenticated, unless the operator turned the limit off; the same all along, unless the operator changes it. Several server processes each keep their own quota.',
+        "The API key's request quota, as the IETF RateLimit fields write it (draft-ietf-httpapi-ratelimit-headers; a Structured Field list): `\"default\";q=600;w=60` is 600 requests a minute (the operator's `RATE_LIMIT_PER_MINUTE`). Sent with every answer to a request whose key authenticated, unless the operator turned the limit off; the same all along, unless the operator changes it. The quota is the key's across every server process of the deployment, whichever answers.",
     },
   });
 
@@ -1745,7 +1745,7 @@ export const rateLimitHeader = z
   .openapi({
     param: {
       description:
-        'What is left of that quota after this request: `"default";r=599;t=1` means 599 more requests may be sent now, and the quota grows again in 1 second. The quota refills evenly (q requests per w seconds, up to q), so `t` is the whole seconds until the next request is added; with `r=0` a request sent before `t` seconds is answered 429, whose `Retry-After` equals `t`. Sent with `RateLimit-Policy`.',
+        'What is left of that quota after this request: `"default";r=599;t=1` means 599 more requests may be sent now, and the quota grows again in 1 second. Behind a load balancer, `r` is what the answering process last saw of the shared quota, which other processes may have spent some of since (by about a hundredth of `q` each). The quota refills evenly (q requests per w seconds, up to q), so `t` is the whole seconds until the next request is added; with `r=0` a request sent before `t` seconds is answered 429, whose `Retry-After` equals `t`. Sent with `RateLimit-Policy`.',
     },
   });
 

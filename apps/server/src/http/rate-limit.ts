@@ -1,10 +1,11 @@
-// Request budgets kept in this process as token buckets (refilled continuously at the configured
-// rate, up to one minute's worth): one per API key for requests, and one per client address and
-// one per presented key id for failed authentications. Several processes each keep their own
-// buckets, so the effective limit is the configured rate times the number of processes.
+// Budgets of failed authentications kept in this process as token buckets (refilled continuously
+// at the configured rate, up to one minute's worth), one per client address and one per presented
+// key id; several processes each keep their own, since they guard each process's own work. The
+// RateLimit fields and the 429 of a key's request budget, which the fleet shares, are here too
+// (the budget itself: fleet-rate-limit.ts).
 
 import { isIP } from 'node:net';
-import type { Context, MiddlewareHandler } from 'hono';
+import type { Context } from 'hono';
 import type { AppEnv } from './app-env.js';
 import { ApiError } from './errors.js';
 
@@ -96,7 +97,7 @@ export class TokenBuckets {
   }
 }
 
-function rateLimited(
+export function rateLimited(
   detail: string,
   waitSeconds: number,
   headers: Record<string, string> = {},
@@ -116,37 +117,6 @@ export function rateLimitFields(
   return {
     'RateLimit-Policy': `"default";q=${perMinute};w=60`,
     RateLimit: `"default";r=${remaining};t=${secondsToNext}`,
-  };
-}
-
-/**
- * At most `requestsPerMinute` requests per API key (runs after authentication). Every answer to
- * the key says what is left, the refusal too, so a client can pace itself instead of being
- * refused.
- */
-export function rateLimit(
-  requestsPerMinute: number,
-  now: () => number = Date.now,
-): MiddlewareHandler<AppEnv> {
-  const buckets = new TokenBuckets(requestsPerMinute, now);
-  return async (c, next) => {
-    const { keyId } = c.get('auth');
-    const waitSeconds = buckets.waitSeconds(keyId);
-    if (waitSeconds > 0) {
-      throw rateLimited(
-        `This API key made more than ${requestsPerMinute} requests in a minute; wait ${waitSeconds} s (Retry-After) and slow down.`,
-        waitSeconds,
-        rateLimitFields(requestsPerMinute, 0, waitSeconds),
-      );
-    }
-    const { remaining, secondsToNext } = buckets.take(keyId);
-    await next();
-    // Errors of later steps have become this response by now (onError runs inside next).
-    for (const [name, value] of Object.entries(
-      rateLimitFields(requestsPerMinute, remaining, secondsToNext),
-    )) {
-      c.res.headers.set(name, value);
-    }
   };
 }
 

@@ -21,6 +21,7 @@ import {
   boolean,
   check,
   customType,
+  doublePrecision,
   foreignKey,
   index,
   integer,
@@ -497,6 +498,20 @@ export const idempotencyKeys = pgTable(
     index('idempotency_keys_created_at_idx').on(t.createdAt),
   ],
 );
+
+/**
+ * Each API key's request budget (RATE_LIMIT_PER_MINUTE), one for every server process together: a
+ * token bucket the processes lease a few tokens at a time from (http/fleet-rate-limit.ts).
+ */
+export const rateLimitBudgets = pgTable('rate_limit_budgets', {
+  apiKeyId: text('api_key_id').primaryKey(),
+  /** Tokens left when it was last brought up to date; a fraction counts toward the next one. */
+  tokens: doublePrecision('tokens').notNull(),
+  /** When `tokens` was last brought up to date, in milliseconds since the epoch. */
+  refilledAt: bigint('refilled_at', { mode: 'number' }).notNull(),
+  /** What the last lease took: PostgreSQL's RETURNING sees only the row as it became. */
+  lastLease: integer('last_lease').notNull(),
+});
 
 export const cursorSecrets = pgTable('cursor_secrets', {
   id: integer('id').primaryKey(),

@@ -11,6 +11,7 @@ import {
   index,
   integer,
   primaryKey,
+  real,
   sqliteTable,
   text,
   unique,
@@ -527,6 +528,20 @@ export const idempotencyKeys = sqliteTable(
     index('idempotency_keys_created_at_idx').on(t.createdAt),
   ],
 );
+
+/**
+ * Each API key's request budget (RATE_LIMIT_PER_MINUTE), one for every server process together: a
+ * token bucket the processes lease a few tokens at a time from (http/fleet-rate-limit.ts).
+ */
+export const rateLimitBudgets = sqliteTable('rate_limit_budgets', {
+  apiKeyId: text('api_key_id').primaryKey(),
+  /** Tokens left when it was last brought up to date; a fraction counts toward the next one. */
+  tokens: real('tokens').notNull(),
+  /** When `tokens` was last brought up to date, in milliseconds since the epoch. */
+  refilledAt: integer('refilled_at').notNull(),
+  /** What the last lease took: PostgreSQL's RETURNING sees only the row as it became. */
+  lastLease: integer('last_lease').notNull(),
+});
 
 /**
  * The secrets list cursors are signed with (HMAC-SHA256; serving/cursor-signer.ts): the newest row
