@@ -189,6 +189,14 @@ function unlessHeld(expiredBefore: unknown, ownClaim: SQL): SQL {
     RETURNING ${idempotencyKeys.apiKeyId} AS "apiKeyId", ${idempotencyKeys.key} AS "key"`;
 }
 
+/** Rows created before `expiredBefore` hold their key no more; claims before `leaseBefore` neither. */
+export function heldSince({ retentionMs, leaseMs }: IdempotencyTimes, now: Date) {
+  return {
+    expiredBefore: new Date(now.getTime() - retentionMs).toISOString(),
+    leaseBefore: new Date(now.getTime() - leaseMs).toISOString(),
+  };
+}
+
 function answerValues(write: IdempotentWrite, status: number, body: string, now: Date) {
   return {
     apiKeyId: write.apiKeyId,
@@ -197,8 +205,7 @@ function answerValues(write: IdempotentWrite, status: number, body: string, now:
     status,
     body,
     createdAt: now.toISOString(),
-    expiredBefore: new Date(now.getTime() - write.times.retentionMs).toISOString(),
-    leaseBefore: new Date(now.getTime() - write.times.leaseMs).toISOString(),
+    ...heldSince(write.times, now),
   };
 }
 
@@ -228,40 +235,13 @@ export function* storeAnswerWithWrite(write: IdempotentWrite, body: string): Ste
   return stored.length > 0;
 }
 
-// Every routed session of a PostgreSQL batch stores its answer in this one statement.
-const storeMany = prepared<{ apiKeyId: string; key: string }>(
-  'agentline_idempotency_store_many',
-  sql`INSERT INTO ${idempotencyKeys} (api_key_id, key, request_hash, status, body, created_at)
-    SELECT * FROM unnest(CAST(${sql.placeholder('apiKeyIds')} AS text[]),
-      CAST(${sql.placeholder('keys')} AS text[]), CAST(${sql.placeholder('requestHashes')} AS text[]),
-      CAST(${sql.placeholder('statuses')} AS integer[]), CAST(${sql.placeholder('bodies')} AS text[]),
-      CAST(${sql.placeholder('createdAts')} AS text[]))
-    ${unlessHeld(sql.placeholder('expiredBefore'), sql`${idempotencyKeys.createdAt} < ${sql.placeholder('leaseBefore')}`)}`,
-);
-
 /**
- * Stores the answers of several writes, of different keys, inside the open transaction (the
- * PostgreSQL routing batch: unnest is PostgreSQL's); says for each whether it stored. The writes
- * share one server's times.
+ * The tail of an INSERT of answers given with their work (the PostgreSQL routing batch's, in the
+ * statement that stores its sessions): as storeAnswerWithWrite's, it stores an answer only where
+ * no live row holds its key, and returns the keys it stored as "apiKeyId" and "key".
  */
-export function* storeAnswersWithWrites(
-  answers: ReadonlyArray<{ write: IdempotentWrite; body: string }>,
-): Steps<boolean[]> {
-  if (answers.length === 0) return [];
-  const now = new Date();
-  const { expiredBefore, leaseBefore } = answerValues(answers[0]!.write, 200, '', now);
-  const stored = yield* storeMany({
-    apiKeyIds: answers.map(({ write }) => write.apiKeyId),
-    keys: answers.map(({ write }) => write.key),
-    requestHashes: answers.map(({ write }) => write.requestHash),
-    statuses: answers.map(() => 200),
-    bodies: answers.map(({ body }) => body),
-    createdAts: answers.map(() => now.toISOString()),
-    expiredBefore,
-    leaseBefore,
-  });
-  const storedKeys = new Set(stored.map((row) => `${row.apiKeyId}\n${row.key}`));
-  return answers.map(({ write }) => storedKeys.has(`${write.apiKeyId}\n${write.key}`));
+export function unlessKeyHeld(expiredBefore: unknown, leaseBefore: unknown): SQL {
+  return unlessHeld(expiredBefore, sql`${idempotencyKeys.createdAt} < ${leaseBefore}`);
 }
 
 /**

@@ -15,8 +15,10 @@ import {
   events,
   experiments,
   experimentVariants,
+  idempotencyKeys,
   sessions,
 } from '../schema/sqlite.js';
+import { heldSince, unlessKeyHeld, type IdempotentWrite } from './idempotency.js';
 
 /** A routed session as stored: who answers it (domain/session-routing.ts decides), and when. */
 export interface RoutedSessionRecord {
@@ -62,6 +64,8 @@ export interface SessionToStore {
   organizationId: number;
   request: SessionRequest;
   session: RoutedSessionRecord;
+  /** Its Idempotency-Key answer, stored with it (insertRoutedSessions only). */
+  answer?: { write: IdempotentWrite; body: string };
 }
 
 /** What every session-started event has in common. */
@@ -148,8 +152,8 @@ const insertEvent = prepared(
 
 // On PostgreSQL the gathered sessions are routed in one transaction of set-based statements,
 // each prepared once: the targets, their running experiments and those experiments' variants in
-// one read (a row per variant, or one row without a variant); then every session and its event in
-// one write. A transaction per session would cost a commit each, one after the other, as an
+// one read (a row per variant, or one row without a variant); then every session, its event and
+// its Idempotency-Key answer in one write. A transaction per session would cost a commit each, one after the other, as an
 // organization's event writers take turns (migration 0003's trigger); docs/benchmarks.md has the
 // figures.
 const targetsWithRunningExperimentVariants = prepared<RoutingTargetVariantRow>(
@@ -174,8 +178,10 @@ const targetsWithRunningExperimentVariants = prepared<RoutingTargetVariantRow>(
       ORDER BY ${channelTargets.id}, ${experimentVariants.position}`,
 );
 
-// One array per column (sessionColumns), a row per session.
-const insertSessionsAndEvents = prepared(
+// One array per column (sessionColumns), a row per session, in the order given. A session with
+// an Idempotency-Key answer stores it in the same statement, and the session and its event only
+// if the answer was stored: a key a live row holds (a twin's answer) leaves them out.
+const insertSessionsAndEvents = prepared<{ apiKeyId: string; key: string }>(
   'agentline_routing_insert',
   sql`WITH routed AS (
         SELECT * FROM unnest(
@@ -189,21 +195,39 @@ const insertSessionsAndEvents = prepared(
           CAST(${sql.placeholder('conversationId')} AS text[]),
           CAST(${sql.placeholder('createdAt')} AS text[]),
           CAST(${sql.placeholder('description')} AS text[]),
-          CAST(${sql.placeholder('attributes')} AS json[]))
+          CAST(${sql.placeholder('attributes')} AS json[]),
+          CAST(${sql.placeholder('apiKeyId')} AS text[]),
+          CAST(${sql.placeholder('idempotencyKey')} AS text[]),
+          CAST(${sql.placeholder('requestHash')} AS text[]),
+          CAST(${sql.placeholder('answer')} AS text[])) WITH ORDINALITY
         AS session(id, organization_id, target_id, agent_id, experiment_id, variant_id, user_id,
-                   conversation_id, created_at, description, attributes)
+                   conversation_id, created_at, description, attributes, api_key_id,
+                   idempotency_key, request_hash, answer, position)
+      ), stored AS (
+        INSERT INTO ${idempotencyKeys} (api_key_id, key, request_hash, status, body, created_at)
+        SELECT api_key_id, idempotency_key, request_hash, 200, answer,
+               CAST(${sql.placeholder('answeredAt')} AS text)
+        FROM routed WHERE idempotency_key IS NOT NULL
+        ${unlessKeyHeld(sql.placeholder('expiredBefore'), sql.placeholder('leaseBefore'))}
+      ), kept AS (
+        SELECT * FROM routed
+        WHERE idempotency_key IS NULL
+           OR (api_key_id, idempotency_key) IN (SELECT "apiKeyId", "key" FROM stored)
       ), new_sessions AS (
         INSERT INTO ${sessions} (id, organization_id, target_id, agent_id, experiment_id,
                                  variant_id, user_id, conversation_id, created_at)
         SELECT id, organization_id, target_id, agent_id, experiment_id, variant_id, user_id,
                conversation_id, created_at
-        FROM routed
+        FROM kept ORDER BY position
+      ), new_events AS (
+        INSERT INTO ${events} (organization_id, timestamp, session_id, conversation_id, source,
+                               category, type, user_id, description, attributes)
+        SELECT organization_id, created_at, id, conversation_id, ${SESSION_STARTED.source},
+               ${SESSION_STARTED.category}, ${SESSION_STARTED.type}, user_id, description,
+               attributes
+        FROM kept ORDER BY position
       )
-      INSERT INTO ${events} (organization_id, timestamp, session_id, conversation_id, source,
-                             category, type, user_id, description, attributes)
-      SELECT organization_id, created_at, id, conversation_id, ${SESSION_STARTED.source},
-             ${SESSION_STARTED.category}, ${SESSION_STARTED.type}, user_id, description, attributes
-      FROM routed`,
+      SELECT "apiKeyId", "key" FROM stored`,
 );
 
 function sessionValues({
@@ -248,15 +272,20 @@ function sessionStartedEvent({
   };
 }
 
-/** Every routed session's row and event values as one array per column, for unnest. */
+/** Every routed session's row, event and answer values as one array per column, for unnest. */
 function sessionColumns(routed: readonly SessionToStore[]): Record<string, unknown[]> {
   const columns: Record<string, unknown[]> = {};
   for (const stored of routed) {
     const event = sessionStartedEvent(stored);
+    const write = stored.answer?.write;
     const values = {
       ...sessionValues(stored),
       description: event.description,
       attributes: event.attributes,
+      apiKeyId: write?.apiKeyId ?? null,
+      idempotencyKey: write?.key ?? null,
+      requestHash: write?.requestHash ?? null,
+      answer: stored.answer?.body ?? null,
     };
     for (const [key, value] of Object.entries(values)) (columns[key] ??= []).push(value);
   }
@@ -298,7 +327,22 @@ export function* insertRoutedSession(stored: SessionToStore): Steps<void> {
   yield* insertEvent(sessionStartedEvent(stored));
 }
 
-/** Stores routed sessions and their events in one statement (PostgreSQL's unnest). */
-export function* insertRoutedSessions(routed: readonly SessionToStore[]): Steps<void> {
-  yield* insertSessionsAndEvents(sessionColumns(routed));
+/**
+ * Stores routed sessions and their events in one statement (PostgreSQL's unnest), each with its
+ * Idempotency-Key answer if it has one; says for each whether it was stored: false for a session
+ * whose key a live row holds. The answers share one server's times, and their keys differ.
+ */
+export function* insertRoutedSessions(routed: readonly SessionToStore[]): Steps<boolean[]> {
+  const now = new Date();
+  const times = routed.find((stored) => stored.answer)?.answer?.write.times;
+  const held = times ? heldSince(times, now) : { expiredBefore: null, leaseBefore: null };
+  const stored = yield* insertSessionsAndEvents({
+    ...sessionColumns(routed),
+    answeredAt: now.toISOString(),
+    ...held,
+  });
+  const storedKeys = new Set(stored.map((row) => `${row.apiKeyId}\n${row.key}`));
+  return routed.map(
+    ({ answer }) => !answer || storedKeys.has(`${answer.write.apiKeyId}\n${answer.write.key}`),
+  );
 }

@@ -13,7 +13,7 @@ import {
   runStepsInTransactionHolding,
   type Steps,
 } from '../engine/portable-sql.js';
-import { IdempotencyKeyTakenError, storeAnswersWithWrites } from '../repositories/idempotency.js';
+import { IdempotencyKeyTakenError } from '../repositories/idempotency.js';
 import {
   insertRoutedSessions,
   readRoutingTargets,
@@ -90,41 +90,37 @@ function* routeBatch(
       return { ok: false, error };
     }
   });
-  // Keyed sessions store their answers first, in one statement: one whose key a twin took
-  // (earlier, or in this batch) is not routed.
-  const keyed = new Map<string, { route: RouteRequest; session: RoutedSessionRecord }>();
+  // A keyed session whose key a twin took, earlier or in this batch, is not routed: a twin in the
+  // batch is found here, an earlier one by the insert, which stores each answer with its session.
+  const keys = new Set<string>();
   const taken = new Set<RouteRequest>();
-  for (const entry of routed) {
-    const write = entry.route.answer?.write;
+  for (const { route } of routed) {
+    const write = route.answer?.write;
     if (!write) continue;
-    const id = `${write.apiKeyId}\n${write.key}`;
-    if (keyed.has(id)) taken.add(entry.route);
-    else keyed.set(id, entry);
-  }
-  const stored = yield* storeAnswersWithWrites(
-    [...keyed.values()].map(({ route, session }) => ({
-      write: route.answer!.write,
-      body: route.answer!.render(session),
-    })),
-  );
-  [...keyed.values()].forEach(({ route }, index) => {
-    if (!stored[index]) taken.add(route);
-  });
-  for (const route of taken) {
-    outcomes[routes.indexOf(route)] = { ok: false, error: new IdempotencyKeyTakenError() };
+    const key = `${write.apiKeyId}\n${write.key}`;
+    if (keys.has(key)) taken.add(route);
+    else keys.add(key);
   }
   routed = routed.filter(({ route }) => !taken.has(route));
   if (routed.length > 0) {
     // In organization order, so batches take the organizations' write turns (migration 0003's
     // trigger) in one order and never wait on each other in a cycle.
     routed.sort((a, b) => a.route.organizationId - b.route.organizationId);
-    yield* insertRoutedSessions(
+    const stored = yield* insertRoutedSessions(
       routed.map(({ route, session }) => ({
         organizationId: route.organizationId,
         request: route.request,
         session,
+        answer: route.answer && { write: route.answer.write, body: route.answer.render(session) },
       })),
     );
+    routed.forEach(({ route }, index) => {
+      if (!stored[index]) taken.add(route);
+    });
+    routed = routed.filter(({ route }) => !taken.has(route));
+  }
+  for (const route of taken) {
+    outcomes[routes.indexOf(route)] = { ok: false, error: new IdempotencyKeyTakenError() };
   }
   const now = nowIso();
   for (const [experimentId, { organizationId, target }] of running) {
