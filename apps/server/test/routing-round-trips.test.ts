@@ -1,0 +1,110 @@
+// A routed session on PostgreSQL costs the server and the database a round trip per statement,
+// more than most of those statements cost to run: the routing transaction stores an
+// Idempotency-Key answer in the sessions' own insert (db/repositories/sessions.ts), so a session
+// sends four (BEGIN, its read, its insert, COMMIT), keyed or not.
+
+import { randomUUID } from 'node:crypto';
+import type pg from 'pg';
+import { sql } from 'drizzle-orm';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  IdempotencyKeyTakenError,
+  type IdempotentWrite,
+} from '../src/db/repositories/idempotency.js';
+import { routeSession } from '../src/db/routing/session-routing.js';
+import { sessions } from '../src/db/schema/sqlite.js';
+import {
+  createRoutingTestbed,
+  experimentBody,
+  type RoutingTestbed,
+} from './support/routing-fixture.js';
+import { onPostgres, queryTestDb } from './support/test-database.js';
+
+let bed: RoutingTestbed;
+/** Statements the database was sent, one round trip each, since the test began counting. */
+let statements = 0;
+
+/** Counts every statement the pool's connections send, in transactions or not. */
+function countStatements(pool: pg.Pool): void {
+  const counted = new WeakSet<pg.PoolClient>();
+  pool.on('acquire', (client: pg.PoolClient) => {
+    if (counted.has(client)) return;
+    counted.add(client);
+    const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+    (client as unknown as { query: (...args: unknown[]) => unknown }).query = (...args) => {
+      statements += 1;
+      return query(...args);
+    };
+  });
+}
+
+beforeAll(async () => {
+  bed = await createRoutingTestbed();
+  if (bed.api.db.kind === 'postgres') countStatements(bed.api.db.pool);
+});
+
+afterAll(() => bed.api.close());
+
+const TIMES = { retentionMs: 86_400_000, leaseMs: 60_000 };
+
+function answerFor(key: string) {
+  const write: IdempotentWrite = {
+    apiKeyId: 'round-trips',
+    key,
+    requestHash: 'the same request',
+    times: TIMES,
+    stored: false,
+  };
+  return { write, render: (session: { sessionId: string }) => JSON.stringify(session) };
+}
+
+/** Statements sent to route one session to `targetId`, with an answer for `key` if given. */
+async function statementsOfOneSession(targetId: number, key?: string) {
+  const before = statements;
+  const routed = routeSession(
+    bed.api.db,
+    bed.acme.organizationId,
+    targetId,
+    { userId: randomUUID(), conversationId: null },
+    Math.random,
+    key === undefined ? undefined : answerFor(key),
+  ).then(
+    (session) => ({ session, error: undefined }),
+    (error: unknown) => ({ session: undefined, error }),
+  );
+  return { ...(await routed), sent: statements - before };
+}
+
+async function storedSessions(): Promise<number> {
+  const [row] = await queryTestDb<{ n: number }>(
+    bed.api.db,
+    sql`SELECT count(*) AS n FROM ${sessions}`,
+  );
+  return Number(row!.n);
+}
+
+describe.skipIf(!onPostgres)('a routed session on PostgreSQL', () => {
+  it('sends BEGIN, its read, its answer with its insert, then COMMIT', async () => {
+    const { api, acme, fx } = bed;
+    const created = await api.request<{ id: number }>('POST', '/api/v1/experiments/', {
+      key: acme.key,
+      body: experimentBody(fx.targets.main, [fx.agents.pinned, fx.agents.alsoPinned]),
+    });
+    await api.request('POST', `/api/v1/experiments/${created.body.id}/start`, { key: acme.key });
+    for (const targetId of [fx.targets.main, fx.targets.second]) {
+      expect((await statementsOfOneSession(targetId)).sent).toBe(4);
+      expect((await statementsOfOneSession(targetId, randomUUID())).sent).toBe(4);
+    }
+  });
+
+  it('routes no session whose key an earlier one took, in as many statements', async () => {
+    const key = randomUUID();
+    const first = await statementsOfOneSession(bed.fx.targets.second, key);
+    expect(first.session).toBeDefined();
+    const before = await storedSessions();
+    const retry = await statementsOfOneSession(bed.fx.targets.second, key);
+    expect(retry.error).toBeInstanceOf(IdempotencyKeyTakenError);
+    expect(retry.sent).toBe(4);
+    expect(await storedSessions()).toBe(before);
+  });
+});
