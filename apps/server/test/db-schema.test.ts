@@ -296,20 +296,21 @@ describe('transactions', () => {
 });
 
 describe('prepared statements', () => {
-  const named = prepared<{ name: string }>(
-    'agentline_test_organization_by_name',
+  const byName = prepared<{ name: string }>(
     sql`SELECT name FROM organizations WHERE name = ${sql.placeholder('name')}`,
   );
 
   it('run with each call’s values, many times, also concurrently and inside transactions', async () => {
     await queryTestDb(db, sql`INSERT INTO organizations (name) VALUES ('Hooli'), ('Pied Piper')`);
     const found = await Promise.all(
-      ['Hooli', 'Pied Piper', 'Nobody', 'Hooli'].map((name) => runSteps(db, () => named({ name }))),
+      ['Hooli', 'Pied Piper', 'Nobody', 'Hooli'].map((name) =>
+        runSteps(db, () => byName({ name })),
+      ),
     );
     expect(found).toEqual([[{ name: 'Hooli' }], [{ name: 'Pied Piper' }], [], [{ name: 'Hooli' }]]);
     const inTransaction = await runStepsInTransaction(db, function* () {
-      const [first] = yield* named({ name: 'Hooli' });
-      const [second] = yield* named({ name: 'Pied Piper' });
+      const [first] = yield* byName({ name: 'Hooli' });
+      const [second] = yield* byName({ name: 'Pied Piper' });
       return [first?.name, second?.name];
     });
     expect(inTransaction).toEqual(['Hooli', 'Pied Piper']);

@@ -3,7 +3,7 @@
 // for SQLite or PostgreSQL, and the helpers below cover what the two spell differently (booleans,
 // ids beyond PostgreSQL's integer, INSERT and UPDATE column lists). Statements run on the drivers'
 // public APIs: better-sqlite3's prepared statements, cached per database by their text, and
-// node-postgres's `query`, with a name for the hot paths' statements (see `prepared`).
+// node-postgres's `query`, with unnamed statements only (see `prepared`).
 //
 // A repository's read, check, write sequence is a generator that yields those queries and gets
 // their rows back (`Steps`). On SQLite it is driven synchronously, as a transaction there must be
@@ -33,8 +33,6 @@ export type Row = Record<string, unknown>;
 
 /** A statement rendered once per backend and run many times with new values (see `prepared`). */
 interface PreparedStatement {
-  /** Unique in the process: PostgreSQL prepares it under this name on each connection. */
-  name: string;
   sql: SQL;
   rendered: { sqlite?: RenderedSql; postgres?: RenderedSql };
 }
@@ -61,14 +59,14 @@ export function* execute(query: SQL): Generator<Query, void, Row[]> {
 /**
  * A statement for a hot path, with its values as `sql.placeholder(key)`. Building and rendering a
  * query costs more than running it there, so it is rendered once per backend; SQLite prepares it
- * once per database, and each PostgreSQL connection parses and plans it once, as the named
- * prepared statement `name`. The name must be unique in the process.
+ * once per database. PostgreSQL parses and plans it at each run: a named prepared statement
+ * would stay on the server connection, which behind PgBouncer in transaction mode another client
+ * gets next, and which knows nothing of it on this client's next transaction.
  */
 export function prepared<R>(
-  name: string,
   query: SQL,
 ): (values: Record<string, unknown>) => Generator<Query, R[], Row[]> {
-  const statement: PreparedStatement = { name, sql: query, rendered: {} };
+  const statement: PreparedStatement = { sql: query, rendered: {} };
   return function* (values): Generator<Query, R[], Row[]> {
     return (yield { statement, values }) as R[];
   };
@@ -76,12 +74,11 @@ export function prepared<R>(
 
 const DIALECTS = { sqlite: new SQLiteSyncDialect(), postgres: new PgDialect() };
 
-function render(query: Query, kind: Db['kind']): RenderedSql & { name?: string } {
+function render(query: Query, kind: Db['kind']): RenderedSql {
   if ('sql' in query) return DIALECTS[kind].sqlToQuery(query.sql);
   const { statement, values } = query;
   const rendered = (statement.rendered[kind] ??= DIALECTS[kind].sqlToQuery(statement.sql));
   return {
-    name: statement.name,
     sql: rendered.sql,
     params: rendered.params.map((param) => (is(param, Placeholder) ? values[param.name] : param)),
   };
@@ -130,9 +127,9 @@ async function runStepsOnPostgres<T>(
 ): Promise<T> {
   let next = steps.next();
   for (let first = true; !next.done; first = false) {
-    const { name, sql: text, params: values } = render(next.value, 'postgres');
+    const { sql: text, params: values } = render(next.value, 'postgres');
     if (!first) await beforeStatement?.();
-    const result = await runner.query<Row>(name ? { name, text, values } : { text, values });
+    const result = await runner.query<Row>(text, values);
     next = steps.next(result.rows);
   }
   return next.value;

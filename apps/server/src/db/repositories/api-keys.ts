@@ -83,7 +83,6 @@ export interface ApiKeyForAuth {
 
 // Every request runs this.
 const activeKeyById = prepared<ApiKeyForAuth['key'] & { permissions: Permission[] | string }>(
-  'agentline_active_key_by_id',
   sql`SELECT ${columnsOf(apiKeys)}, ${roles.permissions} AS "permissions" FROM ${apiKeys}
       JOIN ${roles} ON ${roles.id} = ${apiKeys.roleId}
       WHERE ${apiKeys.keyId} = ${sql.placeholder('keyId')} AND ${apiKeys.revokedAt} IS NULL`,

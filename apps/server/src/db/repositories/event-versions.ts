@@ -25,11 +25,9 @@ const HIGHEST_OF_ORGANIZATION = sql`SELECT max(${events.id}) FROM ${events}
   WHERE ${events.organizationId} = ${sql.placeholder('organizationId')}`;
 
 const highestEventIdOfAll = prepared<{ top: number | null }>(
-  'agentline_highest_event_id',
   sql`SELECT (${HIGHEST_OF_ALL}) AS top`,
 );
 const highestEventIdOfOrganization = prepared<{ top: number | null }>(
-  'agentline_highest_organization_event_id',
   sql`SELECT (${HIGHEST_OF_ORGANIZATION}) AS top`,
 );
 
@@ -47,11 +45,9 @@ const REMOVED_OF_ORGANIZATION = sql`(SELECT ${organizations.eventsRemoved} FROM 
 // Prepared once: every events list request reads it (the version its kept answers are checked
 // against), so it is not rendered anew each time.
 const eventsVersionOnSqlite = prepared<{ top: number | null; removed: number }>(
-  'agentline_events_version',
   sql`SELECT (${HIGHEST_OF_ALL}) AS top, ${REMOVED_OF_ORGANIZATION} AS removed`,
 );
 const eventsVersionOnPostgres = prepared<{ top: number | null; removed: number }>(
-  'agentline_organization_events_version',
   sql`SELECT (${HIGHEST_OF_ORGANIZATION}) AS top, ${REMOVED_OF_ORGANIZATION} AS removed`,
 );
 

@@ -45,7 +45,6 @@ const STORED_KEY_COLUMNS = selectList({
 
 // Every keyed POST looks its key up.
 const storedKey = prepared<StoredKey>(
-  'agentline_idempotency_key',
   sql`SELECT ${STORED_KEY_COLUMNS} FROM ${idempotencyKeys}
       WHERE ${keyOf(sql.placeholder('apiKeyId'), sql.placeholder('key'))}`,
 );
@@ -224,7 +223,7 @@ const PREPARED_STORE = storeAnswerSql(
   ) as Record<AnswerValue | 'expiredBefore' | 'leaseBefore', Placeholder>,
   false,
 );
-const storeAnswer = prepared<{ key: string }>('agentline_idempotency_store', PREPARED_STORE);
+const storeAnswer = prepared<{ key: string }>(PREPARED_STORE);
 
 /**
  * Stores the answer of `write` inside the open write transaction that does its work; false when

@@ -56,7 +56,6 @@ export async function listOrganizations(db: Db): Promise<Organization[]> {
 }
 
 const recordsVersionById = prepared<{ version: number }>(
-  'agentline_records_version_by_id',
   sql`SELECT ${organizations.recordsVersion} AS "version" FROM ${organizations}
       WHERE ${organizations.id} = ${sql.placeholder('organizationId')}`,
 );

@@ -109,7 +109,6 @@ const PLANNED_END_FIELDS = {
 
 // Prepared once: routing is the hottest write path of the service.
 const targetWithRunningExperiment = prepared<RoutingTargetRow>(
-  'agentline_routing_target',
   sql`SELECT ${selectList({
     agentId: channelTargets.agentId,
     runningExperimentId: experiments.id,
@@ -123,7 +122,6 @@ const targetWithRunningExperiment = prepared<RoutingTargetRow>(
 );
 
 const variantsInOrder = prepared<RoutingVariantRow>(
-  'agentline_routing_variants',
   sql`SELECT ${selectList({
     id: experimentVariants.id,
     weight: experimentVariants.weight,
@@ -134,30 +132,26 @@ const variantsInOrder = prepared<RoutingVariantRow>(
 );
 
 const countCapped = prepared(
-  'agentline_routing_count_capped',
   sql`UPDATE ${experiments}
       SET routed_sessions = routed_sessions + CAST(${sql.placeholder('count')} AS INTEGER)
       WHERE ${experiments.id} = ${sql.placeholder('experimentId')}`,
 );
 
 const insertSession = prepared(
-  'agentline_routing_insert_session',
   sql`INSERT INTO ${sessions} ${insertValues(sessions, [placeholders(SESSION_KEYS)])}`,
 );
 
 const insertEvent = prepared(
-  'agentline_routing_insert_event',
   sql`INSERT INTO ${events} ${insertValues(events, [{ ...SESSION_STARTED, ...placeholders(EVENT_KEYS) }])}`,
 );
 
 // On PostgreSQL the gathered sessions are routed in one transaction of set-based statements,
-// each prepared once: the targets, their running experiments and those experiments' variants in
+// each rendered once: the targets, their running experiments and those experiments' variants in
 // one read (a row per variant, or one row without a variant); then every session, its event and
 // its Idempotency-Key answer in one write. A transaction per session would cost a commit each, one after the other, as an
 // organization's event writers take turns (migration 0003's trigger); docs/benchmarks.md has the
 // figures.
 const targetsWithRunningExperimentVariants = prepared<RoutingTargetVariantRow>(
-  'agentline_routing_targets',
   sql`SELECT ${selectList({
     organizationId: channelTargets.organizationId,
     targetId: channelTargets.id,
@@ -182,7 +176,6 @@ const targetsWithRunningExperimentVariants = prepared<RoutingTargetVariantRow>(
 // an Idempotency-Key answer stores it in the same statement, and the session and its event only
 // if the answer was stored: a key a live row holds (a twin's answer) leaves them out.
 const insertSessionsAndEvents = prepared<{ apiKeyId: string; key: string }>(
-  'agentline_routing_insert',
   sql`WITH routed AS (
         SELECT * FROM unnest(
           CAST(${sql.placeholder('id')} AS text[]),
