@@ -144,10 +144,11 @@ const sqliteTransaction = perDatabase((db: SqliteDb) =>
 const MAX_TRANSACTION_ATTEMPTS = 10;
 
 /**
- * Runs steps on one connection of `pool` between `begin` and COMMIT. A transaction the server
- * aborts for a conflict with a concurrent one (40001, 40P01) runs again from the start. ROLLBACK
- * after any failure (a cancelled statement too) also undoes a SET LOCAL, so the connection goes
- * back to the pool as it came.
+ * Runs steps on one connection of `pool` between `begin` and COMMIT, first taking the turns of
+ * `holding` (takeTurns). A transaction the server aborts for a conflict with a concurrent one
+ * (40001, 40P01) runs again from the start. ROLLBACK after any failure (a cancelled statement too)
+ * also undoes a SET LOCAL and lets go of the turns, so the connection goes back to the pool as it
+ * came: nothing outlasts the transaction, as PgBouncer in transaction mode requires.
  */
 async function inPostgresTransaction<T>(
   pool: pg.Pool,
@@ -160,8 +161,8 @@ async function inPostgresTransaction<T>(
     const client = await pool.connect();
     let broken: Error | undefined;
     try {
-      if (holding) await takeAdvisoryLocks(client, holding);
       await client.query(begin);
+      if (holding) await takeTurns(client, begin, holding);
       const spend = budget?.();
       const result = await runStepsOnPostgres(client, start(), spend && (() => spend(client)));
       await client.query('COMMIT');
@@ -171,11 +172,6 @@ async function inPostgresTransaction<T>(
       await client.query('ROLLBACK').catch((rollbackError: Error) => (broken = rollbackError));
       if (attempt >= MAX_TRANSACTION_ATTEMPTS || !isConcurrencyConflict(error)) throw error;
     } finally {
-      if (holding && !broken) {
-        await client
-          .query('SELECT pg_advisory_unlock_all()')
-          .catch((unlockError: Error) => (broken = unlockError));
-      }
       client.release(broken);
     }
     // A little jitter so the transactions that collided do not collide again.
@@ -218,19 +214,44 @@ export interface AdvisoryLocks {
   keys: readonly number[];
 }
 
-/** Takes the locks in key order (so two holders never wait on each other in a cycle). */
-async function takeAdvisoryLocks(client: pg.PoolClient, { lockClass, keys }: AdvisoryLocks) {
-  for (const key of [...new Set(keys)].sort((a, b) => a - b)) {
-    await client.query('SELECT pg_advisory_lock($1, $2)', [lockClass, key]);
+/**
+ * Takes the locks, transaction-scoped, in the statements right after `begin`. A SERIALIZABLE
+ * transaction sees the rows committed before its first query started (PostgreSQL's SET
+ * TRANSACTION page), a lock's wait included: one that waited inside for a lock would miss the
+ * holder's commit and fail (40001), again and again under steady load. So a lock is only tried
+ * there; when another holds it, the transaction rolls back, waits for it in a statement of its
+ * own (which takes it and lets it go at once) and begins again, and writers of one shared row (a
+ * capped experiment's count) take turns. A holder that commits between the try's snapshot and its
+ * lock makes a conflict, run again as any other. Never a session lock: behind PgBouncer in
+ * transaction mode its unlock could reach another server connection, and another client the lock.
+ */
+async function takeTurns(
+  client: pg.PoolClient,
+  begin: string,
+  { lockClass, keys }: AdvisoryLocks,
+): Promise<void> {
+  for (;;) {
+    let busy: number | undefined;
+    for (const key of new Set(keys)) {
+      const { rows } = await client.query<{ taken: boolean }>(
+        'SELECT pg_try_advisory_xact_lock($1, $2) AS taken',
+        [lockClass, key],
+      );
+      if (!rows[0]!.taken) {
+        busy = key;
+        break;
+      }
+    }
+    if (busy === undefined) return;
+    await client.query('ROLLBACK');
+    await client.query('SELECT pg_advisory_xact_lock($1, $2)', [lockClass, busy]);
+    await client.query(begin);
   }
 }
 
 /**
- * runStepsInTransaction on PostgreSQL, holding session advisory locks taken before BEGIN. A
- * SERIALIZABLE transaction's snapshot is taken by its first statement, so one that waits inside
- * for a row or lock another writer holds always sees that writer's commit too late and fails
- * (40001), again and again under steady load. Taken before BEGIN, the wait comes first and the
- * snapshot after it: writers of one shared row (a capped experiment's count) take turns instead.
+ * runStepsInTransaction on PostgreSQL, holding transaction-scoped advisory locks taken before any
+ * other statement (takeTurns).
  */
 export async function runStepsInTransactionHolding<T>(
   db: PostgresDb,

@@ -21,7 +21,7 @@ import {
 export const MONTHS_AHEAD = 3;
 /**
  * Any constant: the advisory lock class under which one process at a time changes the partitions
- * (a session lock taken before the transaction begins: runStepsInTransactionHolding).
+ * (taken before the transaction reads anything: runStepsInTransactionHolding).
  */
 const PARTITIONS_LOCK = { lockClass: 0x6167_6c70, keys: [0] }; // "aglp"
 /** The organizations' write turn: migration 0003's lock, which its trigger takes per insert. */

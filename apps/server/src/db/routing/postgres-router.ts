@@ -1,8 +1,8 @@
 // Session routing on PostgreSQL: the sessions gathered in a turn of the event loop are routed in
 // one SERIALIZABLE transaction of set-based statements (the sessions repository's unnest reads and
 // writes), one batch in flight per organization. A batch that routes to a capped experiment runs
-// holding that experiment's advisory lock, taken before BEGIN; a batch the database refuses is
-// routed again a session at a time, so the session it refuses fails alone.
+// holding that experiment's advisory lock, taken before its first read; a batch the database
+// refuses is routed again a session at a time, so the session it refuses fails alone.
 
 import { nowIso } from '../../domain/timestamps.js';
 import { requireTarget, type RoutingTarget } from '../../domain/session-routing.js';
@@ -134,7 +134,7 @@ function* routeBatch(
 
 /**
  * Routes the batch in one transaction. A capped experiment's count is one row every batch routing
- * to it writes: batches that do take its turn (an advisory lock taken before BEGIN), so under
+ * to it writes: batches that do take its turn (an advisory lock taken before any read), so under
  * load from several processes they wait for each other instead of failing their serializable
  * commits over and over. Batches without a capped experiment never wait.
  */
