@@ -6,6 +6,7 @@ import { drizzle as drizzleSqlite } from 'drizzle-orm/better-sqlite3';
 import { migrate as migrateSqlite } from 'drizzle-orm/better-sqlite3/migrator';
 import { drizzle as drizzlePostgres } from 'drizzle-orm/node-postgres';
 import { migrate as migratePostgres } from 'drizzle-orm/node-postgres/migrator';
+import pg from 'pg';
 import type { Db } from './client.js';
 import { ensureCursorSecret } from '../repositories/cursor-secrets.js';
 import { ensureResumeTokenSecret } from '../repositories/resume-tokens.js';
@@ -34,20 +35,25 @@ export async function migrateDb(db: Db): Promise<void> {
     return;
   }
   // Several processes may start at once on one database: they take turns, and the later ones
-  // find nothing left to apply. The migrations run on the connection holding the lock: a pool of
-  // one connection (DATABASE_POOL_SIZE=1) has no other to give them.
-  const lock = await db.pool.connect();
+  // find nothing left to apply. The turn is a transaction-scoped lock, held by a transaction left
+  // open on a connection of its own (beside the pool, whose only connection the migrator may
+  // need) until the migrator is done: a session lock would not hold behind PgBouncer in
+  // transaction mode, where the migrator's statements and the unlock may each reach another
+  // server connection than the lock, and another process's lock the same one.
+  const turn = new pg.Client(db.pool.options);
+  await turn.connect();
   try {
-    await lock.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_KEY]);
-    await migratePostgres(drizzlePostgres({ client: lock }), {
+    await turn.query('BEGIN');
+    await turn.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK_KEY]);
+    await migratePostgres(drizzlePostgres({ client: db.pool }), {
       migrationsFolder: MIGRATIONS_FOLDERS.postgres,
     });
   } finally {
-    await lock.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK_KEY]).catch(() => {});
-    lock.release();
+    // Ends the transaction and with it the turn, as the connection's loss would.
+    await turn.query('ROLLBACK').catch(() => {});
+    await turn.end();
   }
-  // After the lock's connection is back: with a pool of one it is the only connection. The inserts
-  // need no lock: each writes a secret only where none exists.
+  // The inserts need no lock: each writes a secret only where none exists.
   await ensureSecrets(db);
   // The months events are about to go in, before an import or a server writes any.
   await ensureEventPartitions(db);
