@@ -8,11 +8,16 @@ import { isPostgresUrl } from './src/db/engine/client.js';
 // scripts/postgres-setup.sh make one), or the URL that script creates by default. If set
 // explicitly and unreachable, the run fails; if only the default is unreachable, the PostgreSQL
 // half is skipped with a note. The same holds for its streaming replica, which the read replica's
-// tests use: AGENTLINE_TEST_POSTGRES_READ_URL, or scripts/postgres-replica-setup.sh's default.
+// tests use: AGENTLINE_TEST_POSTGRES_READ_URL, or scripts/postgres-replica-setup.sh's default;
+// and for PgBouncer in transaction mode in front of it, which test/pgbouncer.test.ts uses:
+// AGENTLINE_TEST_PGBOUNCER_URL, or scripts/pgbouncer-setup.sh's default.
+// AGENTLINE_TEST_THROUGH_PGBOUNCER=true sends every PostgreSQL test database's connections
+// through that PgBouncer (test/support/test-database.ts).
 // AGENTLINE_TEST_BACKENDS=sqlite runs the SQLite half alone (scripts/test-on-node.sh, for the
 // other Node.js versions).
 const DEFAULT_POSTGRES_URL = 'postgres://agentline:agentline@127.0.0.1:5432/agentline';
 const DEFAULT_POSTGRES_READ_URL = 'postgres://agentline:agentline@127.0.0.1:5433/agentline';
+const DEFAULT_PGBOUNCER_URL = 'postgres://agentline:agentline@127.0.0.1:6432/agentline';
 
 async function reachablePostgresUrl(
   variable: string,
@@ -89,6 +94,15 @@ function postgresWanted(): boolean {
   );
 }
 
+function throughPgbouncer(): boolean {
+  const through = process.env.AGENTLINE_TEST_THROUGH_PGBOUNCER;
+  if (through === undefined) return false;
+  if (through === 'true') return true;
+  throw new Error(
+    `AGENTLINE_TEST_THROUGH_PGBOUNCER is "true" or unset; it holds ${JSON.stringify(through)}`,
+  );
+}
+
 function testWorkers(): number {
   const workers = process.env.AGENTLINE_TEST_WORKERS ?? '3';
   if (!/^[1-9]\d*$/.test(workers)) {
@@ -114,6 +128,17 @@ export default defineConfig(async () => {
         'scripts/postgres-replica-setup.sh',
       )
     : null;
+  const pgbouncerUrl = postgresUrl
+    ? await reachablePostgresUrl(
+        'AGENTLINE_TEST_PGBOUNCER_URL',
+        DEFAULT_PGBOUNCER_URL,
+        'scripts/pgbouncer-setup.sh',
+      )
+    : null;
+  const through = throughPgbouncer();
+  if (through && postgresUrl && !pgbouncerUrl) {
+    throw new Error('AGENTLINE_TEST_THROUGH_PGBOUNCER is set but no PgBouncer answers');
+  }
   const projects: TestProjectInlineConfiguration[] = [
     {
       extends: true,
@@ -131,6 +156,8 @@ export default defineConfig(async () => {
           AGENTLINE_TEST_BACKEND: 'postgres',
           AGENTLINE_TEST_POSTGRES_URL: postgresUrl,
           ...(postgresReadUrl ? { AGENTLINE_TEST_POSTGRES_READ_URL: postgresReadUrl } : {}),
+          ...(pgbouncerUrl ? { AGENTLINE_TEST_PGBOUNCER_URL: pgbouncerUrl } : {}),
+          ...(through ? { AGENTLINE_TEST_THROUGH_PGBOUNCER: 'true' } : {}),
           // Names this run's databases (test/support/test-database.ts).
           AGENTLINE_TEST_RUN: String(process.pid),
         },

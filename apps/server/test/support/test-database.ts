@@ -4,7 +4,9 @@
 // `sqlite` project's workers too). Every call
 // gives a fresh, empty database: a file in a temporary folder, or a new PostgreSQL database
 // copied from a migrated template (test/support/postgres-global-setup.ts), which takes a few
-// milliseconds instead of running every migration again.
+// milliseconds instead of running every migration again. With AGENTLINE_TEST_THROUGH_PGBOUNCER,
+// the tests reach those databases through PgBouncer in transaction mode
+// (AGENTLINE_TEST_PGBOUNCER_URL), while creating them still goes straight to PostgreSQL.
 
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -21,6 +23,10 @@ export const TEST_BACKEND: Db['kind'] =
   process.env.AGENTLINE_TEST_BACKEND === 'postgres' ? 'postgres' : 'sqlite';
 const POSTGRES_ADMIN_URL =
   TEST_BACKEND === 'postgres' ? process.env.AGENTLINE_TEST_POSTGRES_URL : undefined;
+/** PgBouncer in transaction mode in front of the test server (scripts/pgbouncer-setup.sh). */
+export const PGBOUNCER_URL =
+  TEST_BACKEND === 'postgres' ? process.env.AGENTLINE_TEST_PGBOUNCER_URL : undefined;
+const THROUGH_PGBOUNCER = process.env.AGENTLINE_TEST_THROUGH_PGBOUNCER === 'true';
 
 /** Every test database's name starts with this; then the run's id (the vitest process's pid). */
 export const TEST_DATABASE_PREFIX = 'agentline_test_';
@@ -41,6 +47,11 @@ export function postgresUrlOf(adminUrl: string, database: string): string {
   const url = new URL(adminUrl);
   url.pathname = `/${database}`;
   return url.toString();
+}
+
+/** The same database's URL through PgBouncer (PGBOUNCER_URL's role and address). */
+export function throughPgbouncer(databaseUrl: string): string {
+  return postgresUrlOf(PGBOUNCER_URL!, new URL(databaseUrl).pathname.slice(1));
 }
 
 /** Runs `work` on a connection of the test server's admin URL, closed afterwards. */
@@ -90,7 +101,8 @@ export async function freshDatabaseUrl(): Promise<string> {
   await withAdmin(POSTGRES_ADMIN_URL, (admin) =>
     admin.query(`CREATE DATABASE "${name}" TEMPLATE "${templateDatabase(runId)}"`),
   );
-  return postgresUrlOf(POSTGRES_ADMIN_URL, name);
+  const url = postgresUrlOf(POSTGRES_ADMIN_URL, name);
+  return THROUGH_PGBOUNCER ? throughPgbouncer(url) : url;
 }
 
 /**
