@@ -193,12 +193,18 @@ describe.runIf(onPostgres && haproxyInstalled)('three server processes behind HA
         await new Promise((resolve) => setTimeout(resolve, 100));
       }
     };
-    // The stream is open once it has the event of a session routed after it.
-    const first = await client.sessions.route(fx.targets.main, { user_id: 'before-restart' });
-    await waitForStreamed([first.session_id], 30_000);
-    expect(streamedSessions().has(first.session_id)).toBe(true);
+    // The stream is open once it has the event of a session routed after it: a session routed
+    // while its request was still on the way is before its start, so route until one arrives.
+    const opened = performance.now();
+    let openingRoutes = 0;
+    while (streamed.length === 0 && performance.now() - opened < 60_000) {
+      await client.sessions.route(fx.targets.main, { user_id: 'before-restart' });
+      openingRoutes += 1;
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+    expect(streamed.length).toBeGreaterThan(0);
 
-    const routed: string[] = [first.session_id];
+    const routed: string[] = [];
     const failures: unknown[] = [];
     let routing = true;
     const routers = Array.from({ length: 4 }, async (_, r) => {
@@ -220,7 +226,7 @@ describe.runIf(onPostgres && haproxyInstalled)('three server processes behind HA
     await new Promise((resolve) => setTimeout(resolve, 1_000));
     routing = false;
     await Promise.all(routers);
-    const callsMade = routed.length - 1 + failures.length;
+    const callsMade = routed.length + failures.length;
 
     await waitForStreamed(routed, 30_000);
     stop.abort();
@@ -235,7 +241,7 @@ describe.runIf(onPostgres && haproxyInstalled)('three server processes behind HA
     console.info(
       `rolling restart of ${PROCESSES} processes in ${restartSeconds.toFixed(1)} s: ` +
         `${callsMade} sessions routed, ${failures.length} failed, ` +
-        `${sessionAttempts - 1 - callsMade} SDK retries; ${streamed.length} events streamed, ` +
+        `${sessionAttempts - openingRoutes - callsMade} SDK retries; ${streamed.length} events streamed, ` +
         `${lost.length} lost; streams ended per process at SIGTERM: ${streamsEnded.join(', ')}`,
     );
     expect(exitCodes).toEqual([0, 0, 0]);
@@ -243,7 +249,8 @@ describe.runIf(onPostgres && haproxyInstalled)('three server processes behind HA
     expect(lost).toEqual([]);
     // Exactly once: a resumed stream repeats nothing.
     expect(new Set(streamedIds).size).toBe(streamedIds.length);
-    expect(streamedIds.length).toBe(routed.length);
+    const routedIds = new Set(routed);
+    expect(streamedIds.filter((id) => id && routedIds.has(id))).toHaveLength(routed.length);
     // The stream was open on one of them when it stopped, and resumed on another.
     expect(streamsEnded.reduce((sum, n) => sum + n, 0)).toBeGreaterThan(0);
   }, 180_000);
