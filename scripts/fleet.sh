@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # A fleet to try on one machine, as docs/deployment.md deploys one: PostgreSQL and its streaming
-# replica, PgBouncer when scripts/pgbouncer-setup.sh is there, three server processes and HAProxy
+# replica, PgBouncer in transaction mode, three server processes and HAProxy
 # in front of them (deploy/haproxy.cfg), all on 127.0.0.1. Prints HAProxy's address and the API
 # key of a new demo organization, then serves until Ctrl-C, which stops the servers and HAProxy
 # (PostgreSQL keeps running).
@@ -119,7 +119,7 @@ stop_fleet() {
     rm -f "$FLEET_DIR/haproxy.pid" "$SOCKET"
   fi
   rm -f "$FLEET_DIR/fleet.pid"
-  say "stopped. PostgreSQL and its replica$([ -f scripts/pgbouncer-setup.sh ] && echo ', and PgBouncer,') keep running (pg_lsclusters shows them)"
+  say "stopped. PostgreSQL and its replica, and PgBouncer, keep running (pg_lsclusters shows them)"
 }
 
 port_in_use() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
@@ -152,11 +152,8 @@ start_fleet() {
   PRIMARY_URL="$(bash scripts/postgres-setup.sh)" || fail "PostgreSQL is not ready: see the message above"
   say "its streaming replica (scripts/postgres-replica-setup.sh)"
   read_url="$(bash scripts/postgres-replica-setup.sh)" || fail "the replica is not ready: see the message above"
-  database_url="$PRIMARY_URL"
-  if [ -f scripts/pgbouncer-setup.sh ]; then
-    say "PgBouncer in front of PostgreSQL (scripts/pgbouncer-setup.sh)"
-    database_url="$(bash scripts/pgbouncer-setup.sh)" || fail "PgBouncer is not ready: see the message above"
-  fi
+  say "PgBouncer in transaction mode in front of PostgreSQL (scripts/pgbouncer-setup.sh)"
+  database_url="$(bash scripts/pgbouncer-setup.sh)" || fail "PgBouncer is not ready: see the message above"
 
   ensure_pnpm
   say "installing dependencies and building the server (apps/server/dist), as deployed"
@@ -173,6 +170,7 @@ start_fleet() {
     cat >"$FLEET_DIR/env" <<EOF
 HOST=127.0.0.1
 DATABASE_URL=$database_url
+DATABASE_PREPARED_STATEMENTS=false
 DATABASE_READ_URL=$read_url
 METRICS_TOKEN=$metrics_token
 TRUSTED_PROXIES=127.0.0.1

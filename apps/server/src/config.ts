@@ -175,6 +175,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) {
     throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}".`);
   }
+  // Read where PostgreSQL is opened (db/engine/client.ts); a typo stops the start here.
+  readBoolean(env, 'DATABASE_PREPARED_STATEMENTS', true);
   return {
     databaseUrl: env.DATABASE_URL || DEFAULT_DATABASE_URL,
     databasePoolSize: readInteger(env, 'DATABASE_POOL_SIZE', 10, 1, 1000),

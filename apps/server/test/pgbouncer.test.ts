@@ -41,7 +41,10 @@ describe.runIf(onPostgres && PGBOUNCER_URL)('behind PgBouncer in transaction mod
     db = createDb(databaseUrl);
     acme = await createTenant(db, 'Acme');
     fx = await loadRoutingFixture(db, acme.organizationId);
-    const env = { DATABASE_URL: throughPgbouncer(databaseUrl) };
+    const env = {
+      DATABASE_URL: throughPgbouncer(databaseUrl),
+      DATABASE_PREPARED_STATEMENTS: 'false',
+    };
     [a, b] = await Promise.all([startServerProcess(env), startServerProcess(env)]);
   }, 60_000);
 
@@ -175,7 +178,10 @@ describe.runIf(onPostgres && PGBOUNCER_URL)('migrations behind PgBouncer', () =>
     const name = `${runDatabasePrefix(process.env.AGENTLINE_TEST_RUN!)}pgbouncer_${process.pid}`;
     await withAdmin(adminUrl, (admin) => admin.query(`CREATE DATABASE "${name}"`));
     const databaseUrl = postgresUrlOf(adminUrl, name);
-    const env = { DATABASE_URL: throughPgbouncer(databaseUrl) };
+    const env = {
+      DATABASE_URL: throughPgbouncer(databaseUrl),
+      DATABASE_PREPARED_STATEMENTS: 'false',
+    };
     const servers = await Promise.all([startServerProcess(env), startServerProcess(env)]);
     await Promise.all(servers.map((server) => server.stop()));
     const journal = JSON.parse(

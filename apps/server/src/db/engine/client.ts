@@ -63,6 +63,15 @@ export function describeDatabaseUrl(databaseUrl: string): string {
   }
 }
 
+/**
+ * Whether PostgreSQL runs the hot statements as named prepared statements (portable-sql.ts
+ * `prepared`): unless DATABASE_PREPARED_STATEMENTS is `false`, which a pooler in transaction mode
+ * needs (PgBouncer before 1.21 does not carry them between a client's transactions). Read here,
+ * where every process that opens PostgreSQL passes (the server, its webhook thread, the CLI);
+ * config.ts refuses a value other than true or false at start.
+ */
+export const PREPARED_STATEMENTS = process.env.DATABASE_PREPARED_STATEMENTS !== 'false';
+
 // count(*) and bigint ids arrive as int8, which node-postgres leaves as strings (they may exceed
 // 2^53). Agentline's counts and ids stay far below that, so they are read as numbers everywhere.
 pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number(value));
