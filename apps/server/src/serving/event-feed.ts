@@ -36,6 +36,7 @@ import {
   type FeedStart,
   type Subscription,
 } from './feed-subscription.js';
+import { FIRST_EVENT_BYTES, REPLAY_BATCH_BYTES, REPLAY_SPAN } from './replay-batches.js';
 
 interface Subscriber<Chunk> extends Subscription {
   position: number;
@@ -79,19 +80,6 @@ export const DEFAULT_BATCH_SIZE = 1000;
  * until all are written.
  */
 const SENDS_PER_TURN = 50;
-/**
- * Ids a replay statement covers at most: on SQLite it reads that range of the table, whatever
- * share of it matches, so a sparse organization or a narrow search does not hold the event loop
- * for one long statement; the replay goes on after other requests had their turn.
- */
-const REPLAY_SPAN = 20_000;
-/**
- * Bytes of events a replay reads at once at most: what encoding and writing one batch costs the
- * event loop stays small beside another request's wait, however fast its client reads.
- */
-const REPLAY_BATCH_BYTES = 256 * 1024;
-/** What a replay assumes of an event's size until it has read some. */
-const FIRST_EVENT_BYTES = 1024;
 
 export class EventFeed<Chunk> {
   readonly #db: Db;
