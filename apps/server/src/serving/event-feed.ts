@@ -36,7 +36,12 @@ import {
   type FeedStart,
   type Subscription,
 } from './feed-subscription.js';
-import { FIRST_EVENT_BYTES, REPLAY_BATCH_BYTES, REPLAY_SPAN } from './replay-batches.js';
+import {
+  FIRST_EVENT_BYTES,
+  REPLAY_BATCH_BYTES,
+  REPLAY_SPAN,
+  replayTurn,
+} from './replay-batches.js';
 
 interface Subscriber<Chunk> extends Subscription {
   position: number;
@@ -253,44 +258,62 @@ export class EventFeed<Chunk> {
         await this.#delivered(subscriber);
         const room = Math.min(REPLAY_BATCH_BYTES, await subscriber.sink.ready());
         if (subscriber.closed) return;
-        const upTo = Math.min(through, subscriber.position + REPLAY_SPAN);
-        const limit = Math.max(
-          1,
-          Math.min(this.#batchSize, Math.floor(room / subscriber.eventBytes)),
-        );
-        const read = await replayEvents(
-          this.#replica?.dbFor(positionReadAt) ?? this.#db,
-          {
-            organizationId: subscriber.organizationId,
-            query: subscriber.query,
-            afterId: subscriber.position,
-            throughId: upTo,
-            limit,
-          },
-          this.#readers,
-        );
-        if (subscriber.closed) return;
-        // Read after the batch: a removal above the position before it would be a gap in it.
-        if (
-          this.#missedRemoval(
-            subscriber,
-            await eventsRemovedThrough(this.#db, subscriber.organizationId),
-          )
-        ) {
-          this.#fail(subscriber, REMOVED_BEFORE_SENT);
-          return;
-        }
-        const { events, averageBytes } = fittingEvents(read, room);
-        if (averageBytes > 0) subscriber.eventBytes = averageBytes;
-        if (events.length > 0) {
-          this.#send(subscriber, this.#encode(events, subscriber.organizationId));
-        }
-        subscriber.position =
-          events.length < read.length || read.length === limit ? events.at(-1)!.id : upTo;
+        // One at most a batch of ids behind the watcher (a stream that opened now, a live one
+        // that missed a batch) is as good as live: it does not wait behind replays from far back.
+        const batch = () => this.#replayBatch(subscriber, through, positionReadAt, room);
+        const going =
+          through - subscriber.position > this.#batchSize ? await replayTurn(batch) : await batch();
+        if (!going) return;
       }
     } catch (error) {
       this.#fail(subscriber, failureOf(error));
     }
+  }
+
+  /**
+   * Reads, encodes and sends the subscriber's next batch of at most `room` bytes, up to `through`
+   * at most. False: the subscription ended meanwhile.
+   */
+  async #replayBatch(
+    subscriber: Subscriber<Chunk>,
+    through: number,
+    positionReadAt: number,
+    room: number,
+  ): Promise<boolean> {
+    // It may have closed while it waited for its turn.
+    if (subscriber.closed) return false;
+    const upTo = Math.min(through, subscriber.position + REPLAY_SPAN);
+    const limit = Math.max(1, Math.min(this.#batchSize, Math.floor(room / subscriber.eventBytes)));
+    const read = await replayEvents(
+      this.#replica?.dbFor(positionReadAt) ?? this.#db,
+      {
+        organizationId: subscriber.organizationId,
+        query: subscriber.query,
+        afterId: subscriber.position,
+        throughId: upTo,
+        limit,
+      },
+      this.#readers,
+    );
+    if (subscriber.closed) return false;
+    // Read after the batch: a removal above the position before it would be a gap in it.
+    if (
+      this.#missedRemoval(
+        subscriber,
+        await eventsRemovedThrough(this.#db, subscriber.organizationId),
+      )
+    ) {
+      this.#fail(subscriber, REMOVED_BEFORE_SENT);
+      return false;
+    }
+    const { events, averageBytes } = fittingEvents(read, room);
+    if (averageBytes > 0) subscriber.eventBytes = averageBytes;
+    if (events.length > 0) {
+      this.#send(subscriber, this.#encode(events, subscriber.organizationId));
+    }
+    subscriber.position =
+      events.length < read.length || read.length === limit ? events.at(-1)!.id : upTo;
+    return true;
   }
 
   /** Whether retention removed, by `removedThrough`, an event the subscriber was not sent. */

@@ -1,5 +1,8 @@
 // How a replay of the live events feed (event-feed.ts) is cut into batches: how many ids and
-// bytes one batch covers at most, and what it assumes of an event's size before it has read one.
+// bytes one batch covers at most, what it assumes of an event's size before it has read one, and
+// how the process's replays take turns.
+
+import pLimit from 'p-limit';
 
 /**
  * Ids a replay statement covers at most: on SQLite it reads that range of the table, whatever
@@ -14,3 +17,16 @@ export const REPLAY_SPAN = 20_000;
 export const REPLAY_BATCH_BYTES = 256 * 1024;
 /** What a replay assumes of an event's size until it has read some. */
 export const FIRST_EVENT_BYTES = 1024;
+/**
+ * Replay batches read, encoded and sent at once in the process, however many streams replay:
+ * each replay waits for a turn per batch, in the order asked, so every one of them moves on. A
+ * batch being read keeps a core busy (a SQLite reader thread, a PostgreSQL backend), then costs
+ * the event loop a few milliseconds to encode. Unbounded, 100 replays opened at once kept every
+ * core busy and /healthz beside them waited up to 0.45 s on two cores (docs/reliability.md, Live
+ * events). Two: one batch is read while the one before it is encoded, so a replay alone keeps
+ * its pace; one turn made those 100 replays take half as long again on PostgreSQL.
+ */
+export const REPLAY_BATCHES_AT_ONCE = 2;
+
+/** Runs a replay's batch in its turn (REPLAY_BATCHES_AT_ONCE). */
+export const replayTurn = pLimit(REPLAY_BATCHES_AT_ONCE);
