@@ -1,0 +1,124 @@
+// Many replays of GET /api/v1/events/stream from the first event, opened at once against a real
+// server process: each reaches its client whole and in order, and they take turns
+// (serving/replay-batches.ts), so another client's request and another organization's live
+// stream are not held up behind all of them. The organization's events are spread among another
+// one's, as in a database many organizations share, so each replay reads several spans.
+
+import { rmSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { createDb, type Db } from '../src/db/engine/client.js';
+import { migrateDb } from '../src/db/engine/migrate.js';
+import { insertEventBatch, type EventToImport } from '../src/db/repositories/event-import.js';
+import { createTenant, type Tenant } from './support/harness.js';
+import { openEventStream } from './support/event-stream.js';
+import { healthzLoop, percentile, readReplay } from './support/replay-clients.js';
+import { startServerProcess, type ServerProcess } from './support/server-process.js';
+import { freshDatabaseUrl, onSqlite } from './support/test-database.js';
+
+const REPLAYS = 100;
+/** Events each replay sends: several batches of at most 256 KiB each. */
+const REPLAY_EVENTS = 3_000;
+/** The replayed organization's events written in a row, then the other one's. */
+const RUN = 100;
+const OTHER_EVENTS_PER_RUN = 2_000;
+/** The slowest /healthz beside the replays may take. */
+const HEALTHZ_MAX_MS = 250;
+/** How late another organization's live stream may get its new event (the feed polls at 200 ms). */
+const LIVE_DELAY_MS = 1_000;
+const FROM_THE_START = 'start_datetime=2000-01-01T00:00:00Z';
+
+let databaseUrl: string;
+let db: Db;
+let acme: Tenant;
+let other: Tenant;
+let server: ServerProcess;
+
+beforeAll(async () => {
+  databaseUrl = await freshDatabaseUrl();
+  db = createDb(databaseUrl);
+  await migrateDb(db);
+  acme = await createTenant(db, 'Acme');
+  other = await createTenant(db, 'Other');
+  for (let start = 0; start < REPLAY_EVENTS; start += RUN) {
+    await insertEventBatch(
+      db,
+      acme.organizationId,
+      Array.from({ length: RUN }, (_, i) => replayedEvent(start + i)),
+    );
+    await insertEventBatch(
+      db,
+      other.organizationId,
+      Array.from({ length: OTHER_EVENTS_PER_RUN }, (_, i) =>
+        replayedEvent(start * OTHER_EVENTS_PER_RUN + i),
+      ),
+    );
+  }
+  server = await startServerProcess(
+    { DATABASE_URL: databaseUrl, EVENT_STREAMS_PER_KEY: String(REPLAYS) },
+    { keepOutput: false },
+  );
+}, 60_000);
+
+/** The n-th event written to an organization. */
+function replayedEvent(n: number, key = 'replay'): EventToImport {
+  return {
+    importKey: `${key}-${n}`,
+    timestamp: '2026-06-01T00:00:00.000Z',
+    sessionId: `s-${n % 97}`,
+    conversationId: null,
+    source: 'replay',
+    sourceId: null,
+    category: 'replay',
+    type: 'replayed',
+    userId: null,
+    description: `replayed event number ${n}`,
+    attributes: JSON.stringify({ n }),
+  };
+}
+
+afterAll(async () => {
+  await server?.stop();
+  await db?.close();
+  // A PostgreSQL test database is dropped by the project's global teardown.
+  if (onSqlite && databaseUrl) rmSync(dirname(databaseUrl), { recursive: true, force: true });
+});
+
+it(`sends ${REPLAYS} replays opened at once whole and in order while /healthz stays quick`, async () => {
+  const live = await openEventStream(server.baseUrl, { key: other.key });
+  const health = healthzLoop(server.baseUrl);
+  await health.started;
+  const began = performance.now();
+  const replays = Promise.all(
+    Array.from({ length: REPLAYS }, async () => {
+      const response = await fetch(`${server.baseUrl}/api/v1/events/stream?${FROM_THE_START}`, {
+        headers: { 'Service-API-Key': acme.key },
+      });
+      expect(response.status).toBe(200);
+      return readReplay(response, REPLAY_EVENTS);
+    }),
+  );
+  // A new event of the other organization while the replays go on.
+  await new Promise((resolve) => setTimeout(resolve, 500));
+  await insertEventBatch(db, other.organizationId, [replayedEvent(0, 'live')]);
+  const written = performance.now();
+  await live.waitFor(1, 10_000);
+  const liveMs = performance.now() - written;
+  const reads = await replays;
+  const seconds = (performance.now() - began) / 1000;
+  const times = (await health.stop()).sort((a, b) => a - b);
+  live.close();
+  const max = times.at(-1)!;
+  console.info(
+    `${REPLAYS} replays of ${REPLAY_EVENTS} events in ${seconds.toFixed(1)} s; /healthz: ${times.length} answers, p50 ${percentile(times, 0.5).toFixed(1)} ms, p99 ${percentile(times, 0.99).toFixed(1)} ms, max ${max.toFixed(1)} ms; the live stream's event after ${liveMs.toFixed(0)} ms`,
+  );
+  for (const read of reads) {
+    expect(read.errors).toEqual([]);
+    expect(read.numbers).toHaveLength(REPLAY_EVENTS);
+    // Exactly once and in order: the n-th event received is the n-th written.
+    expect(read.numbers.findIndex((number, index) => number !== index)).toBe(-1);
+    expect(read.ids.size).toBe(REPLAY_EVENTS);
+  }
+  expect(max).toBeLessThan(HEALTHZ_MAX_MS);
+  expect(liveMs).toBeLessThan(LIVE_DELAY_MS);
+}, 60_000);
