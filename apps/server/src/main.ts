@@ -161,6 +161,7 @@ async function main(): Promise<void> {
     force.unref();
     server.close(() => {
       void webhooksStopped
+        .then(() => eventStreams.releaseSlots())
         .then(() => Promise.all([eventReaders?.close(), replica?.close(), db.close()]))
         .finally(() => {
           logger.info('stopped');

@@ -17,7 +17,7 @@ import {
 } from '../db/repositories/events.js';
 import { resumeTokensOf, type ResumeTokens } from '../db/repositories/resume-tokens.js';
 import { eventsRemovedAfter } from '../db/repositories/event-retention.js';
-import { InFlightCounts } from './in-flight-counts.js';
+import { StreamSlots } from './fleet-stream-slots.js';
 import {
   cutWhenIdle,
   ENDED_STREAM_IDLE_MS,
@@ -26,7 +26,7 @@ import {
 import { StreamKeyWatch, type StreamKeyLoss } from './stream-key-watch.js';
 
 export interface EventStreamOptions {
-  /** Streams one API key may hold open at once in this process (EVENT_STREAMS_PER_KEY). */
+  /** Streams one API key may hold open at once in every process (EVENT_STREAMS_PER_KEY). */
   perKey: number;
   /** Quiet time after which a keep-alive comment is sent. */
   keepAliveMs?: number;
@@ -113,13 +113,12 @@ function encodeFailure({ code, detail }: FeedFailure | StreamKeyLoss): Uint8Arra
   return encoder.encode(`event: error\ndata: ${JSON.stringify({ detail, code })}\n\n`);
 }
 
-/** The process's event streams: one feed for all of them, and each key's open count. */
+/** The process's event streams: one feed for all of them, and each key's slots in the fleet. */
 export class EventStreams {
   readonly #feed: EventFeed<Uint8Array>;
   readonly #tokens: ResumeTokens;
-  readonly #open = new InFlightCounts();
+  readonly #slots: StreamSlots;
   readonly #keys: StreamKeyWatch;
-  readonly #perKey: number;
   readonly #keepAliveMs: number;
   readonly #bufferBytes: number;
   #closing = false;
@@ -134,14 +133,14 @@ export class EventStreams {
       replica: options.replica,
     });
     this.#keys = new StreamKeyWatch(db);
-    this.#perKey = options.perKey;
+    this.#slots = new StreamSlots(db, options.perKey);
     this.#keepAliveMs = options.keepAliveMs ?? DEFAULT_KEEP_ALIVE_MS;
     this.#bufferBytes = options.bufferBytes ?? DEFAULT_BUFFER_BYTES;
   }
 
-  /** Streams one API key may hold open at once. */
+  /** Streams one API key may hold open at once, in every server process together. */
   get perKey(): number {
-    return this.#perKey;
+    return this.#slots.perKey;
   }
 
   /** Streams open in this process. */
@@ -156,6 +155,11 @@ export class EventStreams {
     this.#feed.close();
   }
 
+  /** Once the streams' connections have closed (shutdown): their slots are let go. */
+  releaseSlots(): Promise<void> {
+    return this.#slots.close();
+  }
+
   /** The stream's response, or null when the key holds its most streams already. */
   async open(
     c: Context,
@@ -165,7 +169,8 @@ export class EventStreams {
     start: FeedStart,
   ): Promise<Response | null> {
     await this.#tokens.ready();
-    if (!this.#open.tryTake(keyId, this.#perKey)) return null;
+    const slot = await this.#slots.take(keyId);
+    if (slot === null) return null;
     let released = false;
     let subscription: Subscription | undefined;
     let controller!: ReadableStreamDefaultController<Uint8Array>;
@@ -185,7 +190,7 @@ export class EventStreams {
     const freeSlot = () => {
       if (!slotHeld) return;
       slotHeld = false;
-      this.#open.release(keyId);
+      this.#slots.release(slot);
     };
     outgoing?.once('close', freeSlot);
     /** Bytes of this stream that wait in the process for its client. */

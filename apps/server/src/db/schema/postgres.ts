@@ -513,6 +513,22 @@ export const rateLimitBudgets = pgTable('rate_limit_budgets', {
   lastLease: integer('last_lease').notNull(),
 });
 
+/**
+ * The event streams open in every server process, one row each, against EVENT_STREAMS_PER_KEY
+ * (http/fleet-stream-slots.ts). A process renews its rows while their streams are open; a row it
+ * did not renew (the process died) stops counting once it expires.
+ */
+export const eventStreamSlots = pgTable(
+  'event_stream_slots',
+  {
+    id: text('id').primaryKey(),
+    apiKeyId: text('api_key_id').notNull(),
+    /** Milliseconds since the epoch. */
+    expiresAt: bigint('expires_at', { mode: 'number' }).notNull(),
+  },
+  (t) => [index('event_stream_slots_api_key_idx').on(t.apiKeyId)],
+);
+
 export const cursorSecrets = pgTable('cursor_secrets', {
   id: integer('id').primaryKey(),
   secret: text('secret').notNull(),

@@ -544,6 +544,22 @@ export const rateLimitBudgets = sqliteTable('rate_limit_budgets', {
 });
 
 /**
+ * The event streams open in every server process, one row each, against EVENT_STREAMS_PER_KEY
+ * (http/fleet-stream-slots.ts). A process renews its rows while their streams are open; a row it
+ * did not renew (the process died) stops counting once it expires.
+ */
+export const eventStreamSlots = sqliteTable(
+  'event_stream_slots',
+  {
+    id: text('id').primaryKey(),
+    apiKeyId: text('api_key_id').notNull(),
+    /** Milliseconds since the epoch. */
+    expiresAt: integer('expires_at').notNull(),
+  },
+  (t) => [index('event_stream_slots_api_key_idx').on(t.apiKeyId)],
+);
+
+/**
  * The secrets list cursors are signed with (HMAC-SHA256; serving/cursor-signer.ts): the newest row
  * signs, the newest two verify, so a cursor outlives one rotation. `migrateDb` inserts the first
  * with id 1 if the table is empty; `agentline cursor-secret rotate` adds the next id and deletes
