@@ -90,7 +90,7 @@ export interface paths {
          *     on without a gap: open it again without the header, with `start_datetime`, to replay what
          *     is kept), and 429 when the API
          *     key already holds its most concurrent streams
-         *     (`EVENT_STREAMS_PER_KEY`, 10 by default, per server process).
+         *     (`EVENT_STREAMS_PER_KEY`, 10 by default, across every server process of the deployment).
          */
         get: operations["events_stream"];
         put?: never;
