@@ -57,6 +57,8 @@ export interface AppOptions {
   queuedRequestsPerKey?: number;
   /** How long a request may wait for a slot (config.ts's default). */
   queueWaitMs?: number;
+  /** The server processes on the database, between which the per-key shares are divided. */
+  fleetSize?: () => number;
   /** How long Idempotency-Key answers are kept and claims are leased (config.ts's defaults). */
   idempotencyTimes?: IdempotencyTimes;
   /** Failed authentications per client address and per key id a minute; absent means no limit. */
@@ -91,6 +93,7 @@ export function createApp({
   concurrentListReadsPerKey = 0,
   queuedRequestsPerKey = DEFAULT_CONFIG.queuedRequestsPerKey,
   queueWaitMs = DEFAULT_CONFIG.queueWaitMs,
+  fleetSize,
   authFailureLimit: authFailures,
   idempotencyTimes = idempotencyTimesOf(DEFAULT_CONFIG),
   metrics = new Metrics(),
@@ -151,8 +154,16 @@ export function createApp({
       listReadsPerKey: concurrentListReadsPerKey,
       queuedPerKey: queuedRequestsPerKey,
       queueWaitMs,
+      fleetSize,
     });
     app.use('/api/v1/*', admission.middleware());
+    if (fleetSize) {
+      metrics.gauge(
+        'agentline_fleet_processes',
+        'Server processes on the database at the last heartbeat, between which the per-key shares are divided.',
+        fleetSize,
+      );
+    }
     metrics.gauge(
       'agentline_admission_running_requests',
       "Requests in progress under a key's share (CONCURRENT_REQUESTS_PER_KEY), all keys together.",

@@ -14,6 +14,7 @@ import { createFrontDoor } from './http/front-door.js';
 import { startIdempotencySweeper } from './http/idempotency.js';
 import { startPlannedEndSweeper } from './http/planned-ends.js';
 import { KeptAnswers } from './serving/kept-answers.js';
+import { FleetMembers } from './serving/fleet-members.js';
 import { startPeriodicJob } from './serving/periodic-job.js';
 import { RETENTION_SWEEP_MS, sweepExpiredEvents } from './use-cases/event-retention.js';
 import { startWebhookDelivery } from './webhooks/delivery-thread.js';
@@ -43,6 +44,8 @@ async function main(): Promise<void> {
   await migrateDb(db);
   prepareServerConnection(db);
   const replica = await openReplica(db, config);
+  const members = new FleetMembers(db);
+  await members.start();
   const eventReaders = eventReadersFor(db, config.databaseUrl, config.sqliteReaderThreads);
 
   const idempotencyTimes = idempotencyTimesOf(config);
@@ -103,6 +106,7 @@ async function main(): Promise<void> {
     concurrentListReadsPerKey: config.concurrentListReadsPerKey,
     queuedRequestsPerKey: config.queuedRequestsPerKey,
     queueWaitMs: config.queueWaitMs,
+    fleetSize: () => members.count,
     idempotencyTimes,
     webhookPolicy: {
       allowHttp: config.webhookAllowHttp,
@@ -161,7 +165,7 @@ async function main(): Promise<void> {
     force.unref();
     server.close(() => {
       void webhooksStopped
-        .then(() => eventStreams.releaseSlots())
+        .then(() => Promise.all([eventStreams.releaseSlots(), members.stop()]))
         .then(() => Promise.all([eventReaders?.close(), replica?.close(), db.close()]))
         .finally(() => {
           logger.info('stopped');

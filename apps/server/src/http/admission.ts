@@ -1,8 +1,9 @@
 // Admission: which of one API key's requests run now, and which wait their turn.
 //
-// A key has a share of the server: at most `requestsPerKey` requests in progress in this process,
-// of which at most `listReadsPerKey` list reads (the requests a client can make slow: an unindexed
-// search over a million events keeps a database core busy for seconds). The share is what keeps
+// A key has a share of the server: at most `requestsPerKey` requests in progress, of which at most
+// `listReadsPerKey` list reads (the requests a client can make slow: an unindexed search over a
+// million events keeps a database core busy for seconds), divided between the server processes
+// on the database: each holds the key to its part, rounded up (`fleetSize`). The share is what keeps
 // one organization's slow requests from holding every database connection and core while the
 // others wait (docs/reliability.md, "One organization beside another"). A request past the share
 // is not refused: it waits in its key's line, in arrival order, holding no database connection
@@ -44,6 +45,11 @@ export interface AdmissionLimits {
   queuedPerKey: number;
   /** How long a request may wait for a slot before it is answered 429. */
   queueWaitMs: number;
+  /**
+   * The server processes sharing the database (serving/fleet-members.ts), between which each
+   * share is divided: a process holds a key to its share over this, rounded up. Absent: one.
+   */
+  fleetSize?: () => number;
 }
 
 /** The paged lists of the spec: the operations that take its `cursor` parameter. */
@@ -132,8 +138,14 @@ export class Admission {
     };
   }
 
+  /** This process's part of a key's share (0 stays 0: no cap). */
+  #part(share: number): number {
+    return share === 0 ? 0 : Math.ceil(share / (this.limits.fleetSize?.() ?? 1));
+  }
+
   #fits(line: KeyLine, listRead: boolean): boolean {
-    const { requestsPerKey, listReadsPerKey } = this.limits;
+    const requestsPerKey = this.#part(this.limits.requestsPerKey);
+    const listReadsPerKey = this.#part(this.limits.listReadsPerKey);
     return (
       (requestsPerKey === 0 || line.running < requestsPerKey) &&
       (!listRead || listReadsPerKey === 0 || line.runningListReads < listReadsPerKey)
@@ -159,8 +171,8 @@ export class Admission {
       this.#start(line, listRead);
       return { admitted: true, waitedMs: 0 };
     }
-    const { queuedPerKey, queueWaitMs } = this.limits;
-    if (line.waiting.length >= queuedPerKey) {
+    const { queueWaitMs } = this.limits;
+    if (line.waiting.length >= this.#part(this.limits.queuedPerKey)) {
       return { admitted: false, waitedMs: 0, refusal: this.#lineFull(listRead) };
     }
     const { signal } = c.req.raw;
@@ -217,19 +229,18 @@ export class Admission {
     if (line && line.running === 0 && line.waiting.length === 0) this.#lines.delete(keyId);
   }
 
-  /** The share a request of this kind waits for, in words. */
+  /** The share a request of this kind waits for, in words (this process's part of it). */
   #share(listRead: boolean): string {
     const { requestsPerKey, listReadsPerKey } = this.limits;
     return listRead && listReadsPerKey > 0
-      ? `its ${listReadsPerKey} list reads at once (CONCURRENT_LIST_READS_PER_KEY)`
-      : `its ${requestsPerKey} requests in progress at once (CONCURRENT_REQUESTS_PER_KEY)`;
+      ? `its ${this.#part(listReadsPerKey)} list reads at once (CONCURRENT_LIST_READS_PER_KEY)`
+      : `its ${this.#part(requestsPerKey)} requests in progress at once (CONCURRENT_REQUESTS_PER_KEY)`;
   }
 
   #lineFull(listRead: boolean): ApiError {
-    const { queuedPerKey } = this.limits;
     return new ApiError(
       'RATE_LIMITED',
-      `The queue of this API key on this server is full: ${queuedPerKey} of its requests (QUEUED_REQUESTS_PER_KEY) already wait for ${this.#share(listRead)}. Send this one again after Retry-After, and send fewer at once; or ask the operator to raise QUEUED_REQUESTS_PER_KEY or CONCURRENT_REQUESTS_PER_KEY.`,
+      `The queue of this API key on this server is full: ${this.#part(this.limits.queuedPerKey)} of its requests (QUEUED_REQUESTS_PER_KEY) already wait for ${this.#share(listRead)}. Send this one again after Retry-After, and send fewer at once; or ask the operator to raise QUEUED_REQUESTS_PER_KEY or CONCURRENT_REQUESTS_PER_KEY.`,
       { 'Retry-After': String(FULL_LINE_RETRY_AFTER_SECONDS) },
     );
   }

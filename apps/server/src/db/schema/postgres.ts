@@ -514,6 +514,16 @@ export const rateLimitBudgets = pgTable('rate_limit_budgets', {
 });
 
 /**
+ * The server processes on this database, each heartbeating its row (serving/fleet-members.ts):
+ * how many there are divides each key's shares of requests in progress and in line between them.
+ */
+export const serverProcesses = pgTable('server_processes', {
+  id: text('id').primaryKey(),
+  /** Milliseconds since the epoch. */
+  seenAt: bigint('seen_at', { mode: 'number' }).notNull(),
+});
+
+/**
  * The event streams open in every server process, one row each, against EVENT_STREAMS_PER_KEY
  * (http/fleet-stream-slots.ts). A process renews its rows while their streams are open; a row it
  * did not renew (the process died) stops counting once it expires.
