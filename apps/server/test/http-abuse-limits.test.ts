@@ -94,6 +94,15 @@ describe('per-key rate limit', () => {
     expect(await limit.admit(keyId)).toMatchObject({ admitted: false });
   });
 
+  it('never tells more left than a minute’s budget less the request, a lease held besides a full bucket', async () => {
+    let now = 1_000_000;
+    const limit = new FleetRateLimit(api.db, 100_000, () => now);
+    const keyId = `full-${Date.now()}`;
+    expect(await limit.admit(keyId)).toMatchObject({ admitted: true, remaining: 99_999 });
+    now += 60_000; // the bucket is full again, and this process still holds most of its lease
+    expect(await limit.admit(keyId)).toMatchObject({ admitted: true, remaining: 99_999 });
+  });
+
   it('says on error answers too what is left, but nothing to a key that failed', async () => {
     const app = createApp({ db: api.db, rateLimitPerMinute: 600 });
     const key = await createKey(api.db, acme.organizationId, PERMISSIONS);

@@ -61,7 +61,9 @@ export class FleetRateLimit {
     for (;;) {
       if (budget.held >= 1) {
         budget.held -= 1;
-        const tokens = budget.held + this.#bucketNow(budget);
+        // A bucket refilled to full, as last seen, and tokens held besides: never more than a
+        // minute's budget less this request all the same.
+        const tokens = Math.min(this.perMinute - 1, budget.held + this.#bucketNow(budget));
         return {
           admitted: true,
           remaining: Math.floor(tokens),
