@@ -2,16 +2,13 @@
 // of its client, leaves the process's other requests their turn, and holds no more memory than
 // its buffer. AGENTLINE_TEST_REPLAY_EVENTS sets how many events are replayed (200,000 by default).
 
-import { rmSync } from 'node:fs';
-import { dirname } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createDb, type Db } from '../src/db/engine/client.js';
-import { migrateDb } from '../src/db/engine/migrate.js';
-import { insertEventBatch, type EventToImport } from '../src/db/repositories/event-import.js';
+import type { Db } from '../src/db/engine/client.js';
+import { insertEventBatch } from '../src/db/repositories/event-import.js';
 import { createTenant, type Tenant } from './support/harness.js';
-import { healthzLoop, percentile, readReplay } from './support/replay-clients.js';
+import { healthzLoop, percentile, readReplay, replayedEvent } from './support/replay-clients.js';
 import { startServerProcess, type ServerProcess } from './support/server-process.js';
-import { freshDatabaseUrl, onSqlite } from './support/test-database.js';
+import { createSharedTestDb, type SharedTestDb } from './support/test-database.js';
 
 /** What a replay may add to /healthz's p99 and max here: far below the stall of a blocking one. */
 const STALL_P99_MS = 150;
@@ -29,39 +26,24 @@ const HEALTH_CHECKS = 5;
 const FIXED_BASE_MIB = 1024;
 const FROM_THE_START = 'start_datetime=2000-01-01T00:00:00Z';
 
-let databaseUrl: string;
+let database: SharedTestDb;
 let db: Db;
 let acme: Tenant;
 let server: ServerProcess;
 
 beforeAll(async () => {
-  databaseUrl = await freshDatabaseUrl();
-  db = createDb(databaseUrl);
-  await migrateDb(db);
+  database = await createSharedTestDb();
+  db = database.db;
   acme = await createTenant(db, 'Acme');
-  const timestamp = '2026-06-01T00:00:00.000Z';
   for (let start = 0; start < REPLAY_EVENTS; start += 10_000) {
-    const batch = Array.from(
-      { length: Math.min(10_000, REPLAY_EVENTS - start) },
-      (_, i): EventToImport => ({
-        importKey: `replay-${start + i}`,
-        timestamp,
-        sessionId: `s-${(start + i) % 97}`,
-        conversationId: null,
-        source: 'replay',
-        sourceId: null,
-        category: 'replay',
-        type: 'replayed',
-        userId: null,
-        description: `replayed event number ${start + i}`,
-        attributes: JSON.stringify({ n: start + i }),
-      }),
+    const batch = Array.from({ length: Math.min(10_000, REPLAY_EVENTS - start) }, (_, i) =>
+      replayedEvent(start + i),
     );
     await insertEventBatch(db, acme.organizationId, batch);
   }
   server = await startServerProcess(
     {
-      DATABASE_URL: databaseUrl,
+      DATABASE_URL: database.databaseUrl,
       EVENT_STREAMS_PER_KEY: String(IDLE_STREAMS + 10),
       EVENT_STREAM_BUFFER_BYTES: String(BUFFER_BYTES),
     },
@@ -71,9 +53,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await server?.stop();
-  await db?.close();
-  // A PostgreSQL test database is dropped by the project's global teardown.
-  if (onSqlite && databaseUrl) rmSync(dirname(databaseUrl), { recursive: true, force: true });
+  await database?.close();
 });
 
 function openStream(query: string): Promise<Response> {

@@ -4,17 +4,14 @@
 // stream are not held up behind all of them. The organization's events are spread among another
 // one's, as in a database many organizations share, so each replay reads several spans.
 
-import { rmSync } from 'node:fs';
-import { dirname } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { createDb, type Db } from '../src/db/engine/client.js';
-import { migrateDb } from '../src/db/engine/migrate.js';
-import { insertEventBatch, type EventToImport } from '../src/db/repositories/event-import.js';
+import type { Db } from '../src/db/engine/client.js';
+import { insertEventBatch } from '../src/db/repositories/event-import.js';
 import { createTenant, type Tenant } from './support/harness.js';
 import { openEventStream } from './support/event-stream.js';
-import { healthzLoop, percentile, readReplay } from './support/replay-clients.js';
+import { healthzLoop, percentile, readReplay, replayedEvent } from './support/replay-clients.js';
 import { startServerProcess, type ServerProcess } from './support/server-process.js';
-import { freshDatabaseUrl, onSqlite } from './support/test-database.js';
+import { createSharedTestDb, type SharedTestDb } from './support/test-database.js';
 
 const REPLAYS = 100;
 /** Events each replay sends: several batches of at most 256 KiB each. */
@@ -28,16 +25,15 @@ const HEALTHZ_MAX_MS = 250;
 const LIVE_DELAY_MS = 1_000;
 const FROM_THE_START = 'start_datetime=2000-01-01T00:00:00Z';
 
-let databaseUrl: string;
+let database: SharedTestDb;
 let db: Db;
 let acme: Tenant;
 let other: Tenant;
 let server: ServerProcess;
 
 beforeAll(async () => {
-  databaseUrl = await freshDatabaseUrl();
-  db = createDb(databaseUrl);
-  await migrateDb(db);
+  database = await createSharedTestDb();
+  db = database.db;
   acme = await createTenant(db, 'Acme');
   other = await createTenant(db, 'Other');
   for (let start = 0; start < REPLAY_EVENTS; start += RUN) {
@@ -55,33 +51,14 @@ beforeAll(async () => {
     );
   }
   server = await startServerProcess(
-    { DATABASE_URL: databaseUrl, EVENT_STREAMS_PER_KEY: String(REPLAYS) },
+    { DATABASE_URL: database.databaseUrl, EVENT_STREAMS_PER_KEY: String(REPLAYS) },
     { keepOutput: false },
   );
 }, 60_000);
 
-/** The n-th event written to an organization. */
-function replayedEvent(n: number, key = 'replay'): EventToImport {
-  return {
-    importKey: `${key}-${n}`,
-    timestamp: '2026-06-01T00:00:00.000Z',
-    sessionId: `s-${n % 97}`,
-    conversationId: null,
-    source: 'replay',
-    sourceId: null,
-    category: 'replay',
-    type: 'replayed',
-    userId: null,
-    description: `replayed event number ${n}`,
-    attributes: JSON.stringify({ n }),
-  };
-}
-
 afterAll(async () => {
   await server?.stop();
-  await db?.close();
-  // A PostgreSQL test database is dropped by the project's global teardown.
-  if (onSqlite && databaseUrl) rmSync(dirname(databaseUrl), { recursive: true, force: true });
+  await database?.close();
 });
 
 it(`sends ${REPLAYS} replays opened at once whole and in order while /healthz stays quick`, async () => {

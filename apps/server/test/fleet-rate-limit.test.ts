@@ -4,25 +4,24 @@
 // answer's RateLimit fields count down the fleet's budget whichever process gives it.
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createDb, type Db } from '../src/db/engine/client.js';
-import { migrateDb } from '../src/db/engine/migrate.js';
+import type { Db } from '../src/db/engine/client.js';
 import { haproxyInstalled, startFleet, type Fleet } from './support/fleet.js';
 import { createKey, createTenant, type Tenant } from './support/harness.js';
 import { startServerProcess, type ServerProcess } from './support/server-process.js';
-import { freshDatabaseUrl } from './support/test-database.js';
+import { createSharedTestDb, type SharedTestDb } from './support/test-database.js';
 
+let database: SharedTestDb;
 let databaseUrl: string;
 let db: Db;
 let acme: Tenant;
 
 beforeAll(async () => {
-  databaseUrl = await freshDatabaseUrl();
-  db = createDb(databaseUrl);
-  await migrateDb(db);
+  database = await createSharedTestDb();
+  ({ databaseUrl, db } = database);
   acme = await createTenant(db, 'Acme');
 });
 
-afterAll(() => db?.close());
+afterAll(() => database?.close());
 
 interface Answer {
   status: number;

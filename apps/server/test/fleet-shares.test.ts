@@ -5,13 +5,11 @@
 
 import { Hono } from 'hono';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createDb, type Db } from '../src/db/engine/client.js';
-import { migrateDb } from '../src/db/engine/migrate.js';
 import { Admission } from '../src/http/admission.js';
 import type { AppEnv, AuthContext } from '../src/http/app-env.js';
 import { ApiError } from '../src/http/errors.js';
 import { startServerProcess, type ServerProcess } from './support/server-process.js';
-import { freshDatabaseUrl } from './support/test-database.js';
+import { createSharedTestDb, type SharedTestDb } from './support/test-database.js';
 
 const METRICS_TOKEN = 'fleet-shares-metrics-token';
 
@@ -85,18 +83,15 @@ describe("a process's part of a key's shares", () => {
 });
 
 describe('server processes counting each other', () => {
-  let databaseUrl: string;
-  let db: Db;
+  let database: SharedTestDb;
   let servers: ServerProcess[] = [];
 
   beforeAll(async () => {
-    databaseUrl = await freshDatabaseUrl();
-    db = createDb(databaseUrl);
-    await migrateDb(db);
+    database = await createSharedTestDb();
     servers = await Promise.all(
       [0, 1, 2].map(() =>
         startServerProcess({
-          DATABASE_URL: databaseUrl,
+          DATABASE_URL: database.databaseUrl,
           METRICS_TOKEN,
           CONCURRENT_REQUESTS_PER_KEY: '4',
         }),
@@ -106,7 +101,7 @@ describe('server processes counting each other', () => {
 
   afterAll(async () => {
     await Promise.all(servers.map((server) => server.stop()));
-    await db?.close();
+    await database?.close();
   });
 
   const seen = async (server: ServerProcess) => {

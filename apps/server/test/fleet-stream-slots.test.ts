@@ -3,23 +3,22 @@
 // in the other process at once.
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createDb, type Db } from '../src/db/engine/client.js';
-import { migrateDb } from '../src/db/engine/migrate.js';
+import type { Db } from '../src/db/engine/client.js';
 import { openEventStream } from './support/event-stream.js';
 import { createKey, createTenant, type Tenant } from './support/harness.js';
 import { startServerProcess, type ServerProcess } from './support/server-process.js';
-import { freshDatabaseUrl } from './support/test-database.js';
+import { createSharedTestDb, type SharedTestDb } from './support/test-database.js';
 
 const PER_KEY = 3;
+let database: SharedTestDb;
 let databaseUrl: string;
 let db: Db;
 let acme: Tenant;
 let servers: ServerProcess[] = [];
 
 beforeAll(async () => {
-  databaseUrl = await freshDatabaseUrl();
-  db = createDb(databaseUrl);
-  await migrateDb(db);
+  database = await createSharedTestDb();
+  ({ databaseUrl, db } = database);
   acme = await createTenant(db, 'Acme');
   servers = await Promise.all(
     [0, 1].map(() =>
@@ -30,7 +29,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await Promise.all(servers.map((server) => server.stop()));
-  await db?.close();
+  await database?.close();
 });
 
 describe('a key’s stream cap across server processes', () => {

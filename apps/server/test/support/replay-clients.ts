@@ -1,7 +1,9 @@
 // The clients of the replay tests (events-stream-replay*.test.ts): a /healthz loop that times
-// the server beside the replays, and a reader that takes a stream as fast as it comes.
+// the server beside the replays, and a reader that takes a stream as fast as it comes; and the
+// events they replay.
 
 import { Worker } from 'node:worker_threads';
+import type { EventToImport } from '../../src/db/repositories/event-import.js';
 
 export interface HealthzLoop {
   /** Resolves once the loop is warm and timing. */
@@ -90,4 +92,21 @@ export async function readReplay(response: Response, count: number): Promise<Rep
   }
   await reader.cancel();
   return read;
+}
+
+/** The n-th event written to an organization; `key` tells apart the import keys of a set. */
+export function replayedEvent(n: number, key = 'replay'): EventToImport {
+  return {
+    importKey: `${key}-${n}`,
+    timestamp: '2026-06-01T00:00:00.000Z',
+    sessionId: `s-${n % 97}`,
+    conversationId: null,
+    source: 'replay',
+    sourceId: null,
+    category: 'replay',
+    type: 'replayed',
+    userId: null,
+    description: `replayed event number ${n}`,
+    attributes: JSON.stringify({ n }),
+  };
 }

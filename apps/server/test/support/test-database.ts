@@ -8,13 +8,13 @@
 // the tests reach those databases through PgBouncer in transaction mode
 // (AGENTLINE_TEST_PGBOUNCER_URL), while creating them still goes straight to PostgreSQL.
 
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { sql, type SQL } from 'drizzle-orm';
 import type { EventToImport } from '../../src/db/repositories/event-import.js';
 import pg from 'pg';
-import { createDb, type Db, type SqliteDb } from '../../src/db/engine/client.js';
+import { createDb, isPostgresUrl, type Db, type SqliteDb } from '../../src/db/engine/client.js';
 import { migrateDb } from '../../src/db/engine/migrate.js';
 import { insertValues, runSteps, selectRows } from '../../src/db/engine/portable-sql.js';
 import { events, sessions } from '../../src/db/schema/sqlite.js';
@@ -113,6 +113,31 @@ export async function createTestDb(): Promise<Db> {
   const db = createDb(POSTGRES_ADMIN_URL ? await freshDatabaseUrl() : ':memory:');
   await migrateDb(db);
   return db;
+}
+
+/** A migrated database that the server processes a test starts open too. */
+export interface SharedTestDb {
+  databaseUrl: string;
+  db: Db;
+  /** Closes the handle; on SQLite removes the file's folder (the global teardown drops PostgreSQL's). */
+  close(): Promise<void>;
+}
+
+/** A fresh migrated database for one test file and its server processes: a file on SQLite. */
+export async function createSharedTestDb(): Promise<SharedTestDb> {
+  const databaseUrl = await freshDatabaseUrl();
+  const db = createDb(databaseUrl);
+  await migrateDb(db);
+  return {
+    databaseUrl,
+    db,
+    close: async () => {
+      await db.close();
+      if (!isPostgresUrl(databaseUrl)) {
+        rmSync(dirname(databaseUrl), { recursive: true, force: true });
+      }
+    },
+  };
 }
 
 export const onPostgres = TEST_BACKEND === 'postgres';
