@@ -14,6 +14,7 @@ import { ensureEventPartitions, eventPartitions } from '../src/db/repositories/e
 import { setOrganizationRetention } from '../src/db/repositories/event-retention.js';
 import { createOrganization } from '../src/db/repositories/organizations.js';
 import { migratePostgresThrough } from './support/partial-migration.js';
+import { recordStatements } from './support/sent-statements.js';
 import { sweepExpiredEvents } from '../src/use-cases/event-retention.js';
 import {
   insertTestEvents,
@@ -232,6 +233,34 @@ describe.runIf(onPostgres)('events in time partitions', () => {
       expect(
         await queryTestDb(db, sql`SELECT 1 FROM event_counts WHERE organization_id = ${hooli}`),
       ).toEqual([]);
+    });
+
+    it("weighs and locks only the months some organization's window has passed", async () => {
+      const fresh = await newDatabase();
+      const forever = (await createOrganization(fresh, 'Forever')).id;
+      const recent = (await createOrganization(fresh, 'Recent')).id;
+      await ensureEventPartitions(fresh, Date.parse('2070-01-10T00:00:00Z'));
+      await insertTestEvents(fresh, monthsOfEvents(forever, ['2070-01', '2070-02'], 5));
+      const sent = recordStatements(fresh.pool);
+      const lockedBySweep = async () => {
+        sent.length = 0;
+        const removed = await sweepExpiredEvents(fresh, {
+          defaultDays: 0,
+          now: Date.parse('2070-03-20T00:00:00Z'),
+        });
+        expect(removed).toBe(0);
+        return sent.flatMap((text) => /^LOCK TABLE "([^"]+)"/.exec(text)?.[1] ?? []);
+      };
+
+      // Every organization keeps its events: no month is read or locked.
+      expect(await lockedBySweep()).toEqual([]);
+      // Recent's window ends on 2070-02-18: January ended before it and is weighed (Forever's
+      // events keep it); February, which ends after it, is not touched.
+      await setOrganizationRetention(fresh, recent, 30);
+      const locked = await lockedBySweep();
+      expect(locked).toContain('events_2070_01');
+      expect(locked).not.toContain('events_2070_02');
+      expect(locked).not.toContain('events_2070_03');
     });
 
     it('leaves a month that a reader holds to the rows path, removing the same events', async () => {

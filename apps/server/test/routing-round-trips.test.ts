@@ -4,7 +4,6 @@
 // sends four (BEGIN, its read, its insert, COMMIT), keyed or not.
 
 import { randomUUID } from 'node:crypto';
-import type pg from 'pg';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -18,29 +17,16 @@ import {
   experimentBody,
   type RoutingTestbed,
 } from './support/routing-fixture.js';
+import { recordStatements } from './support/sent-statements.js';
 import { onPostgres, queryTestDb } from './support/test-database.js';
 
 let bed: RoutingTestbed;
-/** Statements the database was sent, one round trip each, since the test began counting. */
-let statements = 0;
-
-/** Counts every statement the pool's connections send, in transactions or not. */
-function countStatements(pool: pg.Pool): void {
-  const counted = new WeakSet<pg.PoolClient>();
-  pool.on('acquire', (client: pg.PoolClient) => {
-    if (counted.has(client)) return;
-    counted.add(client);
-    const query = client.query.bind(client) as (...args: unknown[]) => unknown;
-    (client as unknown as { query: (...args: unknown[]) => unknown }).query = (...args) => {
-      statements += 1;
-      return query(...args);
-    };
-  });
-}
+/** Statements the database was sent, one round trip each, since the test began recording. */
+let sent: string[] = [];
 
 beforeAll(async () => {
   bed = await createRoutingTestbed();
-  if (bed.api.db.kind === 'postgres') countStatements(bed.api.db.pool);
+  if (bed.api.db.kind === 'postgres') sent = recordStatements(bed.api.db.pool);
 });
 
 afterAll(() => bed.api.close());
@@ -60,7 +46,7 @@ function answerFor(key: string) {
 
 /** Statements sent to route one session to `targetId`, with an answer for `key` if given. */
 async function statementsOfOneSession(targetId: number, key?: string) {
-  const before = statements;
+  const before = sent.length;
   const routed = routeSession(
     bed.api.db,
     bed.acme.organizationId,
@@ -72,7 +58,7 @@ async function statementsOfOneSession(targetId: number, key?: string) {
     (session) => ({ session, error: undefined }),
     (error: unknown) => ({ session: undefined, error }),
   );
-  return { ...(await routed), sent: statements - before };
+  return { ...(await routed), sent: sent.length - before };
 }
 
 async function storedSessions(): Promise<number> {

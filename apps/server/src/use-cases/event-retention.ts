@@ -57,13 +57,7 @@ export async function sweepExpiredEvents(
       retentionCutoff(days ?? defaultDays, now),
     ]),
   );
-  let removed =
-    db.kind === 'postgres'
-      ? await dropExpiredEventPartitions(
-          db,
-          (organizationId) => cutoffs.get(organizationId) ?? null,
-        )
-      : 0;
+  let removed = db.kind === 'postgres' ? await dropExpiredEventPartitions(db, cutoffs) : 0;
   for (const [organizationId, before] of cutoffs) {
     if (before === null) continue;
     for (;;) {

@@ -113,20 +113,28 @@ export function ensureEventPartitions(db: PostgresDb, now = Date.now()): Promise
 
 /**
  * Drops the month partitions (and the history partition) whose every event is past its
- * organization's window: `cutoffOf` gives an organization's cutoff timestamp, null when it keeps
- * every event. Each drop tallies what it removes per organization (events_removed, from the hour
- * counts; events_removed_through, the highest id) and deletes its hour counts, in the transaction
- * that drops it, under each organization's write turn, as the row-by-row sweep does. A month whose
- * table stays busy past DROP_LOCK_TIMEOUT_MS is left to the next sweep. Returns how many events
- * the drops removed.
+ * organization's window: `cutoffs` holds each organization's cutoff timestamp, null when it
+ * keeps every event (as does an organization absent). Each drop tallies what it removes per
+ * organization (events_removed, from the hour counts; events_removed_through, the highest id) and
+ * deletes its hour counts, in the transaction that drops it, under each organization's write
+ * turn, as the row-by-row sweep does. A month whose table stays busy past DROP_LOCK_TIMEOUT_MS is
+ * left to the next sweep. Returns how many events the drops removed.
  */
 export async function dropExpiredEventPartitions(
   db: PostgresDb,
-  cutoffOf: (organizationId: number) => string | null,
+  cutoffs: ReadonlyMap<number, string | null>,
 ): Promise<number> {
+  // A month can go only if some organization's window has passed its end: the others are not
+  // locked and weighed, which reads every organization's counts of the month.
+  const latestCutoff = [...cutoffs.values()].reduce<string | null>(
+    (latest, cutoff) => (cutoff !== null && (latest === null || cutoff > latest) ? cutoff : latest),
+    null,
+  );
+  if (latestCutoff === null) return 0;
+  const cutoffOf = (organizationId: number) => cutoffs.get(organizationId) ?? null;
   let removed = 0;
   for (const partition of await eventPartitions(db)) {
-    if (partition.until === null) continue;
+    if (partition.until === null || partition.until > latestCutoff) continue;
     try {
       removed += await runStepsInTransactionHolding(db, PARTITIONS_LOCK, () =>
         dropIfExpired(partition, cutoffOf),
