@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { sql, type SQL } from 'drizzle-orm';
 import { afterAll, assert, beforeAll, describe, expect, it } from 'vitest';
 import { createDb, SQLITE_BUSY_TIMEOUT_MS } from '../src/db/engine/client.js';
+import { CLI_APPLICATION_NAME, CommandContext } from '../src/cli/context.js';
 import { createWorkspace, type TempWorkspace } from './fixtures/cli-harness.js';
 import { onSqlite, queryTestDb } from './support/test-database.js';
 
@@ -316,5 +317,29 @@ describe('usage', () => {
       '0',
     ]);
     expect(batch.code).toBe(2);
+  });
+});
+
+describe.runIf(!onSqlite)('on the PostgreSQL server', () => {
+  it("names the CLI's connections apart from the servers'", async () => {
+    const context = new CommandContext(
+      {
+        stdout: process.stdout,
+        stderr: process.stderr,
+        env: { DATABASE_URL: workspace.databaseUrl },
+      },
+      undefined,
+    );
+    const db = await context.db();
+    try {
+      const [row] = await queryTestDb<{ name: string }>(
+        db,
+        sql`SELECT current_setting('application_name') AS name`,
+      );
+      expect(row!.name).toBe(CLI_APPLICATION_NAME);
+      expect(CLI_APPLICATION_NAME).not.toBe('agentline');
+    } finally {
+      await db.close();
+    }
   });
 });

@@ -14,6 +14,9 @@ import {
 } from '../db/repositories/organizations.js';
 import { CliError } from './cli-error.js';
 
+/** What `pg_stat_activity` names the operator CLI's connections. */
+export const CLI_APPLICATION_NAME = 'agentline cli';
+
 export interface CliIo {
   stdout: Writable;
   stderr: Writable & { isTTY?: boolean };
@@ -84,7 +87,9 @@ export class CommandContext {
     if (!this.openedDb) {
       let db: Db | undefined;
       try {
-        db = createDb(this.databaseUrl);
+        // Named apart from the servers' connections, so an operator (and bench:day) can tell a
+        // long import's database work from theirs.
+        db = createDb(this.databaseUrl, { applicationName: CLI_APPLICATION_NAME });
         await migrateDb(db);
       } catch (error) {
         await db?.close().catch(() => {});

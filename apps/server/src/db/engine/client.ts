@@ -84,6 +84,8 @@ export interface DbOptions {
    * limit): each PostgreSQL list read, and a SQLite reader thread's job.
    */
   listQueryTimeoutMs?: number;
+  /** What `pg_stat_activity` names the connections: `agentline` (the server's) by default. */
+  applicationName?: string;
 }
 
 /**
@@ -150,7 +152,11 @@ export function splitPools(
 
 function openPostgres(databaseUrl: string, options: DbOptions): PostgresDb {
   // Several server processes share one PostgreSQL server: each keeps its pools small.
-  const { pool, listPool, end } = splitPools(databaseUrl, options.poolSize ?? 10, 'agentline');
+  const { pool, listPool, end } = splitPools(
+    databaseUrl,
+    options.poolSize ?? 10,
+    options.applicationName ?? 'agentline',
+  );
   return {
     kind: 'postgres',
     spelling: POSTGRES_SPELLING,
