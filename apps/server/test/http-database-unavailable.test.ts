@@ -12,7 +12,7 @@ import {
   createRoutingTestbed,
   type RoutingFixture,
 } from './support/routing-fixture.js';
-import { onPostgres, onSqlite, queryTestDb } from './support/test-database.js';
+import { directUrl, onPostgres, onSqlite, queryTestDb } from './support/test-database.js';
 
 let api: TestApi;
 let acme: Tenant;
@@ -91,9 +91,11 @@ describe.runIf(onPostgres)('a PostgreSQL database that cannot take writes or be 
       api.db,
       sql.raw(`ALTER DATABASE "${name}" SET default_transaction_read_only = on`),
     );
-    const url = new URL(api.db.pool.options.connectionString!);
+    // On PostgreSQL itself: PgBouncer would hand the new process its kept server connections,
+    // whose sessions began before the ALTER.
+    const url = directUrl(api.db.pool.options.connectionString!);
     await api.close();
-    api = await createTestApi(createDb(url.toString()));
+    api = await createTestApi(createDb(url));
     await expectReadOnlyAnswers();
   });
 

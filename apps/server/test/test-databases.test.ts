@@ -3,7 +3,13 @@
 
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
-import { dropDatabase, freshDatabaseUrl, onPostgres, withAdmin } from './support/test-database.js';
+import {
+  directUrl,
+  dropDatabase,
+  freshDatabaseUrl,
+  onPostgres,
+  withAdmin,
+} from './support/test-database.js';
 
 const ADMIN_URL = process.env.AGENTLINE_TEST_POSTGRES_URL!;
 
@@ -25,7 +31,9 @@ describe.runIf(onPostgres)('dropDatabase', () => {
   it('drops a database a session still holds, ending the session', async () => {
     const url = await freshDatabaseUrl();
     const name = new URL(url).pathname.slice(1);
-    const holder = new pg.Client({ connectionString: url });
+    // A session of its own on PostgreSQL: through PgBouncer, the client's connection would be to
+    // PgBouncer, which outlives the server connection the DROP ends.
+    const holder = new pg.Client({ connectionString: directUrl(url) });
     await holder.connect();
     // Every error the ended session reports is expected; the first says why it ended.
     const ended = new Promise<Error>((resolve) => holder.on('error', resolve));

@@ -54,6 +54,16 @@ export function throughPgbouncer(databaseUrl: string): string {
   return postgresUrlOf(PGBOUNCER_URL!, new URL(databaseUrl).pathname.slice(1));
 }
 
+/**
+ * The same database's URL on PostgreSQL itself, as freshDatabaseUrl gives it without
+ * AGENTLINE_TEST_THROUGH_PGBOUNCER: for a test of what a connection of its own to PostgreSQL does
+ * (a new session's settings, a session ended under it), which PgBouncer's shared server
+ * connections would hide.
+ */
+export function directUrl(databaseUrl: string): string {
+  return postgresUrlOf(POSTGRES_ADMIN_URL!, new URL(databaseUrl).pathname.slice(1));
+}
+
 /** Runs `work` on a connection of the test server's admin URL, closed afterwards. */
 export async function withAdmin<T>(
   adminUrl: string,
