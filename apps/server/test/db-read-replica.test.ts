@@ -4,7 +4,7 @@
 // primary committed after the pause.
 
 import { createClient } from '@agentline/sdk';
-import pg from 'pg';
+import type pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createDb, type Db, type PostgresDb } from '../src/db/engine/client.js';
 import { ReplicaReads } from '../src/serving/replica-reads.js';
@@ -12,25 +12,17 @@ import { insertTestEvents } from './support/test-database.js';
 import { loadRecords } from './fixtures/prompts-records.js';
 import { loadRoutingFixture } from './support/routing-fixture.js';
 import { createKey, createTenant, type Tenant } from './support/harness.js';
+import { onReplica, READ_ADMIN_URL, replicaConnection } from './support/replica.js';
 import { startServerProcess, type ServerProcess } from './support/server-process.js';
 import { freshDatabaseUrl, onPostgres } from './support/test-database.js';
 import { PERMISSIONS } from '../src/vocabulary/permissions.js';
 
-const READ_ADMIN_URL = process.env.AGENTLINE_TEST_POSTGRES_READ_URL;
 /**
  * Long enough for a step's reads while the rest of the suite loads the machine (4 s was not, now
  * and then), short enough to wait out.
  */
 const MAX_LAG_MS = 8_000;
 const METRICS_TOKEN = 'replica-test-metrics-token';
-
-/** The same database on the replica. */
-function onReplica(primaryUrl: string): string {
-  const url = new URL(primaryUrl);
-  const replica = new URL(READ_ADMIN_URL!);
-  url.host = replica.host;
-  return url.toString();
-}
 
 async function until<T>(
   read: () => Promise<T>,
@@ -97,18 +89,7 @@ describe.runIf(onPostgres && READ_ADMIN_URL)('list reads on a streaming replica'
         type: 'before',
       },
     ]);
-    // The new database reaches the replica with the primary's next WAL.
-    replicaControl = await until(
-      async () => {
-        const client = new pg.Client({ connectionString: readUrl });
-        return client.connect().then(
-          () => client,
-          () => null,
-        );
-      },
-      (client) => client !== null,
-      30_000,
-    ).then((client) => client ?? Promise.reject(new Error(`the replica never had ${readUrl}`)));
+    replicaControl = await replicaConnection(readUrl);
     server = await startServerProcess({
       DATABASE_URL: primaryUrl,
       DATABASE_READ_URL: readUrl,
