@@ -1,13 +1,18 @@
 // HAProxy, with the configuration operators deploy (deploy/haproxy.cfg), in front of server
 // processes (startServerProcess) on one database, all on free ports of 127.0.0.1: for tests of
-// what holds across a fleet, and of a rolling restart as scripts/fleet.sh does it.
+// what holds across a fleet, and of a rolling restart as scripts/fleet.sh does it; and for the
+// day benchmark's fleet (tools/bench/day-servers.ts).
 
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createConnection, createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startServerProcess, type ServerProcess } from './server-process.js';
+import {
+  startServerProcess,
+  type ServerProcess,
+  type ServerProcessOptions,
+} from './server-process.js';
 
 const CONFIG = new URL('../../../../deploy/haproxy.cfg', import.meta.url);
 const BACKEND = 'agentline';
@@ -20,6 +25,8 @@ export interface Fleet {
   baseUrl: string;
   /** The server processes, s1 first; a restarted one is replaced by its successor. */
   servers: ServerProcess[];
+  /** HAProxy's process id, for what it costs in CPU. */
+  haproxyPid: number;
   /** One line of HAProxy's `show stat` for server s<n> (1-based): scur, status, ... */
   serverStat(n: number): Promise<Record<string, string>>;
   /**
@@ -73,10 +80,13 @@ async function until(check: () => Promise<boolean>, ms: number): Promise<boolean
   }
 }
 
-/** `processes` servers with `env` (DATABASE_URL, ...) behind HAProxy, every one up in it. */
+/**
+ * `processes` servers with `env` (DATABASE_URL, ...) and `serverOptions` behind HAProxy, every
+ * one up in it.
+ */
 export async function startFleet(
   env: Record<string, string>,
-  { processes }: { processes: number },
+  { processes, serverOptions }: { processes: number; serverOptions?: ServerProcessOptions },
 ): Promise<Fleet> {
   const dir = mkdtempSync(join(tmpdir(), 'agentline-fleet-'));
   const socket = join(dir, 'haproxy.sock');
@@ -85,7 +95,7 @@ export async function startFleet(
   // HAProxy connects from 127.0.0.1, and appends the client's address to X-Forwarded-For.
   const serverEnv = { ...env, TRUSTED_PROXIES: '127.0.0.1' };
   const servers = await Promise.all(
-    Array.from({ length: processes }, () => startServerProcess(serverEnv)),
+    Array.from({ length: processes }, () => startServerProcess(serverEnv, serverOptions)),
   );
   const ports = servers.map((server) => new URL(server.baseUrl).port);
   const listenPort = await freePort();
@@ -139,6 +149,7 @@ export async function startFleet(
   return {
     baseUrl: `http://127.0.0.1:${listenPort}`,
     servers,
+    haproxyPid: haproxy.pid!,
     serverStat,
     async rollingRestart(drainMs) {
       const exitCodes: Array<number | null> = [];
@@ -147,7 +158,7 @@ export async function startFleet(
         await runtimeApi(socket, `set server ${name} state drain`);
         await until(async () => (await serverStat(i + 1)).scur === '0', drainMs);
         exitCodes.push(await servers[i]!.stop('SIGTERM'));
-        servers[i] = await startServerProcess({ ...serverEnv, PORT: ports[i]! });
+        servers[i] = await startServerProcess({ ...serverEnv, PORT: ports[i]! }, serverOptions);
         await runtimeApi(socket, `set server ${name} state ready`);
         await waitUntilUp(i + 1);
       }
