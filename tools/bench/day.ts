@@ -35,13 +35,12 @@ import {
   type ServerProcess,
 } from '../../apps/server/test/support/server-process.js';
 import { createClient } from '../../packages/sdk/src/index.js';
-import { startBareBodiesServer, type BareServer } from './bare-server.js';
 import { createBenchDatabase } from './bench-database.js';
 import { endedChildrenSeconds } from './cpu-accounting.js';
+import { closedLoop } from './day-closed-loop.js';
 import { costPhases, cpuReport, dayCpuAccount } from './day-cpu.js';
 import { importArguments, writeImportFile } from './bench-events.js';
 import { createDayTenants, startDayExperiments, type DayTenant } from './day-tenants.js';
-import { listPath, randomListQuery } from './day-queries.js';
 import {
   newTallies,
   tenantDay,
@@ -49,7 +48,6 @@ import {
   type DayTallies,
   type ShapeTally,
 } from './day-traffic.js';
-import { load, type LoadResult } from './load.js';
 import { Latencies } from './open-loop.js';
 
 const { values } = parseArgs({
@@ -113,7 +111,6 @@ const directory = mkdtempSync(join(tmpdir(), 'agentline-bench-day-'));
 const database = await createBenchDatabase(directory, values.database, 'day');
 const kind = isPostgresUrl(database.url) ? 'postgres' : 'sqlite';
 const servers: ServerProcess[] = [];
-const bares: BareServer[] = [];
 try {
   const setupStarted = performance.now();
   const db = createDb(database.url);
@@ -219,7 +216,13 @@ try {
   await database.settle();
   await costPhases(tenants, plan, cpu);
   await database.settle();
-  const closed = await closedLoop(tenants);
+  const closed = await closedLoop({
+    tenants,
+    entries: servers.map((server) => server.baseUrl),
+    directory,
+    seconds: closedSeconds,
+    settle: database.settle,
+  });
   const size = await database.sizeBytes();
   console.log(`database size at the end: ${(size / 1024 / 1024).toFixed(0)} MiB`);
   const listLatencies = Latencies.merged(Object.values(tallies.lists).map((l) => l.latencies));
@@ -233,7 +236,6 @@ try {
       `server+db core-s per minute ${serverAndDbPerMinute.toFixed(1)}`,
   );
 } finally {
-  for (const bare of bares) bare.stop();
   for (const server of servers) await server.stop();
   await database.drop();
   rmSync(directory, { recursive: true, force: true });
@@ -351,84 +353,4 @@ async function watchPlannedEnd(
     return `${label}: first read stopped was sent at ${sentAt - endAt} ms and answered at ${sentAt + readMs - endAt} ms from it; reads sent after it that found it running: ${runningAfterEnd}; ended_reason ${experiment.ended_reason}, stopped_at ${asPlanned ? '= end_at' : experiment.stopped_at}`;
   }
   return `${label}: NOT ENDED by the end of the day`;
-}
-
-/**
- * The varied lists alone at full speed, 8 connections on each server process, then the same
- * paths against two bare Hono processes answering bytes sampled from the real answers. Prints
- * both and returns the ratio of their throughputs.
- */
-async function closedLoop(tenants: readonly DayTenant[]): Promise<number> {
-  const draws = new Map<number, { path: string; key: string }>();
-  /** The n-th request's draw, the same for its path and its headers; forgotten after both. */
-  const draw = (n: number) => {
-    let drawn = draws.get(n);
-    if (!drawn) {
-      const tenant = tenants[Math.floor(Math.random() * tenants.length)]!;
-      drawn = { path: listPath(randomListQuery(tenant.organizationId)), key: tenant.dashboardKey };
-      draws.set(n, drawn);
-    } else {
-      draws.delete(n);
-    }
-    return drawn;
-  };
-  const bodies: string[] = [];
-  for (let i = 0; i < 64; i += 1) {
-    const tenant = tenants[i % tenants.length]!;
-    const path = listPath(randomListQuery(tenant.organizationId));
-    const answer = await fetch(`${servers[i % 2]!.baseUrl}${path}`, {
-      headers: { 'Service-API-Key': tenant.dashboardKey },
-    });
-    if (answer.ok) bodies.push(await answer.text());
-  }
-  bares.push(
-    await startBareBodiesServer(directory, bodies),
-    await startBareBodiesServer(directory, bodies),
-  );
-  const run = async (urls: readonly string[]) => {
-    const results = await Promise.all(
-      urls.map((url) =>
-        load({
-          url,
-          connections: 8,
-          seconds: closedSeconds,
-          pathOf: (n) => draw(n).path,
-          headersOf: (n) => ({ 'Service-API-Key': draw(n).key }),
-        }),
-      ),
-    );
-    return combined(results);
-  };
-  const varied = await run(servers.map((s) => s.baseUrl));
-  await database.settle();
-  const bare = await run(bares.map((b) => b.url.replace(/\/$/, '')));
-  const ratio = varied.requestsPerSecond / bare.requestsPerSecond;
-  console.log(
-    `\nclosed loop, varied lists alone (16 connections over both processes, ${closedSeconds} s each):`,
-  );
-  for (const [label, r] of [
-    ['server', varied],
-    ['bare Hono, same bytes', bare],
-  ] as const) {
-    console.log(
-      `${label.padEnd(22)} p50 ${ms(r.p50Ms)} ms, p99 ${ms(r.p99Ms)} ms, ${Math.round(r.requestsPerSecond)} req/s, ${r.requests} requests, non-2xx ${r.non2xx} (429: ${r.refused}), errors ${r.errors}`,
-    );
-  }
-  console.log(`varied / bare (req/s): ${ratio.toFixed(2)}`);
-  return ratio;
-}
-
-/** Two runs side by side as one: their rates add up; the latencies are the worse of the two. */
-function combined(results: readonly LoadResult[]): LoadResult {
-  const sum = (pick: (r: LoadResult) => number) => results.reduce((t, r) => t + pick(r), 0);
-  const worst = (pick: (r: LoadResult) => number) => Math.max(...results.map(pick));
-  return {
-    requests: sum((r) => r.requests),
-    non2xx: sum((r) => r.non2xx),
-    refused: sum((r) => r.refused),
-    errors: sum((r) => r.errors),
-    requestsPerSecond: sum((r) => r.requestsPerSecond),
-    p50Ms: worst((r) => r.p50Ms),
-    p99Ms: worst((r) => r.p99Ms),
-  };
 }
