@@ -13,6 +13,7 @@ import {
 import type { DayTenant } from './day-tenants.js';
 import { listWithSdk, randomListQuery, type ListResource } from './day-queries.js';
 import { randomCaller } from './bench-tenant.js';
+import { StreamLedger } from './day-streams.js';
 import { Latencies, openLoop, poissonGapsMs, steadyGapsMs } from './open-loop.js';
 
 /** Every answer the clients received, by status, and the requests that got none. */
@@ -111,6 +112,8 @@ export interface DayTallies {
   droppedBursts: number;
   /** Streams that ended with an error the SDK gave up on. */
   streamFailures: string[];
+  /** What each stream should have delivered of the routed sessions, and did. */
+  streams: StreamLedger;
   /** Sessions the planned experiment routed with a created_at at or after its end_at. */
   routedAfterEnd: number;
 }
@@ -133,6 +136,7 @@ export function newTallies(dayStart: number): DayTallies {
     droppedSessions: 0,
     droppedBursts: 0,
     streamFailures: [],
+    streams: new StreamLedger(),
     routedAfterEnd: 0,
   };
 }
@@ -192,9 +196,11 @@ export async function tenantDay(
         maxInFlight: ROUTING_IN_FLIGHT,
         work: async (dueAt) => {
           const userId = randomCaller();
+          const sentAt = performance.now();
           const session = await tallies.routing.time(dueAt, signal, () =>
             router().sessions.route(tenant.targetId, { user_id: userId }, { signal }),
           );
+          if (session) tallies.streams.routed(tenant.name, session.session_id, sentAt);
           if (
             session?.experiment_id === plan.planned.id &&
             Date.parse(session.created_at) >= plan.planned.endAt
@@ -263,10 +269,15 @@ async function follow(
   process: number,
   query: EventStreamQuery,
 ): Promise<void> {
+  const record = tallies.streams.open(tenant.name);
   const client = createClient({
     apiKey: tenant.dashboardKey,
     baseUrl: plan.baseUrls[process % plan.baseUrls.length],
-    fetch: tallies.wire.fetch,
+    fetch: async (input, init) => {
+      const response = await tallies.wire.fetch(input, init);
+      if (response.ok) record.openedAt ??= performance.now();
+      return response;
+    },
   });
   try {
     for await (const event of client.events.stream(query, { signal: plan.streamSignal })) {
@@ -274,6 +285,8 @@ async function follow(
       // year old and say nothing of delivery.
       if (event.type === 'session-started' && UUID.test(event.session_id ?? '')) {
         tallies.delivery.add(Date.now() - Date.parse(event.timestamp));
+        if (record.received.has(event.session_id!)) record.repeated += 1;
+        else record.received.add(event.session_id!);
       } else {
         tallies.streamedOthers += 1;
       }

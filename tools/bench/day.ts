@@ -9,12 +9,15 @@
 // sessions a second (up to 32 in flight), a dashboard loading 16 varied lists at once every 5 s
 // (day-queries.ts), an iterate() walk a minute and two live streams, times --rate; each client
 // sends to the two processes in turn. Midway `agentline events import` adds 100,000 events, and
-// one experiment ends by its end_at. Then runs the varied lists alone, closed loop, beside a bare
-// Hono app answering the same bytes. Prints per-shape latency and throughput, refusals and
-// errors, stream delivery, each process's RSS, how busy its own event loop was, the database's
+// one experiment ends by its end_at. The streams stay open after the day until they have
+// delivered every session routed after they opened (60 s at most; what they still owe then is
+// lost, day-streams.ts). Then runs the varied lists alone, closed loop, beside a bare Hono app
+// answering the same bytes. Prints per-shape latency and throughput, refusals and errors, stream
+// delivery and events lost, each process's RSS, how busy its own event loop was, the database's
 // size, the core-seconds each class of process spent (cpu-accounting.ts), then each part alone
-// for 10 s to cost it per operation, and last one line: `day: refusals N, errors N, routing p99
-// X ms, list p99 Y ms, stream p99 Z ms, varied/bare R, server+db core-s per minute C`.
+// for 10 s to cost it per operation, and last one line: `day: refusals N, errors N, failed calls
+// N, lost stream events N, routing p99 X ms, list p99 Y ms, stream p99 Z ms, varied/bare R,
+// server+db core-s per minute C`.
 // Bounded: every loop stops at the end of --minutes; the three cost phases take 10 s each, then
 // the closed loop runs 2 x --closed-seconds.
 
@@ -83,6 +86,8 @@ const EVENTS_PER_ORGANIZATION = 10_000;
 const IMPORTED_EVENTS = 100_000;
 /** Calls still in progress this long after the day's end are cut off. */
 const GRACE_MS = 15_000;
+/** How long after the day's end the streams may take to deliver the last routed sessions. */
+const STREAM_CATCH_UP_MS = 60_000;
 const RSS_EVERY_MS = 10_000;
 const SERVER_DIR = fileURLToPath(new URL('../../apps/server', import.meta.url));
 
@@ -178,8 +183,15 @@ try {
   const days = Promise.all(tenants.map((tenant) => tenantDay(tenant, plan, tallies)));
   const imported = importMidway(tenants[0]!, importFile, (daySeconds / 2) * 1000, untilMs);
   const ended = watchPlannedEnd(tenants[0]!, planned.id, plannedEndAt, untilMs);
-  // Everything stops by itself at untilMs; what is still in progress after the grace is cut.
+  // Everything stops by itself at untilMs. The streams then close once they have delivered
+  // every session routed after they opened, or STREAM_CATCH_UP_MS after the day: what they owe
+  // then is lost. What is still in progress after the grace is cut.
   await sleep(untilMs - performance.now() + 2_000);
+  while (tallies.streams.count().lost > 0 && performance.now() < untilMs + STREAM_CATCH_UP_MS) {
+    await sleep(250);
+  }
+  const streamed = tallies.streams.count();
+  const streamsClosedAfter = (performance.now() - untilMs) / 1000;
   stopStreams.abort();
   const cut = setTimeout(() => {
     tallies.wire.over = true;
@@ -193,6 +205,9 @@ try {
 
   generatorDelay.disable();
   report(tallies, daySeconds);
+  console.log(
+    `streams: ${streamed.streams} open, closed ${streamsClosedAfter.toFixed(1)} s after the day; of the sessions routed after each opened they owed ${streamed.expected} events, delivered ${streamed.delivered}, lost ${streamed.lost}; events delivered twice ${streamed.repeated}`,
+  );
   console.log(
     `load generator: event loop busy ${(performance.eventLoopUtilization(generatorBusy).utilization * 100).toFixed(0)} % of the day, its delay p50 ${ms(generatorDelay.percentile(50) / 1e6)} ms, p99 ${ms(generatorDelay.percentile(99) / 1e6)} ms, max ${ms(generatorDelay.max / 1e6)} ms`,
   );
@@ -229,8 +244,14 @@ try {
   const errors =
     tallies.wire.count((status) => status >= 500 || (status >= 400 && status !== 429)) +
     tallies.wire.networkErrors;
+  const failed =
+    [tallies.routing, ...Object.values(tallies.lists), tallies.walks].reduce(
+      (n, shape) => n + shape.failed,
+      0,
+    ) + tallies.streamFailures.length;
   console.log(
     `day: refusals ${tallies.wire.count((status) => status === 429)}, errors ${errors}, ` +
+      `failed calls ${failed}, lost stream events ${streamed.lost}, ` +
       `routing p99 ${ms(tallies.routing.latencies.percentile(99))} ms, list p99 ${ms(listLatencies.percentile(99))} ms, ` +
       `stream p99 ${ms(tallies.delivery.percentile(99))} ms, varied/bare ${closed.toFixed(2)}, ` +
       `server+db core-s per minute ${serverAndDbPerMinute.toFixed(1)}`,
