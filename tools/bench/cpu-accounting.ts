@@ -4,7 +4,7 @@
 // rates, these do not depend on how busy the load generator was.
 
 import { spawnSync } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { withAdmin } from '../../apps/server/test/support/test-database.js';
 
 const TICKS_PER_SECOND =
@@ -64,6 +64,61 @@ export function processTreeSeconds(root: number): number {
     pending.push(...(childrenOf.get(pid) ?? []));
   }
   return ticks / TICKS_PER_SECOND;
+}
+
+/**
+ * CPU seconds of processes that come and go (server processes a rolling restart replaces): each
+ * read adds the living ones' seconds to what the ended ones had at their last read. A process
+ * read often enough while it stops loses little of its own; a reaped child's /proc is gone.
+ */
+export function lastReadSeconds(pids: () => readonly number[]): () => number {
+  const last = new Map<number, number>();
+  return () => {
+    // The larger of the two: a process that ends between the listing and the read reads 0.
+    for (const pid of pids()) last.set(pid, Math.max(last.get(pid) ?? 0, processTreeSeconds(pid)));
+    return [...last.values()].reduce((sum, seconds) => sum + seconds, 0);
+  };
+}
+
+/**
+ * The pid of the process listening on TCP `port` of this machine (PgBouncer, which runs as a
+ * daemon of its own): the owner of the listening socket's inode. Reading other users' /proc/<pid>/fd
+ * needs root, as the setup scripts do.
+ */
+export function listenerPid(port: number): number {
+  const inodes = new Set<string>();
+  for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
+    let text: string;
+    try {
+      text = readFileSync(table, 'utf8');
+    } catch {
+      continue; // no IPv6
+    }
+    for (const line of text.trim().split('\n').slice(1)) {
+      const fields = line.trim().split(/\s+/);
+      // local_address is hex address:port; state 0A is LISTEN.
+      if (parseInt(fields[1]!.split(':')[1]!, 16) === port && fields[3] === '0A') {
+        inodes.add(`socket:[${fields[9]}]`);
+      }
+    }
+  }
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry) || inodes.size === 0) continue;
+    let fds: string[];
+    try {
+      fds = readdirSync(`/proc/${entry}/fd`);
+    } catch {
+      continue; // ended, or another user's without root
+    }
+    for (const fd of fds) {
+      try {
+        if (inodes.has(readlinkSync(`/proc/${entry}/fd/${fd}`))) return Number(entry);
+      } catch {
+        // closed between the listing and the read
+      }
+    }
+  }
+  throw new Error(`no process of this machine that this user may see listens on port ${port}`);
 }
 
 /**

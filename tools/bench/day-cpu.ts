@@ -3,9 +3,9 @@
 
 import { setMaxListeners } from 'node:events';
 import { availableParallelism } from 'node:os';
-import type { ServerProcess } from '../../apps/server/test/support/server-process.js';
 import { isPostgresUrl } from '../../apps/server/src/db/engine/client.js';
 import { CpuAccount, ownSeconds, postmasterPid, processTreeSeconds } from './cpu-accounting.js';
+import type { DayServers } from './day-servers.js';
 import type { DayTenant } from './day-tenants.js';
 import {
   newTallies,
@@ -21,15 +21,17 @@ const COST_PHASE_SECONDS = 10;
 const sleep = (milliseconds: number) =>
   new Promise((resolve) => setTimeout(resolve, Math.max(0, milliseconds)));
 
-export type DayCpu = 'servers' | 'database' | 'replica' | 'generator';
+export type DayCpu = 'servers' | 'haproxy' | 'pgbouncer' | 'database' | 'replica' | 'generator';
 
 /**
- * The day's CPU by process class: the server processes with their threads, the PostgreSQL
- * server's processes (its replica's apart), and this load generator; the import is costed by
- * itself (importMidway). On SQLite the database runs inside the servers.
+ * The day's CPU by process class: the server processes with their threads (those a rolling
+ * restart ended included), HAProxy and PgBouncer when they run, the PostgreSQL server's processes
+ * (its replica's apart), and this load generator; the import is costed by itself (importMidway).
+ * On SQLite the database runs inside the servers. PgBouncer and PostgreSQL serve whatever else
+ * the machine runs on them too.
  */
 export async function dayCpuAccount(
-  servers: readonly ServerProcess[],
+  servers: DayServers,
   databaseUrl: string,
   readUrl: string | undefined,
 ): Promise<CpuAccount<DayCpu>> {
@@ -38,15 +40,18 @@ export async function dayCpuAccount(
   const treeOf = (pid: number | undefined) => () =>
     pid === undefined ? 0 : processTreeSeconds(pid);
   return new CpuAccount<DayCpu>({
-    servers: () => servers.reduce((sum, server) => sum + processTreeSeconds(server.child.pid!), 0),
+    servers: servers.serverSeconds,
+    haproxy: treeOf(servers.haproxyPid),
+    pgbouncer: treeOf(servers.pgbouncerPid),
     database: treeOf(primary),
     replica: treeOf(replica),
     generator: ownSeconds,
   });
 }
 
+/** What serving the day cost: everything but the load generator and the import. */
 function serverAndDb(spent: Record<DayCpu, number>): number {
-  return spent.servers + spent.database + spent.replica;
+  return spent.servers + spent.haproxy + spent.pgbouncer + spent.database + spent.replica;
 }
 
 /** Prints where the day's core-seconds went; returns the servers' and databases' per minute. */
@@ -61,7 +66,7 @@ export function cpuReport(
   const perMs = (count: number) => ((total / Math.max(1, count)) * 1000).toFixed(2);
   console.log(
     `core-seconds over the day (${minutes} min, the machine has ${(availableParallelism() * minutes * 60).toFixed(0)}): ` +
-      `servers ${spent.servers.toFixed(1)}, database ${spent.database.toFixed(1)}, replica ${spent.replica.toFixed(1)}, ` +
+      `servers ${spent.servers.toFixed(1)}, HAProxy ${spent.haproxy.toFixed(1)}, PgBouncer ${spent.pgbouncer.toFixed(1)}, database ${spent.database.toFixed(1)}, replica ${spent.replica.toFixed(1)}, ` +
       `import ${importSeconds.toFixed(1)}, load generator ${spent.generator.toFixed(1)}; ` +
       `server+db ${total.toFixed(1)} (${(total / minutes).toFixed(1)} per minute): ` +
       `${perMs(tallies.routing.latencies.count)} core-ms per routed session, ${perMs(lists)} per list, ` +
@@ -108,10 +113,12 @@ export async function costPhases(
   const events = streamed.tallies.delivery.count + streamed.tallies.streamedOthers;
   const streamsAlone = streamed.coreSeconds - perSession * streamed.tallies.routing.latencies.count;
   const split = ({ spent }: { spent: Record<DayCpu, number> }, count: number) =>
-    `servers ${((spent.servers / count) * 1000).toFixed(2)}, database ${((spent.database / count) * 1000).toFixed(2)}, replica ${((spent.replica / count) * 1000).toFixed(2)}`;
+    (['servers', 'haproxy', 'pgbouncer', 'database', 'replica'] as const)
+      .map((name) => `${name} ${((spent[name] / count) * 1000).toFixed(2)}`)
+      .join(', ');
   const sessions = routing.tallies.routing.latencies.count;
   console.log(
-    `core-ms of the servers and databases per operation, each part alone for ${COST_PHASE_SECONDS} s: ` +
+    `core-ms of the servers, their proxies and databases per operation, each part alone for ${COST_PHASE_SECONDS} s: ` +
       `routed session ${(perSession * 1000).toFixed(2)} (${split(routing, sessions)}; ${sessions} sessions), ` +
       `list ${((lists.coreSeconds / listCount) * 1000).toFixed(2)} (${split(lists, listCount)}; ${listCount} lists), ` +
       `streamed event ${((streamsAlone / Math.max(1, events)) * 1000).toFixed(3)} (${events} events on ${tenants.length * 2} streams, beside routing)`,

@@ -1,6 +1,7 @@
-// A working day on two server processes sharing one database:
-// `pnpm bench:day [--database postgres://... [--read-database postgres://...]] [--minutes 10]
-// [--rate 1] [--closed-seconds 15] [--server-env KEY=VALUE]...`.
+// A working day on server processes sharing one database:
+// `pnpm bench:day [--database postgres://... [--read-database postgres://...] [--pooler
+// postgres://...]] [--fleet [--rolling-restart]] [--minutes 10] [--rate 1] [--closed-seconds 15]
+// [--server-env KEY=VALUE]...`.
 //
 // Makes 20 organizations (day-tenants.ts), starts two server processes on the same SQLite file (or
 // a new PostgreSQL database, read through its streaming replica at --read-database's server as
@@ -8,16 +9,22 @@
 // open load (open-loop.ts, day-traffic.ts) for --minutes: per organization a router routing 10
 // sessions a second (up to 32 in flight), a dashboard loading 16 varied lists at once every 5 s
 // (day-queries.ts), an iterate() walk a minute and two live streams, times --rate; each client
-// sends to the two processes in turn. Midway `agentline events import` adds 100,000 events, and
-// one experiment ends by its end_at. The streams stay open after the day until they have
-// delivered every session routed after they opened (60 s at most; what they still owe then is
-// lost, day-streams.ts). Then runs the varied lists alone, closed loop, beside a bare Hono app
-// answering the same bytes. Prints per-shape latency and throughput, refusals and errors, stream
-// delivery and events lost, each process's RSS, how busy its own event loop was, the database's
-// size, the core-seconds each class of process spent (cpu-accounting.ts), then each part alone
-// for 10 s to cost it per operation, and last one line: `day: refusals N, errors N, failed calls
-// N, lost stream events N, routing p99 X ms, list p99 Y ms, stream p99 Z ms, varied/bare R,
-// server+db core-s per minute C`.
+// sends to the two processes in turn. --pooler names PgBouncer in transaction mode in front of
+// --database's server (scripts/pgbouncer-setup.sh): the servers connect through it, without
+// prepared statements by name. --fleet runs three processes behind HAProxy instead, configured
+// as deploy/haproxy.cfg deploys them (day-servers.ts), every client sending to HAProxy; with
+// --rolling-restart, a quarter into the day they are restarted one at a time as `pnpm fleet
+// restart` does. Midway `agentline events import` adds 100,000 events (on the primary itself,
+// never through the pooler), and one experiment ends by its end_at. The streams stay open after
+// the day until they have delivered every session routed after they opened (60 s at most; what
+// they still owe then is lost, day-streams.ts). Then runs the varied lists alone, closed loop,
+// beside a bare Hono app answering the same bytes. Prints per-shape latency and throughput,
+// refusals and errors, stream delivery and events lost, each process's RSS, how busy its own
+// event loop was, the database's size, the core-seconds each class of process spent (servers,
+// HAProxy, PgBouncer, PostgreSQL, its replica: cpu-accounting.ts), then each part alone for 10 s
+// to cost it per operation, and last one line: `day: refusals N, errors N, failed calls N, lost
+// stream events N, routing p99 X ms, list p99 Y ms, stream p99 Z ms, varied/bare R, server+db
+// core-s per minute C` (server+db: the servers, their proxies and the databases).
 // Bounded: every loop stops at the end of --minutes; the three cost phases take 10 s each, then
 // the closed loop runs 2 x --closed-seconds.
 
@@ -33,16 +40,14 @@ import { loadConfig } from '../../apps/server/src/config.js';
 import { createDb, isPostgresUrl } from '../../apps/server/src/db/engine/client.js';
 import { migrateDb } from '../../apps/server/src/db/engine/migrate.js';
 import { postgresUrlOf } from '../../apps/server/test/support/test-database.js';
-import {
-  startServerProcess,
-  type ServerProcess,
-} from '../../apps/server/test/support/server-process.js';
+import type { ServerProcess } from '../../apps/server/test/support/server-process.js';
 import { createClient } from '../../packages/sdk/src/index.js';
 import { createBenchDatabase } from './bench-database.js';
 import { endedChildrenSeconds } from './cpu-accounting.js';
 import { closedLoop } from './day-closed-loop.js';
 import { costPhases, cpuReport, dayCpuAccount } from './day-cpu.js';
 import { importArguments, writeImportFile } from './bench-events.js';
+import { rollingRestartAfter, startDayServers, type DayServers } from './day-servers.js';
 import { createDayTenants, startDayExperiments, type DayTenant } from './day-tenants.js';
 import {
   newTallies,
@@ -61,13 +66,21 @@ const { values } = parseArgs({
     rate: { type: 'string', default: '1' },
     'closed-seconds': { type: 'string', default: '15' },
     'server-env': { type: 'string', multiple: true, default: [] },
+    pooler: { type: 'string' },
+    fleet: { type: 'boolean', default: false },
+    'rolling-restart': { type: 'boolean', default: false },
   },
 });
 if (values.database !== undefined && !isPostgresUrl(values.database)) {
   throw new Error('--database takes a postgres:// URL; without it the bench uses SQLite');
 }
-if (values['read-database'] !== undefined && values.database === undefined) {
-  throw new Error('--read-database names a replica of --database, which it needs');
+for (const option of ['read-database', 'pooler'] as const) {
+  if (values[option] !== undefined && values.database === undefined) {
+    throw new Error(`--${option} goes with --database, whose server it is in front of or beside`);
+  }
+}
+if (values['rolling-restart'] && !values.fleet) {
+  throw new Error('--rolling-restart restarts the processes of --fleet, which it needs');
 }
 const minutes = Number(values.minutes);
 const rate = Number(values.rate);
@@ -109,13 +122,21 @@ function parseServerEnv(pairs: readonly string[]): Record<string, string> {
 
 const ms = (value: number) => (Number.isNaN(value) ? '-' : value.toFixed(1));
 const load1 = () => loadavg()[0]!.toFixed(2);
+/** A process's RSS; none while a rolling restart has stopped it and not yet started the next. */
+const rssOf = (server: ServerProcess) => {
+  try {
+    return server.rssMiB();
+  } catch {
+    return Number.NaN;
+  }
+};
 const sleep = (milliseconds: number) =>
   new Promise((resolve) => setTimeout(resolve, Math.max(0, milliseconds)));
 
 const directory = mkdtempSync(join(tmpdir(), 'agentline-bench-day-'));
 const database = await createBenchDatabase(directory, values.database, 'day');
 const kind = isPostgresUrl(database.url) ? 'postgres' : 'sqlite';
-const servers: ServerProcess[] = [];
+let servers: DayServers | undefined;
 try {
   const setupStarted = performance.now();
   const db = createDb(database.url);
@@ -128,25 +149,21 @@ try {
     values['read-database'] === undefined
       ? undefined
       : postgresUrlOf(values['read-database'], new URL(database.url).pathname.slice(1));
-  for (let i = 0; i < 2; i += 1) {
-    servers.push(
-      await startServerProcess(
-        {
-          DATABASE_URL: database.url,
-          ...(readUrl && { DATABASE_READ_URL: readUrl }),
-          ...serverEnv,
-        },
-        { keepOutput: false },
-      ),
-    );
-  }
+  servers = await startDayServers({
+    databaseUrl: database.url,
+    poolerUrl: values.pooler,
+    readUrl,
+    serverEnv,
+    fleet: values.fleet,
+  });
+  const { entries } = servers;
   const cpu = await dayCpuAccount(servers, database.url, readUrl);
   const daySeconds = minutes * 60;
   // A few minutes in, and always inside the day.
   const plannedEndAt = Date.now() + 5_000 + Math.min(180, daySeconds * 0.6) * 1000;
-  const planned = await startDayExperiments(tenants, servers[0]!.baseUrl, new Date(plannedEndAt));
+  const planned = await startDayExperiments(tenants, entries[0]!, new Date(plannedEndAt));
   console.log(
-    `day on ${kind}${readUrl ? ' with its read replica' : ''}: ${ORGANIZATIONS} organizations, ${EVENTS_PER_ORGANIZATION} events each, 2 server processes, ${minutes} min at rate x${rate}; setup ${((performance.now() - setupStarted) / 1000).toFixed(0)} s`,
+    `day on ${kind}${readUrl ? ' with its read replica' : ''}: ${ORGANIZATIONS} organizations, ${EVENTS_PER_ORGANIZATION} events each, ${servers.description}, ${minutes} min at rate x${rate}; setup ${((performance.now() - setupStarted) / 1000).toFixed(0)} s`,
   );
   console.log(
     `server env: ${Object.entries(serverEnv)
@@ -162,11 +179,12 @@ try {
   const stopCalls = new AbortController();
   const stopStreams = new AbortController();
   // Every call of the day shares stopCalls' signal, as a customer's shutdown signal would: the
-  // SDK keeps a call's signal off its Request, so calls in flight add no listener to it. Each of
-  // the day's streams (two per organization) does listen to stopStreams'.
-  setMaxListeners(0, stopStreams.signal);
+  // SDK keeps a call's signal off its Request, so calls in flight add no listener to it, but
+  // each call waiting to retry does (many at once while a rolling restart or an overload lasts).
+  // Each of the day's streams (two per organization) listens to stopStreams'.
+  setMaxListeners(0, stopCalls.signal, stopStreams.signal);
   const plan: DayPlan = {
-    baseUrls: servers.map((s) => s.baseUrl),
+    baseUrls: entries,
     rate,
     untilMs,
     signal: stopCalls.signal,
@@ -179,10 +197,14 @@ try {
   generatorDelay.enable();
   const generatorBusy = performance.eventLoopUtilization();
   const rss: number[][] = [];
-  const rssTimer = setInterval(() => rss.push(servers.map((s) => s.rssMiB())), RSS_EVERY_MS);
+  const rssTimer = setInterval(() => rss.push(servers!.processes().map(rssOf)), RSS_EVERY_MS);
   const days = Promise.all(tenants.map((tenant) => tenantDay(tenant, plan, tallies)));
   const imported = importMidway(tenants[0]!, importFile, (daySeconds / 2) * 1000, untilMs);
   const ended = watchPlannedEnd(tenants[0]!, planned.id, plannedEndAt, untilMs);
+  // A quarter into the day: done before the import midway, unless the machine is slow.
+  const restarted = values['rolling-restart']
+    ? rollingRestartAfter(servers, (daySeconds / 4) * 1000)
+    : undefined;
   // Everything stops by itself at untilMs. The streams then close once they have delivered
   // every session routed after they opened, or STREAM_CATCH_UP_MS after the day: what they owe
   // then is lost. What is still in progress after the grace is cut.
@@ -197,7 +219,12 @@ try {
     tallies.wire.over = true;
     stopCalls.abort();
   }, GRACE_MS);
-  const [, importReport, endReport] = await Promise.all([days, imported, ended]);
+  const [, importReport, endReport, restartReport] = await Promise.all([
+    days,
+    imported,
+    ended,
+    restarted,
+  ]);
   clearTimeout(cut);
   clearInterval(rssTimer);
   tallies.wire.over = true;
@@ -205,6 +232,7 @@ try {
 
   generatorDelay.disable();
   report(tallies, daySeconds);
+  if (restartReport) console.log(restartReport);
   console.log(
     `streams: ${streamed.streams} open, closed ${streamsClosedAfter.toFixed(1)} s after the day; of the sessions routed after each opened they owed ${streamed.expected} events, delivered ${streamed.delivered}, lost ${streamed.lost}; events delivered twice ${streamed.repeated}`,
   );
@@ -215,7 +243,7 @@ try {
     importReport.line + `; streams received ${tallies.streamedOthers} events not from routing`,
   );
   console.log(endReport + `; sessions routed into it after end_at: ${tallies.routedAfterEnd}`);
-  servers.forEach((_, i) =>
+  servers.processes().forEach((_, i) =>
     console.log(
       rssReport(
         i,
@@ -233,7 +261,7 @@ try {
   await database.settle();
   const closed = await closedLoop({
     tenants,
-    entries: servers.map((server) => server.baseUrl),
+    entries,
     directory,
     seconds: closedSeconds,
     settle: database.settle,
@@ -257,7 +285,7 @@ try {
       `server+db core-s per minute ${serverAndDbPerMinute.toFixed(1)}`,
   );
 } finally {
-  for (const server of servers) await server.stop();
+  await servers?.stop();
   await database.drop();
   rmSync(directory, { recursive: true, force: true });
 }
@@ -291,7 +319,7 @@ function report(tallies: DayTallies, seconds: number): void {
   );
   const { wire } = tallies;
   console.log(
-    `answers on the wire: 2xx ${wire.count((s) => s < 300)}, 429 ${wire.count((s) => s === 429)}, other 4xx ${wire.count((s) => s >= 400 && s < 500 && s !== 429)}, 5xx ${wire.count((s) => s >= 500)}, network errors ${wire.networkErrors}${wire.networkErrors > 0 ? ` (${[...wire.networkCauses].map(([c, n]) => `${c} ${n}`).join(', ')}; after p50 ${ms(wire.networkErrorAfter.percentile(50))} ms, max ${ms(wire.networkErrorAfter.percentile(100))} ms)` : ''}; arrivals dropped at the client's cap: ${tallies.droppedSessions} sessions, ${tallies.droppedBursts} dashboard bursts`,
+    `answers on the wire: 2xx ${wire.count((s) => s < 300)}, 429 ${wire.count((s) => s === 429)}, other 4xx ${wire.count((s) => s >= 400 && s < 500 && s !== 429)}, 5xx ${wire.count((s) => s >= 500)}${serverErrors(wire)}, network errors ${wire.networkErrors}${wire.networkErrors > 0 ? ` (${[...wire.networkCauses].map(([c, n]) => `${c} ${n}`).join(', ')}; after p50 ${ms(wire.networkErrorAfter.percentile(50))} ms, max ${ms(wire.networkErrorAfter.percentile(100))} ms)` : ''}; arrivals dropped at the client's cap: ${tallies.droppedSessions} sessions, ${tallies.droppedBursts} dashboard bursts`,
   );
   const failures = [
     ...tallies.routing.firstFailures,
@@ -302,19 +330,27 @@ function report(tallies: DayTallies, seconds: number): void {
   if (failures.length > 0) console.log(`first failures: ${failures.slice(0, 5).join(' | ')}`);
 }
 
+/** The 5xx answers by status (HAProxy's 502-504 apart from the server's 503), if any. */
+function serverErrors(wire: DayTallies['wire']): string {
+  const statuses = [...wire.byStatus].filter(([status]) => status >= 500).sort(([a], [b]) => a - b);
+  return statuses.length === 0 ? '' : ` (${statuses.map(([s, n]) => `${s}: ${n}`).join(', ')})`;
+}
+
 /** RSS samples of one process, and whether the last quarter's mean stayed near the second's. */
 function rssReport(index: number, samples: readonly number[]): string {
   const quarter = Math.floor(samples.length / 4);
-  const mean = (from: number, to: number) =>
-    samples.slice(from, to).reduce((sum, v) => sum + v, 0) / Math.max(1, to - from);
+  const mean = (from: number, to: number) => {
+    const read = samples.slice(from, to).filter(Number.isFinite);
+    return read.reduce((sum, v) => sum + v, 0) / read.length;
+  };
   const second = mean(quarter, 2 * quarter);
   const last = mean(samples.length - quarter, samples.length);
   const change = (last / second - 1) * 100;
   const verdict =
-    quarter === 0
+    quarter === 0 || !Number.isFinite(change)
       ? 'too few samples to tell'
       : `last quarter ${change >= 0 ? '+' : ''}${change.toFixed(1)}% on the second: ${Math.abs(change) <= 10 ? 'flat' : change > 0 ? 'GROWING' : 'shrinking'}`;
-  return `server ${index} RSS MiB every ${RSS_EVERY_MS / 1000} s: ${samples.map((v) => v.toFixed(0)).join(' ')} (${verdict})`;
+  return `server ${index} RSS MiB every ${RSS_EVERY_MS / 1000} s: ${samples.map((v) => (Number.isNaN(v) ? '-' : v.toFixed(0))).join(' ')} (${verdict})`;
 }
 
 /** `agentline events import` of the file into `tenant`, started `afterMs` into the day. */
@@ -356,7 +392,8 @@ async function watchPlannedEnd(
   endAt: number,
   untilMs: number,
 ): Promise<string> {
-  const client = createClient({ apiKey: tenant.adminKey, baseUrl: servers[1]!.baseUrl });
+  const { entries } = servers!;
+  const client = createClient({ apiKey: tenant.adminKey, baseUrl: entries[1 % entries.length]! });
   const label = `planned end at ${new Date(endAt).toISOString()}`;
   await sleep(endAt - Date.now() - 1_000);
   let runningAfterEnd = 0;

@@ -1,0 +1,103 @@
+// The server processes of the day benchmark (day.ts): two on one database, each client sending
+// to them in turn; or, with `fleet`, three behind HAProxy as deploy/haproxy.cfg deploys them
+// (test/support/fleet.ts), every client sending to HAProxy. With a pooler, their PostgreSQL
+// connections go through it (PgBouncer in transaction mode) without prepared statements by name.
+
+import { startFleet, type Fleet } from '../../apps/server/test/support/fleet.js';
+import {
+  startServerProcess,
+  type ServerProcess,
+} from '../../apps/server/test/support/server-process.js';
+import { postgresUrlOf } from '../../apps/server/test/support/test-database.js';
+import { lastReadSeconds, listenerPid } from './cpu-accounting.js';
+
+export interface DayServerOptions {
+  /** The day's database, on PostgreSQL or SQLite. */
+  databaseUrl: string;
+  /** A pooler in front of the database's PostgreSQL server, which the servers connect through. */
+  poolerUrl: string | undefined;
+  readUrl: string | undefined;
+  serverEnv: Record<string, string>;
+  fleet: boolean;
+}
+
+export interface DayServers {
+  /** Where the clients send their requests: HAProxy, or every server process in turn. */
+  entries: string[];
+  /** The server processes now: a rolling restart replaces each one. */
+  processes: () => readonly ServerProcess[];
+  /** What runs, for the day's first line. */
+  description: string;
+  /** The CPU seconds of every server process the day had, those a restart ended included. */
+  serverSeconds: () => number;
+  haproxyPid: number | undefined;
+  pgbouncerPid: number | undefined;
+  /** The fleet, whose processes a rolling restart can take turns to stop; none without it. */
+  fleet: Fleet | undefined;
+  stop: () => Promise<void>;
+}
+
+export async function startDayServers(options: DayServerOptions): Promise<DayServers> {
+  const { databaseUrl, poolerUrl, readUrl, serverEnv } = options;
+  const pooled = poolerUrl && {
+    DATABASE_URL: postgresUrlOf(poolerUrl, new URL(databaseUrl).pathname.slice(1)),
+    DATABASE_PREPARED_STATEMENTS: 'false',
+  };
+  const env = {
+    DATABASE_URL: databaseUrl,
+    ...pooled,
+    ...(readUrl && { DATABASE_READ_URL: readUrl }),
+    ...serverEnv,
+  };
+  // The access log's lines are drained unread: splitting them would take the load generator's time.
+  const serverOptions = { keepOutput: false };
+  const pgbouncerPid = poolerUrl ? listenerPid(Number(new URL(poolerUrl).port || 5432)) : undefined;
+  const hops = poolerUrl ? ', through PgBouncer' : '';
+  let fleet: Fleet | undefined;
+  let processes: () => readonly ServerProcess[];
+  if (options.fleet) {
+    fleet = await startFleet(env, { processes: 3, serverOptions });
+    processes = () => fleet!.servers;
+  } else {
+    const servers: ServerProcess[] = [];
+    for (let i = 0; i < 2; i += 1) servers.push(await startServerProcess(env, serverOptions));
+    processes = () => servers;
+  }
+  return {
+    entries: fleet ? [fleet.baseUrl] : processes().map((server) => server.baseUrl),
+    processes,
+    description: fleet
+      ? `3 server processes behind HAProxy${hops}`
+      : `2 server processes${hops}, each client sending to them in turn`,
+    serverSeconds: lastReadSeconds(() => processes().map((server) => server.child.pid!)),
+    haproxyPid: fleet?.haproxyPid,
+    pgbouncerPid,
+    fleet,
+    stop: async () => {
+      if (fleet) await fleet.stop();
+      else await Promise.all(processes().map((server) => server.stop()));
+    },
+  };
+}
+
+/** How often the restart reads the servers' CPU time, to lose little of a stopping process's. */
+const CPU_READ_EVERY_MS = 100;
+/** How long a drained process's connections are waited for: the day's streams never end. */
+const DRAIN_MS = 2_000;
+
+/**
+ * The fleet's rolling restart (Fleet.rollingRestart) `afterMs` from now: one process at a time
+ * drained, SIGTERM, started again, up in HAProxy's health checks. Resolves with a line saying
+ * when it ran and how each process exited.
+ */
+export async function rollingRestartAfter(servers: DayServers, afterMs: number): Promise<string> {
+  await new Promise((resolve) => setTimeout(resolve, afterMs));
+  const started = performance.now();
+  const reading = setInterval(servers.serverSeconds, CPU_READ_EVERY_MS);
+  try {
+    const exitCodes = await servers.fleet!.rollingRestart(DRAIN_MS);
+    return `rolling restart at ${(afterMs / 1000).toFixed(0)} s: ${exitCodes.length} processes one at a time in ${((performance.now() - started) / 1000).toFixed(1)} s (each drained up to ${DRAIN_MS / 1000} s, then SIGTERM), exit codes ${exitCodes.join(', ')}`;
+  } finally {
+    clearInterval(reading);
+  }
+}
