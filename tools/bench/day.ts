@@ -319,7 +319,7 @@ function report(tallies: DayTallies, seconds: number): void {
   );
   const { wire } = tallies;
   console.log(
-    `answers on the wire: 2xx ${wire.count((s) => s < 300)}, 429 ${wire.count((s) => s === 429)}, other 4xx ${wire.count((s) => s >= 400 && s < 500 && s !== 429)}, 5xx ${wire.count((s) => s >= 500)}${serverErrors(wire)}, network errors ${wire.networkErrors}${wire.networkErrors > 0 ? ` (${[...wire.networkCauses].map(([c, n]) => `${c} ${n}`).join(', ')}; after p50 ${ms(wire.networkErrorAfter.percentile(50))} ms, max ${ms(wire.networkErrorAfter.percentile(100))} ms)` : ''}; arrivals dropped at the client's cap: ${tallies.droppedSessions} sessions, ${tallies.droppedBursts} dashboard bursts`,
+    `answers on the wire: 2xx ${wire.count((s) => s < 300)}, 429 ${wire.count((s) => s === 429)}, other 4xx ${wire.count((s) => s >= 400 && s < 500 && s !== 429)}${byStatus(wire, (s) => s >= 400 && s < 500 && s !== 429)}, 5xx ${wire.count((s) => s >= 500)}${byStatus(wire, (s) => s >= 500)}, network errors ${wire.networkErrors}${wire.networkErrors > 0 ? ` (${[...wire.networkCauses].map(([c, n]) => `${c} ${n}`).join(', ')}; after p50 ${ms(wire.networkErrorAfter.percentile(50))} ms, max ${ms(wire.networkErrorAfter.percentile(100))} ms)` : ''}; arrivals dropped at the client's cap: ${tallies.droppedSessions} sessions, ${tallies.droppedBursts} dashboard bursts`,
   );
   const failures = [
     ...tallies.routing.firstFailures,
@@ -330,9 +330,12 @@ function report(tallies: DayTallies, seconds: number): void {
   if (failures.length > 0) console.log(`first failures: ${failures.slice(0, 5).join(' | ')}`);
 }
 
-/** The 5xx answers by status (HAProxy's 502-504 apart from the server's 503), if any. */
-function serverErrors(wire: DayTallies['wire']): string {
-  const statuses = [...wire.byStatus].filter(([status]) => status >= 500).sort(([a], [b]) => a - b);
+/**
+ * The answers with the statuses `test` picks, by status, if any: HAProxy's 408 (a request not
+ * sent whole within its 10 s) and 502-504 apart from the server's answers.
+ */
+function byStatus(wire: DayTallies['wire'], test: (status: number) => boolean): string {
+  const statuses = [...wire.byStatus].filter(([status]) => test(status)).sort(([a], [b]) => a - b);
   return statuses.length === 0 ? '' : ` (${statuses.map(([s, n]) => `${s}: ${n}`).join(', ')})`;
 }
 
