@@ -43,7 +43,7 @@ import { postgresUrlOf } from '../../apps/server/test/support/test-database.js';
 import type { ServerProcess } from '../../apps/server/test/support/server-process.js';
 import { createClient } from '../../packages/sdk/src/index.js';
 import { createBenchDatabase } from './bench-database.js';
-import { endedChildrenSeconds } from './cpu-accounting.js';
+import { lastReadSeconds } from './cpu-accounting.js';
 import { closedLoop } from './day-closed-loop.js';
 import { costPhases, cpuReport, dayCpuAccount } from './day-cpu.js';
 import { importArguments, writeImportFile } from './bench-events.js';
@@ -367,20 +367,24 @@ async function importMidway(
   // Before the clock starts: the first call may build the server's bundle.
   const args = await importArguments(file, tenant.name);
   const started = performance.now();
-  const cpuBefore = endedChildrenSeconds();
   const child = spawn(process.execPath, args, {
     cwd: SERVER_DIR,
     env: { ...process.env, DATABASE_URL: database.url },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  // Read in its own /proc while it runs, every 100 ms: what this process's ended children spent
+  // would count the server processes a rolling restart ends meanwhile too.
+  const cpu = lastReadSeconds(() => [child.pid!]);
+  const reading = setInterval(cpu, 100);
   let output = '';
   child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
   const cutOff = setTimeout(() => child.kill(), untilMs + GRACE_MS - performance.now());
   const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
   clearTimeout(cutOff);
+  clearInterval(reading);
   const seconds = ((performance.now() - started) / 1000).toFixed(1);
-  const cpuSeconds = endedChildrenSeconds() - cpuBefore;
+  const cpuSeconds = cpu();
   const line = `import of ${IMPORTED_EVENTS} events into ${tenant.name} at ${(afterMs / 1000).toFixed(0)} s: exit ${code} after ${seconds} s (${output.trim().split('\n').at(-1)}), ${cpuSeconds.toFixed(1)} core-s`;
   return { line, cpuSeconds };
 }
