@@ -80,6 +80,23 @@ export async function startDayServers(options: DayServerOptions): Promise<DaySer
   };
 }
 
+/**
+ * How often HAProxy took a process out of the fleet over the day, by the reason its health
+ * checks gave (a process stopping refuses connections; one too busy to answer /healthz within
+ * the check's 1 s times out), and how often it had none left; nothing without a fleet.
+ */
+export function haproxyReport(servers: DayServers): string | undefined {
+  if (!servers.fleet) return undefined;
+  const log = servers.fleet.haproxyLog();
+  const reasons = new Map<string, number>();
+  for (const [, reason] of log.matchAll(/ is DOWN, reason: ([^,]+),/g)) {
+    reasons.set(reason!, (reasons.get(reason!) ?? 0) + 1);
+  }
+  const none = log.match(/has no server available/g)?.length ?? 0;
+  const downs = [...reasons.values()].reduce((sum, n) => sum + n, 0);
+  return `HAProxy took a process out ${downs} times${downs > 0 ? ` (${[...reasons].map(([reason, n]) => `${reason}: ${n}`).join(', ')})` : ''}, and had none left ${none} times`;
+}
+
 /** How often the restart reads the servers' CPU time, to lose little of a stopping process's. */
 const CPU_READ_EVERY_MS = 100;
 /** How long a drained process's connections are waited for: the day's streams never end. */

@@ -47,7 +47,12 @@ import { lastReadSeconds } from './cpu-accounting.js';
 import { closedLoop } from './day-closed-loop.js';
 import { costPhases, cpuReport, dayCpuAccount } from './day-cpu.js';
 import { importArguments, writeImportFile } from './bench-events.js';
-import { rollingRestartAfter, startDayServers, type DayServers } from './day-servers.js';
+import {
+  haproxyReport,
+  rollingRestartAfter,
+  startDayServers,
+  type DayServers,
+} from './day-servers.js';
 import { createDayTenants, startDayExperiments, type DayTenant } from './day-tenants.js';
 import {
   newTallies,
@@ -232,7 +237,7 @@ try {
 
   generatorDelay.disable();
   report(tallies, daySeconds);
-  if (restartReport) console.log(restartReport);
+  for (const line of [restartReport, haproxyReport(servers)]) if (line) console.log(line);
   console.log(
     `streams: ${streamed.streams} open, closed ${streamsClosedAfter.toFixed(1)} s after the day; of the sessions routed after each opened they owed ${streamed.expected} events, delivered ${streamed.delivered}, lost ${streamed.lost}; events delivered twice ${streamed.repeated}`,
   );

@@ -27,6 +27,8 @@ export interface Fleet {
   servers: ServerProcess[];
   /** HAProxy's process id, for what it costs in CPU. */
   haproxyPid: number;
+  /** What HAProxy has written so far: each server it saw go down or up, and why. */
+  haproxyLog(): string;
   /** One line of HAProxy's `show stat` for server s<n> (1-based): scur, status, ... */
   serverStat(n: number): Promise<Record<string, string>>;
   /**
@@ -150,6 +152,7 @@ export async function startFleet(
     baseUrl: `http://127.0.0.1:${listenPort}`,
     servers,
     haproxyPid: haproxy.pid!,
+    haproxyLog: () => haproxyOutput,
     serverStat,
     async rollingRestart(drainMs) {
       const exitCodes: Array<number | null> = [];
