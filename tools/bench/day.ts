@@ -19,12 +19,13 @@
 // the day until they have delivered every session routed after they opened (60 s at most; what
 // they still owe then is lost, day-streams.ts). Then runs the varied lists alone, closed loop,
 // beside a bare Hono app answering the same bytes. Prints per-shape latency and throughput,
-// refusals and errors, stream delivery and events lost, each process's RSS, how busy its own
-// event loop was, the database's size, the core-seconds each class of process spent (servers,
-// HAProxy, PgBouncer, PostgreSQL, its replica: cpu-accounting.ts), then each part alone for 10 s
-// to cost it per operation, and last one line: `day: refusals N, errors N, failed calls N, lost
-// stream events N, routing p99 X ms, list p99 Y ms, stream p99 Z ms, varied/bare R, server+db
-// core-s per minute C` (server+db: the servers, their proxies and the databases).
+// refusals and errors, stream delivery and events lost, how often HAProxy took a process out
+// and why, each process's RSS, how busy its own event loop was, the database's size, the
+// core-seconds each class of process spent (servers, HAProxy, PgBouncer, PostgreSQL, its
+// replica: cpu-accounting.ts), then each part alone for 10 s to cost it per operation, and last
+// one line: `day: refusals N, errors N, failed calls N, lost stream events N, routing p99 X ms,
+// list p99 Y ms, stream p99 Z ms, varied/bare R, server+db core-s per minute C` (server+db: the
+// servers, their proxies and the databases).
 // Bounded: every loop stops at the end of --minutes; the three cost phases take 10 s each, then
 // the closed loop runs 2 x --closed-seconds.
 
