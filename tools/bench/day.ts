@@ -46,7 +46,13 @@ import { createClient } from '../../packages/sdk/src/index.js';
 import { createBenchDatabase } from './bench-database.js';
 import { lastReadSeconds } from './cpu-accounting.js';
 import { closedLoop } from './day-closed-loop.js';
-import { costPhases, cpuReport, dayCpuAccount } from './day-cpu.js';
+import {
+  cliBackendSeconds,
+  costPhases,
+  cpuReport,
+  dayCpuAccount,
+  type ImportCpu,
+} from './day-cpu.js';
 import { importArguments, writeImportFile } from './bench-events.js';
 import {
   haproxyReport,
@@ -261,7 +267,7 @@ try {
     `load average (1 min): ${loadAtStart} at the start, ${load1()} at the end of the day`,
   );
 
-  const serverAndDbPerMinute = cpuReport(dayCpu, importReport.cpuSeconds, minutes, tallies);
+  const serverAndDbPerMinute = cpuReport(dayCpu, importReport.cpu, minutes, tallies);
   await database.settle();
   await costPhases(tenants, plan, cpu);
   await database.settle();
@@ -368,7 +374,7 @@ async function importMidway(
   file: string,
   afterMs: number,
   untilMs: number,
-): Promise<{ line: string; cpuSeconds: number }> {
+): Promise<{ line: string; cpu: ImportCpu }> {
   await sleep(afterMs);
   // Before the clock starts: the first call may build the server's bundle.
   const args = await importArguments(file, tenant.name);
@@ -386,13 +392,17 @@ async function importMidway(
   child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
   const cutOff = setTimeout(() => child.kill(), untilMs + GRACE_MS - performance.now());
-  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+  const backendSeconds = isPostgresUrl(database.url)
+    ? cliBackendSeconds(database.url, exited)
+    : Promise.resolve(0);
+  const code = await exited;
   clearTimeout(cutOff);
   clearInterval(reading);
   const seconds = ((performance.now() - started) / 1000).toFixed(1);
-  const cpuSeconds = cpu();
-  const line = `import of ${IMPORTED_EVENTS} events into ${tenant.name} at ${(afterMs / 1000).toFixed(0)} s: exit ${code} after ${seconds} s (${output.trim().split('\n').at(-1)}), ${cpuSeconds.toFixed(1)} core-s`;
-  return { line, cpuSeconds };
+  const importCpu = { processSeconds: cpu(), backendSeconds: await backendSeconds };
+  const line = `import of ${IMPORTED_EVENTS} events into ${tenant.name} at ${(afterMs / 1000).toFixed(0)} s: exit ${code} after ${seconds} s (${output.trim().split('\n').at(-1)}), ${importCpu.processSeconds.toFixed(1)} core-s in its process, ${importCpu.backendSeconds.toFixed(1)} in the database's`;
+  return { line, cpu: importCpu };
 }
 
 /**
