@@ -161,6 +161,9 @@ async function fillDatabase(
       }
       await insertEventBatch(db, id, batch);
     }
+    const built = (written + BUILD_BLOCK) * streams.length;
+    if (built % 200_000 === 0)
+      console.log(`built ${built} of ${perOrganization * streams.length} events`);
   }
 }
 
