@@ -24,7 +24,7 @@ import {
   selectRows,
 } from '../src/db/engine/portable-sql.js';
 import { events } from '../src/db/schema/sqlite.js';
-import type { EventProperty } from '../src/vocabulary/events.js';
+import { EVENT_PROPERTIES, type EventProperty } from '../src/vocabulary/events.js';
 import type { ListQuery } from '../src/vocabulary/list-query.js';
 import { EVENT_LIST } from '../src/domain/events.js';
 import { encodeCursor, parseListQuery, type ListParameters } from '../src/domain/list-query.js';
@@ -187,11 +187,13 @@ const SHAPES: Array<[string, Partial<ListParameters<EventProperty>>]> = [
   ],
   ['description, rare', search([['description', 'needle']])],
   ['category, rare', search([['category', 'RE_K']])],
-  ['order by session_id desc', { order_by: 'session_id', order_by_direction: 'desc' }],
-  ['order by user_id asc', { order_by: 'user_id' }],
-  ['order by category desc', { order_by: 'category', order_by_direction: 'desc' }],
-  ['order by type asc', { order_by: 'type' }],
-  ['order by timestamp asc', { order_by: 'timestamp', order_by_direction: 'asc' }],
+  // Every property as the order, both directions: each is served by an index of its own.
+  ...EVENT_PROPERTIES.flatMap((property) =>
+    (['asc', 'desc'] as const).map((direction): (typeof SHAPES)[number] => [
+      `order by ${property} ${direction}`,
+      { order_by: property, order_by_direction: direction },
+    ]),
+  ),
   ['filtered and ordered', { ...search([['category', 'tool']]), order_by: 'user_id' }],
 ];
 

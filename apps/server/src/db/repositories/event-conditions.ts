@@ -8,7 +8,7 @@ import { and, eq, sql, type SQL } from 'drizzle-orm';
 import type { EventProperty } from '../../vocabulary/events.js';
 import type { ListQuery, SearchFilter } from '../../vocabulary/list-query.js';
 import type { Db } from '../engine/client.js';
-import { listConditions, type ColumnMap } from '../engine/list-sql.js';
+import { listConditions, listOrder, type ColumnMap } from '../engine/list-sql.js';
 import { selectRows, type Steps } from '../engine/portable-sql.js';
 import { ByteBoundedLru, perDatabase, stringBytes } from '../engine/caches.js';
 import { events } from '../schema/sqlite.js';
@@ -26,6 +26,55 @@ export const eventColumns = perDatabase(({ spelling }: Db): ColumnMap<EventPrope
   description: events.description,
   attributes: spelling.jsonText(events.attributes),
 }));
+
+/**
+ * How many characters of a description or of attributes PostgreSQL's indexes hold (its
+ * migration 0018): a B-tree entry holds at most about 2.7 kB, and either may be longer.
+ */
+const ORDER_PREFIX_CHARACTERS = 200;
+const PREFIX_ORDERED: ReadonlySet<EventProperty> = new Set(['description', 'attributes']);
+
+/**
+ * The column (or expression) each property is ordered by. On PostgreSQL a description or
+ * attributes is ordered by its indexed prefix first, then by the whole text among equal prefixes
+ * (only those are sorted: an incremental sort). That is the whole text's order only when text
+ * compares character by character, so both are ordered by code point (COLLATE "C"), which is
+ * also how SQLite orders all text.
+ */
+export const eventOrderColumns = perDatabase((db: Db): ColumnMap<EventProperty> =>
+  db.kind === 'sqlite'
+    ? eventColumns(db)
+    : { ...eventColumns(db), description: sql`(${events.description} COLLATE "C")` },
+);
+
+/** The indexed prefix a PostgreSQL order reads first (the literal length matches the index). */
+function orderPrefix(db: Db, property: EventProperty): SQL | undefined {
+  if (db.kind === 'sqlite' || !PREFIX_ORDERED.has(property)) return undefined;
+  const column = eventOrderColumns(db)[property];
+  return sql`left(${column}, ${sql.raw(String(ORDER_PREFIX_CHARACTERS))})`;
+}
+
+/** ORDER BY of the list's order: the property's column, the id breaking ties. */
+export function eventOrder(db: Db, order: ListQuery<EventProperty>['order']): SQL {
+  const ordered = listOrder({ order }, eventOrderColumns(db), events.id, db.spelling);
+  const prefix = orderPrefix(db, order.property);
+  return prefix ? sql`${db.spelling.orderTerm(prefix, order.direction)}, ${ordered}` : ordered;
+}
+
+/**
+ * Ascending after a cursor's position on PostgreSQL, a bound on the indexed prefix, so the page
+ * starts with a seek into the prefix's index (the position alone compares the whole text, which
+ * no index holds). Descending, the rows after a position end with the NULLs, which no bound on
+ * the prefix takes in: that page walks the index from its start.
+ */
+export function prefixBound(db: Db, query: ListQuery<EventProperty>): SQL | undefined {
+  const prefix = orderPrefix(db, query.order.property);
+  const value = query.after?.value;
+  if (!prefix || query.order.direction === 'desc' || value === null || value === undefined) {
+    return undefined;
+  }
+  return sql`${prefix} >= left(${String(value)}, ${sql.raw(String(ORDER_PREFIX_CHARACTERS))})`;
+}
 
 /** More distinct values than this and resolving a substring to them stops paying off. */
 const MAX_RESOLVED_VALUES = 256;

@@ -31,12 +31,12 @@
 // Count and page are read in one transaction (REPEATABLE READ on PostgreSQL), so they describe
 // the same snapshot. The listing is written once, as steps (portable-sql.ts).
 
-import { sql, type SQL } from 'drizzle-orm';
+import { and, sql, type SQL } from 'drizzle-orm';
 import { EVENT_PROPERTIES, type EventProperty } from '../../vocabulary/events.js';
 import type { ListPosition, ListQuery } from '../../vocabulary/list-query.js';
 import type { JsonText } from '../../vocabulary/json-text.js';
 import type { Db } from '../engine/client.js';
-import { listOrder, pageOf, pageWindow, splitPage } from '../engine/list-sql.js';
+import { pageOf, pageWindow, splitPage } from '../engine/list-sql.js';
 import { runListRead, runSteps, selectRows, type Steps } from '../engine/portable-sql.js';
 import { ByteBoundedLru, perDatabase } from '../engine/caches.js';
 import { events } from '../schema/sqlite.js';
@@ -44,6 +44,9 @@ import {
   MAX_CACHED_BYTES,
   eventColumns,
   eventConditions,
+  eventOrder,
+  eventOrderColumns,
+  prefixBound,
   eventsAbove,
   NOTHING_RESOLVED,
   resolveValues,
@@ -169,7 +172,7 @@ function orderBy(db: Db, order: ListQuery<EventProperty>['order'], access: Acces
     case 'seek':
       return sql`+${column} ${direction}, +${events.id} ${direction}`;
     case 'plan':
-      return listOrder({ order }, eventColumns(db), events.id, db.spelling);
+      return eventOrder(db, order);
   }
 }
 
@@ -216,7 +219,7 @@ function* readPage(
   /** The hours of the query's events, when their counts serve it (event-pages.ts). */
   hours: HourCount[] | null,
 ): Steps<{ rows: ListedEvent[]; next: ListPosition | null }> {
-  const columns = eventColumns(db);
+  const columns = eventOrderColumns(db);
   const select = sql`SELECT "id", ${itemJson(db, query.projection)} AS "json",
     ${columns[query.order.property]} AS "sortKey" FROM events`;
   const conditions = eventConditions(db, organizationId, query, resolved, access);
@@ -224,7 +227,7 @@ function* readPage(
     // A cursor page: a seek to the position in the order's index, whatever its depth.
     const { after, limitOffset } = pageWindow(query, columns, events.id);
     const read = yield* selectRows<ListedEvent & { sortKey: unknown }>(
-      sql`${select} WHERE ${conditions} AND ${after}
+      sql`${select} WHERE ${and(conditions, after, prefixBound(db, query))}
           ORDER BY ${orderBy(db, query.order, access)} ${limitOffset}`,
     );
     return splitPage(read, query.limit);

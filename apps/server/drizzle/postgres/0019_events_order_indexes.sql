@@ -1,0 +1,4 @@
+CREATE INDEX "events_organization_source_idx" ON "events" USING btree ("organization_id","source" NULLS FIRST,"id");--> statement-breakpoint
+CREATE INDEX "events_organization_source_id_idx" ON "events" USING btree ("organization_id","source_id" NULLS FIRST,"id");--> statement-breakpoint
+CREATE INDEX "events_organization_description_idx" ON "events" USING btree ("organization_id",left(("description" COLLATE "C"), 200) NULLS FIRST,"id");--> statement-breakpoint
+CREATE INDEX "events_organization_attributes_idx" ON "events" USING btree ("organization_id",left((("attributes")::text COLLATE "C"), 200) NULLS FIRST,"id");
