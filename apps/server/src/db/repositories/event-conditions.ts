@@ -6,7 +6,7 @@
 
 import { and, eq, sql, type SQL } from 'drizzle-orm';
 import type { EventProperty } from '../../vocabulary/events.js';
-import type { ListQuery, SearchFilter } from '../../vocabulary/list-query.js';
+import type { ListPosition, ListQuery, SearchFilter } from '../../vocabulary/list-query.js';
 import type { Db } from '../engine/client.js';
 import { listConditions, listOrder, type ColumnMap } from '../engine/list-sql.js';
 import { selectRows, type Steps } from '../engine/portable-sql.js';
@@ -62,15 +62,19 @@ export function eventOrder(db: Db, order: ListQuery<EventProperty>['order']): SQ
 }
 
 /**
- * Ascending after a cursor's position on PostgreSQL, a bound on the indexed prefix, so the page
- * starts with a seek into the prefix's index (the position alone compares the whole text, which
- * no index holds). Descending, the rows after a position end with the NULLs, which no bound on
- * the prefix takes in: that page walks the index from its start.
+ * Ascending after a position on PostgreSQL, a bound on the indexed prefix, so the page starts
+ * with a seek into the prefix's index (the position alone compares the whole text, which no index
+ * holds). Descending, the events after a position end with the NULLs, which no bound on the
+ * prefix takes in: that page walks the index from its start.
  */
-export function prefixBound(db: Db, query: ListQuery<EventProperty>): SQL | undefined {
-  const prefix = orderPrefix(db, query.order.property);
-  const value = query.after?.value;
-  if (!prefix || query.order.direction === 'desc' || value === null || value === undefined) {
+export function prefixBound(
+  db: Db,
+  order: ListQuery<EventProperty>['order'],
+  position: ListPosition | null,
+): SQL | undefined {
+  const prefix = orderPrefix(db, order.property);
+  const value = position?.value;
+  if (!prefix || order.direction === 'desc' || value === null || value === undefined) {
     return undefined;
   }
   return sql`${prefix} >= left(${String(value)}, ${sql.raw(String(ORDER_PREFIX_CHARACTERS))})`;

@@ -24,7 +24,9 @@
 //   the organization's events; a word common everywhere is scanned for (event-conditions.ts).
 // - In the default order, with no search or one on category, type or source, a page number
 //   becomes a position through the events counted per hour, and total_count is their sum
-//   (event-pages.ts). Other deep pages past the middle are read from the other end, reversed.
+//   (event-pages.ts). Deep pages of any other query start at the position of every so many of
+//   its events, kept per query and version (event-positions.ts); other pages past the middle
+//   are read from the other end, reversed.
 // - The page's items come back as JSON text built by the database (itemJson), ready for the body.
 // - SQLite is told which index serves a condition (unary plus, NOT INDEXED); PostgreSQL's planner
 //   weighs its indexes from statistics, so it gets the plain conditions.
@@ -56,6 +58,7 @@ import {
 } from './event-conditions.js';
 import type { components } from '../../spec-types.js';
 import { countOf, hourCounts, pageStart, type HourCount } from './event-pages.js';
+import { positionedStart } from './event-positions.js';
 import {
   eventsVersion,
   highestEventId,
@@ -218,6 +221,7 @@ function* readPage(
   access: Access,
   /** The hours of the query's events, when their counts serve it (event-pages.ts). */
   hours: HourCount[] | null,
+  version: EventsVersion,
 ): Steps<{ rows: ListedEvent[]; next: ListPosition | null }> {
   const columns = eventOrderColumns(db);
   const select = sql`SELECT "id", ${itemJson(db, query.projection)} AS "json",
@@ -227,18 +231,21 @@ function* readPage(
     // A cursor page: a seek to the position in the order's index, whatever its depth.
     const { after, limitOffset } = pageWindow(query, columns, events.id);
     const read = yield* selectRows<ListedEvent & { sortKey: unknown }>(
-      sql`${select} WHERE ${and(conditions, after, prefixBound(db, query))}
+      sql`${select} WHERE ${and(conditions, after, prefixBound(db, query.order, query.after))}
           ORDER BY ${orderBy(db, query.order, access)} ${limitOffset}`,
     );
     return splitPage(read, query.limit);
   }
   const end = Math.min(query.offset + query.limit, totalCount);
   if (query.offset >= end) return { rows: [], next: null };
-  if (hours) {
-    // The page starts in its hour: only that hour's events before it are skipped one by one.
-    const start = pageStart(hours, query.offset, query.order.direction, access)!;
+  // The page starts in its hour, or deep in another order at a kept position before it
+  // (event-positions.ts): only the events between are skipped one by one.
+  const start = hours
+    ? pageStart(hours, query.offset, query.order.direction, access)!
+    : yield* positionedStart(db, organizationId, query, resolved, version, totalCount, access);
+  if (start) {
     const read = yield* selectRows<ListedEvent & { sortKey: unknown }>(
-      sql`${select} WHERE ${conditions} AND ${start.from}
+      sql`${select} WHERE ${and(conditions, start.from)}
           ORDER BY ${orderBy(db, query.order, access)}
           LIMIT ${end - query.offset} OFFSET ${start.skip}`,
     );
@@ -297,6 +304,7 @@ function* listing(
     totalCount,
     access,
     hours,
+    version,
   );
   return { rows, totalCount, next, version: versionText(version) };
 }
