@@ -1,31 +1,7 @@
-// Admission: which of one API key's requests run now, and which wait their turn.
-//
-// A key has a share of the server: at most `requestsPerKey` requests in progress, of which at most
-// `listReadsPerKey` list reads (the requests a client can make slow: an unindexed search over a
-// million events keeps a database core busy for seconds), divided between the server processes
-// on the database: each holds the key to its part, rounded up (`fleetSize`). The share is what keeps
-// one organization's slow requests from holding every database connection and core while the
-// others wait (docs/reliability.md, "One organization beside another"). A request past the share
-// is not refused: it waits in its key's line, in arrival order, holding no database connection
-// and with its body unread, until one of the key's requests ends. It is refused (429) only when
-// the line is full or it has waited `queueWaitMs`, and it leaves the line at once, never to run,
-// when its client disconnects.
-//
-// Fairness between keys comes from the shares, not from a process-wide turn: there is no
-// process-wide cap on requests in progress, so a request of a key with a free slot never waits
-// for another key's. A key with hundreds waiting holds only its share (4 requests, of them 2 list
-// reads, by default), fewer than either of PostgreSQL's pools has connections (5 each at the
-// default DATABASE_POOL_SIZE), so another key's first request is admitted at once and finds a
-// connection free: it waits for nothing of the busy key's but the event loop's turns.
-//
-// What the lines hold is bounded: a key has a line only while it has requests running or waiting
-// (it is forgotten when both are none), only authenticated keys reach it (a client cannot make
-// key ids up), and each line holds at most its share running plus `queuedPerKey` waiting. Every
-// entry is a request in progress on an open connection, and leaves when that connection closes.
-//
-// Written here rather than taken from a library: p-limit and its kin keep one line per limiter
-// with no bound on its length, no deadline for a waiter and no way to leave the line, and a
-// list read needs two counts at once (the key's requests and its list reads).
+// Admission: which of one API key's requests run now, and which wait their turn. A key has a
+// share of the server (requests in progress, and list reads among them); a request past it waits
+// in its key's line, and is refused (429) only when the line is full or it has waited
+// `queueWaitMs` (docs/architecture.md, "Admission").
 
 import type { Context, MiddlewareHandler } from 'hono';
 import { routes } from '../generated/routes.js';

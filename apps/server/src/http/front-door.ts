@@ -1,18 +1,7 @@
 // The HTTP server around the app: Node's http.Server with @hono/node-server's request listener,
-// plus what neither does the way a JSON API needs it, once for every route.
-//
-// 1. Every answer the server gives on its own is the contract's `{detail, code, request_id}` with
-//    X-Request-Id and a log line: a request Node cannot parse (`clientError`: a malformed request
-//    line or header, headers over 16 KiB, a request that arrives too slowly), one the adapter
-//    cannot turn into a URL (a bad Host, a backslash in the path), an HTTP/1.1 request without
-//    Host, an `Expect` other than 100-continue, and CONNECT (which Node would drop unanswered).
-// 2. Lingering close: a request answered before its body was read (401, 413, 429, ...) has the
-//    rest of its body read and discarded, up to the body limit and for at most LINGER_MS, after
-//    the answer (which says `Connection: close`) is written; then the connection closes. Closing a socket while the client's bytes still arrive makes the kernel
-//    reset the connection, and a client still writing its body then loses the answer it has not
-//    read yet. A body larger than that, or slower, is cut off (after the answer was written).
-// 3. Pipelined requests run no faster than their client reads the answers (pipelined-requests.ts):
-//    a connection holds at most ANSWERS_PER_CONNECTION answers in the process.
+// plus what neither does the way a JSON API needs it, once for every route: the contract's JSON
+// for the answers the server gives on its own, lingering close, and pipelined requests one
+// answer at a time (docs/architecture.md, "The front door").
 
 import {
   createServer,

@@ -1,20 +1,6 @@
-// Idempotency-Key on POST (the IETF draft's rules, as Stripe applies them): the first answer an
-// operation gives to a key, success or error, is stored per API key for the retention and
-// replayed to every retry; the same key with another method, path or body is a 422, whichever
-// operation it reaches. A JSON body is compared as parsed (requestFingerprint), so a retry that
-// re-serialised it with other whitespace or key order is the same request. Nothing is stored for
-// a request refused before its handler ran (this middleware runs after authentication and the
-// permission check; a request whose input fails validation is released) nor for a 5xx, whose
-// transaction rolled back: their retries run afresh. Expired keys are swept in the background.
-//
-// Where the answer is stored depends on the operation's work:
-// - session routing (storesAnswerWithWork) stores it inside the routing transaction
-//   (IdempotentWrite), whose upsert also finds a key already held, so a keyed request costs what
-//   an unkeyed one does and a crash leaves the work and its answer or neither; a twin sent
-//   meanwhile runs too, and the one that commits second rolls back and replays the first one's;
-// - experiment writes claim the key before their work (claimIdempotencyKeyFirst): a twin gets 409
-//   while the first runs, and a retry takes over a claim whose lease ran out (its process died);
-// - anything else (the read-only A2P check, and every error) stores its answer right after it.
+// Idempotency-Key on POST: the first answer an operation gives to a key is stored per API key and
+// replayed to every retry; the same key with another method, path or body is a 422. Where the
+// answer is stored depends on the operation's work (docs/architecture.md, "Idempotency-Key").
 
 import { hash } from 'node:crypto';
 import type { Context, MiddlewareHandler } from 'hono';

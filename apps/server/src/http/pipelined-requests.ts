@@ -1,17 +1,6 @@
-// Requests a client pipelines on a keep-alive connection, run no faster than it reads the answers.
-//
-// Node's HTTP server parses every request that arrives on a connection and hands each to the app
-// at once, then writes the answers in order: an answer waits in the process until the client has
-// taken every answer before it. Node stops reading a connection whose waiting answers pass its
-// socket's high-water mark, but only after it has parsed, and started, every request of the data
-// it read, and one read holds hundreds of requests. So a client that pipelined requests and never
-// read made the process hold every answer it asked for, until the connection closed
-// (docs/reliability.md, "Input and the front door").
-//
-// Here a connection's requests reach the app only while it has fewer than ANSWERS_PER_CONNECTION
-// answers in the process; the others wait, parsed but not run, in arrival order, and Node reads
-// nothing more of the connection while any waits. As its client reads, answers leave the process
-// and the waiting requests go on in turn: a slow client gets every answer, in order.
+// Requests a client pipelines on a keep-alive connection, run no faster than it reads the answers:
+// a connection's requests reach the app only while it has fewer than ANSWERS_PER_CONNECTION
+// answers in the process (docs/architecture.md, "Pipelined requests").
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';

@@ -1,15 +1,6 @@
-// Finished JSON answers kept in memory, each valid for one version of the data it was built from.
-// The version lives in the database (the prompts list: organizations.records_version, bumped by
-// every load of records; the events list: the organization's highest event id and count of events
-// retention removed), so a server process never serves an answer older than a write that another
-// process (the CLI, another server) committed: every request is checked against a version read
-// after it arrived, and the answer is rebuilt when the version moved.
-//
-// The requests of one organization that arrive in one turn of the event loop share that read: it
-// runs on the next turn, after all of them arrived (and one that arrives while it is in flight
-// waits for the next read). A read costs little in SQL but a transaction's locking system calls
-// on SQLite, a round trip on PostgreSQL; read per request, it was half of a kept answer's CPU
-// time (docs/benchmarks.md, "Figures behind the code").
+// Finished JSON answers kept in memory, each valid for one version of the data it was built from:
+// every request is checked against a version read from the database after it arrived
+// (docs/architecture.md, "Kept list answers").
 
 import type { Context, MiddlewareHandler } from 'hono';
 import { cursorSigner } from '../serving/cursor-signer.js';

@@ -1,22 +1,6 @@
-// Reads US A2P messaging paths live from Twilio's REST API with plain `fetch`:
-//
-//   1. api.twilio.com/2010-04-01/Accounts/{AccountSid}/IncomingPhoneNumbers.json (does the
-//      account hold the number?)
-//   2. messaging.twilio.com/v1/Services, then each service's /PhoneNumbers, until every number
-//      asked about is placed
-//   3. messaging.twilio.com/v1/Services/{ServiceSid}/Compliance/Usa2p (the campaigns of each
-//      service that holds one of the numbers)
-//   4. messaging.twilio.com/v1/a2p/BrandRegistrations (the account's brands, for each campaign's
-//      own brand)
-//
-// The IncomingPhoneNumber resource has no field naming its messaging service, and Twilio keeps a
-// number in at most one service (error 21712), so step 2 walks the services and their numbers.
-// One walk places a whole page of numbers at once: a page costs the lists above, at up to 1,000
-// records a request, and never a read per number (docs/decisions.md section 11). Both resources
-// document `phone_number` as E.164, so that is what is compared, exactly as the caller sent it.
-//
-// Credentials travel only in the Authorization header, and errors carry only safe sentences:
-// request URLs contain the account SID, and Twilio's own error messages may echo them.
+// Reads US A2P messaging paths live from Twilio's REST API with plain `fetch`: the account's
+// numbers, its messaging services and their numbers, the services' campaigns and the account's
+// brands, for a whole page of numbers at once (docs/architecture.md, "The Twilio provider").
 
 import { z } from 'zod';
 import type { A2pBrand, MessagingPath, MessagingServiceRecord } from '../vocabulary/telephony.js';

@@ -1,17 +1,7 @@
 // The CursorSigner (domain/list-query.ts) of a database: cursors sealed with HMAC-SHA256 under the
 // secrets stored in it (db/repositories/cursor-secrets.ts), so every server process and the CLI on
-// one database seal and verify alike without configuration.
-//
-// A seal is `<secret id>.<HMAC of the payload and that id>`. A process keeps the secrets it read:
-// it seals with the newest and verifies with either. After `agentline cursor-secret rotate`:
-// - a cursor naming a secret newer than the process knows makes it read them again (at most once
-//   per second, waiting out the rest of that second if it read them just before), so a cursor
-//   another process sealed with the new secret verifies everywhere at once;
-// - a process reads them again before it seals once they are older than SEALING_REFRESH_MS, so
-//   within that time every process seals with the new secret;
-// - the previous secret still verifies, so a walk that began before the rotation goes on. A second
-//   rotation retires it: run them at least SEALING_REFRESH_MS apart (plus the time a client may
-//   take between two pages), or walks that began before the first must start again.
+// one database seal and verify alike without configuration
+// (docs/architecture.md, "The cursor signer").
 
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { CursorSigner, SealCheck } from '../domain/list-query.js';

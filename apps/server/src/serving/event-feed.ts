@@ -1,14 +1,7 @@
 // One watcher per process for the live events feed (GET /api/v1/events/stream and `agentline
 // events tail`): every open stream subscribes here, and the watcher reads the new events of all
-// watched organizations together once per tick and hands them to every subscriber, so the
-// database sees the same few statements per tick, whatever the number of organizations and
-// streams (docs/decisions.md, "Live events"; the choice of polling is measured in
-// docs/benchmarks.md).
-//
-// A subscriber's `position` is an event id: every matching event of its organization at or below
-// it has been handed over. A new subscriber replays up to the watcher's position with reads of
-// its own, then turns live in one synchronous step with reading that position, so the next batch
-// starts where the replay ended (db/repositories/event-feed-reads.ts says why ids never skip).
+// watched organizations together once per tick and hands them to every subscriber
+// (docs/architecture.md, "The live event feed").
 
 import type { Db } from '../db/engine/client.js';
 import type { ReplicaReads } from './replica-reads.js';

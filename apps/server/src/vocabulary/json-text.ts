@@ -1,17 +1,6 @@
-// The one place an answer's body is JSON text the handler did not serialise from a typed value
-// in the same request: the events list, whose items the database renders (repositories/events.ts,
-// itemJson), and the prompts list, whose finished pages are kept between requests
-// (http/versioned-cache.ts). Hono's typed responses describe objects, not text, so these answers
-// need one cast; http/json-text.ts makes it, and only for text branded here with the type it was
-// made from.
-//
-// Why the text is safe to send as the route's 200 body:
-// - `jsonText(value)` serialises a value that the compiler checked against that type;
-// - the database's JSON is built by one SQL expression from the list's own property list, and the
-//   row type of the repository that holds that SQL (ListedEvent) is the one place that brands it;
-// - a kept page is the bytes of a `jsonText` made earlier for the same key and data version.
-// Tests validate every answer against the spec, cached and database-rendered ones included
-// (test/prompts-cache.test.ts, the events list suites), so a drift fails them.
+// JSON text branded with the type it was made from, for the answers whose bodies a handler does
+// not serialise from a typed value in the same request (the events list, the prompts list):
+// http/json-text.ts casts only text branded here (docs/architecture.md, "The JSON text brand").
 
 declare const madeFrom: unique symbol;
 

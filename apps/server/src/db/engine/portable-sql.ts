@@ -1,16 +1,6 @@
-// The one way repositories reach either database. Queries are drizzle `sql` templates that
-// reference the SQLite schema module's tables and columns; drizzle's dialect classes render them
-// for SQLite or PostgreSQL, and the helpers below cover what the two spell differently (booleans,
-// ids beyond PostgreSQL's integer, INSERT and UPDATE column lists). Statements run on the drivers'
-// public APIs: better-sqlite3's prepared statements, cached per database by their text, and
-// node-postgres's `query`, with a name for the hot paths' statements unless a pooler forbids
-// them (see `prepared`).
-//
-// A repository's read, check, write sequence is a generator that yields those queries and gets
-// their rows back (`Steps`). On SQLite it is driven synchronously, as a transaction there must be
-// (the process has one connection: an await inside it would let other requests' statements in);
-// on PostgreSQL each query is awaited on one pooled connection, inside a transaction that may run
-// the whole sequence again after a conflict, so it is passed as a function that starts it.
+// The one way repositories reach either database: it renders their drizzle `sql` templates for
+// SQLite or PostgreSQL, runs them on the drivers' public APIs, and drives a repository's read,
+// check, write sequences (`Steps`) on both (docs/architecture.md, "The SQL runner").
 
 import {
   getTableColumns,

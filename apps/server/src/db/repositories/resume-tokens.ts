@@ -1,24 +1,7 @@
-// The resume tokens of the event stream (the SSE `id` of each event, sent back as Last-Event-ID).
-// Event ids are one sequence shared by every organization, so sending them as they are would let
-// a tenant count the other organizations' events from the gaps between its own.
-//
-// A token is one AES-128 block, [event id | organization id] as two 64-bit big-endian integers,
-// encrypted under a key of the organization's own (HKDF-SHA256 of the database's resume token
-// secret, with the organization's id as info), as 22 base64url characters. A block cipher on
-// distinct blocks is a random-looking permutation: without the key, two tokens say nothing of how
-// far apart their events are, and one organization's tokens nothing of another's. The same event
-// always gets the same token. A token decrypted under another organization's key gives a random
-// organization id, so a token only resumes the stream of the organization it was made for.
-//
-// Until tokens were encrypted they were the decimal event id; those (1 to 16 digits) still
-// resume, so a client that saved one before an upgrade loses nothing. Only up to the highest
-// event id when the secret was stored (the upgrade): were every decimal id below an organization's
-// last event accepted, a tenant could find the id of its newest event by bisection, and so the
-// global count again. Below that bound, ids only tell what decimal tokens told before the upgrade.
-//
-// The secret is one row (resume_token_secret) that every process on the database reads once; it
-// is never rotated, as a new one would refuse every token clients hold (cursor secrets rotate, so
-// they are not used here).
+// The resume tokens of the event stream (the SSE `id` of each event, sent back as Last-Event-ID):
+// the event id and its organization's id in one block, encrypted under a key of the
+// organization's own, as event ids are one sequence shared by every organization
+// (docs/architecture.md, "Resume tokens").
 
 import {
   createCipheriv,
