@@ -1,6 +1,6 @@
 // Every change to an experiment through the API, each in one place: its checks, then one write
 // transaction that loads the experiment as it stands, applies the rule (domain/experiments.ts),
-// writes, and appends the history entry (docs/architecture.md, "Where a rule is applied").
+// writes, and appends the history entry (docs/architecture.md, "One home per rule").
 
 import type { Db } from '../db/engine/client.js';
 import { isUniqueViolation } from '../db/engine/errors.js';
