@@ -23,11 +23,13 @@ module.exports = {
       },
     },
     {
-      name: 'db-below-http',
+      name: 'db-is-the-floor',
       severity: 'error',
-      comment: 'Storage serves every caller: it imports no HTTP, route or CLI code.',
+      comment:
+        'Storage serves every caller: it imports no use-case, HTTP, route, CLI, webhook or ' +
+        'serving code (what runs the queries calls down to it, never the reverse).',
       from: { path: '^apps/server/src/db/' },
-      to: { path: '^apps/server/src/(http|routes|cli)/' },
+      to: { path: '^apps/server/src/(use-cases|http|routes|cli|webhooks|serving)/' },
     },
     {
       name: 'repositories-query-only',
@@ -53,13 +55,6 @@ module.exports = {
         path: ['^apps/server/src/', 'node_modules/'],
         pathNot: '^apps/server/src/(vocabulary/|spec-types\\.ts$)',
       },
-    },
-    {
-      name: 'repositories-below-use-cases',
-      severity: 'error',
-      comment: 'Use-cases call repositories, not the reverse.',
-      from: { path: '^apps/server/src/db/repositories/' },
-      to: { path: '^apps/server/src/use-cases/' },
     },
     {
       name: 'use-cases',

@@ -14,7 +14,7 @@ import {
   knownCappedExperiments,
   rememberCappedExperiments,
   targetKey,
-} from '../src/db/routing/capped-targets.js';
+} from '../src/use-cases/routing/capped-targets.js';
 
 it('keeps at most the limit, dropping the entry used longest ago', () => {
   const cache = new Map<string, number>();

@@ -3,7 +3,7 @@
 import { describe, expect, it, beforeAll, afterAll } from 'vitest';
 import { sql } from 'drizzle-orm';
 import type { RoutedSessionRecord } from '../src/db/repositories/sessions.js';
-import { routeSession } from '../src/db/routing/session-routing.js';
+import { routeSession } from '../src/use-cases/routing/session-routing.js';
 import { events, sessions } from '../src/db/schema/sqlite.js';
 import { RecordNotFoundError, StateConflictError } from '../src/domain/errors.js';
 import { pickVariant, stickyBucket } from '../src/domain/variant-picking.js';

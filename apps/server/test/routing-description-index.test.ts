@@ -3,7 +3,7 @@
 // writers' events in between; on SQLite the FTS5 index stays exactly the stored descriptions.
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { routeSession } from '../src/db/routing/session-routing.js';
+import { routeSession } from '../src/use-cases/routing/session-routing.js';
 import type { Schemas, Tenant, TestApi } from './support/harness.js';
 import { createRoutingTestbed, type RoutingFixture } from './support/routing-fixture.js';
 import { checkDescriptionIndex, insertTestEvents, onSqlite } from './support/test-database.js';

@@ -10,7 +10,7 @@ import {
   IdempotencyKeyTakenError,
   type IdempotentWrite,
 } from '../src/db/repositories/idempotency.js';
-import { routeSession } from '../src/db/routing/session-routing.js';
+import { routeSession } from '../src/use-cases/routing/session-routing.js';
 import { sessions } from '../src/db/schema/sqlite.js';
 import {
   createRoutingTestbed,

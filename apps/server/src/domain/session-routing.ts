@@ -1,6 +1,6 @@
 // Session routing's rules: who answers a new session on a target, and what routing sessions to a
-// running experiment does to its planned end. Routing on either database (db/routing/) and the
-// assignment preview apply the same functions, so a preview answers what routing would.
+// running experiment does to its planned end. Routing on either database (use-cases/routing/) and
+// the assignment preview apply the same functions, so a preview answers what routing would.
 
 import { RecordNotFoundError, StateConflictError } from './errors.js';
 import type { EndedReason } from '../vocabulary/experiments.js';

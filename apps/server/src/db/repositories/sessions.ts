@@ -1,5 +1,6 @@
 // Session routing's queries: what a target routes to, and the routed session with its event. The
-// routing transactions that run them, and apply routing's rules between them, are db/routing/.
+// routing transactions that run them, and apply routing's rules between them, are
+// use-cases/routing/.
 
 import { sql, type Placeholder } from 'drizzle-orm';
 import {

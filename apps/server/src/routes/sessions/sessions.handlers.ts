@@ -1,4 +1,4 @@
-import { previewAssignment, routeSession } from '../../db/routing/session-routing.js';
+import { previewAssignment, routeSession } from '../../use-cases/routing/session-routing.js';
 import type { AppRouteHandler } from '../../http/router.js';
 import { toWireAssignment, toWireSession } from '../../wire/sessions.js';
 import type * as routes from './sessions.routes.js';

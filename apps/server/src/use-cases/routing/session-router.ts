@@ -11,17 +11,17 @@ import {
   type RoutingVariant,
 } from '../../domain/session-routing.js';
 import { nowIso } from '../../domain/timestamps.js';
-import type { Db } from '../engine/client.js';
-import type { Steps } from '../engine/portable-sql.js';
-import { storePlannedEnd } from '../../use-cases/planned-ends.js';
-import type { IdempotentWrite } from '../repositories/idempotency.js';
+import type { Db } from '../../db/engine/client.js';
+import type { Steps } from '../../db/engine/portable-sql.js';
+import { storePlannedEnd } from '../planned-ends.js';
+import type { IdempotentWrite } from '../../db/repositories/idempotency.js';
 import {
   countCappedSessions,
   readRoutingTarget,
   readVariantsInOrder,
   type RoutedSessionRecord,
   type SessionRequest,
-} from '../repositories/sessions.js';
+} from '../../db/repositories/sessions.js';
 
 /** The Idempotency-Key answer to store with the session, rendered from it (http/idempotency.ts). */
 export interface SessionAnswer {

@@ -1,11 +1,14 @@
 // Session routing on SQLite: each session in a savepoint of a group commit (write-batcher.ts),
 // BEGIN IMMEDIATE serialising the writers, so one that fails (an unknown target) rolls back alone.
 
-import type { SqliteDb } from '../engine/client.js';
-import { runStepsOnSqlite, type Steps } from '../engine/portable-sql.js';
-import { batchedWrite } from '../engine/write-batcher.js';
-import { IdempotencyKeyTakenError, storeAnswerWithWrite } from '../repositories/idempotency.js';
-import { insertRoutedSession, type RoutedSessionRecord } from '../repositories/sessions.js';
+import type { SqliteDb } from '../../db/engine/client.js';
+import { runStepsOnSqlite, type Steps } from '../../db/engine/portable-sql.js';
+import { batchedWrite } from '../../db/engine/write-batcher.js';
+import {
+  IdempotencyKeyTakenError,
+  storeAnswerWithWrite,
+} from '../../db/repositories/idempotency.js';
+import { insertRoutedSession, type RoutedSessionRecord } from '../../db/repositories/sessions.js';
 import {
   newSession,
   routingState,

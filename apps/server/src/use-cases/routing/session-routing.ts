@@ -3,9 +3,9 @@
 
 import { assign, type Assignment } from '../../domain/session-routing.js';
 import { nowIso } from '../../domain/timestamps.js';
-import type { Db } from '../engine/client.js';
-import { runListRead } from '../engine/portable-sql.js';
-import type { RoutedSessionRecord, SessionRequest } from '../repositories/sessions.js';
+import type { Db } from '../../db/engine/client.js';
+import { runListRead } from '../../db/engine/portable-sql.js';
+import type { RoutedSessionRecord, SessionRequest } from '../../db/repositories/sessions.js';
 import { postgresRouter } from './postgres-router.js';
 import { routingState, type SessionAnswer } from './session-router.js';
 import { sqliteRouter } from './sqlite-router.js';

@@ -4,8 +4,8 @@
 // transaction it must then roll back. A stale entry (the experiment ended) costs an unneeded
 // lock; a missing one costs that rollback, once.
 
-import type { PostgresDb } from '../engine/client.js';
-import { perDatabase, remember } from '../engine/caches.js';
+import type { PostgresDb } from '../../db/engine/client.js';
+import { perDatabase, remember } from '../../db/engine/caches.js';
 
 /** How a routed target is named in these maps: `organizationId:targetId`. */
 export function targetKey(organizationId: number, targetId: number): string {

@@ -6,19 +6,19 @@
 
 import { nowIso } from '../../domain/timestamps.js';
 import { requireTarget, type RoutingTarget } from '../../domain/session-routing.js';
-import type { PostgresDb } from '../engine/client.js';
-import { gatherBatches, type Outcome } from '../engine/gather-batches.js';
+import type { PostgresDb } from '../../db/engine/client.js';
+import { gatherBatches, type Outcome } from '../../db/engine/gather-batches.js';
 import {
   runStepsInTransaction,
   runStepsInTransactionHolding,
   type Steps,
-} from '../engine/portable-sql.js';
-import { IdempotencyKeyTakenError } from '../repositories/idempotency.js';
+} from '../../db/engine/portable-sql.js';
+import { IdempotencyKeyTakenError } from '../../db/repositories/idempotency.js';
 import {
   insertRoutedSessions,
   readRoutingTargets,
   type RoutedSessionRecord,
-} from '../repositories/sessions.js';
+} from '../../db/repositories/sessions.js';
 import { knownCappedExperiments, rememberCappedExperiments, targetKey } from './capped-targets.js';
 import {
   newSession,
