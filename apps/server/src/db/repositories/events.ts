@@ -239,16 +239,33 @@ function* readPage(
   const end = Math.min(query.offset + query.limit, totalCount);
   if (query.offset >= end) return { rows: [], next: null };
   // The page starts in its hour, or deep in another order at a kept position before it
-  // (event-positions.ts): only the events between are skipped one by one.
+  // (event-positions.ts): only the events between are skipped one by one. Those positions are
+  // of the ascending order, and a descending page is read ascending, reversed: past a position
+  // descending come the NULLs, which no range of the order's index takes in with the rest.
+  const reversed = !hours && query.order.direction === 'desc';
+  const ascending: ListQuery<EventProperty> = {
+    ...query,
+    order: { ...query.order, direction: 'asc' },
+    offset: totalCount - end,
+  };
   const start = hours
     ? pageStart(hours, query.offset, query.order.direction, access)!
-    : yield* positionedStart(db, organizationId, query, resolved, version, totalCount, access);
+    : yield* positionedStart(
+        db,
+        organizationId,
+        reversed ? ascending : query,
+        resolved,
+        version,
+        totalCount,
+        access,
+      );
   if (start) {
     const read = yield* selectRows<ListedEvent & { sortKey: unknown }>(
       sql`${select} WHERE ${and(conditions, start.from)}
-          ORDER BY ${orderBy(db, query.order, access)}
+          ORDER BY ${orderBy(db, reversed ? ascending.order : query.order, access)}
           LIMIT ${end - query.offset} OFFSET ${start.skip}`,
     );
+    if (reversed) read.reverse();
     return pageOf(read, end < totalCount);
   }
   // Past the middle, the page is near the other end: skip fewer rows in the reverse order.
