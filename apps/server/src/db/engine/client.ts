@@ -211,7 +211,7 @@ export function openSqlite(databaseUrl: string, options: DbOptions = {}): Sqlite
   sqlite.pragma(`busy_timeout = ${SQLITE_BUSY_TIMEOUT_MS}`);
   // Safe with WAL: a power cut can lose the last commits but never corrupts the file.
   sqlite.pragma('synchronous = NORMAL');
-  // 64 MB instead of 2 MB: the events table has seven indexes, and bulk imports slow down
+  // 64 MB instead of 2 MB: the events table has eleven indexes, and bulk imports slow down
   // sharply once their pages no longer fit. Memory is taken only as pages are used.
   sqlite.pragma('cache_size = -65536');
   const listQueryTimeoutMs = options.listQueryTimeoutMs ?? 0;
