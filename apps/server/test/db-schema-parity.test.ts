@@ -90,12 +90,22 @@ const POSTGRES_PRIMARY_KEYS: Record<string, string[]> = { events: ['id', 'timest
 const POSTGRES_ONLY_INDEXES: Record<string, string> = {
   events_organization_id_idx: '(organization_id, id)',
 };
+/**
+ * A description or attributes may be longer than a PostgreSQL B-tree entry holds: its indexes
+ * hold a prefix of their text (repositories/event-conditions.ts, eventOrderColumns).
+ */
+const POSTGRES_PREFIX_INDEXES: Record<string, string> = {
+  events_organization_description_idx: '(organization_id, <expression>, id)',
+  events_organization_attributes_idx: '(organization_id, <expression>, id)',
+};
 const POSTGRES_INDEXES_ENDING_IN_ID = new Set([
   'events_organization_session_idx',
   'events_organization_conversation_idx',
   'events_organization_user_idx',
   'events_organization_category_idx',
   'events_organization_type_idx',
+  'events_organization_source_idx',
+  'events_organization_source_id_idx',
 ]);
 
 describe('the SQLite and PostgreSQL schemas', () => {
@@ -121,7 +131,8 @@ describe('the SQLite and PostgreSQL schemas', () => {
       for (const index of POSTGRES_INDEXES_ENDING_IN_ID) {
         if (expected[index]) expected[index] = expected[index].replace(/\)$/, ', id)');
       }
-      if (name === 'events') Object.assign(expected, POSTGRES_ONLY_INDEXES);
+      if (name === 'events')
+        Object.assign(expected, POSTGRES_ONLY_INDEXES, POSTGRES_PREFIX_INDEXES);
       expect(postgres[name]?.indexes).toEqual(expected);
     },
   );
