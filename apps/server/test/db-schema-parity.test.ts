@@ -92,7 +92,8 @@ const POSTGRES_ONLY_INDEXES: Record<string, string> = {
 };
 /**
  * A description or attributes may be longer than a PostgreSQL B-tree entry holds: its indexes
- * hold a prefix of their text (repositories/event-conditions.ts, eventOrderColumns).
+ * hold a prefix of their text (repositories/event-conditions.ts, eventOrderColumns). SQLite has
+ * neither: their long, random keys halved its import's rate (src/db/schema/sqlite.ts).
  */
 const POSTGRES_PREFIX_INDEXES: Record<string, string> = {
   events_organization_description_idx: '(organization_id, <expression>, id)',

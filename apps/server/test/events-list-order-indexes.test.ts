@@ -1,8 +1,8 @@
-// Every order of the events list is read from an index, on both databases: a page of any order,
-// in either direction, reads its rows in order and stops at the page's end, where an order
-// without one sorted all the organization's events first (docs/benchmarks.md, "Every shape of
-// the events list"). The pages themselves are checked against the plain query in
-// events-list-fast-paths.test.ts.
+// Every order of the events list is read from an index, on both databases (but two on SQLite,
+// below): a page of any order, in either direction, reads its rows in order and stops at the
+// page's end, where an order without one sorted all the organization's events first
+// (docs/benchmarks.md, "Every shape of the events list"). The pages themselves are checked
+// against the plain query in events-list-fast-paths.test.ts.
 
 import { rmSync } from 'node:fs';
 import { dirname } from 'node:path';
@@ -49,12 +49,17 @@ async function planOf(order: ReturnType<typeof eventOrder>): Promise<string> {
   });
 }
 
+/**
+ * Orders SQLite sorts: an index of these long, random texts halved the import's rate there
+ * (src/db/schema/sqlite.ts says so; PostgreSQL indexes a prefix of each).
+ */
+const SORTED_ON_SQLITE = new Set(['description', 'attributes']);
+
 describe('every order of the events list', () => {
   it.each(
-    EVENT_PROPERTIES.flatMap((property) => [
-      [property, 'asc'] as const,
-      [property, 'desc'] as const,
-    ]),
+    EVENT_PROPERTIES.filter((property) => !(onSqlite && SORTED_ON_SQLITE.has(property))).flatMap(
+      (property) => [[property, 'asc'] as const, [property, 'desc'] as const],
+    ),
   )('%s %s is read from an index, never sorted', async (property, direction) => {
     const plan = await planOf(eventOrder(db, { property, direction }));
     if (db.kind === 'sqlite') {
