@@ -3,6 +3,8 @@
 # reader would (with a temporary DATABASE_URL and a free PORT), waits until the server is ready,
 # then runs every `curl` line it printed and expects HTTP 200 from each, and the console's page at
 # the address it printed. (The quick start's other command, `pnpm test`, is CI's test step.)
+# QUICKSTART_DATABASE_URL=postgres://... follows it on that (new, empty) database instead, as an
+# operator would behind PgBouncer (with DATABASE_PREPARED_STATEMENTS=false).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib/local-server.sh
@@ -20,7 +22,7 @@ cleanup() {
 trap cleanup EXIT
 
 port="$(free_port)"
-export DATABASE_URL="$workdir/agentline.db" PORT="$port"
+export DATABASE_URL="${QUICKSTART_DATABASE_URL:-$workdir/agentline.db}" PORT="$port"
 setsid bash scripts/quickstart.sh >"$workdir/stdout.log" 2>"$workdir/stderr.log" &
 quickstart_pid=$!
 
