@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Holds each local PostgreSQL cluster (`main`, and `replica` when scripts/postgres-replica-setup.sh
 # made it) to a share of one vCPU, so that a benchmark on this one machine sees the database
-# servers as the bottleneck, as it would with each on a machine of its own (bench:replica).
+# servers as the bottleneck, as it would with each on a machine of its own.
 # `sudo bash scripts/postgres-cpu-limit.sh 30` gives each 30% of a vCPU; `off` lifts the limit.
 # Uses cgroup v1's cpu controller; a cluster started again afterwards is no longer limited.
 set -euo pipefail

@@ -1,6 +1,6 @@
 // The events the benchmarks read: a deterministic stream per organization (sessions of about ten
 // events, 20,000 users, a year of timestamps), written through the import's own batch insert.
-// The events list benchmark (events.ts) and the tenants benchmark (tenants.ts) build on it.
+// The day, shapes, tenants and deep-pages benchmarks build on it; the import's file is made of it.
 
 import { createWriteStream } from 'node:fs';
 import type { Db } from '../../apps/server/src/db/engine/client.js';
@@ -82,15 +82,11 @@ const BUILD_BLOCK = 10_000;
 
 type GeneratedEvent = ReturnType<typeof generatedEvents> extends Generator<infer E> ? E : never;
 
-/** A generated event as the import hands it over, at its own time or at `timestamp`. */
-function imported(
-  event: GeneratedEvent,
-  importKey: string,
-  timestamp = event.timestamp,
-): EventToImport {
+/** A generated event as the import hands it over. */
+function imported(event: GeneratedEvent, importKey: string): EventToImport {
   return {
     importKey,
-    timestamp,
+    timestamp: event.timestamp,
     sessionId: event.session_id,
     conversationId: event.conversation_id,
     source: event.source,
@@ -101,42 +97,6 @@ function imported(
     description: event.description,
     attributes: JSON.stringify(event.attributes),
   };
-}
-
-/**
- * Writes `count` generated events of one organization, their timestamps spread evenly over
- * `spanMs` from `startMs` instead of the generated year, keyed `${keyPrefix}-0`, `-1`, ...,
- * through the import's batch insert; prints progress every 200,000.
- */
-export async function buildSpreadEvents(
-  db: Db,
-  organizationId: number,
-  {
-    count,
-    seed,
-    startMs,
-    spanMs,
-    keyPrefix,
-  }: {
-    count: number;
-    seed: number;
-    startMs: number;
-    spanMs: number;
-    keyPrefix: string;
-  },
-): Promise<void> {
-  let batch: EventToImport[] = [];
-  let index = 0;
-  for (const event of generatedEvents(count, seed)) {
-    const timestamp = new Date(startMs + Math.floor((index / count) * spanMs)).toISOString();
-    batch.push(imported(event, `${keyPrefix}-${index}`, timestamp));
-    index += 1;
-    if (batch.length === BUILD_BLOCK || index === count) {
-      await insertEventBatch(db, organizationId, batch);
-      batch = [];
-      if (index % 200_000 === 0) console.log(`built ${index} of ${count} events`);
-    }
-  }
 }
 
 /** The organizations' events interleaved in blocks, through the import's own batch insert. */

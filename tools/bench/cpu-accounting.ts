@@ -34,11 +34,6 @@ function procStat(pid: number | 'self'): ProcStat | undefined {
   };
 }
 
-/** CPU seconds of a process and its threads (children not included). */
-export function processSeconds(pid: number): number {
-  return (procStat(pid)?.ownTicks ?? 0) / TICKS_PER_SECOND;
-}
-
 /**
  * CPU seconds of a process and of all its descendants, the living and those it has waited for:
  * a PostgreSQL postmaster's backends, say, whose time moves into the postmaster's account as

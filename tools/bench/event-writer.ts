@@ -1,18 +1,13 @@
-// The writer process of the events stream and webhooks benchmarks (events-stream.ts,
-// webhooks.ts): writes events at a steady rate, spread evenly over the organizations given, each
-// carrying the time it was written (`attributes.written_at`, epoch ms), so a stream's reader or a
-// webhook receiver can tell how long after its write it arrived.
-// With <oldest days> (and <newest days>, default 0), each event's timestamp is instead a random
-// moment between that many days before its write (the retention benchmark, retention.ts).
-// `node --import tsx tools/bench/event-writer.ts <database url> <organization id>[,<id>...] <per second> <seconds> [<oldest days> [<newest days>]]`
+// The writer process of the webhooks benchmark (webhooks.ts): writes events at a steady rate,
+// spread evenly over the organizations given, each carrying the time it was written
+// (`attributes.written_at`, epoch ms), so a webhook receiver can tell how long after its write it
+// arrived. `node --import tsx tools/bench/event-writer.ts <database url> <organization
+// id>[,<id>...] <per second> <seconds>`
 
 import { createDb } from '../../apps/server/src/db/engine/client.js';
 import { insertTestEvents } from '../../apps/server/test/support/test-database.js';
 
-const [databaseUrl, organizations, perSecond, seconds, oldestDays = '0', newestDays = '0'] =
-  process.argv.slice(2);
-const newestMs = Number(newestDays) * 86_400_000;
-const spreadMs = Number(oldestDays) * 86_400_000 - newestMs;
+const [databaseUrl, organizations, perSecond, seconds] = process.argv.slice(2);
 const organizationIds = organizations!.split(',').map(Number);
 const db = createDb(databaseUrl!);
 /** Ten writes a second: each commits a tenth of the second's events. */
@@ -26,7 +21,7 @@ for (let tick = 0; tick < Number(seconds) * WRITES_PER_SECOND; tick += 1) {
   const writtenAt = Date.now();
   const rows = Array.from({ length: perWrite }, (_, i) => ({
     organizationId: organizationIds[(written + i) % organizationIds.length]!,
-    timestamp: new Date(writtenAt - newestMs - Math.random() * spreadMs).toISOString(),
+    timestamp: new Date(writtenAt).toISOString(),
     sessionId: `bench-session-${(written + i) % 1000}`,
     category: 'bench',
     type: 'bench-written',

@@ -14,20 +14,18 @@ export interface LoadResult {
   p99Ms: number;
 }
 
-/** One bounded autocannon run (a fixed duration and at most `maxRequests` requests). */
+/** One autocannon run, bounded by time only. */
 export async function load(options: {
   url: string;
   connections: number;
   seconds: number;
-  maxRequests?: number;
   method?: 'GET' | 'POST';
   headers?: Record<string, string>;
-  body?: string;
   /** Sends a new Idempotency-Key with every request, made as the SDK makes one for every POST. */
   freshIdempotencyKeys?: boolean;
   /** The path (and query) of the n-th request (n from 0), instead of the url's on all of them. */
   pathOf?: (n: number) => string;
-  /** The body of each request, made anew for each one, instead of `body` on all of them. */
+  /** The body of each request, made anew for each one. */
   bodyOf?: () => string;
   /** The headers of the n-th request (n from 0), instead of `headers` on all of them. */
   headersOf?: (n: number) => Record<string, string>;
@@ -37,10 +35,8 @@ export async function load(options: {
     url: options.url,
     connections: options.connections,
     duration: options.seconds,
-    ...(options.maxRequests ? { amount: options.maxRequests } : {}),
     method: options.method ?? 'GET',
     headers: options.headers ?? {},
-    ...(options.body ? { body: options.body } : {}),
     ...(options.freshIdempotencyKeys || options.pathOf || options.bodyOf || options.headersOf
       ? {
           requests: [
@@ -79,25 +75,3 @@ export function formatRow(label: string, r: LoadResult): string {
 }
 
 export const TABLE_HEADER = `${'shape'.padEnd(38)} ${'p50 ms'.padStart(8)} ${'p99 ms'.padStart(8)} ${'req/s'.padStart(9)} ${'requests'.padStart(9)} ${'errors'.padStart(7)}`;
-
-/**
- * The median of each rate and latency over repeated runs of one shape, with the requests and
- * errors of all of them: on a shared virtual machine one run can be a third off the next.
- */
-export function medianOf(runs: readonly LoadResult[]): LoadResult {
-  const median = (pick: (r: LoadResult) => number) => {
-    const sorted = runs.map(pick).sort((a, b) => a - b);
-    const middle = Math.floor(sorted.length / 2);
-    return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
-  };
-  const sum = (pick: (r: LoadResult) => number) => runs.reduce((total, r) => total + pick(r), 0);
-  return {
-    requests: sum((r) => r.requests),
-    non2xx: sum((r) => r.non2xx),
-    refused: sum((r) => r.refused),
-    errors: sum((r) => r.errors),
-    requestsPerSecond: median((r) => r.requestsPerSecond),
-    p50Ms: median((r) => r.p50Ms),
-    p99Ms: median((r) => r.p99Ms),
-  };
-}

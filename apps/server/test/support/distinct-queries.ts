@@ -1,6 +1,5 @@
 // Many distinct query strings of the events list, as a client growing the kept answers would send
-// them, and a load loop that sends them: for the tests of that bound (kept-answers-bounds.test.ts)
-// and its benchmark (tools/bench/memory.ts).
+// them, and a load loop that sends them: for the tests of that bound (kept-answers-bounds.test.ts).
 
 /** The parameters the reorderings shuffle: one query, spelled in 24 orders. */
 const ORDERED = ['limit=0', 'page=0', 'order_by_direction=asc', 'fields=description'];

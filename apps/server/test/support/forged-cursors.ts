@@ -1,4 +1,4 @@
-// Cursors a hostile client makes, for the tests and `pnpm bench:hostile`: the construction of the
+// Cursors a hostile client makes, for the tests: the construction of the
 // unsigned cursors the server gave out before cursors were signed (an unkeyed SHA-256 check anyone can
 // compute), and cursors sealed with the database's own secret that hold a position which does not
 // fit the list (what a client holding a leaked secret could send).

@@ -1,6 +1,6 @@
 // A PostgreSQL database brought up to one of the committed migrations and no further, to write
 // data as it was stored before a later migration and then run that migration over it (the time
-// partitions' test and `pnpm bench:partition-migration`).
+// partitions' test).
 
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
