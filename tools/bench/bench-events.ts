@@ -4,6 +4,7 @@
 
 import { createWriteStream } from 'node:fs';
 import type { Db } from '../../apps/server/src/db/engine/client.js';
+import { seeded, type BenchDatabase } from './harness.js';
 import { serverBuild } from '../../apps/server/test/support/server-build.js';
 import { entryArgs } from '../../apps/server/test/support/server-process.js';
 import {
@@ -99,12 +100,17 @@ function imported(event: GeneratedEvent, importKey: string): EventToImport {
   };
 }
 
-/** The organizations' events interleaved in blocks, through the import's own batch insert. */
-async function fillDatabase(
+/**
+ * Writes `perOrganization` events for each organization, interleaved in blocks, through the
+ * import's own batch insert, and on PostgreSQL vacuums as autovacuum soon would.
+ */
+export async function buildEvents(
   db: Db,
   organizationIds: readonly number[],
   perOrganization: number,
 ): Promise<void> {
+  const total = organizationIds.length * perOrganization;
+  const buildStart = performance.now();
   const streams = organizationIds.map((id) => ({
     id,
     events: generatedEvents(perOrganization, id),
@@ -122,23 +128,8 @@ async function fillDatabase(
       await insertEventBatch(db, id, batch);
     }
     const built = (written + BUILD_BLOCK) * streams.length;
-    if (built % 200_000 === 0)
-      console.log(`built ${built} of ${perOrganization * streams.length} events`);
+    if (built % 200_000 === 0) console.log(`built ${built} of ${total} events`);
   }
-}
-
-/**
- * Writes `perOrganization` events for each organization and, on PostgreSQL, vacuums as autovacuum
- * soon would.
- */
-export async function buildEvents(
-  db: Db,
-  organizationIds: readonly number[],
-  perOrganization: number,
-): Promise<void> {
-  const total = organizationIds.length * perOrganization;
-  const buildStart = performance.now();
-  await fillDatabase(db, organizationIds, perOrganization);
   const buildSeconds = (performance.now() - buildStart) / 1000;
   const upkeep = db.kind === 'sqlite' ? 'trigger and indexes' : 'indexes';
   console.log(
@@ -154,4 +145,19 @@ export async function buildEvents(
       `VACUUM (ANALYZE) events, event_counts: ${((performance.now() - vacuumStart) / 1000).toFixed(1)} s`,
     );
   }
+}
+
+/** One organization made by `make` in a new database, with `count` generated events; settled. */
+export async function organizationWithEvents<T extends { organizationId: number }>(
+  database: BenchDatabase,
+  count: number,
+  make: (db: Db) => Promise<T>,
+): Promise<T> {
+  const made = await seeded(database.url, async (db) => {
+    const organization = await make(db);
+    await buildEvents(db, [organization.organizationId], count);
+    return organization;
+  });
+  await database.settle();
+  return made;
 }

@@ -1,6 +1,5 @@
-// An organization and an admin key for a benchmark, made with the server's own repositories the
-// way `agentline org create`, `role create --all` and `key create` make them. Benchmarks keep to
-// this module rather than borrowing the tests' harness.
+// The organizations of the benchmarks, made with the server's own repositories the way
+// `agentline org create`, `role create --all`, `key create` and `records load` make them.
 
 import type { Db } from '../../apps/server/src/db/engine/client.js';
 import type {
@@ -15,23 +14,34 @@ import { platformRecordsSchema } from '../../apps/server/src/records/format.js';
 import { loadedIds } from '../../apps/server/src/records/load-result.js';
 import { loadPlatformRecords } from '../../apps/server/src/records/loader.js';
 
-/** A key holding every permission, in a role of its own, of an existing organization. */
-export function benchKey(db: Db, organizationId: number): Promise<string> {
-  return createKeyWithOwnRole(db, {
+/** A new organization and a key of it holding every permission, in a role of its own. */
+export async function benchTenant(db: Db, name: string) {
+  const { id: organizationId } = await createOrganization(db, name);
+  const key = await createKeyWithOwnRole(db, {
     organizationId,
     roleName: `bench admin ${Date.now()}`,
     keyName: 'bench',
     permissions: PERMISSIONS,
   });
+  return { organizationId, key };
 }
 
-/** A new organization and an admin key of it. */
-export async function benchTenant(
-  db: Db,
-  name: string,
-): Promise<{ organizationId: number; key: string }> {
-  const organization = await createOrganization(db, name);
-  return { organizationId: organization.id, key: await benchKey(db, organization.id) };
+/**
+ * A new organization with an admin key and `records` loaded into it as `agentline records load`
+ * loads them; the ids of its agents by name and of its channel targets, in their order.
+ */
+export async function tenantWithRecords(db: Db, name: string, records: unknown) {
+  const tenant = await benchTenant(db, name);
+  const loaded = await loadPlatformRecords(
+    db,
+    tenant.organizationId,
+    platformRecordsSchema.parse(records),
+  );
+  return {
+    ...tenant,
+    agentIds: loadedIds(loaded.records, 'agents'),
+    targetIds: Object.values(loadedIds(loaded.records, 'channel_targets')),
+  };
 }
 
 /**
@@ -43,37 +53,22 @@ export async function benchRoutingTenant(
   db: Db,
   name: string,
   { moreAgents = 0 }: { moreAgents?: number } = {},
-): Promise<{
-  organizationId: number;
-  key: string;
-  agentIds: Record<string, number>;
-  targetId: number;
-}> {
-  const tenant = await benchTenant(db, name);
+) {
   const llm_config = { model: 'm', provider: 'openai', version: null };
   const more = Array.from({ length: moreAgents }, (_, i) => i);
-  const { records } = await loadPlatformRecords(
-    db,
-    tenant.organizationId,
-    platformRecordsSchema.parse({
-      prompts: [
-        { name: 'p', context: 'Answer.', llm_config },
-        ...more.map((i) => ({ name: `prompt ${i}`, context: `Answer as agent ${i}.`, llm_config })),
-      ],
-      agents: [
-        { name: 'a', prompt: 'p', pinned_prompt_version: 1 },
-        { name: 'b', prompt: 'p', pinned_prompt_version: 1 },
-        ...more.map((i) => ({
-          name: `agent ${i}`,
-          prompt: `prompt ${i}`,
-          pinned_prompt_version: 1,
-        })),
-      ],
-      channels: [{ name: 'web', kind: 'web_chat', targets: [{ target: 'main', agent: 'a' }] }],
-    }),
-  );
-  const targetId = Object.values(loadedIds(records, 'channel_targets'))[0]!;
-  return { ...tenant, agentIds: loadedIds(records, 'agents'), targetId };
+  const tenant = await tenantWithRecords(db, name, {
+    prompts: [
+      { name: 'p', context: 'Answer.', llm_config },
+      ...more.map((i) => ({ name: `prompt ${i}`, context: `Answer as agent ${i}.`, llm_config })),
+    ],
+    agents: [
+      { name: 'a', prompt: 'p', pinned_prompt_version: 1 },
+      { name: 'b', prompt: 'p', pinned_prompt_version: 1 },
+      ...more.map((i) => ({ name: `agent ${i}`, prompt: `prompt ${i}`, pinned_prompt_version: 1 })),
+    ],
+    channels: [{ name: 'web', kind: 'web_chat', targets: [{ target: 'main', agent: 'a' }] }],
+  });
+  return { ...tenant, targetId: tenant.targetIds[0]! };
 }
 
 /**

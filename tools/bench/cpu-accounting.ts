@@ -4,7 +4,7 @@
 // rates, these do not depend on how busy the load generator was.
 
 import { spawnSync } from 'node:child_process';
-import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { withAdmin } from '../../apps/server/test/support/test-database.js';
 
 const TICKS_PER_SECOND =
@@ -77,43 +77,16 @@ export function lastReadSeconds(pids: () => readonly number[]): () => number {
 
 /**
  * The pid of the process listening on TCP `port` of this machine (PgBouncer, which runs as a
- * daemon of its own): the owner of the listening socket's inode. Reading other users' /proc/<pid>/fd
- * needs root, as the setup scripts do.
+ * daemon of its own), as `ss` (iproute2) reads it from /proc: another user's process needs root,
+ * as the setup scripts do.
  */
 export function listenerPid(port: number): number {
-  const inodes = new Set<string>();
-  for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
-    let text: string;
-    try {
-      text = readFileSync(table, 'utf8');
-    } catch {
-      continue; // no IPv6
-    }
-    for (const line of text.trim().split('\n').slice(1)) {
-      const fields = line.trim().split(/\s+/);
-      // local_address is hex address:port; state 0A is LISTEN.
-      if (parseInt(fields[1]!.split(':')[1]!, 16) === port && fields[3] === '0A') {
-        inodes.add(`socket:[${fields[9]}]`);
-      }
-    }
+  const { stdout } = spawnSync('ss', ['-Hltnp', `sport = :${port}`], { encoding: 'utf8' });
+  const pid = /pid=(\d+)/.exec(stdout)?.[1];
+  if (pid === undefined) {
+    throw new Error(`no process of this machine that this user may see listens on port ${port}`);
   }
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry) || inodes.size === 0) continue;
-    let fds: string[];
-    try {
-      fds = readdirSync(`/proc/${entry}/fd`);
-    } catch {
-      continue; // ended, or another user's without root
-    }
-    for (const fd of fds) {
-      try {
-        if (inodes.has(readlinkSync(`/proc/${entry}/fd/${fd}`))) return Number(entry);
-      } catch {
-        // closed between the listing and the read
-      }
-    }
-  }
-  throw new Error(`no process of this machine that this user may see listens on port ${port}`);
+  return Number(pid);
 }
 
 /**
@@ -131,10 +104,12 @@ export function ownSeconds(): number {
 }
 
 /**
- * The pid of the postmaster of the PostgreSQL server at `url`, which must run on this machine:
- * the parent of the backend that answers a connection.
+ * CPU seconds of the PostgreSQL server at `url`, which must run on this machine: its postmaster
+ * (the parent of the backend that answers a connection) and every process it started. Always 0
+ * without a URL (SQLite, whose work runs inside the servers).
  */
-export async function postmasterPid(url: string): Promise<number> {
+export async function postgresSeconds(url: string | undefined): Promise<() => number> {
+  if (url === undefined) return () => 0;
   const postmaster = await withAdmin(url, async (client) => {
     const { rows } = await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
     return procStat(rows[0]!.pid)?.ppid;
@@ -142,7 +117,7 @@ export async function postmasterPid(url: string): Promise<number> {
   if (postmaster === undefined) {
     throw new Error(`PostgreSQL at ${new URL(url).host} does not run on this machine`);
   }
-  return postmaster;
+  return () => processTreeSeconds(postmaster);
 }
 
 /**

@@ -1,15 +1,17 @@
 // The end of the day benchmark (day.ts): the varied lists alone at full speed, beside bare Hono
 // answering the same bytes.
 
-import { startBareBodiesServer, type BareServer } from './bare-server.js';
+import { spawn } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type { DayTenant } from './day-tenants.js';
 import { listPath, randomListQuery } from './day-queries.js';
 import { load, type LoadResult } from './load.js';
+import { SERVER_DIR, type BenchDatabase } from './harness.js';
+import { ms } from './report.js';
 
 /** Connections in all, shared among the entries, and among the two bare processes. */
 const CONNECTIONS = 16;
-
-const ms = (value: number) => (Number.isNaN(value) ? '-' : value.toFixed(1));
 
 /**
  * The varied lists alone at full speed, CONNECTIONS connections over `entries` (the server
@@ -20,9 +22,8 @@ const ms = (value: number) => (Number.isNaN(value) ? '-' : value.toFixed(1));
 export async function closedLoop(options: {
   tenants: readonly DayTenant[];
   entries: readonly string[];
-  directory: string;
+  database: BenchDatabase;
   seconds: number;
-  settle: () => Promise<void>;
 }): Promise<number> {
   const { tenants, entries, seconds } = options;
   const draws = new Map<number, { path: string; key: string }>();
@@ -50,8 +51,8 @@ export async function closedLoop(options: {
   const bares: BareServer[] = [];
   try {
     bares.push(
-      await startBareBodiesServer(options.directory, bodies),
-      await startBareBodiesServer(options.directory, bodies),
+      await startBareBodiesServer(options.database.directory, bodies),
+      await startBareBodiesServer(options.database.directory, bodies),
     );
     const run = async (urls: readonly string[]) => {
       const results = await Promise.all(
@@ -68,7 +69,7 @@ export async function closedLoop(options: {
       return combined(results);
     };
     const varied = await run(entries);
-    await options.settle();
+    await options.database.settle();
     const bare = await run(bares.map((b) => b.url.replace(/\/$/, '')));
     const ratio = varied.requestsPerSecond / bare.requestsPerSecond;
     console.log(
@@ -102,4 +103,49 @@ function combined(results: readonly LoadResult[]): LoadResult {
     p50Ms: worst((r) => r.p50Ms),
     p99Ms: worst((r) => r.p99Ms),
   };
+}
+
+interface BareServer {
+  url: string;
+  stop(): void;
+}
+
+/**
+ * A bare Hono app in a process of its own, like the real server: any GET answers one of `bodies`
+ * (written to `directory`) as application/json, the same one for the same path and query, with
+ * none of the work behind them. Run in the server's folder, which has Hono.
+ */
+async function startBareBodiesServer(
+  directory: string,
+  bodies: readonly string[],
+): Promise<BareServer> {
+  const bodiesFile = join(directory, 'bare-bodies.json');
+  writeFileSync(bodiesFile, JSON.stringify(bodies));
+  const code = `
+    import { readFileSync } from 'node:fs';
+    import { serve } from '@hono/node-server';
+    import { Hono } from 'hono';
+    const bodies = JSON.parse(readFileSync(${JSON.stringify(bodiesFile)}, 'utf8'));
+    const app = new Hono();
+    app.get('*', (c) => {
+      let hash = 0;
+      for (const char of c.req.url) hash = (hash * 31 + char.charCodeAt(0)) | 0;
+      const body = bodies[Math.abs(hash) % bodies.length];
+      return c.body(body, 200, { 'content-type': 'application/json' });
+    });
+    serve({ fetch: app.fetch, hostname: '127.0.0.1', port: 0 }, (info) =>
+      console.log('port ' + info.port));`;
+  const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', code], {
+    cwd: SERVER_DIR,
+  });
+  let errors = '';
+  child.stderr.on('data', (chunk: Buffer) => (errors += chunk.toString()));
+  const port = await new Promise<string>((resolve, reject) => {
+    child.stdout.on('data', (chunk: Buffer) => {
+      const match = /port (\d+)/.exec(chunk.toString());
+      if (match) resolve(match[1]!);
+    });
+    child.once('exit', (code) => reject(new Error(`the bare server exited (${code}): ${errors}`)));
+  });
+  return { url: `http://127.0.0.1:${port}/`, stop: () => child.kill() };
 }

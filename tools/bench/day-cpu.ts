@@ -10,10 +10,11 @@ import {
   CpuAccount,
   lastReadSeconds,
   ownSeconds,
-  postmasterPid,
+  postgresSeconds,
   processTreeSeconds,
 } from './cpu-accounting.js';
 import type { DayServers } from './day-servers.js';
+import { sleep } from './harness.js';
 import type { DayTenant } from './day-tenants.js';
 import {
   newTallies,
@@ -25,9 +26,6 @@ import {
 
 /** How long each part of the day runs alone after it, to cost it. */
 const COST_PHASE_SECONDS = 10;
-
-const sleep = (milliseconds: number) =>
-  new Promise((resolve) => setTimeout(resolve, Math.max(0, milliseconds)));
 
 export type DayCpu = 'servers' | 'haproxy' | 'pgbouncer' | 'database' | 'replica' | 'generator';
 
@@ -43,16 +41,14 @@ export async function dayCpuAccount(
   databaseUrl: string,
   readUrl: string | undefined,
 ): Promise<CpuAccount<DayCpu>> {
-  const primary = isPostgresUrl(databaseUrl) ? await postmasterPid(databaseUrl) : undefined;
-  const replica = readUrl === undefined ? undefined : await postmasterPid(readUrl);
   const treeOf = (pid: number | undefined) => () =>
     pid === undefined ? 0 : processTreeSeconds(pid);
   return new CpuAccount<DayCpu>({
     servers: servers.serverSeconds,
     haproxy: treeOf(servers.haproxyPid),
     pgbouncer: treeOf(servers.pgbouncerPid),
-    database: treeOf(primary),
-    replica: treeOf(replica),
+    database: await postgresSeconds(isPostgresUrl(databaseUrl) ? databaseUrl : undefined),
+    replica: await postgresSeconds(readUrl),
     generator: ownSeconds,
   });
 }

@@ -11,33 +11,17 @@ import {
 import { postgresUrlOf } from '../../apps/server/test/support/test-database.js';
 import { lastReadSeconds, listenerPid } from './cpu-accounting.js';
 
-export interface DayServerOptions {
-  /** The day's database, on PostgreSQL or SQLite. */
+/**
+ * The day's server processes on `databaseUrl` (PostgreSQL or SQLite), connecting through
+ * `poolerUrl` (in front of the database's PostgreSQL server) when given.
+ */
+export async function startDayServers(options: {
   databaseUrl: string;
-  /** A pooler in front of the database's PostgreSQL server, which the servers connect through. */
   poolerUrl: string | undefined;
   readUrl: string | undefined;
   serverEnv: Record<string, string>;
   fleet: boolean;
-}
-
-export interface DayServers {
-  /** Where the clients send their requests: HAProxy, or every server process in turn. */
-  entries: string[];
-  /** The server processes now: a rolling restart replaces each one. */
-  processes: () => readonly ServerProcess[];
-  /** What runs, for the day's first line. */
-  description: string;
-  /** The CPU seconds of every server process the day had, those a restart ended included. */
-  serverSeconds: () => number;
-  haproxyPid: number | undefined;
-  pgbouncerPid: number | undefined;
-  /** The fleet, whose processes a rolling restart can take turns to stop; none without it. */
-  fleet: Fleet | undefined;
-  stop: () => Promise<void>;
-}
-
-export async function startDayServers(options: DayServerOptions): Promise<DayServers> {
+}) {
   const { databaseUrl, poolerUrl, readUrl, serverEnv } = options;
   const pooled = poolerUrl && {
     DATABASE_URL: postgresUrlOf(poolerUrl, new URL(databaseUrl).pathname.slice(1)),
@@ -64,14 +48,19 @@ export async function startDayServers(options: DayServerOptions): Promise<DaySer
     processes = () => servers;
   }
   return {
+    /** Where the clients send their requests: HAProxy, or every server process in turn. */
     entries: fleet ? [fleet.baseUrl] : processes().map((server) => server.baseUrl),
+    /** The server processes now: a rolling restart replaces each one. */
     processes,
+    /** What runs, for the day's first line. */
     description: fleet
       ? `3 server processes behind HAProxy${hops}`
       : `2 server processes${hops}, each client sending to them in turn`,
+    /** The CPU seconds of every server process the day had, those a restart ended included. */
     serverSeconds: lastReadSeconds(() => processes().map((server) => server.child.pid!)),
     haproxyPid: fleet?.haproxyPid,
     pgbouncerPid,
+    /** The fleet, whose processes a rolling restart can take turns to stop; none without it. */
     fleet,
     stop: async () => {
       if (fleet) await fleet.stop();
@@ -79,6 +68,8 @@ export async function startDayServers(options: DayServerOptions): Promise<DaySer
     },
   };
 }
+
+export type DayServers = Awaited<ReturnType<typeof startDayServers>>;
 
 /**
  * How often HAProxy took a process out of the fleet over the day, by the reason its health

@@ -9,26 +9,12 @@ import { createClient, type Experiment } from '../../packages/sdk/src/index.js';
 import { buildEvents } from './bench-events.js';
 import { benchRoutingTenant, startSplitExperiment } from './bench-tenant.js';
 
-export interface DayTenant {
-  name: string;
-  organizationId: number;
-  adminKey: string;
-  routerKey: string;
-  dashboardKey: string;
-  agentIds: Record<string, number>;
-  targetId: number;
-}
-
 /** Agents (each with a prompt of its own) beyond the experiment's two. */
 const MORE_AGENTS = 10;
 
 /** `count` organizations named `Day 0`..., with `eventsPerOrganization` events each. */
-export async function createDayTenants(
-  db: Db,
-  count: number,
-  eventsPerOrganization: number,
-): Promise<DayTenant[]> {
-  const tenants: DayTenant[] = [];
+export async function createDayTenants(db: Db, count: number, eventsPerOrganization: number) {
+  const tenants = [];
   for (let i = 0; i < count; i += 1) {
     const name = `Day ${i}`;
     const tenant = await benchRoutingTenant(db, name, { moreAgents: MORE_AGENTS });
@@ -59,6 +45,8 @@ export async function createDayTenants(
   );
   return tenants;
 }
+
+export type DayTenant = Awaited<ReturnType<typeof createDayTenants>>[number];
 
 /**
  * Through the server at `baseUrl`: two experiments run and stopped on each tenant's target, then

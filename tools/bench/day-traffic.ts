@@ -13,8 +13,8 @@ import {
 import type { DayTenant } from './day-tenants.js';
 import { listWithSdk, randomListQuery, type ListResource } from './day-queries.js';
 import { randomCaller } from './bench-tenant.js';
-import { StreamLedger } from './day-streams.js';
-import { Latencies, openLoop, poissonGapsMs, steadyGapsMs } from './open-loop.js';
+import { openLoop, poissonGapsMs, steadyGapsMs } from './open-loop.js';
+import { Latencies } from './report.js';
 
 /** Every answer the clients received, by status, and the requests that got none. */
 export class WireTally {
@@ -90,56 +90,44 @@ export class ShapeTally {
 }
 
 /** The default per-organization rates, which `--rate` multiplies. */
-export const ROUTING_PER_SECOND = 10;
-export const ROUTING_IN_FLIGHT = 32;
-export const DASHBOARD_BURST = 16;
-export const DASHBOARD_EVERY_MS = 5_000;
-export const WALK_EVERY_MS = 60_000;
-
-export interface DayTallies {
-  wire: WireTally;
-  routing: ShapeTally;
-  lists: Record<ListResource, ShapeTally>;
-  walks: ShapeTally;
-  walkedEvents: number;
-  /** Commit (the event's timestamp) to arrival of routed sessions' events on the streams. */
-  delivery: Latencies;
-  /** Events the streams received that routing did not write (the import's). */
-  streamedOthers: number;
-  /** Arrivals dropped because the router had its most sessions in flight. */
-  droppedSessions: number;
-  /** Dashboard bursts dropped because four were still loading. */
-  droppedBursts: number;
-  /** Streams that ended with an error the SDK gave up on. */
-  streamFailures: string[];
-  /** What each stream should have delivered of the routed sessions, and did. */
-  streams: StreamLedger;
-  /** Sessions the planned experiment routed with a created_at at or after its end_at. */
-  routedAfterEnd: number;
-}
+const ROUTING_PER_SECOND = 10;
+const ROUTING_IN_FLIGHT = 32;
+const DASHBOARD_BURST = 16;
+const DASHBOARD_EVERY_MS = 5_000;
+const WALK_EVERY_MS = 60_000;
 
 /** The tallies of a day that starts at `dayStart` (performance.now()). */
-export function newTallies(dayStart: number): DayTallies {
+export function newTallies(dayStart: number) {
+  const lists: Record<ListResource, ShapeTally> = {
+    events: new ShapeTally(dayStart),
+    prompts: new ShapeTally(dayStart),
+    experiments: new ShapeTally(dayStart),
+    agents: new ShapeTally(dayStart),
+  };
   return {
     wire: new WireTally(),
     routing: new ShapeTally(dayStart),
-    lists: {
-      events: new ShapeTally(dayStart),
-      prompts: new ShapeTally(dayStart),
-      experiments: new ShapeTally(dayStart),
-      agents: new ShapeTally(dayStart),
-    },
+    lists,
     walks: new ShapeTally(dayStart),
     walkedEvents: 0,
+    /** Commit (the event's timestamp) to arrival of routed sessions' events on the streams. */
     delivery: new Latencies(),
+    /** Events the streams received that routing did not write (the import's). */
     streamedOthers: 0,
+    /** Arrivals dropped because the router had its most sessions in flight. */
     droppedSessions: 0,
+    /** Dashboard bursts dropped because four were still loading. */
     droppedBursts: 0,
-    streamFailures: [],
+    /** Streams that ended with an error the SDK gave up on. */
+    streamFailures: [] as string[],
+    /** What each stream should have delivered of the routed sessions, and did. */
     streams: new StreamLedger(),
+    /** Sessions the planned experiment routed with a created_at at or after its end_at. */
     routedAfterEnd: 0,
   };
 }
+
+export type DayTallies = ReturnType<typeof newTallies>;
 
 export interface DayPlan {
   baseUrls: readonly string[];
@@ -293,5 +281,74 @@ async function follow(
     }
   } catch (error) {
     if (!plan.streamSignal.aborted) tallies.streamFailures.push(String(error));
+  }
+}
+
+// Which of the day's routed sessions each live stream should have delivered, and which it did:
+// a stream that resumes after its server stopped (the SDK reconnects with Last-Event-ID) must
+// deliver every session-started event committed after it opened, once.
+
+/** One stream of one organization. */
+interface StreamRecord {
+  /** performance.now() when its first connection was answered: the server subscribes before. */
+  openedAt: number | undefined;
+  /** Today's routed sessions it delivered, and how many it delivered twice. */
+  received: Set<string>;
+  repeated: number;
+}
+
+interface StreamsCount {
+  streams: number;
+  /** Events the streams should have delivered, summed over the streams, and those they did. */
+  expected: number;
+  delivered: number;
+  /** Expected and not delivered by the time the streams closed. */
+  lost: number;
+  /** Delivered more than once. */
+  repeated: number;
+}
+
+class StreamLedger {
+  readonly #routed = new Map<string, Array<{ sessionId: string; sentAt: number }>>();
+  readonly #streams: Array<{ organization: string; record: StreamRecord }> = [];
+
+  /** A session of `organization` was routed by a call sent at `sentAt`. */
+  routed(organization: string, sessionId: string, sentAt: number): void {
+    let sessions = this.#routed.get(organization);
+    if (!sessions) this.#routed.set(organization, (sessions = []));
+    sessions.push({ sessionId, sentAt });
+  }
+
+  /** A new stream of `organization`'s events. */
+  open(organization: string): StreamRecord {
+    const record: StreamRecord = { openedAt: undefined, received: new Set(), repeated: 0 };
+    this.#streams.push({ organization, record });
+    return record;
+  }
+
+  /**
+   * The sessions the streams should have delivered and did not, yet: those routed by a call
+   * sent after their stream opened. A stream that never opened owes nothing; its failure is
+   * counted where it failed.
+   */
+  count(): StreamsCount {
+    const total: StreamsCount = {
+      streams: this.#streams.length,
+      expected: 0,
+      delivered: 0,
+      lost: 0,
+      repeated: 0,
+    };
+    for (const { organization, record } of this.#streams) {
+      total.repeated += record.repeated;
+      if (record.openedAt === undefined) continue;
+      for (const { sessionId, sentAt } of this.#routed.get(organization) ?? []) {
+        if (sentAt < record.openedAt) continue;
+        total.expected += 1;
+        if (record.received.has(sessionId)) total.delivered += 1;
+        else total.lost += 1;
+      }
+    }
+    return total;
   }
 }

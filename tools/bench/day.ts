@@ -1,49 +1,31 @@
-// A working day on server processes sharing one database:
-// `pnpm bench:day [--database postgres://... [--read-database postgres://...] [--pooler
-// postgres://...]] [--fleet [--rolling-restart]] [--minutes 10] [--rate 1] [--closed-seconds 15]
-// [--server-env KEY=VALUE]...`.
+// A working day on server processes sharing one database: `pnpm bench day [--database
+// postgres://... [--read-database postgres://...] [--pooler postgres://...]] [--fleet
+// [--rolling-restart]] [--minutes 10] [--rate 1] [--closed-seconds 15] [--server-env KEY=VALUE]...`.
 //
-// Makes 20 organizations (day-tenants.ts), starts two server processes on the same SQLite file (or
-// a new PostgreSQL database, read through its streaming replica at --read-database's server as
-// DATABASE_READ_URL) with the server's own defaults (plus --server-env), and drives an
-// open load (open-loop.ts, day-traffic.ts) for --minutes: per organization a router routing 10
-// sessions a second (up to 32 in flight), a dashboard loading 16 varied lists at once every 5 s
-// (day-queries.ts), an iterate() walk a minute and two live streams, times --rate; each client
-// sends to the two processes in turn. --pooler names PgBouncer in transaction mode in front of
-// --database's server (scripts/pgbouncer-setup.sh): the servers connect through it, without
-// prepared statements by name. --fleet runs three processes behind HAProxy instead, configured
-// as deploy/haproxy.cfg deploys them (day-servers.ts), every client sending to HAProxy; with
-// --rolling-restart, a quarter into the day they are restarted one at a time as `pnpm fleet
-// restart` does. Midway `agentline events import` adds 100,000 events (on the primary itself,
-// never through the pooler), and one experiment ends by its end_at. The streams stay open after
-// the day until they have delivered every session routed after they opened (60 s at most; what
-// they still owe then is lost, day-streams.ts). Then runs the varied lists alone, closed loop,
-// beside a bare Hono app answering the same bytes. Prints per-shape latency and throughput,
-// refusals and errors, stream delivery and events lost, how often HAProxy took a process out
-// and why, each process's RSS, how busy its own event loop was, the database's size, the
-// core-seconds each class of process spent (servers, HAProxy, PgBouncer, PostgreSQL, its
-// replica: cpu-accounting.ts), then each part alone for 10 s to cost it per operation, and last
-// one line: `day: refusals N, errors N, failed calls N, lost stream events N, routing p99 X ms,
-// list p99 Y ms, stream p99 Z ms, varied/bare R, server+db core-s per minute C` (server+db: the
-// servers, their proxies and the databases).
-// Bounded: every loop stops at the end of --minutes; the three cost phases take 10 s each, then
-// the closed loop runs 2 x --closed-seconds.
+// 20 organizations (day-tenants.ts) on two server processes with the server's own defaults (plus
+// --server-env), reached in turn, or with --fleet three behind HAProxy (day-servers.ts); the
+// servers read through --read-database's replica as DATABASE_READ_URL and connect through
+// --pooler (PgBouncer in transaction mode) when given. An open load (day-traffic.ts) for
+// --minutes, times --rate: per organization 10 routed sessions a second, 16 varied lists
+// (day-queries.ts) every 5 s, an iterate() walk a minute, two live streams.
+// Midway `agentline events import` adds 100,000 events on the primary; one experiment ends by its
+// end_at; with --rolling-restart the fleet restarts a quarter in. Then each part alone for 10 s
+// to cost it (day-cpu.ts) and the varied lists closed loop beside bare Hono (day-closed-loop.ts),
+// 2 x --closed-seconds. README.md's table of commands lists what it prints; its last line:
+// `day: refusals N, errors N, failed calls N, lost stream events N, routing p99 X ms, list p99 Y
+// ms, stream p99 Z ms, varied/bare R, server+db core-s per minute C`.
 
 import { spawn } from 'node:child_process';
 import { setMaxListeners } from 'node:events';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { loadavg } from 'node:os';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
 import { loadConfig } from '../../apps/server/src/config.js';
-import { createDb, isPostgresUrl } from '../../apps/server/src/db/engine/client.js';
-import { migrateDb } from '../../apps/server/src/db/engine/migrate.js';
+import { isPostgresUrl } from '../../apps/server/src/db/engine/client.js';
 import { postgresUrlOf } from '../../apps/server/test/support/test-database.js';
 import type { ServerProcess } from '../../apps/server/test/support/server-process.js';
 import { createClient } from '../../packages/sdk/src/index.js';
-import { createBenchDatabase } from './bench-database.js';
+import { SERVER_DIR, options, seeded, sleep, withBenchDatabase } from './harness.js';
 import { lastReadSeconds } from './cpu-accounting.js';
 import { closedLoop } from './day-closed-loop.js';
 import {
@@ -68,43 +50,7 @@ import {
   type DayTallies,
   type ShapeTally,
 } from './day-traffic.js';
-import { Latencies } from './open-loop.js';
-
-const { values } = parseArgs({
-  options: {
-    database: { type: 'string' },
-    'read-database': { type: 'string' },
-    minutes: { type: 'string', default: '10' },
-    rate: { type: 'string', default: '1' },
-    'closed-seconds': { type: 'string', default: '15' },
-    'server-env': { type: 'string', multiple: true, default: [] },
-    pooler: { type: 'string' },
-    fleet: { type: 'boolean', default: false },
-    'rolling-restart': { type: 'boolean', default: false },
-  },
-});
-if (values.database !== undefined && !isPostgresUrl(values.database)) {
-  throw new Error('--database takes a postgres:// URL; without it the bench uses SQLite');
-}
-for (const option of ['read-database', 'pooler'] as const) {
-  if (values[option] !== undefined && values.database === undefined) {
-    throw new Error(`--${option} goes with --database, whose server it is in front of or beside`);
-  }
-}
-if (values['rolling-restart'] && !values.fleet) {
-  throw new Error('--rolling-restart restarts the processes of --fleet, which it needs');
-}
-const minutes = Number(values.minutes);
-const rate = Number(values.rate);
-const closedSeconds = Number(values['closed-seconds']);
-for (const [name, value] of [
-  ['--minutes', minutes],
-  ['--rate', rate],
-  ['--closed-seconds', closedSeconds],
-] as const) {
-  if (!(value > 0)) throw new Error(`${name} takes a number above 0`);
-}
-const serverEnv = parseServerEnv(values['server-env']);
+import { Latencies, columns, ms } from './report.js';
 
 const ORGANIZATIONS = 20;
 const EVENTS_PER_ORGANIZATION = 10_000;
@@ -114,7 +60,6 @@ const GRACE_MS = 15_000;
 /** How long after the day's end the streams may take to deliver the last routed sessions. */
 const STREAM_CATCH_UP_MS = 60_000;
 const RSS_EVERY_MS = 10_000;
-const SERVER_DIR = fileURLToPath(new URL('../../apps/server', import.meta.url));
 
 function parseServerEnv(pairs: readonly string[]): Record<string, string> {
   // The server's own defaults: the test harness turns its per-key caps off unless told.
@@ -132,7 +77,6 @@ function parseServerEnv(pairs: readonly string[]): Record<string, string> {
   return env;
 }
 
-const ms = (value: number) => (Number.isNaN(value) ? '-' : value.toFixed(1));
 const load1 = () => loadavg()[0]!.toFixed(2);
 /** A process's RSS; none while a rolling restart has stopped it and not yet started the next. */
 const rssOf = (server: ServerProcess) => {
@@ -142,180 +86,222 @@ const rssOf = (server: ServerProcess) => {
     return Number.NaN;
   }
 };
-const sleep = (milliseconds: number) =>
-  new Promise((resolve) => setTimeout(resolve, Math.max(0, milliseconds)));
 
-const directory = mkdtempSync(join(tmpdir(), 'agentline-bench-day-'));
-const database = await createBenchDatabase(directory, values.database, 'day');
-const kind = isPostgresUrl(database.url) ? 'postgres' : 'sqlite';
-let servers: DayServers | undefined;
-try {
-  const setupStarted = performance.now();
-  const db = createDb(database.url);
-  await migrateDb(db);
-  const tenants = await createDayTenants(db, ORGANIZATIONS, EVENTS_PER_ORGANIZATION);
-  await db.close();
-  const importFile = join(directory, 'import.ndjson');
-  await writeImportFile(importFile, IMPORTED_EVENTS);
-  const readUrl =
-    values['read-database'] === undefined
-      ? undefined
-      : postgresUrlOf(values['read-database'], new URL(database.url).pathname.slice(1));
-  servers = await startDayServers({
-    databaseUrl: database.url,
-    poolerUrl: values.pooler,
-    readUrl,
-    serverEnv,
-    fleet: values.fleet,
+export async function run(args: readonly string[]): Promise<void> {
+  const values = options(args, {
+    database: undefined,
+    'read-database': undefined,
+    minutes: '10',
+    rate: '1',
+    'closed-seconds': '15',
+    'server-env': [] as string[],
+    pooler: undefined,
+    fleet: false,
+    'rolling-restart': false,
   });
-  const { entries } = servers;
-  const cpu = await dayCpuAccount(servers, database.url, readUrl);
-  const daySeconds = minutes * 60;
-  // A few minutes in, and always inside the day.
-  const plannedEndAt = Date.now() + 5_000 + Math.min(180, daySeconds * 0.6) * 1000;
-  const planned = await startDayExperiments(tenants, entries[0]!, new Date(plannedEndAt));
-  console.log(
-    `day on ${kind}${readUrl ? ' with its read replica' : ''}: ${ORGANIZATIONS} organizations, ${EVENTS_PER_ORGANIZATION} events each, ${servers.description}, ${minutes} min at rate x${rate}; setup ${((performance.now() - setupStarted) / 1000).toFixed(0)} s`,
-  );
-  console.log(
-    `server env: ${Object.entries(serverEnv)
-      .map(([name, value]) => `${name}=${value}`)
-      .join(' ')}`,
-  );
-  const loadAtStart = load1();
-
-  cpu.take();
-  const dayStart = performance.now();
-  const tallies = newTallies(dayStart);
-  const untilMs = dayStart + daySeconds * 1000;
-  const stopCalls = new AbortController();
-  const stopStreams = new AbortController();
-  // Every call of the day shares stopCalls' signal, as a customer's shutdown signal would: the
-  // SDK keeps a call's signal off its Request, so calls in flight add no listener to it, but
-  // each call waiting to retry does (many at once while a rolling restart or an overload lasts).
-  // Each of the day's streams (two per organization) listens to stopStreams'.
-  setMaxListeners(0, stopCalls.signal, stopStreams.signal);
-  const plan: DayPlan = {
-    baseUrls: entries,
-    rate,
-    untilMs,
-    signal: stopCalls.signal,
-    streamSignal: stopStreams.signal,
-    planned: { id: planned.id, endAt: plannedEndAt },
-  };
-  // The load generator's own event loop: every latency counts from when its call fell due, so
-  // a generator too busy to send on time shows here, not only as the server's slowness.
-  const generatorDelay = monitorEventLoopDelay({ resolution: 10 });
-  generatorDelay.enable();
-  const generatorBusy = performance.eventLoopUtilization();
-  const rss: number[][] = [];
-  const rssTimer = setInterval(() => rss.push(servers!.processes().map(rssOf)), RSS_EVERY_MS);
-  const days = Promise.all(tenants.map((tenant) => tenantDay(tenant, plan, tallies)));
-  const imported = importMidway(tenants[0]!, importFile, (daySeconds / 2) * 1000, untilMs);
-  const ended = watchPlannedEnd(tenants[0]!, planned.id, plannedEndAt, untilMs);
-  // A quarter into the day: done before the import midway, unless the machine is slow.
-  const restarted = values['rolling-restart']
-    ? rollingRestartAfter(servers, (daySeconds / 4) * 1000)
-    : undefined;
-  // Everything stops by itself at untilMs. The streams then close once they have delivered
-  // every session routed after they opened, or STREAM_CATCH_UP_MS after the day: what they owe
-  // then is lost. What is still in progress after the grace is cut.
-  await sleep(untilMs - performance.now() + 2_000);
-  while (tallies.streams.count().lost > 0 && performance.now() < untilMs + STREAM_CATCH_UP_MS) {
-    await sleep(250);
+  for (const option of ['read-database', 'pooler'] as const) {
+    if (values[option] !== undefined && values.database === undefined) {
+      throw new Error(`--${option} goes with --database, whose server it is in front of or beside`);
+    }
   }
-  const streamed = tallies.streams.count();
-  const streamsClosedAfter = (performance.now() - untilMs) / 1000;
-  stopStreams.abort();
-  const cut = setTimeout(() => {
-    tallies.wire.over = true;
-    stopCalls.abort();
-  }, GRACE_MS);
-  const [, importReport, endReport, restartReport] = await Promise.all([
-    days,
-    imported,
-    ended,
-    restarted,
-  ]);
-  clearTimeout(cut);
-  clearInterval(rssTimer);
-  tallies.wire.over = true;
-  const dayCpu = cpu.take();
+  if (values['rolling-restart'] && !values.fleet) {
+    throw new Error('--rolling-restart restarts the processes of --fleet, which it needs');
+  }
+  const minutes = Number(values.minutes);
+  const rate = Number(values.rate);
+  const closedSeconds = Number(values['closed-seconds']);
+  for (const [name, value] of [
+    ['--minutes', minutes],
+    ['--rate', rate],
+    ['--closed-seconds', closedSeconds],
+  ] as const) {
+    if (!(value > 0)) throw new Error(`${name} takes a number above 0`);
+  }
+  const serverEnv = parseServerEnv(values['server-env']);
+  await withBenchDatabase('day', values.database, async (database) => {
+    let servers: DayServers | undefined;
+    try {
+      const setupStarted = performance.now();
+      const tenants = await seeded(database.url, (db) =>
+        createDayTenants(db, ORGANIZATIONS, EVENTS_PER_ORGANIZATION),
+      );
+      const importFile = join(database.directory, 'import.ndjson');
+      await writeImportFile(importFile, IMPORTED_EVENTS);
+      const readUrl =
+        values['read-database'] === undefined
+          ? undefined
+          : postgresUrlOf(values['read-database'], new URL(database.url).pathname.slice(1));
+      servers = await startDayServers({
+        databaseUrl: database.url,
+        poolerUrl: values.pooler,
+        readUrl,
+        serverEnv,
+        fleet: values.fleet,
+      });
+      const { entries } = servers;
+      const cpu = await dayCpuAccount(servers, database.url, readUrl);
+      const daySeconds = minutes * 60;
+      // A few minutes in, and always inside the day.
+      const plannedEndAt = Date.now() + 5_000 + Math.min(180, daySeconds * 0.6) * 1000;
+      const planned = await startDayExperiments(tenants, entries[0]!, new Date(plannedEndAt));
+      console.log(
+        `day on ${database.kind}${readUrl ? ' with its read replica' : ''}: ${ORGANIZATIONS} organizations, ${EVENTS_PER_ORGANIZATION} events each, ${servers.description}, ${minutes} min at rate x${rate}; setup ${((performance.now() - setupStarted) / 1000).toFixed(0)} s`,
+      );
+      console.log(
+        `server env: ${Object.entries(serverEnv)
+          .map(([name, value]) => `${name}=${value}`)
+          .join(' ')}`,
+      );
+      const loadAtStart = load1();
 
-  generatorDelay.disable();
-  report(tallies, daySeconds);
-  for (const line of [restartReport, haproxyReport(servers)]) if (line) console.log(line);
-  console.log(
-    `streams: ${streamed.streams} open, closed ${streamsClosedAfter.toFixed(1)} s after the day; of the sessions routed after each opened they owed ${streamed.expected} events, delivered ${streamed.delivered}, lost ${streamed.lost}; events delivered twice ${streamed.repeated}`,
-  );
-  console.log(
-    `load generator: event loop busy ${(performance.eventLoopUtilization(generatorBusy).utilization * 100).toFixed(0)} % of the day, its delay p50 ${ms(generatorDelay.percentile(50) / 1e6)} ms, p99 ${ms(generatorDelay.percentile(99) / 1e6)} ms, max ${ms(generatorDelay.max / 1e6)} ms`,
-  );
-  console.log(
-    importReport.line + `; streams received ${tallies.streamedOthers} events not from routing`,
-  );
-  console.log(endReport + `; sessions routed into it after end_at: ${tallies.routedAfterEnd}`);
-  servers.processes().forEach((_, i) =>
-    console.log(
-      rssReport(
-        i,
-        rss.map((sample) => sample[i]!),
-      ),
-    ),
-  );
-  console.log(
-    `load average (1 min): ${loadAtStart} at the start, ${load1()} at the end of the day`,
-  );
+      cpu.take();
+      const dayStart = performance.now();
+      const tallies = newTallies(dayStart);
+      const untilMs = dayStart + daySeconds * 1000;
+      const stopCalls = new AbortController();
+      const stopStreams = new AbortController();
+      // Every call of the day shares stopCalls' signal, as a customer's shutdown signal would: the
+      // SDK keeps a call's signal off its Request, so calls in flight add no listener to it, but
+      // each call waiting to retry does (many at once while a rolling restart or an overload lasts).
+      // Each of the day's streams (two per organization) listens to stopStreams'.
+      setMaxListeners(0, stopCalls.signal, stopStreams.signal);
+      const plan: DayPlan = {
+        baseUrls: entries,
+        rate,
+        untilMs,
+        signal: stopCalls.signal,
+        streamSignal: stopStreams.signal,
+        planned: { id: planned.id, endAt: plannedEndAt },
+      };
+      // The load generator's own event loop: every latency counts from when its call fell due, so
+      // a generator too busy to send on time shows here, not only as the server's slowness.
+      const generatorDelay = monitorEventLoopDelay({ resolution: 10 });
+      generatorDelay.enable();
+      const generatorBusy = performance.eventLoopUtilization();
+      const rss: number[][] = [];
+      const rssTimer = setInterval(() => rss.push(servers!.processes().map(rssOf)), RSS_EVERY_MS);
+      const days = Promise.all(tenants.map((tenant) => tenantDay(tenant, plan, tallies)));
+      const imported = importMidway(
+        database.url,
+        tenants[0]!,
+        importFile,
+        (daySeconds / 2) * 1000,
+        untilMs,
+      );
+      const ended = watchPlannedEnd(entries, tenants[0]!, planned.id, plannedEndAt, untilMs);
+      // A quarter into the day: done before the import midway, unless the machine is slow.
+      const restarted = values['rolling-restart']
+        ? rollingRestartAfter(servers, (daySeconds / 4) * 1000)
+        : undefined;
+      // Everything stops by itself at untilMs. The streams then close once they have delivered
+      // every session routed after they opened, or STREAM_CATCH_UP_MS after the day: what they owe
+      // then is lost. What is still in progress after the grace is cut.
+      await sleep(untilMs - performance.now() + 2_000);
+      while (tallies.streams.count().lost > 0 && performance.now() < untilMs + STREAM_CATCH_UP_MS) {
+        await sleep(250);
+      }
+      const streamed = tallies.streams.count();
+      const streamsClosedAfter = (performance.now() - untilMs) / 1000;
+      stopStreams.abort();
+      const cut = setTimeout(() => {
+        tallies.wire.over = true;
+        stopCalls.abort();
+      }, GRACE_MS);
+      const [, importReport, endReport, restartReport] = await Promise.all([
+        days,
+        imported,
+        ended,
+        restarted,
+      ]);
+      clearTimeout(cut);
+      clearInterval(rssTimer);
+      tallies.wire.over = true;
+      const dayCpu = cpu.take();
 
-  const serverAndDbPerMinute = cpuReport(dayCpu, importReport.cpu, minutes, tallies);
-  await database.settle();
-  await costPhases(tenants, plan, cpu);
-  await database.settle();
-  const closed = await closedLoop({
-    tenants,
-    entries,
-    directory,
-    seconds: closedSeconds,
-    settle: database.settle,
+      generatorDelay.disable();
+      report(tallies, daySeconds);
+      for (const line of [restartReport, haproxyReport(servers)]) if (line) console.log(line);
+      console.log(
+        `streams: ${streamed.streams} open, closed ${streamsClosedAfter.toFixed(1)} s after the day; of the sessions routed after each opened they owed ${streamed.expected} events, delivered ${streamed.delivered}, lost ${streamed.lost}; events delivered twice ${streamed.repeated}`,
+      );
+      console.log(
+        `load generator: event loop busy ${(performance.eventLoopUtilization(generatorBusy).utilization * 100).toFixed(0)} % of the day, its delay p50 ${ms(generatorDelay.percentile(50) / 1e6)} ms, p99 ${ms(generatorDelay.percentile(99) / 1e6)} ms, max ${ms(generatorDelay.max / 1e6)} ms`,
+      );
+      console.log(
+        importReport.line + `; streams received ${tallies.streamedOthers} events not from routing`,
+      );
+      console.log(endReport + `; sessions routed into it after end_at: ${tallies.routedAfterEnd}`);
+      servers.processes().forEach((_, i) =>
+        console.log(
+          rssReport(
+            i,
+            rss.map((sample) => sample[i]!),
+          ),
+        ),
+      );
+      console.log(
+        `load average (1 min): ${loadAtStart} at the start, ${load1()} at the end of the day`,
+      );
+
+      const serverAndDbPerMinute = cpuReport(dayCpu, importReport.cpu, minutes, tallies);
+      await database.settle();
+      await costPhases(tenants, plan, cpu);
+      await database.settle();
+      const closed = await closedLoop({
+        tenants,
+        entries,
+        database,
+        seconds: closedSeconds,
+      });
+      const size = await database.sizeBytes();
+      console.log(`database size at the end: ${(size / 1024 / 1024).toFixed(0)} MiB`);
+      const listLatencies = Latencies.merged(Object.values(tallies.lists).map((l) => l.latencies));
+      const errors =
+        tallies.wire.count((status) => status >= 500 || (status >= 400 && status !== 429)) +
+        tallies.wire.networkErrors;
+      const failed =
+        [tallies.routing, ...Object.values(tallies.lists), tallies.walks].reduce(
+          (n, shape) => n + shape.failed,
+          0,
+        ) + tallies.streamFailures.length;
+      console.log(
+        `day: refusals ${tallies.wire.count((status) => status === 429)}, errors ${errors}, ` +
+          `failed calls ${failed}, lost stream events ${streamed.lost}, ` +
+          `routing p99 ${ms(tallies.routing.latencies.percentile(99))} ms, list p99 ${ms(listLatencies.percentile(99))} ms, ` +
+          `stream p99 ${ms(tallies.delivery.percentile(99))} ms, varied/bare ${closed.toFixed(2)}, ` +
+          `server+db core-s per minute ${serverAndDbPerMinute.toFixed(1)}`,
+      );
+    } finally {
+      await servers?.stop();
+    }
   });
-  const size = await database.sizeBytes();
-  console.log(`database size at the end: ${(size / 1024 / 1024).toFixed(0)} MiB`);
-  const listLatencies = Latencies.merged(Object.values(tallies.lists).map((l) => l.latencies));
-  const errors =
-    tallies.wire.count((status) => status >= 500 || (status >= 400 && status !== 429)) +
-    tallies.wire.networkErrors;
-  const failed =
-    [tallies.routing, ...Object.values(tallies.lists), tallies.walks].reduce(
-      (n, shape) => n + shape.failed,
-      0,
-    ) + tallies.streamFailures.length;
-  console.log(
-    `day: refusals ${tallies.wire.count((status) => status === 429)}, errors ${errors}, ` +
-      `failed calls ${failed}, lost stream events ${streamed.lost}, ` +
-      `routing p99 ${ms(tallies.routing.latencies.percentile(99))} ms, list p99 ${ms(listLatencies.percentile(99))} ms, ` +
-      `stream p99 ${ms(tallies.delivery.percentile(99))} ms, varied/bare ${closed.toFixed(2)}, ` +
-      `server+db core-s per minute ${serverAndDbPerMinute.toFixed(1)}`,
-  );
-} finally {
-  await servers?.stop();
-  await database.drop();
-  rmSync(directory, { recursive: true, force: true });
 }
 
-function shapeRow(label: string, shape: ShapeTally, seconds: number): string {
+const shapeRow = columns(22, 9, 9, 8, 8, 8, 7, 5);
+
+function shapeLine(label: string, shape: ShapeTally, seconds: number): string {
   const { latencies } = shape;
-  return `${label.padEnd(22)} ${ms(latencies.percentile(50)).padStart(9)} ${ms(latencies.percentile(99)).padStart(9)} ${(latencies.count / seconds).toFixed(1).padStart(8)} ${String(latencies.count).padStart(8)} ${String(shape.refused).padStart(8)} ${String(shape.failed).padStart(7)} ${String(shape.cut).padStart(5)}`;
+  return shapeRow(
+    label,
+    ms(latencies.percentile(50)),
+    ms(latencies.percentile(99)),
+    (latencies.count / seconds).toFixed(1),
+    latencies.count,
+    shape.refused,
+    shape.failed,
+    shape.cut,
+  );
 }
 
 function report(tallies: DayTallies, seconds: number): void {
   console.log(
-    `\nopen loop, latency from when each call was due (SDK retries included):\n${'shape'.padEnd(22)} ${'p50 ms'.padStart(9)} ${'p99 ms'.padStart(9)} ${'ok/s'.padStart(8)} ${'ok'.padStart(8)} ${'429 end'.padStart(8)} ${'failed'.padStart(7)} ${'cut'.padStart(5)}`,
+    `\nopen loop, latency from when each call was due (SDK retries included):\n${shapeRow('shape', 'p50 ms', 'p99 ms', 'ok/s', 'ok', '429 end', 'failed', 'cut')}`,
   );
-  console.log(shapeRow('routing', tallies.routing, seconds));
+  console.log(shapeLine('routing', tallies.routing, seconds));
   for (const [resource, shape] of Object.entries(tallies.lists)) {
-    console.log(shapeRow(`list ${resource}`, shape, seconds));
+    console.log(shapeLine(`list ${resource}`, shape, seconds));
   }
-  console.log(shapeRow('iterate walk (whole)', tallies.walks, seconds));
+  console.log(shapeLine('iterate walk (whole)', tallies.walks, seconds));
   const lists = Object.values(tallies.lists);
   const minutes = Math.max(tallies.routing.byMinute.length, ...lists.map((l) => l.byMinute.length));
   const p99s = (parts: (minute: number) => Latencies[]) =>
@@ -370,6 +356,7 @@ function rssReport(index: number, samples: readonly number[]): string {
 
 /** `agentline events import` of the file into `tenant`, started `afterMs` into the day. */
 async function importMidway(
+  databaseUrl: string,
   tenant: DayTenant,
   file: string,
   afterMs: number,
@@ -381,7 +368,7 @@ async function importMidway(
   const started = performance.now();
   const child = spawn(process.execPath, args, {
     cwd: SERVER_DIR,
-    env: { ...process.env, DATABASE_URL: database.url },
+    env: { ...process.env, DATABASE_URL: databaseUrl },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   // Read in its own /proc while it runs, every 100 ms: what this process's ended children spent
@@ -393,8 +380,8 @@ async function importMidway(
   child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
   const cutOff = setTimeout(() => child.kill(), untilMs + GRACE_MS - performance.now());
   const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
-  const backendSeconds = isPostgresUrl(database.url)
-    ? cliBackendSeconds(database.url, exited)
+  const backendSeconds = isPostgresUrl(databaseUrl)
+    ? cliBackendSeconds(databaseUrl, exited)
     : Promise.resolve(0);
   const code = await exited;
   clearTimeout(cutOff);
@@ -410,12 +397,12 @@ async function importMidway(
  * stopped: says whether a read sent after end_at still found it running, and how the stop reads.
  */
 async function watchPlannedEnd(
+  entries: readonly string[],
   tenant: DayTenant,
   experimentId: number,
   endAt: number,
   untilMs: number,
 ): Promise<string> {
-  const { entries } = servers!;
   const client = createClient({ apiKey: tenant.adminKey, baseUrl: entries[1 % entries.length]! });
   const label = `planned end at ${new Date(endAt).toISOString()}`;
   await sleep(endAt - Date.now() - 1_000);

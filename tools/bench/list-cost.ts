@@ -1,23 +1,12 @@
 // What a varied list request costs inside the server, with no socket, thread or other client
-// beside it: `pnpm bench:list-cost [--requests 6000]`.
-//
-// Builds the day benchmark's 20 organizations (day-tenants.ts) in a temporary SQLite file and asks
-// the app itself (Hono's app.request, under tsx) for the day's varied lists (day-queries.ts), one
-// at a time, each right after /healthz; then reads the events pages alone, the repository's read
-// with no HTTP around it, by the shape of their search. The first quarter warms up and is not
-// counted. So it shows what an uncached list costs above an empty request before any socket,
-// thread hand-off or load: the floor under bench:day's varied lists, which that benchmark compares
-// with bare Hono answering the same bytes. Prints µs per request (mean, p50, p90) by resource and
-// by events shape, and last one line:
-// `list-cost: healthz X us, varied lists X us, events read alone X us`.
+// beside it: `pnpm bench list-cost [--requests 6000]`. The day's 20 organizations (day-tenants.ts)
+// in a SQLite file; the app itself (app.request) asked for the day's varied lists
+// (day-queries.ts), one at a time, each right after /healthz; then the events pages' repository
+// reads alone by search shape. The first quarter warms up. The floor under the day's varied lists;
+// the last line: `list-cost: healthz X us, varied lists X us, events read alone X us`.
 
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { parseArgs } from 'node:util';
 import { createApp } from '../../apps/server/src/app.js';
 import { createDb } from '../../apps/server/src/db/engine/client.js';
-import { migrateDb } from '../../apps/server/src/db/engine/migrate.js';
 import { listEvents } from '../../apps/server/src/db/repositories/events.js';
 import { EVENT_LIST } from '../../apps/server/src/domain/events.js';
 import { parseListQuery } from '../../apps/server/src/domain/list-query.js';
@@ -25,14 +14,8 @@ import { eventsList } from '../../apps/server/src/routes/events/events.routes.js
 import { cursorSigner } from '../../apps/server/src/serving/cursor-signer.js';
 import { createDayTenants } from './day-tenants.js';
 import { listPath, randomListQuery, type ListQuery } from './day-queries.js';
-import { Latencies } from './open-loop.js';
-
-const { values } = parseArgs({ options: { requests: { type: 'string', default: '6000' } } });
-const requests = Number(values.requests);
-if (!Number.isInteger(requests) || requests < 100) {
-  throw new Error('--requests takes a whole number of at least 100');
-}
-const warmUp = Math.floor(requests / 4);
+import { options, seeded, withBenchDatabase } from './harness.js';
+import { Latencies, columns } from './report.js';
 
 /** The shape of an events query's search: what decides which index (or none) reads it. */
 function eventsShape({ query }: Extract<ListQuery, { resource: 'events' }>): string {
@@ -51,78 +34,87 @@ function eventsShape({ query }: Extract<ListQuery, { resource: 'events' }>): str
   }
 }
 
-const us = (ms: number) => (ms * 1000).toFixed(0).padStart(6);
+const us = (ms: number) => (ms * 1000).toFixed(0);
+const columnsOf = columns(56, 6, 6, 6, 6);
 const row = (name: string, latencies: Latencies) =>
-  `${name.padEnd(56)} ${us(latencies.mean())} ${us(latencies.percentile(50))} ${us(latencies.percentile(90))} ${String(latencies.count).padStart(6)}`;
-const header = `${'µs per request'.padEnd(56)} ${'mean'.padStart(6)} ${'p50'.padStart(6)} ${'p90'.padStart(6)} ${'n'.padStart(6)}`;
+  columnsOf(
+    name,
+    us(latencies.mean()),
+    us(latencies.percentile(50)),
+    us(latencies.percentile(90)),
+    latencies.count,
+  );
+const header = columnsOf('µs per request', 'mean', 'p50', 'p90', 'n');
 const tally = (map: Map<string, Latencies>, name: string) => {
   let latencies = map.get(name);
   if (!latencies) map.set(name, (latencies = new Latencies()));
   return latencies;
 };
 
-const directory = mkdtempSync(join(tmpdir(), 'agentline-bench-list-cost-'));
-try {
-  const url = join(directory, 'day.db');
-  const setup = createDb(url);
-  await migrateDb(setup);
-  const tenants = await createDayTenants(setup, 20, 10_000);
-  await setup.close();
-  const db = createDb(url);
-  const app = createApp({ db });
-
-  const byResource = new Map<string, Latencies>();
-  for (let i = 0; i < requests; i += 1) {
-    const tenant = tenants[i % tenants.length]!;
-    const list = randomListQuery(tenant.organizationId);
-    const started = performance.now();
-    await (await app.request('/healthz')).text();
-    const healthzDone = performance.now();
-    const answer = await app.request(listPath(list), {
-      headers: { 'Service-API-Key': tenant.dashboardKey },
-    });
-    const body = await answer.text();
-    const listDone = performance.now();
-    if (answer.status !== 200) throw new Error(`${listPath(list)}: ${answer.status} ${body}`);
-    if (i < warmUp) continue;
-    tally(byResource, '/healthz').add(healthzDone - started);
-    tally(byResource, `list ${list.resource}`).add(listDone - healthzDone);
-    tally(byResource, 'varied lists, all').add(listDone - healthzDone);
+export async function run(args: readonly string[]): Promise<void> {
+  const values = options(args, { requests: '6000' });
+  const requests = Number(values.requests);
+  if (!Number.isInteger(requests) || requests < 100) {
+    throw new Error('--requests takes a whole number of at least 100');
   }
+  const warmUp = Math.floor(requests / 4);
+  // Always SQLite: the app reads in process, with no server or pool between.
+  await withBenchDatabase('list-cost', undefined, async ({ url }) => {
+    const tenants = await seeded(url, (setup) => createDayTenants(setup, 20, 10_000));
+    const db = createDb(url);
+    const app = createApp({ db });
 
-  const signer = await cursorSigner(db);
-  const querySchema = eventsList.request.query;
-  const byShape = new Map<string, Latencies>();
-  for (let i = 0, read = 0; read < requests / 2; i += 1) {
-    const tenant = tenants[i % tenants.length]!;
-    const list = randomListQuery(tenant.organizationId);
-    if (list.resource !== 'events') continue;
-    read += 1;
-    const params = querySchema.parse(
-      Object.fromEntries(
-        Object.entries(list.query).map(([name, value]) => [
-          name,
-          Array.isArray(value) ? value.map(String) : String(value),
-        ]),
-      ),
+    const byResource = new Map<string, Latencies>();
+    for (let i = 0; i < requests; i += 1) {
+      const tenant = tenants[i % tenants.length]!;
+      const list = randomListQuery(tenant.organizationId);
+      const started = performance.now();
+      await (await app.request('/healthz')).text();
+      const healthzDone = performance.now();
+      const answer = await app.request(listPath(list), {
+        headers: { 'Service-API-Key': tenant.dashboardKey },
+      });
+      const body = await answer.text();
+      const listDone = performance.now();
+      if (answer.status !== 200) throw new Error(`${listPath(list)}: ${answer.status} ${body}`);
+      if (i < warmUp) continue;
+      tally(byResource, '/healthz').add(healthzDone - started);
+      tally(byResource, `list ${list.resource}`).add(listDone - healthzDone);
+      tally(byResource, 'varied lists, all').add(listDone - healthzDone);
+    }
+
+    const signer = await cursorSigner(db);
+    const querySchema = eventsList.request.query;
+    const byShape = new Map<string, Latencies>();
+    for (let i = 0, read = 0; read < requests / 2; i += 1) {
+      const tenant = tenants[i % tenants.length]!;
+      const list = randomListQuery(tenant.organizationId);
+      if (list.resource !== 'events') continue;
+      read += 1;
+      const params = querySchema.parse(
+        Object.fromEntries(
+          Object.entries(list.query).map(([name, value]) => [
+            name,
+            Array.isArray(value) ? value.map(String) : String(value),
+          ]),
+        ),
+      );
+      const query = await parseListQuery(EVENT_LIST, params, tenant.organizationId, signer);
+      const started = performance.now();
+      await listEvents(db, tenant.organizationId, query);
+      const ms = performance.now() - started;
+      if (read <= warmUp / 2) continue;
+      tally(byShape, `events read alone, ${eventsShape(list)}`).add(ms);
+      tally(byShape, 'events read alone, all').add(ms);
+    }
+    await db.close();
+
+    console.log(`in process, one request at a time, ${requests - warmUp} counted:\n${header}`);
+    for (const [name, latencies] of [...byResource, ...byShape]) console.log(row(name, latencies));
+    const mean = (map: Map<string, Latencies>, name: string) =>
+      (map.get(name)!.mean() * 1000).toFixed(0);
+    console.log(
+      `list-cost: healthz ${mean(byResource, '/healthz')} us, varied lists ${mean(byResource, 'varied lists, all')} us, events read alone ${mean(byShape, 'events read alone, all')} us`,
     );
-    const query = await parseListQuery(EVENT_LIST, params, tenant.organizationId, signer);
-    const started = performance.now();
-    await listEvents(db, tenant.organizationId, query);
-    const ms = performance.now() - started;
-    if (read <= warmUp / 2) continue;
-    tally(byShape, `events read alone, ${eventsShape(list)}`).add(ms);
-    tally(byShape, 'events read alone, all').add(ms);
-  }
-  await db.close();
-
-  console.log(`in process, one request at a time, ${requests - warmUp} counted:\n${header}`);
-  for (const [name, latencies] of [...byResource, ...byShape]) console.log(row(name, latencies));
-  const mean = (map: Map<string, Latencies>, name: string) =>
-    (map.get(name)!.mean() * 1000).toFixed(0);
-  console.log(
-    `list-cost: healthz ${mean(byResource, '/healthz')} us, varied lists ${mean(byResource, 'varied lists, all')} us, events read alone ${mean(byShape, 'events read alone, all')} us`,
-  );
-} finally {
-  rmSync(directory, { recursive: true, force: true });
+  });
 }

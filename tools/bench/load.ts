@@ -2,17 +2,7 @@
 
 import autocannon from 'autocannon';
 import { newIdempotencyKey } from '../../packages/sdk/src/index.js';
-
-export interface LoadResult {
-  requests: number;
-  non2xx: number;
-  /** Of the non-2xx answers, the 429s (a busy key's refused requests). */
-  refused: number;
-  errors: number;
-  requestsPerSecond: number;
-  p50Ms: number;
-  p99Ms: number;
-}
+import { columns } from './report.js';
 
 /** One autocannon run, bounded by time only. */
 export async function load(options: {
@@ -29,7 +19,7 @@ export async function load(options: {
   bodyOf?: () => string;
   /** The headers of the n-th request (n from 0), instead of `headers` on all of them. */
   headersOf?: (n: number) => Record<string, string>;
-}): Promise<LoadResult> {
+}) {
   let sent = 0;
   const result = await autocannon({
     url: options.url,
@@ -62,6 +52,7 @@ export async function load(options: {
   return {
     requests: result.requests.total,
     non2xx: result.non2xx,
+    /** Of the non-2xx answers, the 429s (a busy key's refused requests). */
     refused: result.statusCodeStats?.['429']?.count ?? 0,
     errors: result.errors,
     requestsPerSecond: result.requests.average,
@@ -70,8 +61,19 @@ export async function load(options: {
   };
 }
 
-export function formatRow(label: string, r: LoadResult): string {
-  return `${label.padEnd(38)} ${r.p50Ms.toFixed(2).padStart(8)} ${r.p99Ms.toFixed(2).padStart(8)} ${Math.round(r.requestsPerSecond).toString().padStart(9)} ${String(r.requests).padStart(9)} ${String(r.non2xx + r.errors).padStart(7)}`;
-}
+export type LoadResult = Awaited<ReturnType<typeof load>>;
 
-export const TABLE_HEADER = `${'shape'.padEnd(38)} ${'p50 ms'.padStart(8)} ${'p99 ms'.padStart(8)} ${'req/s'.padStart(9)} ${'requests'.padStart(9)} ${'errors'.padStart(7)}`;
+const loadRow = columns(38, 8, 8, 9, 9, 7);
+
+export const TABLE_HEADER = loadRow('shape', 'p50 ms', 'p99 ms', 'req/s', 'requests', 'errors');
+
+export function formatRow(label: string, r: LoadResult): string {
+  return loadRow(
+    label,
+    r.p50Ms.toFixed(2),
+    r.p99Ms.toFixed(2),
+    Math.round(r.requestsPerSecond),
+    r.requests,
+    r.non2xx + r.errors,
+  );
+}

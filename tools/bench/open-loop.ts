@@ -4,39 +4,6 @@
 // people waiting; here a late answer leaves the next arrivals on time, and each latency counts
 // from the moment its work was due, not from when the client got round to sending it.
 
-/** Latency samples in milliseconds, and the percentiles of them. */
-export class Latencies {
-  private readonly samples: number[] = [];
-
-  static merged(parts: readonly Latencies[]): Latencies {
-    const all = new Latencies();
-    for (const part of parts) for (const sample of part.samples) all.samples.push(sample);
-    return all;
-  }
-
-  add(ms: number): void {
-    this.samples.push(ms);
-  }
-
-  get count(): number {
-    return this.samples.length;
-  }
-
-  /** The mean, or NaN without samples. */
-  mean(): number {
-    return this.samples.reduce((sum, sample) => sum + sample, 0) / this.samples.length;
-  }
-
-  /** The `p`-th percentile (0 to 100), or NaN without samples. */
-  percentile(p: number): number {
-    if (this.samples.length === 0) return Number.NaN;
-    this.samples.sort((a, b) => a - b);
-    return this.samples[
-      Math.min(this.samples.length - 1, Math.floor((p / 100) * this.samples.length))
-    ]!;
-  }
-}
-
 /** Gaps of a Poisson process: independent arrivals at `perSecond` on average. */
 export function poissonGapsMs(perSecond: number): () => number {
   return () => (-Math.log(1 - Math.random()) * 1000) / perSecond;

@@ -1,51 +1,26 @@
-// Every shape of query the events list accepts, at its depths: `pnpm bench:shapes [--database
-// postgres://...] [--events 1000000] [--samples 8] [--cell-seconds 10]`. Writes `--events`
-// events into one organization (the events benchmark's data, bench-events.ts), starts the real
-// server and, while the organization routes 10 sessions/s through the SDK (each writes events:
-// every answer is read at a new version, so no count or answer kept for one stands in), asks each
-// cell `--samples` times through the SDK, one request at a time, never the same URL twice (another
-// page, limit or value each time). The cells: each of the ten properties as order_by, both
-// directions, at page 0, the middle page and the last; each search field alone (page 0 and the
-// middle page of its matches); a one-day window; a word and a rare number of the description;
-// search pairs; an order with a search. Prints p50 and p99 per cell, the deep pages' p99 over
-// page 0's, and flags a cell whose p99 is over 50 ms or whose deep page is over 2x page 0's. A
-// cell stops after `--cell-seconds` of asking (with at least two samples), so a slow one keeps
-// the run bounded; a 422 query_timeout counts as the time it took and is flagged.
+// Every shape of query the events list accepts, at its depths: `pnpm bench shapes [--database
+// postgres://...] [--events 1000000] [--samples 8] [--cell-seconds 10]`.
+//
+// `--events` generated events in one organization (bench-events.ts); while it routes 10 sessions/s
+// through the SDK (each writes events, so every answer is read at a new version), each cell is
+// asked `--samples` times, one request at a time, never the same URL twice. Cells: each property
+// as order_by, both directions, at page 0, the middle and the last page; each search field, a
+// window, search pairs, an order with a search, at page 0 and the middle. A cell stops after
+// `--cell-seconds` (two samples at least); a 422 query_timeout counts as the time it took.
 
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { parseArgs } from 'node:util';
-import { createDb, isPostgresUrl } from '../../apps/server/src/db/engine/client.js';
-import { migrateDb } from '../../apps/server/src/db/engine/migrate.js';
 import { EVENT_PROPERTIES } from '../../apps/server/src/vocabulary/events.js';
-import { startServerProcess } from '../../apps/server/test/support/server-process.js';
 import {
   ApiError,
   createClient,
   type AgentlineClient,
   type EventListQuery,
 } from '../../packages/sdk/src/index.js';
-import { createBenchDatabase } from './bench-database.js';
-import { buildEvents, TOPICS } from './bench-events.js';
+import { organizationWithEvents, TOPICS } from './bench-events.js';
 import { benchRoutingTenant, randomCaller } from './bench-tenant.js';
-import { Latencies, openLoop, steadyGapsMs } from './open-loop.js';
+import { options, withBenchDatabase, withServer } from './harness.js';
+import { openLoop, steadyGapsMs } from './open-loop.js';
+import { Latencies } from './report.js';
 
-const { values } = parseArgs({
-  options: {
-    events: { type: 'string', default: '1000000' },
-    samples: { type: 'string', default: '8' },
-    'cell-seconds': { type: 'string', default: '10' },
-    database: { type: 'string' },
-  },
-});
-if (values.database !== undefined && !isPostgresUrl(values.database)) {
-  throw new Error('--database takes a postgres:// URL; without it the bench uses SQLite');
-}
-const eventCount = Number(values.events);
-const samples = Number(values.samples);
-const cellMs = Number(values['cell-seconds']) * 1000;
-if (!Number.isInteger(samples) || samples < 2) throw new Error('--samples takes 2 or more');
 const LIMIT = 25;
 /** The bar every cell is held to: its p99, and a deep page's p99 over page 0's. */
 const MAX_P99_MS = 50;
@@ -68,7 +43,7 @@ const search = (pairs: Array<[string, string]>): EventListQuery => ({
 /** The i-th of a list of values, round and round: each sample takes the next. */
 const nth = <T>(list: readonly T[], i: number): T => list[i % list.length]!;
 
-function cells(organizationId: number): Cell[] {
+function cells(organizationId: number, eventCount: number): Cell[] {
   // The generated events' identifiers (bench-events.ts): sessions s-<seed>-N, the seed being the
   // organization's id, ten events each.
   const seed = organizationId;
@@ -154,14 +129,8 @@ function cells(organizationId: number): Cell[] {
   ];
 }
 
-interface Asked {
-  ms: number;
-  total: number;
-  timedOut: boolean;
-}
-
 /** One page, timed as the customer sees it; a query_timeout 422 is a result, not a failure. */
-async function ask(client: AgentlineClient, query: EventListQuery): Promise<Asked> {
+async function ask(client: AgentlineClient, query: EventListQuery) {
   const started = performance.now();
   try {
     const answer = await client.events.list(query);
@@ -183,40 +152,36 @@ interface Row {
 }
 
 /** The cell's samples at page 0 (each a different limit), then at each depth of its matches. */
-async function measureCell(client: AgentlineClient, cell: Cell): Promise<Row[]> {
-  const first: Row = {
-    cell: cell.label,
-    depth: 'page 0',
-    times: new Latencies(),
-    timeouts: 0,
-    ratio: null,
-  };
-  const totals: number[] = [];
-  const started = performance.now();
-  for (let i = 0; i < samples && (i < 2 || performance.now() - started < cellMs); i += 1) {
-    // Limits 25, 26, ...: the same first page is never asked twice.
-    const asked = await ask(client, { ...cell.query(i), limit: LIMIT + i });
-    first.times.add(asked.ms);
-    first.timeouts += asked.timedOut ? 1 : 0;
-    totals.push(asked.total);
-  }
-  const rows = [first];
-  for (const depth of cell.depths) {
+async function measureCell(
+  client: AgentlineClient,
+  cell: Cell,
+  samples: number,
+  cellMs: number,
+): Promise<Row[]> {
+  /** Up to `count` samples, `query(i)` the i-th, stopping after cellMs once it has two. */
+  const sampled = async (depth: string, count: number, query: (i: number) => EventListQuery) => {
     const row: Row = { cell: cell.label, depth, times: new Latencies(), timeouts: 0, ratio: null };
-    const depthStarted = performance.now();
-    for (
-      let i = 0;
-      i < totals.length && (i < 2 || performance.now() - depthStarted < cellMs);
-      i += 1
-    ) {
-      const lastPage = Math.max(0, Math.ceil(totals[i]! / LIMIT) - 1);
-      // Neighbouring pages, so no two samples ask the same one (and none page 0's).
-      const page = depth === 'last' ? lastPage - i : Math.floor(lastPage / 2) + i;
-      const asked = await ask(client, { ...cell.query(i), limit: LIMIT, page: Math.max(1, page) });
+    const totals: number[] = [];
+    const started = performance.now();
+    for (let i = 0; i < count && (i < 2 || performance.now() - started < cellMs); i += 1) {
+      const asked = await ask(client, { ...cell.query(i), ...query(i) });
       row.times.add(asked.ms);
       row.timeouts += asked.timedOut ? 1 : 0;
+      totals.push(asked.total);
     }
-    row.ratio = row.times.percentile(99) / first.times.percentile(99);
+    return { row, totals };
+  };
+  // Limits 25, 26, ...: the same first page is never asked twice.
+  const first = await sampled('page 0', samples, (i) => ({ limit: LIMIT + i }));
+  const rows = [first.row];
+  for (const depth of cell.depths) {
+    const { row } = await sampled(depth, first.totals.length, (i) => {
+      const lastPage = Math.max(0, Math.ceil(first.totals[i]! / LIMIT) - 1);
+      // Neighbouring pages, so no two samples ask the same one (and none page 0's).
+      const page = depth === 'last' ? lastPage - i : Math.floor(lastPage / 2) + i;
+      return { limit: LIMIT, page: Math.max(1, page) };
+    });
+    row.ratio = row.times.percentile(99) / first.row.times.percentile(99);
     rows.push(row);
   }
   return rows;
@@ -235,61 +200,61 @@ function printRow(row: Row, flagged: string[]): void {
   );
 }
 
-const directory = mkdtempSync(join(tmpdir(), 'agentline-bench-shapes-'));
-const database = await createBenchDatabase(directory, values.database, 'shapes');
-try {
-  const setup = createDb(database.url);
-  await migrateDb(setup);
-  const tenant = await benchRoutingTenant(setup, 'Bench');
-  await buildEvents(setup, [tenant.organizationId], eventCount);
-  await setup.close();
-  await database.settle();
-
-  const server = await startServerProcess({ DATABASE_URL: database.url }, { keepOutput: false });
-  try {
-    const client = createClient({ apiKey: tenant.key, baseUrl: server.baseUrl });
-    const router = createClient({ apiKey: tenant.key, baseUrl: server.baseUrl });
-    const routing = new Latencies();
-    let measuring = true;
-    const routed = openLoop({
-      untilMs: Number.POSITIVE_INFINITY,
-      firstGapMs: 0,
-      gapMs: () =>
-        measuring ? steadyGapsMs(1000 / ROUTED_PER_SECOND)() : Number.POSITIVE_INFINITY,
-      maxInFlight: 4,
-      work: async (dueAt) => {
-        await router.sessions.route(tenant.targetId, { user_id: randomCaller() });
-        routing.add(performance.now() - dueAt);
-      },
+export async function run(args: readonly string[]): Promise<void> {
+  const values = options(args, {
+    events: '1000000',
+    samples: '8',
+    'cell-seconds': '10',
+    database: undefined,
+  });
+  const eventCount = Number(values.events);
+  const samples = Number(values.samples);
+  const cellMs = Number(values['cell-seconds']) * 1000;
+  if (!Number.isInteger(samples) || samples < 2) throw new Error('--samples takes 2 or more');
+  await withBenchDatabase('shapes', values.database, async (database) => {
+    const tenant = await organizationWithEvents(database, eventCount, (db) =>
+      benchRoutingTenant(db, 'Bench'),
+    );
+    await withServer(database.url, {}, async (server) => {
+      const client = createClient({ apiKey: tenant.key, baseUrl: server.baseUrl });
+      const router = createClient({ apiKey: tenant.key, baseUrl: server.baseUrl });
+      const routing = new Latencies();
+      let measuring = true;
+      const routed = openLoop({
+        untilMs: Number.POSITIVE_INFINITY,
+        firstGapMs: 0,
+        gapMs: () =>
+          measuring ? steadyGapsMs(1000 / ROUTED_PER_SECOND)() : Number.POSITIVE_INFINITY,
+        maxInFlight: 4,
+        work: async (dueAt) => {
+          await router.sessions.route(tenant.targetId, { user_id: randomCaller() });
+          routing.add(performance.now() - dueAt);
+        },
+      });
+      // The server's first answers (its connections, the organization's count) are not a cell's.
+      await client.events.list({ limit: 0 });
+      await client.events.list({ limit: 1, order_by: 'user_id' });
+      console.log(
+        `\npages of ${LIMIT} on ${database.kind}: ${eventCount} events of one organization, ` +
+          `${samples} different queries per cell (at most ${cellMs / 1000} s a cell), one at a time, ` +
+          `beside ${ROUTED_PER_SECOND} routed sessions/s`,
+      );
+      console.log('| cell | depth | samples | p50 ms | p99 ms | deep p99 / page 0 p99 | flags |');
+      console.log('|---|---|---|---|---|---|---|');
+      const flagged: string[] = [];
+      const runStarted = performance.now();
+      for (const cell of cells(tenant.organizationId, eventCount)) {
+        for (const row of await measureCell(client, cell, samples, cellMs)) printRow(row, flagged);
+      }
+      measuring = false;
+      await routed;
+      console.log(
+        `\nrouting beside it: ${routing.count} sessions, p50 ${routing.percentile(50).toFixed(1)} ms, ` +
+          `p99 ${routing.percentile(99).toFixed(1)} ms; cells asked in ${((performance.now() - runStarted) / 1000).toFixed(0)} s`,
+      );
+      console.log(
+        `shapes: ${flagged.length} rows over ${MAX_P99_MS} ms p99 or ${MAX_DEPTH_RATIO}x page 0${flagged.length > 0 ? `: ${flagged.join('; ')}` : ''}`,
+      );
     });
-    // The server's first answers (its connections, the organization's count) are not a cell's.
-    await client.events.list({ limit: 0 });
-    await client.events.list({ limit: 1, order_by: 'user_id' });
-    console.log(
-      `\npages of ${LIMIT} on ${database.url.startsWith('postgres') ? 'postgres' : 'sqlite'}: ${eventCount} events of one organization, ` +
-        `${samples} different queries per cell (at most ${cellMs / 1000} s a cell), one at a time, ` +
-        `beside ${ROUTED_PER_SECOND} routed sessions/s`,
-    );
-    console.log('| cell | depth | samples | p50 ms | p99 ms | deep p99 / page 0 p99 | flags |');
-    console.log('|---|---|---|---|---|---|---|');
-    const flagged: string[] = [];
-    const runStarted = performance.now();
-    for (const cell of cells(tenant.organizationId)) {
-      for (const row of await measureCell(client, cell)) printRow(row, flagged);
-    }
-    measuring = false;
-    await routed;
-    console.log(
-      `\nrouting beside it: ${routing.count} sessions, p50 ${routing.percentile(50).toFixed(1)} ms, ` +
-        `p99 ${routing.percentile(99).toFixed(1)} ms; cells asked in ${((performance.now() - runStarted) / 1000).toFixed(0)} s`,
-    );
-    console.log(
-      `shapes: ${flagged.length} rows over ${MAX_P99_MS} ms p99 or ${MAX_DEPTH_RATIO}x page 0${flagged.length > 0 ? `: ${flagged.join('; ')}` : ''}`,
-    );
-  } finally {
-    await server.stop();
-  }
-} finally {
-  await database.drop();
-  rmSync(directory, { recursive: true, force: true });
+  });
 }

@@ -1,216 +1,194 @@
-// Soak: mixed traffic (event, prompt and experiment lists, whole experiment life cycles, session
-// routing) against the real server process on 127.0.0.1 for a bounded time, reporting requests,
-// errors, latency and the server's memory over time. Exits non-zero on any 5xx or network error,
-// or when memory keeps growing after warm-up.
-//
-//   pnpm soak                       # 10 s warm-up, then 60 s measured, 16 workers
-//   pnpm soak --seconds 15          # the short mode CI runs
+// Soak: `pnpm bench soak [--seconds 60] [--warm-up-seconds 10] [--workers 16]` (CI runs
+// `--seconds 15`). Mixed traffic (lists, whole experiment life cycles, session routing, bad input)
+// against the real server process; requests, errors, latency and the server's memory over time.
+// Exits non-zero on any 5xx or network error, or when memory keeps growing after warm-up.
 
-import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { parseArgs } from 'node:util';
-import { createDb } from '../../apps/server/src/db/engine/client.js';
-import { migrateDb } from '../../apps/server/src/db/engine/migrate.js';
-import { loadedIds } from '../../apps/server/src/records/load-result.js';
-import { loadPlatformRecords } from '../../apps/server/src/records/loader.js';
-import { platformRecordsSchema } from '../../apps/server/src/records/format.js';
-import { benchTenant } from './bench-tenant.js';
-import { startServerProcess } from '../../apps/server/test/support/server-process.js';
+import { tenantWithRecords } from './bench-tenant.js';
+import { options, seeded, withBenchDatabase, withServer } from './harness.js';
+import { Latencies } from './report.js';
 
-const { values } = parseArgs({
-  options: {
-    seconds: { type: 'string', default: '60' },
-    // The bounded caches fill in the first ~13 s of this traffic (RSS 240 -> 340 MiB on the
-    // 2-core VM, then flat for a minute), so memory is judged only after them.
-    'warm-up-seconds': { type: 'string', default: '10' },
-    workers: { type: 'string', default: '16' },
-    'max-requests': { type: 'string', default: '2000000' },
-  },
-});
-const SECONDS = Number(values.seconds);
-const WORKERS = Number(values.workers);
-const MAX_REQUESTS = Number(values['max-requests']);
-const WARM_UP_SECONDS = Number(values['warm-up-seconds']);
 // After warm-up the server's RSS may move within this much of its post-warm-up level.
 const ALLOWED_RSS_GROWTH = 1.25;
 
-const directory = mkdtempSync(join(tmpdir(), 'agentline-soak-'));
-const databaseUrl = join(directory, 'soak.db');
-const db = createDb(databaseUrl);
-assert(db.kind === 'sqlite', 'the soak writes a SQLite file');
-await migrateDb(db);
-// An organization with an admin role and key, as the server tests make them.
-const { organizationId, key: fullKey } = await benchTenant(db, 'Soak');
-const llm = { model: 'gpt-4o', provider: 'openai', version: null };
-const { records } = await loadPlatformRecords(
-  db,
-  organizationId,
-  platformRecordsSchema.parse({
-    prompts: [{ name: 'p', context: 'Answer.', llm_config: llm }],
-    agents: Array.from({ length: 4 }, (_, i) => ({
-      name: `agent-${i}`,
-      prompt: 'p',
-      pinned_prompt_version: 1,
-    })),
-    channels: [
-      {
-        name: 'web',
-        kind: 'web_chat',
-        targets: Array.from({ length: WORKERS }, (_, i) => ({
-          target: `t-${i}`,
-          agent: 'agent-0',
+export async function run(args: readonly string[]): Promise<void> {
+  const values = options(args, {
+    seconds: '60',
+    // The bounded caches fill in the first ~13 s of this traffic (RSS 240 -> 340 MiB on the
+    // 2-core VM, then flat for a minute), so memory is judged only after them.
+    'warm-up-seconds': '10',
+    workers: '16',
+    'max-requests': '2000000',
+  });
+  const SECONDS = Number(values.seconds);
+  const WORKERS = Number(values.workers);
+  const MAX_REQUESTS = Number(values['max-requests']);
+  const WARM_UP_SECONDS = Number(values['warm-up-seconds']);
+  const tally = { requests: 0, by4xx: 0, failures: [] as string[], latencies: new Latencies() };
+  const rss: Array<{ second: number; mib: number }> = [];
+  let started = 0;
+  /** Where the workers send, once the organization and the server are up. */
+  const to = { baseUrl: '', headers: {}, targetIds: [0], agentIds: [0] };
+  await withBenchDatabase('soak', undefined, async ({ url }) => {
+    const tenant = await seeded(url, (db) =>
+      tenantWithRecords(db, 'Soak', {
+        prompts: [
+          {
+            name: 'p',
+            context: 'Answer.',
+            llm_config: { model: 'gpt-4o', provider: 'openai', version: null },
+          },
+        ],
+        agents: Array.from({ length: 4 }, (_, i) => ({
+          name: `agent-${i}`,
+          prompt: 'p',
+          pinned_prompt_version: 1,
         })),
-      },
-    ],
-  }),
-);
-const targetIds = Object.values(loadedIds(records, 'channel_targets'));
-await db.close();
-const agentIds = Object.values(loadedIds(records, 'agents'));
-
-const server = await startServerProcess({ DATABASE_URL: databaseUrl }, { keepOutput: false });
-const headers = { 'Service-API-Key': fullKey, 'Content-Type': 'application/json' };
-
-interface Tally {
-  requests: number;
-  by4xx: number;
-  failures: string[];
-  latencies: number[];
-}
-const tally: Tally = { requests: 0, by4xx: 0, failures: [], latencies: [] };
-
-/** The answer's JSON (only an experiment's `id` is read), or null when no answer came. */
-async function call(method: string, path: string, body?: unknown): Promise<{ id?: number } | null> {
-  const started = performance.now();
-  try {
-    const res = await fetch(`${server.baseUrl}${path}`, {
-      method,
-      headers,
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const json = (await res.json()) as { id?: number };
-    tally.latencies.push(performance.now() - started);
-    tally.requests += 1;
-    if (res.status >= 500)
-      tally.failures.push(`${method} ${path}: ${res.status} ${JSON.stringify(json)}`);
-    else if (res.status >= 400) tally.by4xx += 1;
-    return json;
-  } catch (error) {
-    tally.requests += 1;
-    tally.failures.push(`${method} ${path}: ${(error as Error).message}`);
-    return null;
-  }
-}
-
-/** One worker owns one target, so its experiment life cycles never collide with another's. */
-async function worker(index: number, deadline: number): Promise<void> {
-  const targetId = targetIds[index % targetIds.length]!;
-  let n = 0;
-  while (Date.now() < deadline && tally.requests < MAX_REQUESTS) {
-    n += 1;
-    switch (n % 10) {
-      case 0: {
-        const experiment = await call('POST', '/api/v1/experiments/', {
-          name: `soak ${index}-${n}`,
-          target_id: targetId,
-          variants: [
-            { name: 'a', weight: 60, is_control: true, agent_id: agentIds[0] },
-            { name: 'b', weight: 40, agent_id: agentIds[1 + (n % 3)] },
-          ],
-        });
-        if (!experiment?.id) break;
-        await call('POST', `/api/v1/experiments/${experiment.id}/start`);
-        for (let i = 0; i < 5; i += 1) {
-          await call('POST', `/api/v1/channels/targets/${targetId}/sessions`, {
-            user_id: `u-${n}-${i}`,
-          });
-        }
-        await call('GET', `/api/v1/experiments/${experiment.id}/results`);
-        await call('POST', `/api/v1/experiments/${experiment.id}/stop`);
-        await call('DELETE', `/api/v1/experiments/${experiment.id}`);
-        break;
+        channels: [
+          {
+            name: 'web',
+            kind: 'web_chat',
+            targets: Array.from({ length: WORKERS }, (_, i) => ({
+              target: `t-${i}`,
+              agent: 'agent-0',
+            })),
+          },
+        ],
+      }),
+    );
+    await withServer(url, {}, async (server) => {
+      Object.assign(to, {
+        baseUrl: server.baseUrl,
+        headers: { 'Service-API-Key': tenant.key, 'Content-Type': 'application/json' },
+        targetIds: tenant.targetIds,
+        agentIds: Object.values(tenant.agentIds),
+      });
+      started = Date.now();
+      const sampler = setInterval(() => {
+        rss.push({ second: Math.round((Date.now() - started) / 1000), mib: server.rssMiB() });
+      }, 1000);
+      try {
+        const deadline = started + (WARM_UP_SECONDS + SECONDS) * 1000;
+        await Promise.all(Array.from({ length: WORKERS }, (_, i) => worker(i, deadline)));
+      } finally {
+        clearInterval(sampler);
       }
-      case 1:
-      case 2:
-        await call('GET', '/api/v1/events/?limit=25');
-        break;
-      case 3:
-        await call(
-          'GET',
-          '/api/v1/events/?search_fields=type&search_field_values=session-started&limit=10',
-        );
-        break;
-      case 4:
-        await call('GET', '/api/v1/prompts/');
-        break;
-      case 5:
-        await call('GET', '/api/v1/experiments/?order_by=id&order_by_direction=desc');
-        break;
-      case 6:
-        // Deliberately bad input: a 4xx is expected and counted, never an error.
-        await call('GET', '/api/v1/events/?limit=5000');
-        break;
-      default:
-        await call('POST', `/api/v1/channels/targets/${targetId}/sessions`, {
-          user_id: `caller-${n % 50}`,
-        });
+    });
+  });
+
+  /** The answer's JSON (only an experiment's `id` is read), or null when no answer came. */
+  async function call(
+    method: string,
+    path: string,
+    body?: unknown,
+  ): Promise<{ id?: number } | null> {
+    const sent = performance.now();
+    try {
+      const res = await fetch(`${to.baseUrl}${path}`, {
+        method,
+        headers: to.headers,
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+      const json = (await res.json()) as { id?: number };
+      tally.latencies.add(performance.now() - sent);
+      tally.requests += 1;
+      if (res.status >= 500)
+        tally.failures.push(`${method} ${path}: ${res.status} ${JSON.stringify(json)}`);
+      else if (res.status >= 400) tally.by4xx += 1;
+      return json;
+    } catch (error) {
+      tally.requests += 1;
+      tally.failures.push(`${method} ${path}: ${(error as Error).message}`);
+      return null;
     }
   }
-}
 
-const rss: Array<{ second: number; mib: number }> = [];
-const started = Date.now();
-const sampler = setInterval(() => {
-  rss.push({ second: Math.round((Date.now() - started) / 1000), mib: server.rssMiB() });
-}, 1000);
+  /** One worker owns one target, so its experiment life cycles never collide with another's. */
+  async function worker(index: number, deadline: number): Promise<void> {
+    const { targetIds, agentIds } = to;
+    const targetId = targetIds[index % targetIds.length]!;
+    let n = 0;
+    while (Date.now() < deadline && tally.requests < MAX_REQUESTS) {
+      n += 1;
+      switch (n % 10) {
+        case 0: {
+          const experiment = await call('POST', '/api/v1/experiments/', {
+            name: `soak ${index}-${n}`,
+            target_id: targetId,
+            variants: [
+              { name: 'a', weight: 60, is_control: true, agent_id: agentIds[0] },
+              { name: 'b', weight: 40, agent_id: agentIds[1 + (n % 3)] },
+            ],
+          });
+          if (!experiment?.id) break;
+          await call('POST', `/api/v1/experiments/${experiment.id}/start`);
+          for (let i = 0; i < 5; i += 1) {
+            await call('POST', `/api/v1/channels/targets/${targetId}/sessions`, {
+              user_id: `u-${n}-${i}`,
+            });
+          }
+          await call('GET', `/api/v1/experiments/${experiment.id}/results`);
+          await call('POST', `/api/v1/experiments/${experiment.id}/stop`);
+          await call('DELETE', `/api/v1/experiments/${experiment.id}`);
+          break;
+        }
+        case 1:
+        case 2:
+          await call('GET', '/api/v1/events/?limit=25');
+          break;
+        case 3:
+          await call(
+            'GET',
+            '/api/v1/events/?search_fields=type&search_field_values=session-started&limit=10',
+          );
+          break;
+        case 4:
+          await call('GET', '/api/v1/prompts/');
+          break;
+        case 5:
+          await call('GET', '/api/v1/experiments/?order_by=id&order_by_direction=desc');
+          break;
+        case 6:
+          // Deliberately bad input: a 4xx is expected and counted, never an error.
+          await call('GET', '/api/v1/events/?limit=5000');
+          break;
+        default:
+          await call('POST', `/api/v1/channels/targets/${targetId}/sessions`, {
+            user_id: `caller-${n % 50}`,
+          });
+      }
+    }
+  }
 
-try {
-  const deadline = started + (WARM_UP_SECONDS + SECONDS) * 1000;
-  await Promise.all(Array.from({ length: WORKERS }, (_, i) => worker(i, deadline)));
-} finally {
-  clearInterval(sampler);
-  await server.stop();
-  rmSync(directory, { recursive: true, force: true });
-}
+  const percentile = (p: number) => tally.latencies.percentile(p) || 0;
+  const afterWarmUp = rss.filter((s) => s.second >= WARM_UP_SECONDS);
+  const baseline = afterWarmUp[0]?.mib ?? 0;
+  const peak = Math.max(...afterWarmUp.map((s) => s.mib));
+  const elapsed = (Date.now() - started) / 1000;
 
-const sorted = [...tally.latencies].sort((a, b) => a - b);
-const percentile = (p: number) =>
-  sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;
-const afterWarmUp = rss.filter((s) => s.second >= WARM_UP_SECONDS);
-const baseline = afterWarmUp[0]?.mib ?? 0;
-const peak = Math.max(...afterWarmUp.map((s) => s.mib));
-const elapsed = (Date.now() - started) / 1000;
-
-console.log(
-  `soak: ${WARM_UP_SECONDS} s warm-up + ${SECONDS} s measured, ${WORKERS} workers, server on 127.0.0.1`,
-);
-console.log(
-  `requests ${tally.requests} (${Math.round(tally.requests / elapsed)}/s), 4xx ${tally.by4xx}, errors (5xx or network) ${tally.failures.length}`,
-);
-console.log(
-  `latency p50 ${percentile(50).toFixed(1)} ms, p99 ${percentile(99).toFixed(1)} ms, max ${percentile(100).toFixed(1)} ms`,
-);
-console.log(
-  `server RSS MiB by second: ${rss
-    .filter((_, i) => i % Math.max(1, Math.floor(rss.length / 12)) === 0)
-    .map((s) => `${s.second}s=${s.mib.toFixed(0)}`)
-    .join(' ')}`,
-);
-console.log(
-  `RSS after warm-up: ${baseline.toFixed(0)} MiB, peak ${peak.toFixed(0)} MiB (allowed up to ${(baseline * ALLOWED_RSS_GROWTH).toFixed(0)})`,
-);
-
-let failed = false;
-if (tally.failures.length > 0) {
-  console.error(
-    `FAILED: ${tally.failures.length} requests failed, first: ${tally.failures.slice(0, 3).join(' | ')}`,
+  console.log(
+    `soak: ${WARM_UP_SECONDS} s warm-up + ${SECONDS} s measured, ${WORKERS} workers, server on 127.0.0.1`,
   );
-  failed = true;
+  console.log(
+    `requests ${tally.requests} (${Math.round(tally.requests / elapsed)}/s), 4xx ${tally.by4xx}, errors (5xx or network) ${tally.failures.length}`,
+  );
+  console.log(
+    `latency p50 ${percentile(50).toFixed(1)} ms, p99 ${percentile(99).toFixed(1)} ms, max ${percentile(100).toFixed(1)} ms`,
+  );
+  console.log(
+    `server RSS MiB by second: ${rss
+      .filter((_, i) => i % Math.max(1, Math.floor(rss.length / 12)) === 0)
+      .map((s) => `${s.second}s=${s.mib.toFixed(0)}`)
+      .join(' ')}`,
+  );
+  console.log(
+    `RSS after warm-up: ${baseline.toFixed(0)} MiB, peak ${peak.toFixed(0)} MiB (allowed up to ${(baseline * ALLOWED_RSS_GROWTH).toFixed(0)})`,
+  );
+
+  const failed = [
+    tally.failures.length > 0 &&
+      `FAILED: ${tally.failures.length} requests failed, first: ${tally.failures.slice(0, 3).join(' | ')}`,
+    peak > baseline * ALLOWED_RSS_GROWTH && 'FAILED: the server kept growing after warm-up',
+  ].filter((line) => line !== false);
+  for (const line of failed) console.error(line);
+  process.exit(failed.length > 0 ? 1 : 0);
 }
-if (peak > baseline * ALLOWED_RSS_GROWTH) {
-  console.error('FAILED: the server kept growing after warm-up');
-  failed = true;
-}
-process.exit(failed ? 1 : 0);

@@ -1,17 +1,15 @@
-// The webhooks benchmark's receivers (webhooks.ts), in a process of their own so that their work
-// is not counted in the load generator's latencies. `node --import tsx
-// tools/bench/webhook-receivers.ts <answer ms>` listens on 127.0.0.1 and prints `port <n>`.
-// POST /ok/<endpoint>: answers 204 after <answer ms>, and notes the message's delay from its
-// event's write (`data.attributes.written_at`, set by event-writer.ts) to its arrival, and whether
-// its `webhook-id` was seen before. POST /stuck/<endpoint>: never answers (the server's attempt
-// times out). Each line on stdin asks for one JSON line of what arrived so far; it exits when
-// stdin closes.
+// The webhooks benchmark's receivers (webhooks.ts), a process of their own so that their work is
+// not the load generator's: `<answer ms>`; listens on 127.0.0.1 and prints `port <n>`. POST
+// /ok/<endpoint> answers 204 after <answer ms>, noting the delay from its event's write
+// (`data.attributes.written_at`, event-writer.ts) and whether its `webhook-id` came before; POST
+// /stuck/<endpoint> never answers. Each stdin line asks for a JSON line of what arrived so far.
 
 import { createServer } from 'node:http';
 import { createInterface } from 'node:readline';
+import { Latencies } from './report.js';
 
 const answerMs = Number(process.argv[2] ?? '50');
-const delays: number[] = [];
+const delays = new Latencies();
 const seenIds = new Set<string>();
 const perEndpoint = new Map<string, number>();
 let duplicates = 0;
@@ -35,7 +33,7 @@ const server = createServer((req, res) => {
       data?: { attributes?: { written_at?: number } };
     };
     const writtenAt = message.data?.attributes?.written_at;
-    if (typeof writtenAt === 'number') delays.push(arrived - writtenAt);
+    if (typeof writtenAt === 'number') delays.add(arrived - writtenAt);
     setTimeout(() => res.writeHead(204).end(), answerMs);
   });
 });
@@ -45,20 +43,17 @@ server.listen(0, '127.0.0.1', () => {
   if (typeof address === 'object' && address) process.stdout.write(`port ${address.port}\n`);
 });
 
-const percentile = (sorted: number[], p: number) =>
-  sorted.length === 0 ? null : sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))];
-
 const lines = createInterface({ input: process.stdin });
+// Each percentile null without a delay (JSON has no NaN).
 lines.on('line', () => {
-  const sorted = [...delays].sort((a, b) => a - b);
   process.stdout.write(
     `${JSON.stringify({
       delivered: seenIds.size,
       duplicates,
       stuckAttempts,
-      p50: percentile(sorted, 0.5),
-      p99: percentile(sorted, 0.99),
-      max: sorted.at(-1) ?? null,
+      p50: delays.percentile(50),
+      p99: delays.percentile(99),
+      max: delays.percentile(100),
       fewestPerEndpoint: Math.min(...perEndpoint.values()),
       endpoints: perEndpoint.size,
     })}\n`,

@@ -1,76 +1,29 @@
-// Webhook delivery under load: `pnpm bench:webhooks [--rate 1000] [--seconds 60]
+// Webhook delivery under load: `pnpm bench webhooks [--rate 1000] [--seconds 60]
 // [--organizations 10] [--endpoints 5] [--answer-ms 50] [--stuck 1] [--database postgres://...]`.
 //
-// One server process; a writer process (event-writer.ts) writes --rate events a second spread over
-// --organizations; each organization has --endpoints endpoints receiving its writer's events
-// (`type` bench-written), and the first organization --stuck more that never answer (each attempt
-// times out). Receivers run in a process of their own (webhook-receivers.ts) and answer after
-// --answer-ms. First the events list and session routing are measured beside the writer without
-// endpoints, then with them; then the messages are waited for (at most 60 s after the writer
-// stops). Prints how many arrived (and how many twice), the delay from each event's write to its
-// message's arrival (p50, p99, max), the server's RSS, the two p99 ratios, the core-seconds each
-// process spent in each phase (cpu-accounting.ts), and last one line: `webhooks: delivered N of
-// M, p99 X ms, list p99 ratio R, routing p99 ratio R, server+db core-ms per message C`, where C
-// is what the server and the database spent with webhooks beyond what the probe requests cost
-// without them (per request, in the first phase), per message delivered.
-// Bounded: fixed phases of --seconds, 127.0.0.1 only.
+// A writer process (event-writer.ts) writes --rate events a second over --organizations, each with
+// --endpoints endpoints for them, the first --stuck more that never answer; receivers in a process
+// of their own (webhook-receivers.ts) answer after --answer-ms. The events list and routing are
+// measured beside the writer without endpoints, then with them; then the messages are waited for
+// (60 s at most). The last line: `webhooks: delivered N of M, p99 X ms, list p99 ratio R, routing
+// p99 ratio R, server+db core-ms per message C`, C being what the server and the database spent
+// with webhooks beyond the probes' cost per request without them, per message delivered.
 
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
-import { createDb, isPostgresUrl } from '../../apps/server/src/db/engine/client.js';
-import { migrateDb } from '../../apps/server/src/db/engine/migrate.js';
-import { startServerProcess } from '../../apps/server/test/support/server-process.js';
-import { createBenchDatabase } from './bench-database.js';
 import {
   CpuAccount,
   endedChildrenSeconds,
   ownSeconds,
-  postmasterPid,
+  postgresSeconds,
   processTreeSeconds,
 } from './cpu-accounting.js';
 import { benchRoutingTenant, benchTenant, routingRequest } from './bench-tenant.js';
+import { options, seeded, sleep, withBenchDatabase, withServer } from './harness.js';
 import { TABLE_HEADER, formatRow, load, type LoadResult } from './load.js';
 
-const { values } = parseArgs({
-  options: {
-    rate: { type: 'string', default: '1000' },
-    seconds: { type: 'string', default: '60' },
-    organizations: { type: 'string', default: '10' },
-    endpoints: { type: 'string', default: '5' },
-    'answer-ms': { type: 'string', default: '50' },
-    stuck: { type: 'string', default: '1' },
-    database: { type: 'string' },
-  },
-});
-const rate = Number(values.rate);
-const seconds = Number(values.seconds);
-const organizationCount = Number(values.organizations);
-const endpointsPerOrganization = Number(values.endpoints);
-const stuckEndpoints = Number(values.stuck);
 const DRAIN_LIMIT_MS = 60_000;
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-
-const directory = mkdtempSync(join(tmpdir(), 'agentline-bench-webhooks-'));
-const database = await createBenchDatabase(directory, values.database, 'webhooks');
-const db = createDb(database.url);
-await migrateDb(db);
-const router = await benchRoutingTenant(db, 'Webhooks 0');
-const tenants: Array<{ organizationId: number; key: string }> = [router];
-for (let i = 1; i < organizationCount; i += 1) tenants.push(await benchTenant(db, `Webhooks ${i}`));
-await db.close();
-
-const server = await startServerProcess(
-  {
-    DATABASE_URL: database.url,
-    WEBHOOK_ALLOW_HTTP: 'true',
-    WEBHOOK_ALLOW_PRIVATE_ADDRESSES: 'true',
-  },
-  { keepOutput: false },
-);
 
 function child(script: string, args: string[]) {
   return spawn(process.execPath, ['--import', 'tsx', `tools/bench/${script}`, ...args], {
@@ -79,195 +32,206 @@ function child(script: string, args: string[]) {
   });
 }
 
-/** The writer process for `runSeconds`; resolves with the number of events it wrote. */
-function writeEvents(runSeconds: number): Promise<number> {
-  const writer = child('event-writer.ts', [
-    database.url,
-    tenants.map((tenant) => tenant.organizationId).join(','),
-    String(rate),
-    String(runSeconds),
-  ]);
-  let output = '';
-  writer.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  return new Promise((resolve, reject) =>
-    writer.once('exit', (code) =>
-      code === 0 ? resolve(Number(output.trim())) : reject(new Error(`writer exited ${code}`)),
-    ),
-  );
-}
+/** What webhook-receivers.ts reports; its percentiles null without a message. */
+type ReceiverReport = Record<'p50' | 'p99' | 'max', number | null> &
+  Record<'delivered' | 'duplicates' | 'stuckAttempts' | 'fewestPerEndpoint', number>;
 
-interface ReceiverReport {
-  delivered: number;
-  duplicates: number;
-  stuckAttempts: number;
-  p50: number | null;
-  p99: number | null;
-  max: number | null;
-  fewestPerEndpoint: number;
-  endpoints: number;
-}
-
-const receivers = child('webhook-receivers.ts', [values['answer-ms']]);
-let receiverOutput = '';
-receivers.stdout.on('data', (chunk: Buffer) => (receiverOutput += chunk.toString()));
-const receiverLines = () => receiverOutput.split('\n').slice(0, -1);
-while (receiverLines().length === 0) {
-  if (receivers.exitCode !== null) throw new Error('the receivers could not start');
-  await new Promise((resolve) => setTimeout(resolve, 20));
-}
-const receiverUrl = `http://127.0.0.1:${receiverLines()[0]!.split(' ')[1]}`;
-
-const postmaster = isPostgresUrl(database.url) ? await postmasterPid(database.url) : undefined;
-/** The writer is costed once it has ended, as a child this process waited for. */
-const cpu = new CpuAccount({
-  server: () => processTreeSeconds(server.child.pid!),
-  database: () => (postmaster === undefined ? 0 : processTreeSeconds(postmaster)),
-  receivers: () => processTreeSeconds(receivers.pid!),
-  writer: endedChildrenSeconds,
-  generator: ownSeconds,
-});
-
-async function receiverReport(): Promise<ReceiverReport> {
-  const before = receiverLines().length;
-  receivers.stdin.write('report\n');
-  while (receiverLines().length === before) {
-    if (receivers.exitCode !== null) throw new Error('the receivers failed');
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-  return JSON.parse(receiverLines().at(-1)!) as ReceiverReport;
-}
-
-async function createEndpoint(key: string, url: string): Promise<void> {
-  const answer = await fetch(`${server.baseUrl}/api/v1/webhooks/endpoints`, {
-    method: 'POST',
-    headers: { 'Service-API-Key': key, 'Content-Type': 'application/json' },
-    body: JSON.stringify({
-      url,
-      search_fields: ['type'],
-      search_field_values: ['bench-written'],
-      message_types: ['event'],
-    }),
+export async function run(args: readonly string[]): Promise<void> {
+  const values = options(args, {
+    rate: '1000',
+    seconds: '60',
+    organizations: '10',
+    endpoints: '5',
+    'answer-ms': '50',
+    stuck: '1',
+    database: undefined,
   });
-  if (answer.status !== 200)
-    throw new Error(`create endpoint: ${answer.status} ${await answer.text()}`);
-}
+  const rate = Number(values.rate);
+  const seconds = Number(values.seconds);
+  const organizationCount = Number(values.organizations);
+  const endpointsPerOrganization = Number(values.endpoints);
+  const stuckEndpoints = Number(values.stuck);
+  await withBenchDatabase('webhooks', values.database, async (database) => {
+    const { router, tenants } = await seeded(database.url, async (db) => {
+      const first = await benchRoutingTenant(db, 'Webhooks 0');
+      const all: Array<{ organizationId: number; key: string }> = [first];
+      for (let i = 1; i < organizationCount; i += 1) {
+        all.push(await benchTenant(db, `Webhooks ${i}`));
+      }
+      return { router: first, tenants: all };
+    });
+    const env = { WEBHOOK_ALLOW_HTTP: 'true', WEBHOOK_ALLOW_PRIVATE_ADDRESSES: 'true' };
+    await withServer(database.url, env, async (server) => {
+      /** The writer process for `runSeconds`; resolves with the number of events it wrote. */
+      function writeEvents(runSeconds: number): Promise<number> {
+        const writer = child('event-writer.ts', [
+          database.url,
+          tenants.map((tenant) => tenant.organizationId).join(','),
+          String(rate),
+          String(runSeconds),
+        ]);
+        let output = '';
+        writer.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+        return new Promise((resolve, reject) =>
+          writer.once('exit', (code) =>
+            code === 0
+              ? resolve(Number(output.trim()))
+              : reject(new Error(`writer exited ${code}`)),
+          ),
+        );
+      }
 
-/**
- * The events list and session routing of the first organization, while the writer writes; bounded
- * by time only (autocannon's request count, when given, overrides its duration).
- */
-async function probes(runSeconds: number): Promise<{ list: LoadResult; routing: LoadResult }> {
-  const [list, routing] = await Promise.all([
-    load({
-      url: `${server.baseUrl}/api/v1/events/?limit=25`,
-      connections: 4,
-      seconds: runSeconds,
-      headers: { 'Service-API-Key': router.key },
-    }),
-    load({
-      url: `${server.baseUrl}/api/v1/channels/targets/${router.targetId}/sessions`,
-      connections: 4,
-      seconds: runSeconds,
-      ...routingRequest(router.key, true),
-    }),
-  ]);
-  return { list, routing };
-}
+      const receivers = child('webhook-receivers.ts', [values['answer-ms']]);
+      let receiverOutput = '';
+      receivers.stdout.on('data', (chunk: Buffer) => (receiverOutput += chunk.toString()));
+      const receiverLines = () => receiverOutput.split('\n').slice(0, -1);
+      while (receiverLines().length === 0) {
+        if (receivers.exitCode !== null) throw new Error('the receivers could not start');
+        await sleep(20);
+      }
+      const receiverUrl = `http://127.0.0.1:${receiverLines()[0]!.split(' ')[1]}`;
 
-/** Runs the writer and the probes beside it; resolves with both, and when the writer stopped. */
-async function phase(): Promise<{
-  written: number;
-  writerEnded: number;
-  list: LoadResult;
-  routing: LoadResult;
-}> {
-  let writerEnded = 0;
-  const writing = writeEvents(seconds + 2).then((written) => {
-    writerEnded = Date.now();
-    return written;
+      /** The writer is costed once it has ended, as a child this process waited for. */
+      const cpu = new CpuAccount({
+        server: () => processTreeSeconds(server.child.pid!),
+        database: await postgresSeconds(database.kind === 'postgres' ? database.url : undefined),
+        receivers: () => processTreeSeconds(receivers.pid!),
+        writer: endedChildrenSeconds,
+        generator: ownSeconds,
+      });
+
+      async function receiverReport(): Promise<ReceiverReport> {
+        const before = receiverLines().length;
+        receivers.stdin.write('report\n');
+        while (receiverLines().length === before) {
+          if (receivers.exitCode !== null) throw new Error('the receivers failed');
+          await sleep(20);
+        }
+        return JSON.parse(receiverLines().at(-1)!) as ReceiverReport;
+      }
+
+      async function createEndpoint(key: string, url: string): Promise<void> {
+        const answer = await fetch(`${server.baseUrl}/api/v1/webhooks/endpoints`, {
+          method: 'POST',
+          headers: { 'Service-API-Key': key, 'Content-Type': 'application/json' },
+          body: JSON.stringify({
+            url,
+            search_fields: ['type'],
+            search_field_values: ['bench-written'],
+            message_types: ['event'],
+          }),
+        });
+        if (!answer.ok) throw new Error(`create endpoint: ${answer.status} ${await answer.text()}`);
+      }
+
+      /** The events list and session routing of the first organization, while the writer writes. */
+      async function probes(runSeconds: number) {
+        const [list, routing] = await Promise.all([
+          load({
+            url: `${server.baseUrl}/api/v1/events/?limit=25`,
+            connections: 4,
+            seconds: runSeconds,
+            headers: { 'Service-API-Key': router.key },
+          }),
+          load({
+            url: `${server.baseUrl}/api/v1/channels/targets/${router.targetId}/sessions`,
+            connections: 4,
+            seconds: runSeconds,
+            ...routingRequest(router.key, true),
+          }),
+        ]);
+        return { list, routing };
+      }
+
+      /** Runs the writer and the probes beside it; resolves with both, and when the writer stopped. */
+      async function phase() {
+        let writerEnded = 0;
+        const writing = writeEvents(seconds + 2).then((written) => {
+          writerEnded = Date.now();
+          return written;
+        });
+        await sleep(1000);
+        const measured = await probes(seconds);
+        return { written: await writing, writerEnded, ...measured };
+      }
+
+      try {
+        cpu.take();
+        const without = await phase();
+        const spentWithout = cpu.take();
+
+        for (const [index, tenant] of tenants.entries()) {
+          for (let e = 0; e < endpointsPerOrganization; e += 1) {
+            await createEndpoint(tenant.key, `${receiverUrl}/ok/${index}-${e}`);
+          }
+        }
+        for (let e = 0; e < stuckEndpoints; e += 1) {
+          await createEndpoint(router.key, `${receiverUrl}/stuck/${e}`);
+        }
+        cpu.take();
+        const rssIdle = server.rssMiB();
+        let rssPeak = rssIdle;
+        const rssTimer = setInterval(() => (rssPeak = Math.max(rssPeak, server.rssMiB())), 500);
+        const withWebhooks = await phase();
+        const expected = withWebhooks.written * endpointsPerOrganization;
+        const { writerEnded } = withWebhooks;
+        let report = await receiverReport();
+        while (report.delivered < expected && Date.now() - writerEnded < DRAIN_LIMIT_MS) {
+          await sleep(250);
+          report = await receiverReport();
+        }
+        const drainSeconds = (Date.now() - writerEnded) / 1000;
+        clearInterval(rssTimer);
+        const spentWith = cpu.take();
+        // The probes are a closed loop, which answers fewer requests beside the deliveries: what the
+        // phase without webhooks spent per probe request (the writer's events included) is taken out.
+        const serverAndDb = (spent: typeof spentWith) => spent.server + spent.database;
+        const probed = (p: { list: LoadResult; routing: LoadResult }) =>
+          p.list.requests + p.routing.requests;
+        const perProbe = serverAndDb(spentWithout) / probed(without);
+        const perMessageMs =
+          ((serverAndDb(spentWith) - perProbe * probed(withWebhooks)) /
+            Math.max(1, report.delivered)) *
+          1000;
+
+        console.log(
+          `webhooks on ${database.kind === 'postgres' ? 'PostgreSQL' : 'SQLite'}: ${organizationCount} organizations x ${endpointsPerOrganization} endpoints (+${stuckEndpoints} that never answer), writer ${rate} events/s for ${seconds + 2} s, receivers answer in ${values['answer-ms']} ms`,
+        );
+        console.log(
+          `delivered ${report.delivered} of ${expected} messages (${report.duplicates} twice; every endpoint got at least ${report.fewestPerEndpoint}), the last ${drainSeconds.toFixed(1)} s after the writer stopped; the endpoints that never answer had ${report.stuckAttempts} attempts`,
+        );
+        console.log(
+          `delivery delay (event written to message received): p50 ${report.p50} ms, p99 ${report.p99} ms, max ${report.max} ms`,
+        );
+        console.log(`server RSS: ${rssIdle.toFixed(0)} MiB before, ${rssPeak.toFixed(0)} MiB peak`);
+        console.log(
+          `core-seconds without webhooks / with them (the drain included): ${Object.keys(spentWith)
+            .map((name) => {
+              const key = name as keyof typeof spentWith;
+              return `${name} ${spentWithout[key].toFixed(1)} / ${spentWith[key].toFixed(1)}`;
+            })
+            .join(', ')}; server+db ${perMessageMs.toFixed(3)} core-ms per delivered message`,
+        );
+        console.log(TABLE_HEADER);
+        for (const [label, result] of [
+          ['events list, no webhooks', without.list],
+          ['events list, webhooks', withWebhooks.list],
+          ['session routing, no webhooks', without.routing],
+          ['session routing, webhooks', withWebhooks.routing],
+        ] as const) {
+          console.log(formatRow(label, result));
+        }
+        // autocannon reports whole milliseconds: a p99 under one reads as 0.
+        const ratio = (beside: LoadResult, alone: LoadResult) =>
+          Math.max(1, beside.p99Ms) / Math.max(1, alone.p99Ms);
+        const listRatio = ratio(withWebhooks.list, without.list);
+        const routingRatio = ratio(withWebhooks.routing, without.routing);
+        console.log(
+          `webhooks: delivered ${report.delivered} of ${expected}, p99 ${report.p99} ms, list p99 ratio ${listRatio.toFixed(2)}, routing p99 ratio ${routingRatio.toFixed(2)}, server+db core-ms per message ${perMessageMs.toFixed(3)}`,
+        );
+      } finally {
+        receivers.stdin.end();
+      }
+    });
   });
-  await new Promise((resolve) => setTimeout(resolve, 1000));
-  const measured = await probes(seconds);
-  return { written: await writing, writerEnded, ...measured };
-}
-
-try {
-  cpu.take();
-  const without = await phase();
-  const spentWithout = cpu.take();
-
-  for (const [index, tenant] of tenants.entries()) {
-    for (let e = 0; e < endpointsPerOrganization; e += 1) {
-      await createEndpoint(tenant.key, `${receiverUrl}/ok/${index}-${e}`);
-    }
-  }
-  for (let e = 0; e < stuckEndpoints; e += 1) {
-    await createEndpoint(router.key, `${receiverUrl}/stuck/${e}`);
-  }
-  cpu.take();
-  const rssIdle = server.rssMiB();
-  let rssPeak = rssIdle;
-  const rssTimer = setInterval(() => (rssPeak = Math.max(rssPeak, server.rssMiB())), 500);
-  const withWebhooks = await phase();
-  const expected = withWebhooks.written * endpointsPerOrganization;
-  const { writerEnded } = withWebhooks;
-  let report = await receiverReport();
-  while (report.delivered < expected && Date.now() - writerEnded < DRAIN_LIMIT_MS) {
-    await new Promise((resolve) => setTimeout(resolve, 250));
-    report = await receiverReport();
-  }
-  const drainSeconds = (Date.now() - writerEnded) / 1000;
-  clearInterval(rssTimer);
-  const spentWith = cpu.take();
-  // The probes are a closed loop, which answers fewer requests beside the deliveries: what the
-  // phase without webhooks spent per probe request (the writer's events included) is taken out.
-  const serverAndDb = (spent: typeof spentWith) => spent.server + spent.database;
-  const probed = (p: { list: LoadResult; routing: LoadResult }) =>
-    p.list.requests + p.routing.requests;
-  const perProbe = serverAndDb(spentWithout) / probed(without);
-  const perMessageMs =
-    ((serverAndDb(spentWith) - perProbe * probed(withWebhooks)) / Math.max(1, report.delivered)) *
-    1000;
-
-  const backend = database.url.startsWith('postgres') ? 'PostgreSQL' : 'SQLite';
-  console.log(
-    `webhooks on ${backend}: ${organizationCount} organizations x ${endpointsPerOrganization} endpoints (+${stuckEndpoints} that never answer), writer ${rate} events/s for ${seconds + 2} s, receivers answer in ${values['answer-ms']} ms`,
-  );
-  console.log(
-    `delivered ${report.delivered} of ${expected} messages (${report.duplicates} twice; every endpoint got at least ${report.fewestPerEndpoint}), the last ${drainSeconds.toFixed(1)} s after the writer stopped; the endpoints that never answer had ${report.stuckAttempts} attempts`,
-  );
-  console.log(
-    `delivery delay (event written to message received): p50 ${report.p50} ms, p99 ${report.p99} ms, max ${report.max} ms`,
-  );
-  console.log(`server RSS: ${rssIdle.toFixed(0)} MiB before, ${rssPeak.toFixed(0)} MiB peak`);
-  console.log(
-    `core-seconds without webhooks / with them (the drain included): ${Object.keys(spentWith)
-      .map((name) => {
-        const key = name as keyof typeof spentWith;
-        return `${name} ${spentWithout[key].toFixed(1)} / ${spentWith[key].toFixed(1)}`;
-      })
-      .join(', ')}; server+db ${perMessageMs.toFixed(3)} core-ms per delivered message`,
-  );
-  console.log(TABLE_HEADER);
-  for (const [label, result] of [
-    ['events list, no webhooks', without.list],
-    ['events list, webhooks', withWebhooks.list],
-    ['session routing, no webhooks', without.routing],
-    ['session routing, webhooks', withWebhooks.routing],
-  ] as const) {
-    console.log(formatRow(label, result));
-  }
-  // autocannon reports whole milliseconds: a p99 under one reads as 0.
-  const ratio = (beside: LoadResult, alone: LoadResult) =>
-    Math.max(1, beside.p99Ms) / Math.max(1, alone.p99Ms);
-  const listRatio = ratio(withWebhooks.list, without.list);
-  const routingRatio = ratio(withWebhooks.routing, without.routing);
-  console.log(
-    `webhooks: delivered ${report.delivered} of ${expected}, p99 ${report.p99} ms, list p99 ratio ${listRatio.toFixed(2)}, routing p99 ratio ${routingRatio.toFixed(2)}, server+db core-ms per message ${perMessageMs.toFixed(3)}`,
-  );
-} finally {
-  receivers.stdin.end();
-  await server.stop();
-  await database.drop();
-  rmSync(directory, { recursive: true, force: true });
 }

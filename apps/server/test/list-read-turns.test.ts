@@ -1,6 +1,6 @@
 // How many of one key's list reads run at once (http/admission.ts), and PostgreSQL's list
 // reads in one backend each (db/engine/portable-sql.ts): what keeps one organization's slow
-// searches from taking every database core from the others (`pnpm bench:tenants`
+// searches from taking every database core from the others (`pnpm bench tenants`
 // measures the effect).
 
 import { sql } from 'drizzle-orm';

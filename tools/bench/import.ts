@@ -1,0 +1,47 @@
+// The import: `pnpm bench import [--events 1000000] [--import-lines 1000000] [--database
+// postgres://...]`. Builds two organizations of `--events` generated events each (bench-events.ts;
+// `--events 0`: a new, empty database), then times `agentline events import` of `--import-lines`
+// new NDJSON lines into the first, the CLI of the server's bundle under `/usr/bin/time -v`: its
+// own summary line and its peak RSS (`--import-lines 7200000` makes a 2 GB file).
+
+import { spawnSync } from 'node:child_process';
+import { join } from 'node:path';
+import { createOrganization } from '../../apps/server/src/db/repositories/organizations.js';
+import { buildEvents, importArguments, writeImportFile } from './bench-events.js';
+import { SERVER_DIR, options, seeded, withBenchDatabase } from './harness.js';
+
+export async function run(args: readonly string[]): Promise<void> {
+  const values = options(args, {
+    events: '1000000',
+    'import-lines': '1000000',
+    database: undefined,
+  });
+  const perOrganization = Number(values.events);
+  const importLines = Number(values['import-lines']);
+  if (!(importLines > 0)) throw new Error('--import-lines takes a number above 0');
+  await withBenchDatabase('import', values.database, async (database) => {
+    await seeded(database.url, async (db) => {
+      const organizations = [
+        await createOrganization(db, 'Bench A'),
+        await createOrganization(db, 'Bench B'),
+      ];
+      if (perOrganization > 0) {
+        await buildEvents(
+          db,
+          organizations.map((o) => o.id),
+          perOrganization,
+        );
+      }
+    });
+    const file = join(database.directory, 'import.ndjson');
+    await writeImportFile(file, importLines);
+    console.log(`\nimport of ${importLines} NDJSON lines into the same database (new events):`);
+    const result = spawnSync(
+      '/usr/bin/time',
+      ['-v', process.execPath, ...(await importArguments(file, 'Bench A'))],
+      { cwd: SERVER_DIR, env: { ...process.env, DATABASE_URL: database.url }, encoding: 'utf8' },
+    );
+    const peakKiB = Number(/Maximum resident set size \(kbytes\): (\d+)/.exec(result.stderr)?.[1]);
+    console.log(`${result.stdout.trim()}; peak RSS ${(peakKiB / 1024).toFixed(0)} MiB`);
+  });
+}
