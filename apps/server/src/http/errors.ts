@@ -89,6 +89,12 @@ const LOCATION_OF_TARGET: Record<ValidationTarget, string> = {
   cookie: 'cookie',
 };
 
+/** What a bound's messages and FastAPI types say, for a lower bound and an upper one. */
+const BOUND_WORDS = {
+  too_small: { count: 'at least', length: 'too_short', than: 'greater than', type: 'greater_than' },
+  too_big: { count: 'at most', length: 'too_long', than: 'less than', type: 'less_than' },
+} as const;
+
 function describeAllowed(values: readonly unknown[]): string {
   return values.map((v) => JSON.stringify(v)).join(', ');
 }
@@ -145,41 +151,31 @@ function problemOfIssue(issue: z.core.$ZodIssue, location: string, input: unknow
           : `${/^[aeiou]/.test(expected) ? 'an' : 'a'} ${expected}`;
       return { loc, msg: `${field} must be ${noun}.`, type };
     }
-    case 'too_small': {
-      const min = String(issue.minimum);
+    case 'too_small':
+    case 'too_big': {
+      const words = BOUND_WORDS[issue.code];
+      const bound = String(issue.code === 'too_small' ? issue.minimum : issue.maximum);
       if (issue.origin === 'string') {
         return {
           loc,
-          msg: `${field} must have at least ${min} characters.`,
-          type: 'string_too_short',
+          msg: `${field} must have ${words.count} ${bound} characters.`,
+          type: `string_${words.length}`,
         };
       }
       if (issue.origin === 'array' || issue.origin === 'set') {
-        return { loc, msg: `${field} must have at least ${min} items.`, type: 'too_short' };
+        return {
+          loc,
+          msg: `${field} must have ${words.count} ${bound} items.`,
+          type: words.length,
+        };
       }
       return issue.inclusive === false
-        ? { loc, msg: `${field} must be greater than ${min}.`, type: 'greater_than' }
+        ? { loc, msg: `${field} must be ${words.than} ${bound}.`, type: words.type }
         : {
             loc,
-            msg: `${field} must be greater than or equal to ${min}.`,
-            type: 'greater_than_equal',
+            msg: `${field} must be ${words.than} or equal to ${bound}.`,
+            type: `${words.type}_equal`,
           };
-    }
-    case 'too_big': {
-      const max = String(issue.maximum);
-      if (issue.origin === 'string') {
-        return {
-          loc,
-          msg: `${field} must have at most ${max} characters.`,
-          type: 'string_too_long',
-        };
-      }
-      if (issue.origin === 'array' || issue.origin === 'set') {
-        return { loc, msg: `${field} must have at most ${max} items.`, type: 'too_long' };
-      }
-      return issue.inclusive === false
-        ? { loc, msg: `${field} must be less than ${max}.`, type: 'less_than' }
-        : { loc, msg: `${field} must be less than or equal to ${max}.`, type: 'less_than_equal' };
     }
     case 'invalid_value':
       return {
