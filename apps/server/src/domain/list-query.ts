@@ -60,6 +60,13 @@ export interface ListParameters<P extends string> {
   cursor?: string | undefined;
 }
 
+/** The parameters of a list that only pages: it has nothing to search or to narrow to `fields`. */
+export function pagingOnly<P extends string = never>(
+  params: Omit<ListParameters<P>, 'search_fields' | 'search_field_values' | 'fields'>,
+): ListParameters<P> {
+  return { ...params, search_fields: [], search_field_values: [], fields: [] };
+}
+
 function searchValueOf(kind: PropertyKind, raw: string): SearchValue | InputProblem {
   switch (kind) {
     case 'integer':

@@ -1,8 +1,7 @@
 import type { Context } from 'hono';
-import { cursorSigner } from '../../serving/cursor-signer.js';
 import { EXPERIMENT_LIST } from '../../domain/experiments.js';
 import { experimentHistoryList, type ChangeAuthor } from '../../domain/experiment-history.js';
-import { listPage, parseListQuery, projectItem } from '../../domain/list-query.js';
+import { pagingOnly } from '../../domain/list-query.js';
 import type { AppEnv } from '../../http/app-env.js';
 import type { AppRouteHandler } from '../../http/router.js';
 import {
@@ -24,8 +23,8 @@ import {
   toWireExperiment,
   toWireResults,
   toWireTimeline,
-  type WireExperiment,
 } from '../../wire/experiments.js';
+import { readListPage, readPage } from '../list-page.js';
 import type * as routes from './experiments.routes.js';
 
 /** The API key of the request as the author of the change it makes, with the request's id. */
@@ -34,17 +33,11 @@ function authorOf(c: Context<AppEnv>): ChangeAuthor {
   return { actor: { type: 'api_key', keyId, keyName }, requestId: c.get('requestId') };
 }
 
-export const experimentsList: AppRouteHandler<typeof routes.experimentsList> = async (c) => {
-  const db = c.get('db');
-  const { organizationId } = c.get('auth');
-  const signer = await cursorSigner(db);
-  const query = await parseListQuery(EXPERIMENT_LIST, c.req.valid('query'), organizationId, signer);
-  const { records, totalCount, next } = await listExperiments(db, organizationId, query);
-  const items = records.map((record) =>
-    projectItem<WireExperiment, 'id'>(toWireExperiment(record), query.projection),
+export const experimentsList: AppRouteHandler<typeof routes.experimentsList> = async (c) =>
+  c.json(
+    await readListPage(c, c.req.valid('query'), EXPERIMENT_LIST, listExperiments, toWireExperiment),
+    200,
   );
-  return c.json(listPage(items, query, totalCount, next, signer), 200);
-};
 
 export const experimentsCreate: AppRouteHandler<typeof routes.experimentsCreate> = async (c) => {
   const { organizationId } = c.get('auth');
@@ -123,17 +116,14 @@ export const experimentsResultsTimeline: AppRouteHandler<
 };
 
 export const experimentsHistory: AppRouteHandler<typeof routes.experimentsHistory> = async (c) => {
-  const db = c.get('db');
-  const { organizationId } = c.get('auth');
   const { experiment_id: id } = c.req.valid('param');
   // The history pages like the other lists but has nothing to search, order by or narrow.
-  const signer = await cursorSigner(db);
-  const query = await parseListQuery(
+  const page = await readPage(
+    c,
+    pagingOnly(c.req.valid('query')),
     experimentHistoryList(id),
-    { ...c.req.valid('query'), search_fields: [], search_field_values: [], fields: [] },
-    organizationId,
-    signer,
+    (db, organizationId, query) => experimentHistoryPage(db, organizationId, id, query),
+    toWireChange,
   );
-  const { records, totalCount, next } = await experimentHistoryPage(db, organizationId, id, query);
-  return c.json(listPage(records.map(toWireChange), query, totalCount, next, signer), 200);
+  return c.json(page, 200);
 };

@@ -1,5 +1,4 @@
 import type { Db } from '../../db/engine/client.js';
-import { cursorSigner } from '../../serving/cursor-signer.js';
 import {
   findTelephonyChannel,
   isIncomingNumberOfChannel,
@@ -7,9 +6,10 @@ import {
 } from '../../db/repositories/telephony.js';
 import { a2pStatusList, checkA2p } from '../../domain/a2p.js';
 import { RecordNotFoundError } from '../../domain/errors.js';
-import { listPage, parseListQuery } from '../../domain/list-query.js';
+import { pagingOnly } from '../../domain/list-query.js';
 import type { AppRouteHandler } from '../../http/router.js';
 import { a2pStatusPage, readMessagingPath } from '../../providers/channel-provider.js';
+import { readPage } from '../list-page.js';
 import type * as routes from './telephony.routes.js';
 import { toWireA2pVerdict } from '../../wire/telephony.js';
 
@@ -60,14 +60,12 @@ export const channelsTelephonyNumbersA2pStatus: AppRouteHandler<
 
   const channel = await telephonyChannelOf(db, organizationId, channelId);
   // The list pages like the others but has nothing to search, order by or narrow.
-  const signer = await cursorSigner(db);
-  const query = await parseListQuery(
+  const page = await readPage(
+    c,
+    pagingOnly(c.req.valid('query')),
     a2pStatusList(channelId),
-    { ...c.req.valid('query'), search_fields: [], search_field_values: [], fields: [] },
-    organizationId,
-    signer,
+    (db, organizationId, query) => a2pStatusPage(channel, db, organizationId, query),
+    ({ phone, verdict }) => ({ phone, ...toWireA2pVerdict(verdict) }),
   );
-  const { records, totalCount, next } = await a2pStatusPage(channel, db, organizationId, query);
-  const items = records.map(({ phone, verdict }) => ({ phone, ...toWireA2pVerdict(verdict) }));
-  return c.json(listPage(items, query, totalCount, next, signer), 200);
+  return c.json(page, 200);
 };

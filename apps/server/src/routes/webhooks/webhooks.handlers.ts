@@ -1,10 +1,8 @@
-import { cursorSigner } from '../../serving/cursor-signer.js';
 import { listWebhookAttempts } from '../../db/repositories/webhook-deliveries.js';
 import {
   findWebhookEndpoint,
   listWebhookEndpoints,
 } from '../../db/repositories/webhook-endpoints.js';
-import { listPage, parseListQuery, projectItem } from '../../domain/list-query.js';
 import { webhookDeliveryList, WEBHOOK_ENDPOINT_LIST } from '../../domain/webhooks.js';
 import type { AppRouteHandler } from '../../http/router.js';
 import {
@@ -20,28 +18,23 @@ import {
   toWireWebhookDelivery,
   toWireWebhookEndpoint,
   toWireWebhookEndpointWithSecret,
-  type WireWebhookEndpoint,
 } from '../../wire/webhooks.js';
+import { readListPage, readPage } from '../list-page.js';
 import type * as routes from './webhooks.routes.js';
 
 export const webhooksEndpointsList: AppRouteHandler<typeof routes.webhooksEndpointsList> = async (
   c,
-) => {
-  const db = c.get('db');
-  const { organizationId } = c.get('auth');
-  const signer = await cursorSigner(db);
-  const query = await parseListQuery(
-    WEBHOOK_ENDPOINT_LIST,
-    c.req.valid('query'),
-    organizationId,
-    signer,
+) =>
+  c.json(
+    await readListPage(
+      c,
+      c.req.valid('query'),
+      WEBHOOK_ENDPOINT_LIST,
+      listWebhookEndpoints,
+      toWireWebhookEndpoint,
+    ),
+    200,
   );
-  const { records, totalCount, next } = await listWebhookEndpoints(db, organizationId, query);
-  const items = records.map((record) =>
-    projectItem<WireWebhookEndpoint, 'id'>(toWireWebhookEndpoint(record), query.projection),
-  );
-  return c.json(listPage(items, query, totalCount, next, signer), 200);
-};
 
 export const webhooksEndpointsCreate: AppRouteHandler<
   typeof routes.webhooksEndpointsCreate
@@ -138,24 +131,23 @@ export const webhooksEndpointsReplay: AppRouteHandler<
 export const webhooksEndpointsDeliveries: AppRouteHandler<
   typeof routes.webhooksEndpointsDeliveries
 > = async (c) => {
-  const db = c.get('db');
-  const { organizationId } = c.get('auth');
   const { endpoint_id: id } = c.req.valid('param');
   const { status, ...paging } = c.req.valid('query');
   // The log pages like the other lists; its one filter is the outcome, matched exactly.
-  const signer = await cursorSigner(db);
-  const query = await parseListQuery(
-    webhookDeliveryList(id),
+  const page = await readPage(
+    c,
     {
       ...paging,
       search_fields: status === undefined ? [] : ['status' as const],
       search_field_values: status === undefined ? [] : [status],
       fields: [],
     },
-    organizationId,
-    signer,
+    webhookDeliveryList(id),
+    async (db, organizationId, query) => {
+      if (!(await findWebhookEndpoint(db, organizationId, id))) throw endpointNotFound(id);
+      return listWebhookAttempts(db, organizationId, id, query);
+    },
+    toWireWebhookDelivery,
   );
-  if (!(await findWebhookEndpoint(db, organizationId, id))) throw endpointNotFound(id);
-  const { records, totalCount, next } = await listWebhookAttempts(db, organizationId, id, query);
-  return c.json(listPage(records.map(toWireWebhookDelivery), query, totalCount, next, signer), 200);
+  return c.json(page, 200);
 };
