@@ -2,13 +2,12 @@
 // claim their Idempotency-Key before the work, which is not stored with its answer
 // (http/idempotency.ts). Permissions are enforced for every operation by http/auth.ts `authorize`.
 
-import { createRoute } from '@hono/zod-openapi';
 import {
   experimentsCreateRoute,
   experimentsStartRoute,
   experimentsStopRoute,
 } from '../../generated/routes.js';
-import { claimIdempotencyKeyFirst } from '../../http/idempotency.js';
+import { claimingKeyFirst } from '../claim-key-first.js';
 
 export {
   experimentsDeleteRoute as experimentsDelete,
@@ -20,15 +19,6 @@ export {
   experimentsUpdateRoute as experimentsUpdate,
 } from '../../generated/routes.js';
 
-export const experimentsCreate = createRoute({
-  ...experimentsCreateRoute,
-  middleware: [claimIdempotencyKeyFirst()],
-});
-export const experimentsStart = createRoute({
-  ...experimentsStartRoute,
-  middleware: [claimIdempotencyKeyFirst()],
-});
-export const experimentsStop = createRoute({
-  ...experimentsStopRoute,
-  middleware: [claimIdempotencyKeyFirst()],
-});
+export const experimentsCreate = claimingKeyFirst(experimentsCreateRoute);
+export const experimentsStart = claimingKeyFirst(experimentsStartRoute);
+export const experimentsStop = claimingKeyFirst(experimentsStopRoute);

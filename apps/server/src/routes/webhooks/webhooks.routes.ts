@@ -2,14 +2,13 @@
 // queue a message claim their Idempotency-Key before the work, which is not stored with its answer
 // (http/idempotency.ts). Permissions are enforced for every operation by http/auth.ts `authorize`.
 
-import { createRoute } from '@hono/zod-openapi';
 import {
   webhooksEndpointsCreateRoute,
   webhooksEndpointsReplayRoute,
   webhooksEndpointsRotateSecretRoute,
   webhooksEndpointsTestRoute,
 } from '../../generated/routes.js';
-import { claimIdempotencyKeyFirst } from '../../http/idempotency.js';
+import { claimingKeyFirst } from '../claim-key-first.js';
 
 export {
   webhooksEndpointsDeleteRoute as webhooksEndpointsDelete,
@@ -19,19 +18,7 @@ export {
   webhooksEndpointsUpdateRoute as webhooksEndpointsUpdate,
 } from '../../generated/routes.js';
 
-export const webhooksEndpointsCreate = createRoute({
-  ...webhooksEndpointsCreateRoute,
-  middleware: [claimIdempotencyKeyFirst()],
-});
-export const webhooksEndpointsRotateSecret = createRoute({
-  ...webhooksEndpointsRotateSecretRoute,
-  middleware: [claimIdempotencyKeyFirst()],
-});
-export const webhooksEndpointsTest = createRoute({
-  ...webhooksEndpointsTestRoute,
-  middleware: [claimIdempotencyKeyFirst()],
-});
-export const webhooksEndpointsReplay = createRoute({
-  ...webhooksEndpointsReplayRoute,
-  middleware: [claimIdempotencyKeyFirst()],
-});
+export const webhooksEndpointsCreate = claimingKeyFirst(webhooksEndpointsCreateRoute);
+export const webhooksEndpointsRotateSecret = claimingKeyFirst(webhooksEndpointsRotateSecretRoute);
+export const webhooksEndpointsTest = claimingKeyFirst(webhooksEndpointsTestRoute);
+export const webhooksEndpointsReplay = claimingKeyFirst(webhooksEndpointsReplayRoute);
