@@ -49,11 +49,12 @@ module.exports = {
       comment:
         'vocabulary/ holds the names that domain/ and db/ share (list query shapes, property ' +
         'names, permissions, the JSON text brand, A2P records), below both: it imports no server ' +
-        "module but its own and the contract's generated types, and no package.",
+        "module but its own, the contract's generated types and its generated enum values, and " +
+        'no package.',
       from: { path: '^apps/server/src/vocabulary/' },
       to: {
         path: ['^apps/server/src/', 'node_modules/'],
-        pathNot: '^apps/server/src/(vocabulary/|spec-types\\.ts$)',
+        pathNot: '^apps/server/src/(vocabulary/|spec-types\\.ts$|generated/enum-values\\.ts$)',
       },
     },
     {

@@ -14,7 +14,7 @@ import openapiTS, { astToString } from 'openapi-typescript';
 import { format, resolveConfig } from 'prettier';
 import { parse } from 'yaml';
 import { generateModelsModule } from './sdk-models.js';
-import { generateRoutesModule, type JsonObject } from './zod-routes.js';
+import { generateEnumValuesModule, generateRoutesModule, type JsonObject } from './zod-routes.js';
 
 const REPO_ROOT = fileURLToPath(new URL('..', import.meta.url));
 const SPEC_PATH = join(REPO_ROOT, 'spec/openapi.yaml');
@@ -28,6 +28,7 @@ const OUTPUTS = {
   sdkModels: 'packages/sdk/src/generated/models.ts',
   specJson: 'apps/server/src/generated/openapi.json',
   serverRoutes: 'apps/server/src/generated/routes.ts',
+  enumValues: 'apps/server/src/generated/enum-values.ts',
 } as const;
 
 async function renderOutputs(spec: unknown): Promise<Map<string, string>> {
@@ -46,6 +47,7 @@ async function renderOutputs(spec: unknown): Promise<Map<string, string>> {
   const routesSource = generateRoutesModule(spec, {
     zodOpenApi: '@hono/zod-openapi',
     paramCoercion: '../http/param-coercion.js',
+    enumValues: './enum-values.js',
   });
   // Formatted with the repo's prettier settings so the routes read like hand-written code.
   const prettierOptions = await resolveConfig(join(REPO_ROOT, OUTPUTS.serverRoutes));
@@ -60,11 +62,15 @@ async function renderOutputs(spec: unknown): Promise<Map<string, string>> {
         parser: 'typescript',
       },
     ));
+  const enumValues =
+    HEADER +
+    (await format(generateEnumValuesModule(spec), { ...prettierOptions, parser: 'typescript' }));
   return new Map([
     [OUTPUTS.types, types],
     [OUTPUTS.sdkModels, models],
     [OUTPUTS.specJson, JSON.stringify(spec, null, 2) + '\n'],
     [OUTPUTS.serverRoutes, routes],
+    [OUTPUTS.enumValues, enumValues],
   ]);
 }
 

@@ -20,6 +20,8 @@ export interface RoutesModuleImports {
   zodOpenApi: string;
   /** Module specifier of the query/path coercion helpers (apps/server/src/http/param-coercion.ts). */
   paramCoercion: string;
+  /** Module specifier of the module generateEnumValuesModule writes. */
+  enumValues: string;
 }
 
 export class UnsupportedSpecError extends Error {
@@ -117,6 +119,29 @@ export function generateRoutesModule(spec: unknown, imports: RoutesModuleImports
   return new RoutesModuleWriter(asObject(spec, '#'), imports).write();
 }
 
+/**
+ * The values of each string enum in `components.schemas`, in the spec's order, as a module that
+ * imports nothing: the routes validate with these lists, and the server's vocabulary names them,
+ * so a value is written once.
+ */
+export function generateEnumValuesModule(spec: unknown): string {
+  const declarations = Object.entries(componentSchemasOf(asObject(spec, '#'))).flatMap(
+    ([name, schema]) => {
+      const values = stringEnumValues(schema);
+      return values
+        ? [`export const ${constNameForSchema(name)} = ${literal(values)} as const;`]
+        : [];
+    },
+  );
+  return [
+    "// Each string enum of the spec's components.schemas, its values in the spec's order: the zod",
+    '// routes validate with these lists and the vocabulary names them.',
+    '',
+    declarations.join('\n\n'),
+    '',
+  ].join('\n');
+}
+
 /** `events_list` -> `eventsList`; `experiments.get-one` -> `experimentsGetOne`. */
 export function camelCase(operationId: string): string {
   const words = operationId.split(/[^A-Za-z0-9]+/).filter((word) => word !== '');
@@ -131,6 +156,7 @@ class RoutesModuleWriter {
   private readonly schemaConstNames = new Map<string, string>();
   private readonly usedCoercionHelpers = new Set<string>();
   private readonly sharedComponents = new Map<string, { constName: string; declaration: string }>();
+  private usesEnumValues = false;
 
   constructor(
     private readonly spec: JsonObject,
@@ -138,15 +164,12 @@ class RoutesModuleWriter {
   ) {}
 
   write(): string {
-    const componentSchemas = optionalObject(
-      optionalObject(this.spec['components'], '#/components')?.['schemas'],
-      '#/components/schemas',
-    );
-    const schemaNames = Object.keys(componentSchemas ?? {});
+    const componentSchemas = componentSchemasOf(this.spec);
+    const schemaNames = Object.keys(componentSchemas);
     for (const name of schemaNames) this.schemaConstNames.set(name, constNameForSchema(name));
 
-    const schemaDeclarations = orderByDependencies(componentSchemas ?? {}).map((name) =>
-      this.componentSchemaDeclaration(name, componentSchemas![name]!),
+    const schemaDeclarations = orderByDependencies(componentSchemas).map((name) =>
+      this.componentSchemaDeclaration(name, componentSchemas[name]!),
     );
     const routes = this.operations().map((operation) => this.routeDeclaration(operation));
     const shared = [...this.sharedComponents.values()];
@@ -159,6 +182,7 @@ class RoutesModuleWriter {
       coercionHelpers.length > 0
         ? `import { ${coercionHelpers.join(', ')} } from '${this.imports.paramCoercion}';`
         : '',
+      this.usesEnumValues ? `import * as enumValues from '${this.imports.enumValues}';` : '',
       '',
       '// Request objects use z.object, which drops keys the contract does not define: handlers only',
       '// ever see declared fields, and an unknown key is ignored (as JSON Schema allows) rather than',
@@ -183,6 +207,7 @@ class RoutesModuleWriter {
   private assertDistinctNames(declaredConstNames: string[]): void {
     const taken = new Map<string, string>([
       ['z', 'the zod import'],
+      ['enumValues', 'the enum values import'],
       ['createRoute', 'the createRoute import'],
       ['routes', 'the routes map'],
       ['openApiDocumentConfig', 'the document config'],
@@ -217,8 +242,16 @@ class RoutesModuleWriter {
     const schemaObject = asObject(schema, pointer);
     const metadata = this.schemaMetadata(schemaObject);
     const metadataArgument = Object.keys(metadata).length > 0 ? `, ${literal(metadata)}` : '';
-    const core = this.schemaCoreWithDefault(schemaObject, pointer);
+    const core = this.componentSchemaCore(name, schemaObject, pointer);
     return `export const ${this.schemaConstNames.get(name)} = ${core}.openapi(${literal(name)}${metadataArgument});`;
+  }
+
+  /** A string enum's values come from the enum values module; any other schema is written out. */
+  private componentSchemaCore(name: string, schema: JsonObject, pointer: string): string {
+    if (!stringEnumValues(schema)) return this.schemaCoreWithDefault(schema, pointer);
+    assertKnownKeywords(schema, pointer);
+    this.usesEnumValues = true;
+    return `z.enum(enumValues.${constNameForSchema(name)})`;
   }
 
   // ---- schemas -----------------------------------------------------------------------------
@@ -923,6 +956,30 @@ function numberCore(type: 'integer' | 'number', schema: JsonObject, pointer: str
   if (schema['format'] !== undefined)
     expression += `.openapi(${literal({ format: schema['format'] })})`;
   return expression;
+}
+
+function componentSchemasOf(spec: JsonObject): JsonObject {
+  return (
+    optionalObject(
+      optionalObject(spec['components'], '#/components')?.['schemas'],
+      '#/components/schemas',
+    ) ?? {}
+  );
+}
+
+/** The values of a schema that is nothing but an enum of strings (no null, no default). */
+function stringEnumValues(schema: Json): string[] | undefined {
+  if (!isObject(schema) || !Array.isArray(schema['enum'])) return undefined;
+  const values = schema['enum'];
+  const onlyEnum = Object.keys(schema).every(
+    (key) => !VALIDATION_KEYWORDS.has(key) || key === 'enum' || key === 'type',
+  );
+  return onlyEnum &&
+    (schema['type'] === undefined || schema['type'] === 'string') &&
+    values.length > 0 &&
+    values.every((value) => typeof value === 'string')
+    ? values
+    : undefined;
 }
 
 function literalSchema(value: Json, pointer: string): string {

@@ -8,7 +8,11 @@ import type { RouteConfig } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { generateRoutesModule, UnsupportedSpecError } from '../../../tools/zod-routes.js';
+import {
+  generateEnumValuesModule,
+  generateRoutesModule,
+  UnsupportedSpecError,
+} from '../../../tools/zod-routes.js';
 import spec from '../src/generated/openapi.json' with { type: 'json' };
 import * as generated from '../src/generated/routes.js';
 import {
@@ -235,7 +239,8 @@ describe('routes generated from the fixture spec (every supported feature)', () 
 
   beforeAll(async () => {
     // The module is written outside the source tree, so its imports are absolute: the ESM build
-    // of @hono/zod-openapi (the one this test uses) and the coercion helpers.
+    // of @hono/zod-openapi (the one this test uses) and the coercion helpers; its enum values
+    // module is written beside it.
     const require = createRequire(import.meta.url);
     const zodOpenApiPackage = require.resolve('@hono/zod-openapi/package.json');
     const { exports } = JSON.parse(readFileSync(zodOpenApiPackage, 'utf8')) as {
@@ -244,8 +249,11 @@ describe('routes generated from the fixture spec (every supported feature)', () 
     const source = generateRoutesModule(fixture, {
       zodOpenApi: pathToFileURL(join(dirname(zodOpenApiPackage), exports['.'].import)).href,
       paramCoercion: new URL('../src/http/param-coercion.ts', import.meta.url).href,
+      enumValues: './enum-values.ts',
     });
-    const file = join(mkdtempSync(join(tmpdir(), 'agentline-routes-')), 'routes.ts');
+    const folder = mkdtempSync(join(tmpdir(), 'agentline-routes-'));
+    writeFileSync(join(folder, 'enum-values.ts'), generateEnumValuesModule(fixture));
+    const file = join(folder, 'routes.ts');
     writeFileSync(file, source);
     fixtureRoutes = (await import(pathToFileURL(file).href)) as RoutesModule;
   });
@@ -320,7 +328,11 @@ describe('routes generated from the fixture spec (every supported feature)', () 
 });
 
 describe('the generator', () => {
-  const imports = { zodOpenApi: '@hono/zod-openapi', paramCoercion: './param-coercion.js' };
+  const imports = {
+    zodOpenApi: '@hono/zod-openapi',
+    paramCoercion: './param-coercion.js',
+    enumValues: './enum-values.js',
+  };
   const specWith = (schema: unknown) => ({
     openapi: '3.1.0',
     info: { title: 't', version: '1' },

@@ -2,66 +2,31 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import { arrayParam, integerParam } from '../http/param-coercion.js';
+import * as enumValues from './enum-values.js';
 
 // Request objects use z.object, which drops keys the contract does not define: handlers only
 // ever see declared fields, and an unknown key is ignored (as JSON Schema allows) rather than
 // rejected. Schemas with `additionalProperties: false` become strict objects and do reject them.
 
 export const OrderByDirection = z
-  .enum(['asc', 'desc'])
+  .enum(enumValues.OrderByDirection)
   .openapi('OrderByDirection', { description: 'Sort direction.' });
 
 export const EventProperties = z
-  .enum([
-    'timestamp',
-    'session_id',
-    'conversation_id',
-    'source',
-    'source_id',
-    'category',
-    'type',
-    'user_id',
-    'description',
-    'attributes',
-  ])
+  .enum(enumValues.EventProperties)
   .openapi('EventProperties', {
     description: 'Event property names usable in `search_fields`, `order_by` and `fields`.',
   });
 
 export const PromptProperties = z
-  .enum([
-    'id',
-    'name',
-    'name_exact',
-    'description',
-    'name_description',
-    'context',
-    'tools',
-    'llm_config',
-    'last_updated',
-    'last_updated_by',
-    'agent_count',
-    'session_end_enabled',
-  ])
+  .enum(enumValues.PromptProperties)
   .openapi('PromptProperties', {
     description:
       "Prompt property names usable in `search_fields`, `order_by` and `fields`. `name_exact` searches exact names, `name_description` searches name or description; `tools` searches the names of the prompt's tools.",
   });
 
 export const ExperimentProperties = z
-  .enum([
-    'id',
-    'name',
-    'name_exact',
-    'description',
-    'status',
-    'target_id',
-    'agent_id',
-    'created_at',
-    'updated_at',
-    'started_at',
-    'stopped_at',
-  ])
+  .enum(enumValues.ExperimentProperties)
   .openapi('ExperimentProperties', {
     description:
       "Experiment property names usable in `search_fields`, `order_by` and `fields`. `agent_id` matches experiments with a variant on that agent (ordering by it uses the control variant's agent; in `fields` it selects `variants`).",
@@ -418,7 +383,7 @@ export const A2pMessagingPathCheckRequest = z
   .openapi('A2pMessagingPathCheckRequest');
 
 export const A2pCheckName = z
-  .enum(['messaging_service', 'a2p_campaign', 'campaign_verified', 'brand_approved'])
+  .enum(enumValues.A2pCheckName)
   .openapi('A2pCheckName', {
     description: 'One of the four conditions of the A2P check, in the order they are checked.',
   });
@@ -516,7 +481,7 @@ export const A2pNumberStatusListResponse = z
   });
 
 export const ExperimentStatus = z
-  .enum(['draft', 'running', 'stopped'])
+  .enum(enumValues.ExperimentStatus)
   .openapi('ExperimentStatus', {
     description: '`draft` (editable) -> `running` (splitting traffic) -> `stopped` (final).',
   });
@@ -856,7 +821,7 @@ export const ExperimentTimeline = z
   .openapi('ExperimentTimeline');
 
 export const ExperimentChangeAction = z
-  .enum(['created', 'updated', 'started', 'stopped', 'ended', 'deleted'])
+  .enum(enumValues.ExperimentChangeAction)
   .openapi('ExperimentChangeAction', { description: 'What the change did to the experiment.' });
 
 export const ExperimentChangeActor = z
@@ -955,7 +920,7 @@ export const ExperimentChangeListResponse = z
   });
 
 export const AgentProperties = z
-  .enum(['id', 'name', 'name_exact', 'prompt_id', 'pinned_prompt_version'])
+  .enum(enumValues.AgentProperties)
   .openapi('AgentProperties', {
     description:
       'Agent property names usable in `search_fields`, `order_by` and `fields` (`name_exact` searches exact names).',
@@ -1010,7 +975,7 @@ export const AgentListResponse = z
   .openapi('AgentListResponse', { description: 'One page of agents.' });
 
 export const ChannelTargetProperties = z
-  .enum(['id', 'channel_id', 'channel_name', 'target', 'target_mode', 'agent_id', 'is_agent_test'])
+  .enum(enumValues.ChannelTargetProperties)
   .openapi('ChannelTargetProperties', {
     description:
       'Channel target property names usable in `search_fields`, `order_by` and `fields`.',
@@ -1127,23 +1092,14 @@ export const Assignment = z
   });
 
 export const WebhookMessageType = z
-  .enum(['event', 'experiment.status_changed'])
+  .enum(enumValues.WebhookMessageType)
   .openapi('WebhookMessageType', {
     description:
       'What an endpoint receives: `event` (each event matching its search pairs, as the events list shows it) or `experiment.status_changed` (an experiment started, stopped or ended by its plan).',
   });
 
 export const WebhookEndpointProperties = z
-  .enum([
-    'id',
-    'url',
-    'description',
-    'enabled',
-    'disabled_reason',
-    'message_types',
-    'created_at',
-    'updated_at',
-  ])
+  .enum(enumValues.WebhookEndpointProperties)
   .openapi('WebhookEndpointProperties', {
     description:
       'Webhook endpoint property names usable in `search_fields`, `order_by` and `fields`.',
@@ -1486,7 +1442,7 @@ export const WebhookReplayResponse = z
   .openapi('WebhookReplayResponse');
 
 export const WebhookDeliveryStatus = z
-  .enum(['pending', 'delivered', 'failed'])
+  .enum(enumValues.WebhookDeliveryStatus)
   .openapi('WebhookDeliveryStatus', {
     description:
       "An attempt's outcome: `delivered` (a 2xx answer), `pending` (it failed and the message will be tried again at `next_attempt_at`) or `failed` (it failed and was the last attempt; a replay sends the message again).",
@@ -1591,21 +1547,7 @@ export const HTTPValidationError = z
   .openapi('HTTPValidationError');
 
 export const ErrorCode = z
-  .enum([
-    'BAD_REQUEST',
-    'UNAUTHENTICATED',
-    'PERMISSION_DENIED',
-    'NOT_FOUND',
-    'REQUEST_TIMEOUT',
-    'CONFLICT',
-    'GONE',
-    'PAYLOAD_TOO_LARGE',
-    'UNSUPPORTED_MEDIA_TYPE',
-    'RATE_LIMITED',
-    'INTERNAL',
-    'PROVIDER_UNAVAILABLE',
-    'SERVICE_UNAVAILABLE',
-  ])
+  .enum(enumValues.ErrorCode)
   .openapi('ErrorCode', {
     description:
       "What kind of error this is, for programs. The API description's Errors section gives each code's status and meaning. Clients should treat a code they do not know by its status: codes may be added.",

@@ -1,24 +1,17 @@
 // The names of webhook endpoints, their messages and delivery log, which their rules
 // (domain/webhooks.ts), the dispatcher (webhooks/), the schema and the repositories all name.
 
+import * as enumValues from '../generated/enum-values.js';
 import type { components } from '../spec-types.js';
-import { everyValueOf } from './spec-enums.js';
 
 export type WebhookEndpointProperty = components['schemas']['WebhookEndpointProperties'];
 export type WebhookMessageType = components['schemas']['WebhookMessageType'];
 export type WebhookDeliveryStatus = components['schemas']['WebhookDeliveryStatus'];
 export type WebhookDeliveryType = components['schemas']['WebhookDelivery']['type'];
 
-export const WEBHOOK_MESSAGE_TYPES = everyValueOf<WebhookMessageType>()([
-  'event',
-  'experiment.status_changed',
-]);
+export const WEBHOOK_MESSAGE_TYPES = enumValues.WebhookMessageType;
 
-export const WEBHOOK_DELIVERY_STATUSES = everyValueOf<WebhookDeliveryStatus>()([
-  'pending',
-  'delivered',
-  'failed',
-]);
+export const WEBHOOK_DELIVERY_STATUSES = enumValues.WebhookDeliveryStatus;
 
 /** The type of a test message (POST .../test), beside the message types an endpoint chooses. */
 export const WEBHOOK_TEST_TYPE = 'webhook.test' satisfies WebhookDeliveryType;
