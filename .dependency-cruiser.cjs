@@ -26,10 +26,10 @@ module.exports = {
       name: 'db-is-the-floor',
       severity: 'error',
       comment:
-        'Storage serves every caller: it imports no use-case, HTTP, route, CLI, webhook or ' +
-        'serving code (what runs the queries calls down to it, never the reverse).',
+        'Storage serves every caller: it imports no use-case, runtime, HTTP, route or CLI code ' +
+        '(what runs the queries calls down to it, never the reverse).',
       from: { path: '^apps/server/src/db/' },
-      to: { path: '^apps/server/src/(use-cases|http|routes|cli|webhooks|serving)/' },
+      to: { path: '^apps/server/src/(use-cases|runtime|http|routes|cli)/' },
     },
     {
       name: 'repositories-query-only',
@@ -95,51 +95,28 @@ module.exports = {
       to: { path: '^apps/server/src/app\\.ts$' },
     },
 
-    // The serving machinery, SQL and the engine: src/serving/ and who may reach what is storage's own.
     {
-      name: 'serving-callers',
+      name: 'runtime-callers',
       severity: 'error',
       comment:
-        "serving/ is the process's machinery (the live event feed, SQLite's reader threads, the " +
-        'cursor signer, the kept answers and their version reads): the entries that start it ' +
-        '(main.ts, app.ts), HTTP (http/, routes/), the CLI (events tail, list cursors) and the ' +
-        'webhook dispatcher (webhooks/, which subscribes to the feed) use it. ' +
-        'Storage, domain rules, wire mappers, providers and records do not: the feed and the ' +
-        'readers read through the events repository, so storage importing them would be a circle ' +
-        'of layers.',
+        "runtime/ is what a process runs beside its requests (the live event feed, SQLite's " +
+        'reader threads, the webhook dispatcher, the kept answers, the periodic jobs): the ' +
+        'entries that start it (main.ts, app.ts), HTTP, routes and the CLI use it. Below it ' +
+        "nothing does; only the webhook address rule serves a use-case's checks.",
       from: {
         path: '^apps/server/src/',
-        pathNot: '^apps/server/src/(main\\.ts$|app\\.ts$|http/|routes/|cli/|serving/|webhooks/)',
+        pathNot: '^apps/server/src/(main\\.ts$|app\\.ts$|http/|routes/|cli/|runtime/)',
       },
-      to: { path: '^apps/server/src/serving/' },
-    },
-    {
-      name: 'serving-below-http',
-      severity: 'error',
-      comment:
-        'The serving machinery serves HTTP and the CLI alike: it imports no HTTP, route or CLI code.',
-      from: { path: '^apps/server/src/serving/' },
-      to: { path: '^apps/server/src/(http|routes|cli)/' },
-    },
-    {
-      name: 'webhooks-callers',
-      severity: 'error',
-      comment:
-        'webhooks/ is the delivery machinery a server process runs beside its requests: main.ts ' +
-        'starts and stops the dispatcher. Only its address rule (target-address.ts) serves others: ' +
-        'the API checks a URL against it when an endpoint is created or changed.',
-      from: { path: '^apps/server/src/', pathNot: '^apps/server/src/(main\\.ts$|webhooks/)' },
       to: {
-        path: '^apps/server/src/webhooks/',
-        pathNot: '^apps/server/src/webhooks/target-address\\.ts$',
+        path: '^apps/server/src/runtime/',
+        pathNot: '^apps/server/src/runtime/webhooks/target-address\\.ts$',
       },
     },
     {
-      name: 'webhooks-below-http',
+      name: 'runtime-below-http',
       severity: 'error',
-      comment:
-        'The dispatcher delivers what storage and the event feed hold: it imports no HTTP, route or CLI code.',
-      from: { path: '^apps/server/src/webhooks/' },
+      comment: 'The runtime serves HTTP and the CLI alike: it imports no HTTP, route or CLI code.',
+      from: { path: '^apps/server/src/runtime/' },
       to: { path: '^apps/server/src/(http|routes|cli)/' },
     },
     {
@@ -148,7 +125,7 @@ module.exports = {
       comment:
         'Only storage writes and runs SQL: the SQL runner (db/engine/portable-sql.ts: Steps, ' +
         'prepared statements, transactions, rendered for either backend), the schema modules, ' +
-        'drizzle and the drivers are imported by src/db/ alone; serving/ reads through ' +
+        'drizzle and the drivers are imported by src/db/ alone; runtime/ reads through ' +
         'repositories and needs none of them. Types alone run nothing and may be imported. Left ' +
         'out: use-cases own their transactions (they open one around repository steps, and write ' +
         "no SQL); the records file format names the schema's enum values, and the records loader " +
@@ -175,7 +152,7 @@ module.exports = {
       comment:
         "HTTP holds the database handle (client.ts's Db) and turns storage's errors into answers " +
         "(errors.ts); the rest of db/engine (SQL, caches, batching) is storage's own, which http/ " +
-        'reaches through repositories and serving/.',
+        'reaches through repositories and runtime/.',
       from: { path: '^apps/server/src/http/' },
       to: {
         path: '^apps/server/src/db/engine/',
@@ -190,7 +167,6 @@ module.exports = {
       from: { path: '^apps/server/src/http/' },
       to: { path: '^apps/server/src/db/engine/client\\.ts$', dependencyTypesNot: ['type-only'] },
     },
-    // End of the serving machinery's block.
   ],
   options: {
     doNotFollow: { path: 'node_modules' },

@@ -12,7 +12,7 @@
 // Left out of the bundle, and installed beside it: the native SQLite drivers (a compiled addon
 // each); pino, whose transports start threads on files of their own; the docs page's script,
 // which the server serves by path. The threads' entries sit beside the server's, where
-// serving/module-thread.ts looks for them; migrations and the console are found from the
+// runtime/module-thread.ts looks for them; migrations and the console are found from the
 // package's folder (package-root.ts).
 
 import { basename } from 'node:path';
@@ -23,9 +23,9 @@ import { build } from 'esbuild';
 const PROCESS_ENTRIES = ['main', 'cli/main'];
 /**
  * Threads' entries, under their module's own name: a starter names its thread by a file beside
- * itself (`./event-read-worker`, serving/module-thread.ts), which in a bundle is beside the bundle.
+ * itself (`./event-read-worker`, runtime/module-thread.ts), which in a bundle is beside the bundle.
  */
-const THREAD_ENTRIES = ['serving/event-read-worker', 'webhooks/delivery-thread-entry'];
+const THREAD_ENTRIES = ['runtime/event-read-worker', 'runtime/webhooks/delivery-thread-entry'];
 
 const source = (module: string) => fileURLToPath(new URL(`src/${module}.ts`, import.meta.url));
 

@@ -11,7 +11,7 @@ import { listEvents } from '../../apps/server/src/db/repositories/events.js';
 import { EVENT_LIST } from '../../apps/server/src/domain/events.js';
 import { parseListQuery } from '../../apps/server/src/domain/list-query.js';
 import { eventsList } from '../../apps/server/src/routes/events/events.routes.js';
-import { cursorSigner } from '../../apps/server/src/serving/cursor-signer.js';
+import { cursorSigner } from '../../apps/server/src/runtime/cursor-signer.js';
 import { createDayTenants } from './day-tenants.js';
 import { listPath, randomListQuery, type ListQuery } from './day-queries.js';
 import { options, seeded, withBenchDatabase } from './harness.js';

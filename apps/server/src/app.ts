@@ -27,8 +27,8 @@ import {
 } from './http/request-body.js';
 import { requestContext } from './http/request-context.js';
 import { replicaReads } from './http/replica-routing.js';
-import type { ReplicaReads } from './serving/replica-reads.js';
-import { KeptAnswers } from './serving/kept-answers.js';
+import type { ReplicaReads } from './runtime/replica-reads.js';
+import { KeptAnswers } from './runtime/kept-answers.js';
 import { createRouter } from './http/router.js';
 import { docsRouter } from './routes/docs/docs.index.js';
 import { consoleRouter } from './routes/console/console.index.js';
@@ -176,7 +176,7 @@ export function createApp({
     );
   }
   // Then its database, once it has its turn: the list reads in progress on each side choose it
-  // (serving/replica-reads.ts).
+  // (runtime/replica-reads.ts).
   if (replica) {
     app.use('/api/v1/*', replicaReads(replica));
     metrics.gauge(

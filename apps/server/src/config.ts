@@ -182,7 +182,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     databasePoolSize: readInteger(env, 'DATABASE_POOL_SIZE', 10, 1, 1000),
     databaseReadUrl: readReplicaUrl(env),
     // A replica a second behind is not waited for by list reads, nor read by replays: the primary
-    // serves them until it catches up (serving/replica-reads.ts).
+    // serves them until it catches up (runtime/replica-reads.ts).
     replicaMaxLagMs: readInteger(env, 'REPLICA_MAX_LAG_MS', 1_000, 0, 600_000),
     sqliteReaderThreads: readInteger(env, 'SQLITE_READER_THREADS', 2, 0, 64),
     host: env.HOST || '127.0.0.1',

@@ -7,7 +7,7 @@ import { createClient } from '@agentline/sdk';
 import type pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createDb, type Db, type PostgresDb } from '../src/db/engine/client.js';
-import { ReplicaReads } from '../src/serving/replica-reads.js';
+import { ReplicaReads } from '../src/runtime/replica-reads.js';
 import { insertTestEvents } from './support/test-database.js';
 import { loadRecords } from './fixtures/prompts-records.js';
 import { loadRoutingFixture } from './support/routing-fixture.js';

@@ -1,11 +1,11 @@
-// The live feed hands a batch to its subscribers a few at a time (serving/event-feed.ts,
+// The live feed hands a batch to its subscribers a few at a time (runtime/event-feed.ts,
 // SENDS_PER_TURN), so that a thousand streams of one organization do not hold the process's other
 // requests until every one of them is written; each subscriber still gets every event once, in
 // order.
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Db } from '../src/db/engine/client.js';
-import { EventFeed } from '../src/serving/event-feed.js';
+import { EventFeed } from '../src/runtime/event-feed.js';
 import type { FeedEvent } from '../src/db/repositories/events.js';
 import { createTenant, type Tenant } from './support/harness.js';
 import { createTestDb, insertTestEvents } from './support/test-database.js';

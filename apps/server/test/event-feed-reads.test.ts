@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Db } from '../src/db/engine/client.js';
 import type { FeedEvent } from '../src/db/repositories/events.js';
-import { EventFeed } from '../src/serving/event-feed.js';
+import { EventFeed } from '../src/runtime/event-feed.js';
 import { createTenant, type Tenant } from './support/harness.js';
 import { createTestDb, insertTestEvents } from './support/test-database.js';
 

@@ -12,7 +12,7 @@ import { migrateDb } from '../src/db/engine/migrate.js';
 import { listConditions, listOrder } from '../src/db/engine/list-sql.js';
 import { insertEventBatch, type EventToImport } from '../src/db/repositories/event-import.js';
 import { createOrganization } from '../src/db/repositories/organizations.js';
-import { cursorSigner } from '../src/serving/cursor-signer.js';
+import { cursorSigner } from '../src/runtime/cursor-signer.js';
 import { eventColumns, resolveValues } from '../src/db/repositories/event-conditions.js';
 import { listEvents, type ListedEvent } from '../src/db/repositories/events.js';
 import {

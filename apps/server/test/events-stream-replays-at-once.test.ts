@@ -1,6 +1,6 @@
 // Many replays of GET /api/v1/events/stream from the first event, opened at once against a real
 // server process: each reaches its client whole and in order, and they take turns
-// (serving/replay-batches.ts), so another client's request and another organization's live
+// (runtime/replay-batches.ts), so another client's request and another organization's live
 // stream are not held up behind all of them. The organization's events are spread among another
 // one's, as in a database many organizations share, so each replay reads several spans.
 

@@ -1,7 +1,7 @@
 // A key's shares of requests in progress and in line (CONCURRENT_REQUESTS_PER_KEY,
 // CONCURRENT_LIST_READS_PER_KEY, QUEUED_REQUESTS_PER_KEY) are the fleet's: each server process
 // holds a key to its part, the share divided by the processes on the database and rounded up,
-// and every process counts the others by their heartbeats (serving/fleet-members.ts).
+// and every process counts the others by their heartbeats (runtime/fleet-members.ts).
 
 import { Hono } from 'hono';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -10,7 +10,7 @@
 
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cursorSigner } from '../src/serving/cursor-signer.js';
+import { cursorSigner } from '../src/runtime/cursor-signer.js';
 import type { CursorSigner } from '../src/domain/list-query.js';
 import spec from '../src/generated/openapi.json' with { type: 'json' };
 import {

@@ -8,7 +8,7 @@ import { createDb, type Db } from '../src/db/engine/client.js';
 import { ENTRY_OVERHEAD_BYTES } from '../src/db/engine/caches.js';
 import { migrateDb } from '../src/db/engine/migrate.js';
 import { listEvents, replayEvents, type EventReaders } from '../src/db/repositories/events.js';
-import { KeptAnswers } from '../src/serving/kept-answers.js';
+import { KeptAnswers } from '../src/runtime/kept-answers.js';
 import { distinctEventsQuery, sendAll, type QueryKind } from './support/distinct-queries.js';
 import { createTenant, createTestApi, type Tenant, type TestApi } from './support/harness.js';
 import { startLiveServer, type LiveServer } from './support/live-server.js';

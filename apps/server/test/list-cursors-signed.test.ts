@@ -14,7 +14,7 @@ import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createDb } from '../src/db/engine/client.js';
 import { migrateDb } from '../src/db/engine/migrate.js';
-import { cursorSigner, SEALING_REFRESH_MS } from '../src/serving/cursor-signer.js';
+import { cursorSigner, SEALING_REFRESH_MS } from '../src/runtime/cursor-signer.js';
 import { ensureCursorSecret, readCursorSecrets } from '../src/db/repositories/cursor-secrets.js';
 import { cursorSecrets, webhookEndpoints } from '../src/db/schema/sqlite.js';
 import * as postgresSchema from '../src/db/schema/postgres.js';

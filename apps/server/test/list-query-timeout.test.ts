@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDb, type Db } from '../src/db/engine/client.js';
 import { migrateDb } from '../src/db/engine/migrate.js';
 import { isQueryTimeout } from '../src/db/engine/errors.js';
-import { eventReadersFor } from '../src/serving/event-readers.js';
+import { eventReadersFor } from '../src/runtime/event-readers.js';
 import { runListRead, selectRows } from '../src/db/engine/portable-sql.js';
 import {
   createTenant,

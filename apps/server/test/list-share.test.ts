@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../src/app.js';
 import { createDb, splitPoolSize, type Db } from '../src/db/engine/client.js';
 import { migrateDb } from '../src/db/engine/migrate.js';
-import { eventReadersFor } from '../src/serving/event-readers.js';
+import { eventReadersFor } from '../src/runtime/event-readers.js';
 import type { EventReaders } from '../src/db/repositories/events.js';
 import { createTenant, type Schemas, type Tenant } from './support/harness.js';
 import { startLiveServer, type LiveServer } from './support/live-server.js';

@@ -7,11 +7,11 @@
 import { Hono } from 'hono';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Db } from '../src/db/engine/client.js';
-import { cursorSigner } from '../src/serving/cursor-signer.js';
+import { cursorSigner } from '../src/runtime/cursor-signer.js';
 import { jsonText } from '../src/vocabulary/json-text.js';
 import type { AppEnv, AuthContext } from '../src/http/app-env.js';
 import { jsonTextResponse } from '../src/http/json-text.js';
-import { KeptAnswers } from '../src/serving/kept-answers.js';
+import { KeptAnswers } from '../src/runtime/kept-answers.js';
 import { KeptListAnswers } from '../src/http/versioned-cache.js';
 import { createTestDb } from './support/test-database.js';
 

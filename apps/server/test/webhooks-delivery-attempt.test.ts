@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { DeliveryClient, type OutgoingMessage } from '../src/webhooks/delivery-attempt.js';
+import { DeliveryClient, type OutgoingMessage } from '../src/runtime/webhooks/delivery-attempt.js';
 import { startWebhookReceiver, type WebhookReceiver } from './support/webhook-receiver.js';
 
 const ALLOWED = { allowHttp: true, allowPrivateAddresses: true };

@@ -3,9 +3,9 @@
 
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.js';
-import { disabledReason, nextAttemptAt } from '../src/webhooks/delivery-rules.js';
-import { HandledThrough } from '../src/webhooks/handled-through.js';
-import { webhookIdOf } from '../src/webhooks/messages.js';
+import { disabledReason, nextAttemptAt } from '../src/runtime/webhooks/delivery-rules.js';
+import { HandledThrough } from '../src/runtime/webhooks/handled-through.js';
+import { webhookIdOf } from '../src/runtime/webhooks/messages.js';
 
 const DAY = 86_400_000;
 

@@ -10,7 +10,7 @@ import { Writable } from 'node:stream';
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import { createDb } from '../src/db/engine/client.js';
-import { startWebhookDelivery } from '../src/webhooks/delivery-thread.js';
+import { startWebhookDelivery } from '../src/runtime/webhooks/delivery-thread.js';
 
 describe('the webhook thread', () => {
   it('that cannot start is reported once and not started again', async () => {

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Db } from '../src/db/engine/client.js';
 import { webhookEndpoints } from '../src/db/schema/sqlite.js';
 import { createWebhookEndpoint } from '../src/use-cases/webhook-endpoints.js';
-import { WebhookDispatcher, type DispatcherOptions } from '../src/webhooks/dispatcher.js';
+import { WebhookDispatcher, type DispatcherOptions } from '../src/runtime/webhooks/dispatcher.js';
 import { createTenant } from './support/harness.js';
 import { createTestDb, queryTestDb } from './support/test-database.js';
 import { everyEventTo, inProcessDispatcher } from './support/webhook-delivery-testbed.js';

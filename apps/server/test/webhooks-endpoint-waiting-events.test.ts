@@ -5,11 +5,11 @@
 
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { FeedEvent } from '../src/db/repositories/events.js';
-import { DEFAULT_BATCH_SIZE, EventFeed } from '../src/serving/event-feed.js';
-import type { FeedSink } from '../src/serving/feed-subscription.js';
+import { DEFAULT_BATCH_SIZE, EventFeed } from '../src/runtime/event-feed.js';
+import type { FeedSink } from '../src/runtime/feed-subscription.js';
 import { createWebhookEndpoint } from '../src/use-cases/webhook-endpoints.js';
-import { WebhookDispatcher } from '../src/webhooks/dispatcher.js';
-import { MAX_IN_FLIGHT } from '../src/webhooks/endpoint-worker.js';
+import { WebhookDispatcher } from '../src/runtime/webhooks/dispatcher.js';
+import { MAX_IN_FLIGHT } from '../src/runtime/webhooks/endpoint-worker.js';
 import { createTenant } from './support/harness.js';
 import { createTestDb, insertTestEvents } from './support/test-database.js';
 import { everyEventTo, inProcessDispatcher } from './support/webhook-delivery-testbed.js';

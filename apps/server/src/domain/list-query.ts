@@ -125,7 +125,7 @@ export type SealCheck =
 
 /**
  * Seals cursors and checks their seals. The server's keeps its secrets in the database
- * (serving/cursor-signer.ts); checking may read them again, so it may answer later.
+ * (runtime/cursor-signer.ts); checking may read them again, so it may answer later.
  */
 export interface CursorSigner {
   /** Names the secret that seals now: a kept page is reused only while it is the same. */

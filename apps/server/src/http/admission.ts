@@ -22,7 +22,7 @@ export interface AdmissionLimits {
   /** How long a request may wait for a slot before it is answered 429. */
   queueWaitMs: number;
   /**
-   * The server processes sharing the database (serving/fleet-members.ts), between which each
+   * The server processes sharing the database (runtime/fleet-members.ts), between which each
    * share is divided: a process holds a key to its share over this, rounded up. Absent: one.
    */
   fleetSize?: () => number;

@@ -9,7 +9,7 @@ import type { Permission } from '../vocabulary/permissions.js';
 import type { WebhookTargetPolicy } from '../domain/webhooks.js';
 import type { EventStreams } from './event-stream.js';
 import type { Metrics } from './metrics.js';
-import type { KeptAnswers } from '../serving/kept-answers.js';
+import type { KeptAnswers } from '../runtime/kept-answers.js';
 
 export interface AuthContext {
   organizationId: number;

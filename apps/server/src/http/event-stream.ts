@@ -1,14 +1,14 @@
 // The events stream's HTTP side (GET /api/v1/events/stream): Server-Sent Events over the
-// process's one event feed (serving/event-feed.ts), a bounded buffer per stream, the
+// process's one event feed (runtime/event-feed.ts), a bounded buffer per stream, the
 // keep-alive comment, and the per-key count of open streams. The wire format is the spec's.
 
 import type { ServerResponse } from 'node:http';
 import type { Context } from 'hono';
 import { EventsRemovedError, InputRuleError } from '../domain/errors.js';
 import type { Db } from '../db/engine/client.js';
-import type { ReplicaReads } from '../serving/replica-reads.js';
-import { EventFeed } from '../serving/event-feed.js';
-import type { FeedFailure, FeedStart, Subscription } from '../serving/feed-subscription.js';
+import type { ReplicaReads } from '../runtime/replica-reads.js';
+import { EventFeed } from '../runtime/event-feed.js';
+import type { FeedFailure, FeedStart, Subscription } from '../runtime/feed-subscription.js';
 import {
   currentEventPosition,
   type EventReaders,

@@ -22,7 +22,7 @@ import { z } from '@hono/zod-openapi';
 import { idempotencyKeyParameter } from '../generated/routes.js';
 import type { AppEnv } from './app-env.js';
 import { ApiError, handleError, problemsOfZodError, RequestValidationError } from './errors.js';
-import { startPeriodicJob } from '../serving/periodic-job.js';
+import { startPeriodicJob } from '../runtime/periodic-job.js';
 
 const HEADER = 'Idempotency-Key';
 

@@ -5,7 +5,7 @@
 import type { Logger } from 'pino';
 import type { Db } from '../db/engine/client.js';
 import { sweepPlannedEnds } from '../use-cases/planned-ends.js';
-import { startPeriodicJob } from '../serving/periodic-job.js';
+import { startPeriodicJob } from '../runtime/periodic-job.js';
 
 /** How often the sweep runs: twice a minute, so a planned end is stored within one. */
 export const PLANNED_END_SWEEP_MS = 30_000;

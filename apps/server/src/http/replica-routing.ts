@@ -1,8 +1,8 @@
 // Sends a key's paged list reads to the streaming replica once it has replayed every commit that
-// ended before the read arrived, in any process (serving/replica-reads.ts).
+// ended before the read arrived, in any process (runtime/replica-reads.ts).
 
 import type { MiddlewareHandler } from 'hono';
-import type { ReplicaReads } from '../serving/replica-reads.js';
+import type { ReplicaReads } from '../runtime/replica-reads.js';
 import { isListRead } from './admission.js';
 import type { AppEnv } from './app-env.js';
 

@@ -7,7 +7,7 @@ import type { Logger } from 'pino';
 import type { Db } from '../db/engine/client.js';
 import type { AppEnv } from './app-env.js';
 import type { Metrics } from './metrics.js';
-import type { KeptAnswers } from '../serving/kept-answers.js';
+import type { KeptAnswers } from '../runtime/kept-answers.js';
 
 const SAFE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 

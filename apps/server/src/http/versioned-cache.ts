@@ -3,8 +3,8 @@
 // (docs/architecture.md, "Kept list answers").
 
 import type { Context, MiddlewareHandler } from 'hono';
-import { cursorSigner } from '../serving/cursor-signer.js';
-import { versionReadPerTurn, type Version, type VersionOf } from '../serving/version-reads.js';
+import { cursorSigner } from '../runtime/cursor-signer.js';
+import { versionReadPerTurn, type Version, type VersionOf } from '../runtime/version-reads.js';
 import type { JsonBytes, JsonText } from '../vocabulary/json-text.js';
 import type { CursorSigner } from '../domain/list-query.js';
 import type { AppEnv } from './app-env.js';

@@ -12,7 +12,7 @@ import {
   type ListResource,
 } from '../domain/list-query.js';
 import type { AppEnv } from '../http/app-env.js';
-import { cursorSigner } from '../serving/cursor-signer.js';
+import { cursorSigner } from '../runtime/cursor-signer.js';
 import type { ListPosition, ListQuery } from '../vocabulary/list-query.js';
 
 /** One page of a list's records, as its repository reads it. */

@@ -1,5 +1,5 @@
 // The names of webhook endpoints, their messages and delivery log, which their rules
-// (domain/webhooks.ts), the dispatcher (webhooks/), the schema and the repositories all name.
+// (domain/webhooks.ts), the dispatcher (runtime/webhooks/), the schema and the repositories all name.
 
 import * as enumValues from '../generated/enum-values.js';
 import type { components } from '../spec-types.js';

@@ -1,6 +1,6 @@
-// `agentline cursor-secret rotate`: a new secret for sealing list cursors (serving/cursor-signer.ts).
+// `agentline cursor-secret rotate`: a new secret for sealing list cursors (runtime/cursor-signer.ts).
 
-import { SEALING_REFRESH_MS } from '../../serving/cursor-signer.js';
+import { SEALING_REFRESH_MS } from '../../runtime/cursor-signer.js';
 import { isUniqueViolation } from '../../db/engine/errors.js';
 import { rotateCursorSecret } from '../../db/repositories/cursor-secrets.js';
 import { CliError } from '../cli-error.js';

@@ -4,7 +4,7 @@
 
 import type { Db } from '../../db/engine/client.js';
 import spec from '../../generated/openapi.json' with { type: 'json' };
-import { cursorSigner } from '../../serving/cursor-signer.js';
+import { cursorSigner } from '../../runtime/cursor-signer.js';
 import {
   listAgents,
   listChannels,

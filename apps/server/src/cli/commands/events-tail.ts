@@ -1,15 +1,15 @@
 // agentline events tail: the organization's events as they are committed, read from the database
-// through the same feed as GET /api/v1/events/stream (serving/event-feed.ts), so it sees
+// through the same feed as GET /api/v1/events/stream (runtime/event-feed.ts), so it sees
 // every writer and means by its filters what the API means.
 
-import { EventFeed } from '../../serving/event-feed.js';
-import type { FeedStart, Subscription } from '../../serving/feed-subscription.js';
+import { EventFeed } from '../../runtime/event-feed.js';
+import type { FeedStart, Subscription } from '../../runtime/feed-subscription.js';
 import type { FeedEvent } from '../../db/repositories/events.js';
 import { InputRuleError } from '../../domain/errors.js';
 import { EVENT_PROPERTIES, type EventProperty } from '../../vocabulary/events.js';
 import { EVENT_LIST } from '../../domain/events.js';
 import { parseListQuery } from '../../domain/list-query.js';
-import { cursorSigner } from '../../serving/cursor-signer.js';
+import { cursorSigner } from '../../runtime/cursor-signer.js';
 import { CliError, UsageError } from '../cli-error.js';
 import { stringOption, type Command, type OptionValues } from '../command.js';
 

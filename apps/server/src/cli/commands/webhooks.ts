@@ -17,7 +17,7 @@ import {
   type WebhookDeliveryStatus,
 } from '../../vocabulary/webhooks.js';
 import type { Organization } from '../../db/repositories/organizations.js';
-import { cursorSigner } from '../../serving/cursor-signer.js';
+import { cursorSigner } from '../../runtime/cursor-signer.js';
 import { replayWebhookEndpoint } from '../../use-cases/webhook-replay.js';
 import { toWireWebhookDelivery, toWireWebhookEndpoint } from '../../wire/webhooks.js';
 import { CliError, UsageError } from '../cli-error.js';

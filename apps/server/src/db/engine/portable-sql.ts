@@ -318,7 +318,7 @@ const ONE_BACKEND_PER_READ = 'SET LOCAL max_parallel_workers_per_gather = 0';
  * that a client can make slow (a substring search, a deep page). On PostgreSQL it runs on the
  * list pool, in a read-only transaction bounded by the database's list query timeout (a 422
  * query_timeout for the caller, http/errors.ts); on SQLite in a deferred transaction (the events
- * list's reader threads have their own timeout, serving/event-readers.ts).
+ * list's reader threads have their own timeout, runtime/event-readers.ts).
  */
 export async function runListRead<T>(db: Db, start: () => Steps<T>): Promise<T> {
   if (db.kind === 'sqlite') return sqliteTransaction(db).deferred(start()) as T;

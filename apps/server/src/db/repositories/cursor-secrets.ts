@@ -1,4 +1,4 @@
-// The secrets list cursors are sealed with (serving/cursor-signer.ts), one row each: the newest seals,
+// The secrets list cursors are sealed with (runtime/cursor-signer.ts), one row each: the newest seals,
 // the newest two verify. Every process on the database reads them from here, so they share them
 // without configuration; the secrets never leave the server (no answer or log line carries one).
 

@@ -1,4 +1,4 @@
-// The live feed's reads (serving/event-feed.ts): each tick, the new events of every watched
+// The live feed's reads (runtime/event-feed.ts): each tick, the new events of every watched
 // organization, and which of them match each live search, in a fixed number of statements
 // however many organizations are watched. Its order is commit order, and it reads by id: an
 // organization's events commit in id order (SQLite has one writer; on PostgreSQL each

@@ -135,7 +135,7 @@ export async function eventsRemovedThrough(db: Db, organizationId: number): Prom
  * Whether retention removed an event with an id above `position`: a stream or webhook position
  * below the highest removed id may have missed one, so it cannot go on without a gap. The rule
  * of a resumed stream (a 410) and of a webhook replay (a 422); the live feed applies it to each
- * batch it reads (serving/event-feed.ts).
+ * batch it reads (runtime/event-feed.ts).
  */
 export async function eventsRemovedAfter(
   db: Db,

@@ -328,7 +328,7 @@ function* listing(
 
 /**
  * What reads events pages and replays off the event loop: SQLite's reader threads
- * (serving/event-readers.ts).
+ * (runtime/event-readers.ts).
  */
 export interface EventReaders {
   listEvents(job: { organizationId: number; query: ListQuery<EventProperty> }): Promise<EventsPage>;

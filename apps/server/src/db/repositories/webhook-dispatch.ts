@@ -1,4 +1,4 @@
-// What the webhook dispatcher (src/webhooks/) reads and writes: the leases on endpoints, their
+// What the webhook dispatcher (src/runtime/webhooks/) reads and writes: the leases on endpoints, their
 // positions, the messages due a retry and the delivery log. Every lease and position write names
 // its owner in the WHERE, so a process whose lease lapsed (it was paused, or cut off) and was
 // taken over writes nothing; each is one statement, atomic on both databases. When to retry, when

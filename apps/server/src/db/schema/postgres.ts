@@ -529,7 +529,7 @@ export const rateLimitBudgets = pgTable('rate_limit_budgets', {
 });
 
 /**
- * The server processes on this database, each heartbeating its row (serving/fleet-members.ts):
+ * The server processes on this database, each heartbeating its row (runtime/fleet-members.ts):
  * how many there are divides each key's shares of requests in progress and in line between them.
  */
 export const serverProcesses = pgTable('server_processes', {

@@ -550,7 +550,7 @@ export const rateLimitBudgets = sqliteTable('rate_limit_budgets', {
 });
 
 /**
- * The server processes on this database, each heartbeating its row (serving/fleet-members.ts):
+ * The server processes on this database, each heartbeating its row (runtime/fleet-members.ts):
  * how many there are divides each key's shares of requests in progress and in line between them.
  */
 export const serverProcesses = sqliteTable('server_processes', {
@@ -576,7 +576,7 @@ export const eventStreamSlots = sqliteTable(
 );
 
 /**
- * The secrets list cursors are signed with (HMAC-SHA256; serving/cursor-signer.ts): the newest row
+ * The secrets list cursors are signed with (HMAC-SHA256; runtime/cursor-signer.ts): the newest row
  * signs, the newest two verify, so a cursor outlives one rotation. `migrateDb` inserts the first
  * with id 1 if the table is empty; `agentline cursor-secret rotate` adds the next id and deletes
  * all but the newest two.
@@ -612,7 +612,7 @@ export const resumeTokenSecret = sqliteTable(
 
 /**
  * Where an organization's messages are POSTed (the spec's webhooks tag). The API writes the
- * settings; the dispatcher (src/webhooks/) reads them and owns the rest. `event_position` and
+ * settings; the dispatcher (src/runtime/webhooks/) reads them and owns the rest. `event_position` and
  * `history_position`: every event (experiment history entry) of the organization with an id at or
  * below it has been handled for this endpoint, delivered or durably queued in webhook_messages;
  * they start at the organization's highest ids when the endpoint is created, only the dispatcher

@@ -9,7 +9,7 @@ import {
 } from '../../domain/list-query.js';
 import { PROMPT_LIST, projectionShowsTools } from '../../domain/prompts.js';
 import type { Db } from '../../db/engine/client.js';
-import { cursorSigner } from '../../serving/cursor-signer.js';
+import { cursorSigner } from '../../runtime/cursor-signer.js';
 import { recordsVersion } from '../../db/repositories/organizations.js';
 import { listPrompts } from '../../db/repositories/prompts.js';
 import { KeptListAnswers } from '../../http/versioned-cache.js';

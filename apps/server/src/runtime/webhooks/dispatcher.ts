@@ -7,9 +7,9 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Logger } from 'pino';
-import type { Db } from '../db/engine/client.js';
-import type { FeedEvent } from '../db/repositories/events.js';
-import { resumeTokensOf } from '../db/repositories/resume-tokens.js';
+import type { Db } from '../../db/engine/client.js';
+import type { FeedEvent } from '../../db/repositories/events.js';
+import { resumeTokensOf } from '../../db/repositories/resume-tokens.js';
 import {
   claimLeases,
   highestHistoryId,
@@ -17,8 +17,8 @@ import {
   renewLeases,
   sweepDeliveryLog,
   type LeasedEndpoint,
-} from '../db/repositories/webhook-dispatch.js';
-import { EventFeed } from '../serving/event-feed.js';
+} from '../../db/repositories/webhook-dispatch.js';
+import { EventFeed } from '../event-feed.js';
 import { DeliveryClient } from './delivery-attempt.js';
 import { DELIVERY_LOG_RETENTION_MS } from './delivery-rules.js';
 import { EndpointWorker, type PositionTokens } from './endpoint-worker.js';

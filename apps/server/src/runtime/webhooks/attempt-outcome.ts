@@ -1,12 +1,12 @@
 // What an attempt came to, stored: the delivery log's row, the message's retry (or its end), and
 // the endpoint turned off when the rules say so (delivery-rules.ts).
 
-import type { Db } from '../db/engine/client.js';
+import type { Db } from '../../db/engine/client.js';
 import {
   disableEndpoint,
   recordAttempt,
   type LeasedEndpoint,
-} from '../db/repositories/webhook-dispatch.js';
+} from '../../db/repositories/webhook-dispatch.js';
 import type { AttemptResult } from './delivery-attempt.js';
 import { disabledReason, nextAttemptAt } from './delivery-rules.js';
 

@@ -4,8 +4,8 @@
 // hold up the API's answers in the same process. main.ts starts it and stops it on SIGTERM.
 
 import type { Logger } from 'pino';
-import type { Db } from '../db/engine/client.js';
-import { startModuleThread } from '../serving/module-thread.js';
+import type { Db } from '../../db/engine/client.js';
+import { startModuleThread } from '../module-thread.js';
 import { WebhookDispatcher, type DispatcherOptions } from './dispatcher.js';
 
 /** What the thread is started with: how to open the database, and the dispatcher's settings. */

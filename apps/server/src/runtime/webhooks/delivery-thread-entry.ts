@@ -3,7 +3,7 @@
 
 import { parentPort, workerData } from 'node:worker_threads';
 import pino from 'pino';
-import { createDb, prepareServerConnection } from '../db/engine/client.js';
+import { createDb, prepareServerConnection } from '../../db/engine/client.js';
 import { WebhookDispatcher } from './dispatcher.js';
 import type { DeliveryThreadData } from './delivery-thread.js';
 

@@ -7,20 +7,20 @@
 // dies loses nothing and the next holder only sends some messages again.
 
 import type { Logger } from 'pino';
-import type { Db } from '../db/engine/client.js';
-import { currentEventPosition, type FeedEvent } from '../db/repositories/events.js';
+import type { Db } from '../../db/engine/client.js';
+import { currentEventPosition, type FeedEvent } from '../../db/repositories/events.js';
 import {
   advancePosition,
   dueMessages,
   holdsLease,
   statusChangesAfter,
   type LeasedEndpoint,
-} from '../db/repositories/webhook-dispatch.js';
-import { EVENT_LIST } from '../domain/events.js';
-import { parseListQuery } from '../domain/list-query.js';
-import { cursorSigner } from '../serving/cursor-signer.js';
-import type { EventFeed } from '../serving/event-feed.js';
-import type { FeedSink, Subscription } from '../serving/feed-subscription.js';
+} from '../../db/repositories/webhook-dispatch.js';
+import { EVENT_LIST } from '../../domain/events.js';
+import { parseListQuery } from '../../domain/list-query.js';
+import { cursorSigner } from '../cursor-signer.js';
+import type { EventFeed } from '../event-feed.js';
+import type { FeedSink, Subscription } from '../feed-subscription.js';
 import type { DeliveryClient, SigningSecrets } from './delivery-attempt.js';
 import { storeOutcome, type WorkItem } from './attempt-outcome.js';
 import { HandledThrough } from './handled-through.js';

@@ -3,10 +3,10 @@
 // `{type, position, data}`, built once and sent as the same bytes on every attempt.
 
 import { createHash } from 'node:crypto';
-import { storedActor } from '../db/repositories/experiment-history.js';
-import type { StatusChangeRow } from '../db/repositories/webhook-dispatch.js';
-import type { components } from '../spec-types.js';
-import { toWireActor } from '../wire/experiments.js';
+import { storedActor } from '../../db/repositories/experiment-history.js';
+import type { StatusChangeRow } from '../../db/repositories/webhook-dispatch.js';
+import type { components } from '../../spec-types.js';
+import { toWireActor } from '../../wire/experiments.js';
 
 type StatusChangedMessage = components['schemas']['WebhookStatusChangedMessage'];
 
