@@ -4,25 +4,14 @@
 import type { AddressInfo } from 'node:net';
 import pino from 'pino';
 import { createApp } from './app.js';
-import { ConfigError, idempotencyTimesOf, loadConfig, type Config } from './config.js';
-import { createDb, prepareServerConnection, type Db } from './db/engine/client.js';
-import { ReplicaReads } from './runtime/replica-reads.js';
+import { ConfigError, idempotencyTimesOf, loadConfig } from './config.js';
+import { createDb, prepareServerConnection } from './db/engine/client.js';
 import { migrateDb } from './db/engine/migrate.js';
-import { eventReadersFor } from './runtime/event-readers.js';
 import { EventStreams } from './http/event-stream.js';
 import { createFrontDoor } from './http/front-door.js';
-import { startIdempotencySweeper } from './http/idempotency.js';
-import { startPlannedEndSweeper } from './http/planned-ends.js';
-import { KeptAnswers } from './runtime/kept-answers.js';
-import { FleetMembers } from './runtime/fleet-members.js';
-import { startPeriodicJob } from './runtime/periodic-job.js';
-import { RETENTION_SWEEP_MS, sweepExpiredEvents } from './use-cases/event-retention.js';
-import { startWebhookDelivery } from './runtime/webhooks/delivery-thread.js';
-import { ensureEventPartitions } from './db/repositories/event-partitions.js';
+import { startRuntime } from './runtime/start.js';
 
 const SHUTDOWN_GRACE_MS = 10_000;
-/** How often a PostgreSQL server checks that the months ahead have their partitions. */
-const PARTITIONS_AHEAD_MS = 3_600_000;
 // Log lines are collected and written to stdout together, by libuv's threads, once 8 KiB are
 // waiting and at least every 100 ms: with a write() per access line on the event loop, a slow
 // reader of stdout (a stalled log collector) would stall every request. pino writes out what is
@@ -43,61 +32,17 @@ async function main(): Promise<void> {
   });
   await migrateDb(db);
   prepareServerConnection(db);
-  const replica = await openReplica(db, config);
-  const members = new FleetMembers(db);
-  await members.start();
-  const eventReaders = eventReadersFor(db, config.databaseUrl, config.sqliteReaderThreads);
-
-  const idempotencyTimes = idempotencyTimesOf(config);
-  const stopSweeper = startIdempotencySweeper(db, logger, {
-    retentionMs: idempotencyTimes.retentionMs,
-    // Often enough that the table holds little beyond the retention, at most once a minute.
-    intervalMs: Math.min(60_000, idempotencyTimes.retentionMs / 4),
-  });
-  const stopPlannedEnds = startPlannedEndSweeper(db, logger);
-  const stopRetention = startPeriodicJob(logger, {
-    name: 'event retention sweep',
-    intervalMs: RETENTION_SWEEP_MS,
-    run: async () => {
-      const removed = await sweepExpiredEvents(db, { defaultDays: config.eventRetentionDays });
-      if (removed > 0) logger.info({ removed }, 'events past their retention window removed');
-    },
-  });
-  // The months ahead are made at migration; this makes them as months pass.
-  const stopPartitions =
-    db.kind === 'postgres'
-      ? startPeriodicJob(logger, {
-          name: 'event partitions ahead',
-          intervalMs: PARTITIONS_AHEAD_MS,
-          run: async () => {
-            const made = await ensureEventPartitions(db);
-            if (made.length > 0) logger.info({ made }, 'event partitions made');
-          },
-        })
-      : () => {};
-  const webhooks = startWebhookDelivery(db, logger, {
-    databaseUrl: config.databaseUrl,
-    listQueryTimeoutMs: config.listQueryTimeoutMs,
-    logLevel: config.logLevel,
-    dispatcher: {
-      leaseMs: config.webhookLeaseMs,
-      retrySchedule: config.webhookRetrySchedule,
-      targets: {
-        allowHttp: config.webhookAllowHttp,
-        allowPrivateAddresses: config.webhookAllowPrivateAddresses,
-      },
-    },
-  });
+  const runtime = await startRuntime(db, config, logger);
   const eventStreams = new EventStreams(db, {
     perKey: config.eventStreamsPerKey,
     bufferBytes: config.eventStreamBufferBytes,
-    readers: eventReaders,
-    replica,
+    readers: runtime.eventReaders,
+    replica: runtime.replica,
   });
   const app = createApp({
     db,
-    eventReaders,
-    replica,
+    eventReaders: runtime.eventReaders,
+    replica: runtime.replica,
     eventStreams,
     logger,
     bodyLimitBytes: config.bodyLimitBytes,
@@ -106,8 +51,8 @@ async function main(): Promise<void> {
     concurrentListReadsPerKey: config.concurrentListReadsPerKey,
     queuedRequestsPerKey: config.queuedRequestsPerKey,
     queueWaitMs: config.queueWaitMs,
-    fleetSize: () => members.count,
-    idempotencyTimes,
+    fleetSize: runtime.fleetSize,
+    idempotencyTimes: idempotencyTimesOf(config),
     webhookPolicy: {
       allowHttp: config.webhookAllowHttp,
       allowPrivateAddresses: config.webhookAllowPrivateAddresses,
@@ -117,7 +62,7 @@ async function main(): Promise<void> {
       trustedProxies: config.trustedProxies,
     },
     metricsToken: config.metricsToken,
-    keptAnswers: new KeptAnswers({ maxBytes: config.keptAnswersMaxBytes }),
+    keptAnswers: runtime.keptAnswers,
   });
   const server = createFrontDoor({
     fetch: app.fetch,
@@ -151,27 +96,19 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     logger.info({ signal }, 'shutting down: finishing in-flight requests');
-    stopSweeper();
-    stopPlannedEnds();
-    stopRetention();
-    stopPartitions();
-    // Attempts in flight get a moment; the endpoints' positions are stored and their leases
-    // given up, so another process delivers on at once.
-    const webhooksStopped = webhooks.stop();
     const force = setTimeout(() => {
       logger.warn('in-flight requests did not finish in time; exiting');
       process.exit(1);
     }, SHUTDOWN_GRACE_MS);
     force.unref();
-    server.close(() => {
-      void webhooksStopped
-        .then(() => Promise.all([eventStreams.releaseSlots(), members.stop()]))
-        .then(() => Promise.all([eventReaders?.close(), replica?.close(), db.close()]))
-        .finally(() => {
-          logger.info('stopped');
-          process.exit(0);
-        });
-    });
+    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+    void runtime
+      .stop(closed.then(() => eventStreams.releaseSlots()))
+      .then(() => db.close())
+      .finally(() => {
+        logger.info('stopped');
+        process.exit(0);
+      });
     // Event streams never finish by themselves: each ends cleanly (its client reconnects with
     // its last id, to another process), and its connection then goes idle, or is cut a second
     // later if its client stopped reading (http/stream-connections.ts).
@@ -198,22 +135,6 @@ function listenFailure(error: NodeJS.ErrnoException, host: string, port: number)
     default:
       return `cannot listen on ${host}:${port}: ${error.message}`;
   }
-}
-
-/** The read replica of DATABASE_READ_URL, checked and measured once before serving. */
-async function openReplica(db: Db, config: Config): Promise<ReplicaReads | undefined> {
-  if (!config.databaseReadUrl || db.kind !== 'postgres') return undefined;
-  const replica = new ReplicaReads(db, config.databaseUrl, config.databaseReadUrl, {
-    maxLagMs: config.replicaMaxLagMs,
-    poolSize: config.databasePoolSize,
-  });
-  try {
-    await replica.start();
-  } catch (error) {
-    await replica.close();
-    throw error;
-  }
-  return replica;
 }
 
 main().catch((error: unknown) => {

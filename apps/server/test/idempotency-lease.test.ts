@@ -17,7 +17,8 @@ import { loadPlatformRecords } from '../src/records/loader.js';
 import { claimIdempotencyKey } from '../src/db/repositories/idempotency.js';
 import { experiments, idempotencyKeys, sessions } from '../src/db/schema/sqlite.js';
 import { canonicalJson } from '../src/domain/canonical-json.js';
-import { requestFingerprint, startIdempotencySweeper } from '../src/http/idempotency.js';
+import { requestFingerprint } from '../src/http/idempotency.js';
+import { startIdempotencySweeper } from '../src/runtime/periodic-jobs.js';
 import {
   startFakeTwilio,
   twilioChannelRecord,

@@ -17,13 +17,13 @@ import {
 } from '../db/repositories/events.js';
 import { resumeTokensOf, type ResumeTokens } from '../db/repositories/resume-tokens.js';
 import { eventsRemovedAfter } from '../db/repositories/event-retention.js';
-import { StreamSlots } from './fleet-stream-slots.js';
+import { StreamSlots } from '../runtime/fleet-stream-slots.js';
 import {
   cutWhenIdle,
   ENDED_STREAM_IDLE_MS,
   ENDED_STREAM_IDLE_MS_ON_SHUTDOWN,
 } from './stream-connections.js';
-import { StreamKeyWatch, type StreamKeyLoss } from './stream-key-watch.js';
+import { StreamKeyWatch, type StreamKeyLoss } from '../runtime/stream-key-watch.js';
 
 export interface EventStreamOptions {
   /** Streams one API key may hold open at once in every process (EVENT_STREAMS_PER_KEY). */

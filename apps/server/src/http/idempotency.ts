@@ -4,15 +4,12 @@
 
 import { hash } from 'node:crypto';
 import type { Context, MiddlewareHandler } from 'hono';
-import type { Logger } from 'pino';
-import type { Db } from '../db/engine/client.js';
 import {
   claimIdempotencyKey,
   idempotencyKeyStanding,
   IdempotencyKeyTakenError,
   releaseIdempotencyKey,
   storeIdempotentAnswer,
-  sweepExpiredIdempotencyKeys,
   type IdempotencyClaim,
   type IdempotencyTimes,
   type IdempotentWrite,
@@ -22,7 +19,6 @@ import { z } from '@hono/zod-openapi';
 import { idempotencyKeyParameter } from '../generated/routes.js';
 import type { AppEnv } from './app-env.js';
 import { ApiError, handleError, problemsOfZodError, RequestValidationError } from './errors.js';
-import { startPeriodicJob } from '../runtime/periodic-job.js';
 
 const HEADER = 'Idempotency-Key';
 
@@ -151,33 +147,4 @@ export function claimIdempotencyKeyFirst(): MiddlewareHandler<AppEnv> {
     write.claimed = true;
     await next();
   };
-}
-
-/** Rows one sweep statement deletes at most, so it holds the write lock only briefly. */
-const SWEEP_BATCH = 1000;
-
-/**
- * Deletes expired keys now and then every `intervalMs`, in batches, until none is left. Returns a
- * function that stops it. The timer does not keep the process alive.
- */
-export function startIdempotencySweeper(
-  db: Db,
-  logger: Logger,
-  { retentionMs, intervalMs }: { retentionMs: number; intervalMs: number },
-): () => void {
-  return startPeriodicJob(logger, {
-    name: 'idempotency key sweep',
-    intervalMs,
-    run: async () => {
-      let swept = 0;
-      for (;;) {
-        const deleted = await sweepExpiredIdempotencyKeys(db, retentionMs, SWEEP_BATCH);
-        swept += deleted;
-        if (deleted < SWEEP_BATCH) break;
-        // Let requests waiting on the event loop run between batches.
-        await new Promise((resolve) => setImmediate(resolve));
-      }
-      if (swept > 0) logger.debug({ swept }, 'expired idempotency keys swept');
-    },
-  });
 }

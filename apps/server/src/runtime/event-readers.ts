@@ -1,6 +1,6 @@
-// Long SQLite reads (the events list: its page and its count; a stream's replay) run in worker threads, started by
-// the server's entry (main.ts) and handed to the app, each with a
-// read connection of its own to the same WAL database. better-sqlite3 is synchronous: on the
+// Long SQLite reads (the events list: its page and its count; a stream's replay) run in worker
+// threads, started with the runtime (start.ts) and handed to the app, each with a read
+// connection of its own to the same WAL database. better-sqlite3 is synchronous: on the
 // event loop, one slow page would hold up every other request of the process, /healthz included.
 // Small indexed lookups (the API key, a prompt page from its cache) stay inline, where they cost
 // less than a round trip to a thread.

@@ -30,7 +30,7 @@ export interface EventFeedOptions<Chunk> {
 /**
  * Why a subscription ended early; the subscriber hears it once, then nothing more. The codes are
  * the spec's `EventStreamError` codes that the feed itself gives (the key's loss is the stream's:
- * http/stream-key-watch.ts).
+ * runtime/stream-key-watch.ts).
  */
 export type FeedFailureCode = Extract<
   components['schemas']['EventStreamError']['code'],

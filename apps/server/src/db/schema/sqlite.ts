@@ -561,7 +561,7 @@ export const serverProcesses = sqliteTable('server_processes', {
 
 /**
  * The event streams open in every server process, one row each, against EVENT_STREAMS_PER_KEY
- * (http/fleet-stream-slots.ts). A process renews its rows while their streams are open; a row it
+ * (runtime/fleet-stream-slots.ts). A process renews its rows while their streams are open; a row it
  * did not renew (the process died) stops counting once it expires.
  */
 export const eventStreamSlots = sqliteTable(

@@ -1,7 +1,7 @@
 // The webhook thread (delivery-thread-entry.ts): the dispatcher of a server process runs there,
 // beside the API and not on its event loop, with a database connection of its own. Delivering
 // thousands of messages a second (HTTP requests, signatures, the delivery log) then does not
-// hold up the API's answers in the same process. main.ts starts it and stops it on SIGTERM.
+// hold up the API's answers in the same process. runtime/start.ts starts it and stops it.
 
 import type { Logger } from 'pino';
 import type { Db } from '../../db/engine/client.js';
