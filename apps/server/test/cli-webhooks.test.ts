@@ -4,7 +4,7 @@
 import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { findWebhookEndpointPositions } from '../src/db/repositories/webhook-endpoints.js';
-import { resumeTokensOf } from '../src/db/repositories/resume-tokens.js';
+import { resumeTokensOf } from '../src/runtime/resume-tokens.js';
 import { webhookEndpoints } from '../src/db/schema/sqlite.js';
 import { createWebhookEndpoint } from '../src/use-cases/webhook-endpoints.js';
 import type { TempWorkspace } from './fixtures/cli-harness.js';

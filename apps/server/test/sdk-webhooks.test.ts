@@ -11,7 +11,7 @@ import {
 } from '@agentline/sdk';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { resumeTokensOf } from '../src/db/repositories/resume-tokens.js';
+import { resumeTokensOf } from '../src/runtime/resume-tokens.js';
 import { createTenant, createTestApi, type Tenant, type TestApi } from './support/harness.js';
 import { startLiveServer, type LiveServer } from './support/live-server.js';
 import { insertTestEvents, queryTestDb } from './support/test-database.js';

@@ -4,7 +4,7 @@
 
 import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
-import { resumeTokensOf } from '../src/db/repositories/resume-tokens.js';
+import { resumeTokensOf } from '../src/runtime/resume-tokens.js';
 import { findWebhookEndpointPositions } from '../src/db/repositories/webhook-endpoints.js';
 import { experimentChanges, webhookAttempts, webhookMessages } from '../src/db/schema/sqlite.js';
 import { insertValues } from '../src/db/engine/portable-sql.js';

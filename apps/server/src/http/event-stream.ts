@@ -15,7 +15,7 @@ import {
   type EventStreamQuery,
   type FeedEvent,
 } from '../db/repositories/events.js';
-import { resumeTokensOf, type ResumeTokens } from '../db/repositories/resume-tokens.js';
+import { resumeTokensOf, type ResumeTokens } from '../runtime/resume-tokens.js';
 import { eventsRemovedAfter } from '../db/repositories/event-retention.js';
 import { StreamSlots } from '../runtime/fleet-stream-slots.js';
 import {

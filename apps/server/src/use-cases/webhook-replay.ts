@@ -5,7 +5,6 @@
 
 import type { Db } from '../db/engine/client.js';
 import { runStepsInTransaction } from '../db/engine/portable-sql.js';
-import { resumeTokensOf } from '../db/repositories/resume-tokens.js';
 import { eventsRemovedAfter } from '../db/repositories/event-retention.js';
 import {
   positionsBefore,
@@ -26,11 +25,24 @@ export interface ReplayInput {
   start_datetime?: string | undefined;
 }
 
+/**
+ * What reads the position a token names (runtime/resume-tokens.ts, handed in by the caller): an
+ * event's, or an experiment history entry's, if this API gave the token to the organization.
+ */
+export interface TokenPositions {
+  ready(): Promise<void>;
+  positionOf(
+    organizationId: number,
+    token: string,
+  ): { kind: 'event' | 'history'; id: number } | null;
+}
+
 /** The point as positions: each kind's new position, or null where the point moves nothing. */
 type ReplayPoint = { [K in keyof WebhookPositions]: number | null };
 
 async function replayPoint(
   db: Db,
+  tokens: TokenPositions,
   organizationId: number,
   input: ReplayInput,
 ): Promise<ReplayPoint | { since: string }> {
@@ -57,7 +69,6 @@ async function replayPoint(
     }
     return { since };
   }
-  const tokens = resumeTokensOf(db);
   await tokens.ready();
   const token = input.after_position!;
   const found = tokens.positionOf(organizationId, token);
@@ -92,11 +103,12 @@ const MESSAGE_TYPE_OF: Record<keyof WebhookPositions, WebhookMessageType> = {
 /** Moves the endpoint's delivery back to the point; answers the endpoint and what moved back. */
 export async function replayWebhookEndpoint(
   db: Db,
+  tokens: TokenPositions,
   organizationId: number,
   id: number,
   input: ReplayInput,
 ): Promise<{ record: WebhookEndpointRecord; rewound: WebhookMessageType[] }> {
-  const point = await replayPoint(db, organizationId, input);
+  const point = await replayPoint(db, tokens, organizationId, input);
   return runStepsInTransaction(db, function* () {
     const current = yield* webhookEndpointPositions(organizationId, id);
     if (!current) throw endpointNotFound(id);

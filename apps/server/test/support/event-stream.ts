@@ -5,7 +5,7 @@
 
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import type { Db } from '../../src/db/engine/client.js';
-import { resumeTokensOf } from '../../src/db/repositories/resume-tokens.js';
+import { resumeTokensOf } from '../../src/runtime/resume-tokens.js';
 import { specValidator } from './contract.js';
 
 export interface StreamedEvent {

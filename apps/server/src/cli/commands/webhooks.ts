@@ -18,6 +18,7 @@ import {
 } from '../../vocabulary/webhooks.js';
 import type { Organization } from '../../db/repositories/organizations.js';
 import { cursorSigner } from '../../runtime/cursor-signer.js';
+import { resumeTokensOf } from '../../runtime/resume-tokens.js';
 import { replayWebhookEndpoint } from '../../use-cases/webhook-replay.js';
 import { toWireWebhookDelivery, toWireWebhookEndpoint } from '../../wire/webhooks.js';
 import { CliError, UsageError } from '../cli-error.js';
@@ -267,7 +268,7 @@ export const webhooksReplayCommand: Command = {
     const db = await context.db();
     let replayed;
     try {
-      replayed = await replayWebhookEndpoint(db, organization.id, id, {
+      replayed = await replayWebhookEndpoint(db, resumeTokensOf(db), organization.id, id, {
         after_position: typeof after === 'string' ? after : undefined,
         start_datetime: typeof start === 'string' ? start : undefined,
       });

@@ -1,3 +1,4 @@
+import { resumeTokensOf } from '../../runtime/resume-tokens.js';
 import { listWebhookAttempts } from '../../db/repositories/webhook-deliveries.js';
 import {
   findWebhookEndpoint,
@@ -121,6 +122,7 @@ export const webhooksEndpointsReplay: AppRouteHandler<
   const { endpoint_id: id } = c.req.valid('param');
   const { record, rewound } = await replayWebhookEndpoint(
     c.get('db'),
+    resumeTokensOf(c.get('db')),
     c.get('auth').organizationId,
     id,
     c.req.valid('json'),

@@ -9,7 +9,7 @@ import { hostname } from 'node:os';
 import type { Logger } from 'pino';
 import type { Db } from '../../db/engine/client.js';
 import type { FeedEvent } from '../../db/repositories/events.js';
-import { resumeTokensOf } from '../../db/repositories/resume-tokens.js';
+import { resumeTokensOf } from '../resume-tokens.js';
 import {
   claimLeases,
   highestHistoryId,
