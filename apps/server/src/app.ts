@@ -4,7 +4,7 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import pino, { type Logger } from 'pino';
 import type { Db } from './db/engine/client.js';
-import type { EventReaders } from './db/repositories/events.js';
+import type { EventReaders } from './runtime/event-readers.js';
 import type { IdempotencyTimes } from './db/repositories/idempotency.js';
 import { DEFAULT_CONFIG, idempotencyTimesOf } from './config.js';
 import { pingDb } from './db/engine/health.js';

@@ -11,7 +11,7 @@ import { createApp } from '../src/app.js';
 import { createDb, splitPoolSize, type Db } from '../src/db/engine/client.js';
 import { migrateDb } from '../src/db/engine/migrate.js';
 import { eventReadersFor } from '../src/runtime/event-readers.js';
-import type { EventReaders } from '../src/db/repositories/events.js';
+import type { EventReaders } from '../src/runtime/event-readers.js';
 import { createTenant, type Schemas, type Tenant } from './support/harness.js';
 import { startLiveServer, type LiveServer } from './support/live-server.js';
 import {

@@ -3,7 +3,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import type { Db } from '../db/engine/client.js';
-import type { EventReaders } from '../db/repositories/events.js';
+import type { EventReaders } from '../runtime/event-readers.js';
 import type { IdempotentWrite } from '../db/repositories/idempotency.js';
 import type { Permission } from '../vocabulary/permissions.js';
 import type { WebhookTargetPolicy } from '../domain/webhooks.js';

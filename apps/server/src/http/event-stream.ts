@@ -6,12 +6,12 @@ import type { ServerResponse } from 'node:http';
 import type { Context } from 'hono';
 import { EventsRemovedError, InputRuleError } from '../domain/errors.js';
 import type { Db } from '../db/engine/client.js';
+import type { EventReaders } from '../runtime/event-readers.js';
 import type { ReplicaReads } from '../runtime/replica-reads.js';
 import { EventFeed } from '../runtime/event-feed.js';
 import type { FeedFailure, FeedStart, Subscription } from '../runtime/feed-subscription.js';
 import {
   currentEventPosition,
-  type EventReaders,
   type EventStreamQuery,
   type FeedEvent,
 } from '../db/repositories/events.js';

@@ -7,11 +7,10 @@ import type { Db } from '../db/engine/client.js';
 import type { ReplicaReads } from './replica-reads.js';
 import {
   currentEventPosition,
-  replayEvents,
-  type EventReaders,
   type EventStreamQuery,
   type FeedEvent,
 } from '../db/repositories/events.js';
+import { replayEvents, type EventReaders } from './event-readers.js';
 import { eventsRemovedThrough } from '../db/repositories/event-retention.js';
 import {
   matchingEventIdsOf,

@@ -11,7 +11,37 @@ import type { EventProperty } from '../vocabulary/events.js';
 import type { ListQuery } from '../vocabulary/list-query.js';
 import { QueryTimeoutError } from '../db/engine/errors.js';
 import { startModuleThread } from './module-thread.js';
-import type { EventReaders, EventsPage, FeedEvent, ReplayJob } from '../db/repositories/events.js';
+import {
+  listEvents as listEventsInline,
+  replayEvents as replayEventsInline,
+  type EventsPage,
+  type FeedEvent,
+  type ReplayJob,
+} from '../db/repositories/events.js';
+
+/** What reads events pages and replays off the event loop: SQLite's reader threads. */
+export interface EventReaders {
+  listEvents(job: { organizationId: number; query: ListQuery<EventProperty> }): Promise<EventsPage>;
+  replayEvents(job: ReplayJob): Promise<FeedEvent[]>;
+  close(): Promise<void>;
+}
+
+/** The events page; with `readers`, read on one of them. */
+export function listEvents(
+  db: Db,
+  organizationId: number,
+  query: ListQuery<EventProperty>,
+  readers?: EventReaders,
+): Promise<EventsPage> {
+  return readers
+    ? readers.listEvents({ organizationId, query })
+    : listEventsInline(db, organizationId, query);
+}
+
+/** A batch of a stream's replay; with `readers`, read on one of them. */
+export function replayEvents(db: Db, job: ReplayJob, readers?: EventReaders): Promise<FeedEvent[]> {
+  return readers ? readers.replayEvents(job) : replayEventsInline(db, job);
+}
 
 export interface EventsPageJob {
   organizationId: number;

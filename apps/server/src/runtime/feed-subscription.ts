@@ -3,7 +3,8 @@
 // early, and the view of the events it is sent.
 
 import { databaseUnavailableReason, isQueryTimeout } from '../db/engine/errors.js';
-import type { EventReaders, FeedEvent } from '../db/repositories/events.js';
+import type { FeedEvent } from '../db/repositories/events.js';
+import type { EventReaders } from './event-readers.js';
 import type { components } from '../spec-types.js';
 import { EVENT_PROPERTIES } from '../vocabulary/events.js';
 import type { ReplicaReads } from './replica-reads.js';

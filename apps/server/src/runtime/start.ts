@@ -5,8 +5,7 @@
 import type { Logger } from 'pino';
 import { idempotencyTimesOf, type Config } from '../config.js';
 import type { Db } from '../db/engine/client.js';
-import type { EventReaders } from '../db/repositories/events.js';
-import { eventReadersFor } from './event-readers.js';
+import { eventReadersFor, type EventReaders } from './event-readers.js';
 import { FleetMembers } from './fleet-members.js';
 import { KeptAnswers } from './kept-answers.js';
 import { periodicJobs, startPeriodicJob } from './periodic-jobs.js';

@@ -326,24 +326,12 @@ function* listing(
   return { rows, totalCount, next, version: versionText(version) };
 }
 
-/**
- * What reads events pages and replays off the event loop: SQLite's reader threads
- * (runtime/event-readers.ts).
- */
-export interface EventReaders {
-  listEvents(job: { organizationId: number; query: ListQuery<EventProperty> }): Promise<EventsPage>;
-  replayEvents(job: ReplayJob): Promise<FeedEvent[]>;
-  close(): Promise<void>;
-}
-
-/** With `readers`, the page is read on one of them. */
+/** The page, read as a list read (runtime/event-readers.ts reads it on a thread instead). */
 export async function listEvents(
   db: Db,
   organizationId: number,
   query: ListQuery<EventProperty>,
-  readers?: EventReaders,
 ): Promise<EventsPage> {
-  if (readers) return readers.listEvents({ organizationId, query });
   return runListRead(db, () => listing(db, organizationId, query));
 }
 
@@ -373,15 +361,13 @@ export interface ReplayJob {
 /**
  * A stream's replay: up to `limit` matching events in (afterId, throughId], in id order, as the
  * list shows them with the stream's `fields`. A client chooses how much it replays, so it runs
- * as a list read does (PostgreSQL's list pool, under the list query timeout; with `readers`, on
- * one of SQLite's reader threads).
+ * as a list read does (PostgreSQL's list pool, under the list query timeout; on SQLite,
+ * runtime/event-readers.ts reads it on a thread instead).
  */
 export async function replayEvents(
   db: Db,
   { organizationId, query, afterId, throughId, limit }: ReplayJob,
-  readers?: EventReaders,
 ): Promise<FeedEvent[]> {
-  if (readers) return readers.replayEvents({ organizationId, query, afterId, throughId, limit });
   return runListRead(db, () =>
     selectRows<FeedEvent>(
       sql`SELECT id, ${itemJson(db, query.projection)} AS json
