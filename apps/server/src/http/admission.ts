@@ -1,32 +1,16 @@
-// Admission: which of one API key's requests run now, and which wait their turn. A key has a
-// share of the server (requests in progress, and list reads among them); a request past it waits
-// in its key's line, and is refused (429) only when the line is full or it has waited
-// `queueWaitMs` (docs/architecture.md, "Admission").
+// Admission's HTTP side: every /api/v1 request of an operation enters its key's admission queue
+// (runtime/admission.ts) after `authorize`, and a refusal is answered 429 with what to change;
+// which operations are the spec's paged lists, which a queue counts apart.
 
-import type { Context, MiddlewareHandler } from 'hono';
+import type { MiddlewareHandler } from 'hono';
 import { routes } from '../generated/routes.js';
+import { AdmissionQueue, type AdmissionLimits, type Refusal } from '../runtime/admission.js';
 import type { AppEnv } from './app-env.js';
 import { ApiError, ClientAbortError } from './errors.js';
 import { setEnvelopeHeader } from './request-context.js';
 
 /** How long the request waited for a slot, in whole milliseconds, on every /api/v1 answer. */
 export const QUEUE_WAIT_HEADER = 'X-Queue-Wait-Ms';
-
-export interface AdmissionLimits {
-  /** Requests of one key in progress at once; 0: no cap. */
-  requestsPerKey: number;
-  /** Of those, list reads; 0: no cap of their own. */
-  listReadsPerKey: number;
-  /** Requests of one key waiting for a slot at once; past it, 429. */
-  queuedPerKey: number;
-  /** How long a request may wait for a slot before it is answered 429. */
-  queueWaitMs: number;
-  /**
-   * The server processes sharing the database (runtime/fleet-members.ts), between which each
-   * share is divided: a process holds a key to its share over this, rounded up. Absent: one.
-   */
-  fleetSize?: () => number;
-}
 
 /** The paged lists of the spec: the operations that take its `cursor` parameter. */
 const LIST_READS: ReadonlySet<string> = new Set(
@@ -57,40 +41,22 @@ const UNQUEUED: ReadonlySet<string> = new Set(['events_stream']);
 /** A request refused for a full line may try again as soon as the line moves: within a second. */
 const FULL_LINE_RETRY_AFTER_SECONDS = 1;
 
-interface Waiter {
-  readonly listRead: boolean;
-  /** Called once the waiter has been counted as running. */
-  readonly admit: () => void;
-}
-
-interface KeyLine {
-  running: number;
-  runningListReads: number;
-  /** In arrival order. */
-  readonly waiting: Waiter[];
-}
-
-type Entry =
-  { admitted: true; waitedMs: number } | { admitted: false; waitedMs: number; refusal: Error };
-
-/** The admission of one app instance: each key's running counts and its line of waiters. */
+/** The middleware of one app instance's admission queue (runtime/admission.ts). */
 export class Admission {
-  readonly #lines = new Map<string, KeyLine>();
+  readonly #queue: AdmissionQueue;
 
-  constructor(readonly limits: AdmissionLimits) {}
+  constructor(readonly limits: AdmissionLimits) {
+    this.#queue = new AdmissionQueue(limits);
+  }
 
   /** Requests of every key in progress now. */
   get running(): number {
-    let count = 0;
-    for (const line of this.#lines.values()) count += line.running;
-    return count;
+    return this.#queue.running;
   }
 
   /** Requests of every key waiting for a slot now. */
   get waiting(): number {
-    let count = 0;
-    for (const line of this.#lines.values()) count += line.waiting.length;
-    return count;
+    return this.#queue.waiting;
   }
 
   /** Runs after `authorize`, which names the operation; a path of no operation passes. */
@@ -100,123 +66,43 @@ export class Admission {
       if (operationId === undefined || UNQUEUED.has(operationId)) return next();
       const { keyId } = c.get('auth');
       const listRead = isListRead(operationId);
-      const entry = await this.#enter(keyId, listRead, c);
+      const entry = await this.#queue.enter(keyId, listRead, () => c.req.raw.signal);
       // Rounded up: 0 means the request did not wait at all.
       if (entry.waitedMs > 0) {
         setEnvelopeHeader(c, QUEUE_WAIT_HEADER, String(Math.ceil(entry.waitedMs)));
       }
-      if (!entry.admitted) throw entry.refusal;
+      if (!entry.admitted) throw this.#refusal(entry.refusal, listRead);
       try {
         await next();
       } finally {
-        this.#leave(keyId, listRead);
+        this.#queue.leave(keyId, listRead);
       }
     };
   }
 
-  /** This process's part of a key's share (0 stays 0: no cap). */
-  #part(share: number): number {
-    return share === 0 ? 0 : Math.ceil(share / (this.limits.fleetSize?.() ?? 1));
-  }
-
-  #fits(line: KeyLine, listRead: boolean): boolean {
-    const requestsPerKey = this.#part(this.limits.requestsPerKey);
-    const listReadsPerKey = this.#part(this.limits.listReadsPerKey);
-    return (
-      (requestsPerKey === 0 || line.running < requestsPerKey) &&
-      (!listRead || listReadsPerKey === 0 || line.runningListReads < listReadsPerKey)
-    );
-  }
-
-  #start(line: KeyLine, listRead: boolean): void {
-    line.running += 1;
-    if (listRead) line.runningListReads += 1;
-  }
-
-  /**
-   * A slot of the key now, or a place in its line. No waiter ever fits while it waits (each
-   * ending request admits every waiter that fits), so a newcomer that fits overtakes nobody.
-   */
-  #enter(keyId: string, listRead: boolean, c: Context<AppEnv>): Promise<Entry> | Entry {
-    let line = this.#lines.get(keyId);
-    if (!line) {
-      line = { running: 0, runningListReads: 0, waiting: [] };
-      this.#lines.set(keyId, line);
+  #refusal(refusal: Refusal, listRead: boolean): Error {
+    switch (refusal.kind) {
+      case 'line full':
+        return this.#lineFull(listRead);
+      case 'waited too long':
+        return this.#waitedTooLong(listRead);
+      case 'client left':
+        return new ClientAbortError(refusal.reason);
     }
-    if (this.#fits(line, listRead)) {
-      this.#start(line, listRead);
-      return { admitted: true, waitedMs: 0 };
-    }
-    const { queueWaitMs } = this.limits;
-    if (line.waiting.length >= this.#part(this.limits.queuedPerKey)) {
-      return { admitted: false, waitedMs: 0, refusal: this.#lineFull(listRead) };
-    }
-    const { signal } = c.req.raw;
-    if (signal.aborted) {
-      return { admitted: false, waitedMs: 0, refusal: new ClientAbortError(signal.reason) };
-    }
-    const waiting = line.waiting;
-    const since = performance.now();
-    return new Promise<Entry>((resolve) => {
-      const stopWaiting = () => {
-        clearTimeout(timer);
-        signal.removeEventListener('abort', onAbort);
-      };
-      const leaveLine = (refusal: Error) => {
-        stopWaiting();
-        waiting.splice(waiting.indexOf(waiter), 1);
-        this.#forgetIfIdle(keyId);
-        resolve({ admitted: false, waitedMs: performance.now() - since, refusal });
-      };
-      const waiter: Waiter = {
-        listRead,
-        admit: () => {
-          stopWaiting();
-          resolve({ admitted: true, waitedMs: performance.now() - since });
-        },
-      };
-      const onAbort = () => leaveLine(new ClientAbortError(signal.reason));
-      const timer = setTimeout(() => leaveLine(this.#waitedTooLong(listRead)), queueWaitMs);
-      signal.addEventListener('abort', onAbort, { once: true });
-      waiting.push(waiter);
-    });
-  }
-
-  #leave(keyId: string, listRead: boolean): void {
-    const line = this.#lines.get(keyId);
-    if (!line) return;
-    line.running -= 1;
-    if (listRead) line.runningListReads -= 1;
-    for (let index = 0; index < line.waiting.length && this.#fits(line, false);) {
-      const waiter = line.waiting[index]!;
-      if (this.#fits(line, waiter.listRead)) {
-        line.waiting.splice(index, 1);
-        this.#start(line, waiter.listRead);
-        waiter.admit();
-      } else {
-        index += 1;
-      }
-    }
-    this.#forgetIfIdle(keyId);
-  }
-
-  #forgetIfIdle(keyId: string): void {
-    const line = this.#lines.get(keyId);
-    if (line && line.running === 0 && line.waiting.length === 0) this.#lines.delete(keyId);
   }
 
   /** The share a request of this kind waits for, in words (this process's part of it). */
   #share(listRead: boolean): string {
     const { requestsPerKey, listReadsPerKey } = this.limits;
     return listRead && listReadsPerKey > 0
-      ? `its ${this.#part(listReadsPerKey)} list reads at once (CONCURRENT_LIST_READS_PER_KEY)`
-      : `its ${this.#part(requestsPerKey)} requests in progress at once (CONCURRENT_REQUESTS_PER_KEY)`;
+      ? `its ${this.#queue.part(listReadsPerKey)} list reads at once (CONCURRENT_LIST_READS_PER_KEY)`
+      : `its ${this.#queue.part(requestsPerKey)} requests in progress at once (CONCURRENT_REQUESTS_PER_KEY)`;
   }
 
   #lineFull(listRead: boolean): ApiError {
     return new ApiError(
       'RATE_LIMITED',
-      `The queue of this API key on this server is full: ${this.#part(this.limits.queuedPerKey)} of its requests (QUEUED_REQUESTS_PER_KEY) already wait for ${this.#share(listRead)}. Send this one again after Retry-After, and send fewer at once; or ask the operator to raise QUEUED_REQUESTS_PER_KEY or CONCURRENT_REQUESTS_PER_KEY.`,
+      `The queue of this API key on this server is full: ${this.#queue.part(this.limits.queuedPerKey)} of its requests (QUEUED_REQUESTS_PER_KEY) already wait for ${this.#share(listRead)}. Send this one again after Retry-After, and send fewer at once; or ask the operator to raise QUEUED_REQUESTS_PER_KEY or CONCURRENT_REQUESTS_PER_KEY.`,
       { 'Retry-After': String(FULL_LINE_RETRY_AFTER_SECONDS) },
     );
   }
