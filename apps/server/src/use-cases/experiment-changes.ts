@@ -37,7 +37,7 @@ import type { EndedReason, ExperimentStatus } from '../vocabulary/experiments.js
 import { recordChange } from './experiment-history.js';
 import { experimentStartWarnings } from './experiment-start-warnings.js';
 import { requireExperimentNow } from './experiment-reads.js';
-import { currentExperiment, requireExperiment, storeDueEnds } from './planned-ends.js';
+import { requireExperiment, storeDueEnds } from './planned-ends.js';
 
 /** An experiment as a create or update asks for it. */
 export interface ExperimentInput {
@@ -153,7 +153,7 @@ export async function updateExperiment(
   );
   return runStepsInTransaction(db, function* () {
     const now = nowIso();
-    const current = yield* currentExperiment(organizationId, id, now);
+    const current = yield* requireExperiment(organizationId, id, now);
     assertCanUpdate(id, current.status);
     yield* updateExperimentRow(id, {
       name: write.name,
@@ -225,7 +225,7 @@ export async function startExperiment(
   try {
     record = await runStepsInTransaction(db, function* () {
       const now = nowIso();
-      const current = yield* currentExperiment(organizationId, id, now);
+      const current = yield* requireExperiment(organizationId, id, now);
       assertStartable(current, yield* experimentTarget(organizationId, current.targetId), now);
       // An experiment whose end_at has come no longer holds the target, stored or not yet.
       yield* storeDueEnds(now, current.targetId);
@@ -248,7 +248,7 @@ export async function stopExperiment(
   author: ChangeAuthor,
 ): Promise<ExperimentRecord> {
   return runStepsInTransaction(db, function* () {
-    const current = yield* currentExperiment(organizationId, id, nowIso());
+    const current = yield* requireExperiment(organizationId, id, nowIso());
     assertCanStop(id, current.status);
     return yield* setState(organizationId, current, 'stopped', author);
   });
@@ -262,7 +262,7 @@ export async function deleteExperiment(
   author: ChangeAuthor,
 ): Promise<void> {
   await runStepsInTransaction(db, function* () {
-    const current = yield* currentExperiment(organizationId, id, nowIso());
+    const current = yield* requireExperiment(organizationId, id, nowIso());
     assertCanDelete(id, current.status);
     yield* deleteExperimentRow(id);
     yield* recordChange(organizationId, id, nowIso(), 'deleted', author, stateOf(current), null);

@@ -4,7 +4,8 @@
 import type { Db } from '../db/engine/client.js';
 import type { ExperimentProperty } from '../vocabulary/experiments.js';
 import type { ListPosition, ListQuery } from '../vocabulary/list-query.js';
-import { findExperiment, type ExperimentRecord } from '../db/repositories/experiment-records.js';
+import { runSteps } from '../db/engine/portable-sql.js';
+import { readExperiment, type ExperimentRecord } from '../db/repositories/experiment-records.js';
 import {
   sessionCountsByBucket,
   sessionCountsByVariant,
@@ -17,12 +18,12 @@ import { timelineBounds, zoneNamed, type TimelineInterval } from '../domain/expe
 import { nowIso } from '../domain/timestamps.js';
 
 /** The organization's experiment `id` as it reads now, or null without one. */
-export async function getExperiment(
+export async function readExperimentNow(
   db: Db,
   organizationId: number,
   id: number,
 ): Promise<ExperimentRecord | null> {
-  const record = await findExperiment(db, organizationId, id);
+  const record = await runSteps(db, () => readExperiment(organizationId, id));
   return record && asOf(record, nowIso());
 }
 
@@ -32,7 +33,7 @@ export async function requireExperimentNow(
   organizationId: number,
   id: number,
 ): Promise<ExperimentRecord> {
-  const record = await getExperiment(db, organizationId, id);
+  const record = await readExperimentNow(db, organizationId, id);
   if (!record) throw new RecordNotFoundError(`There is no experiment ${id} in this organization.`);
   return record;
 }

@@ -13,13 +13,25 @@ import { dueEnd } from '../domain/experiments.js';
 import { nowIso } from '../domain/timestamps.js';
 import { recordChange } from './experiment-history.js';
 
-/** The organization's experiment `id` as stored; not found without one. */
-export function* requireExperiment(organizationId: number, id: number): Steps<ExperimentRecord> {
+/**
+ * The organization's experiment `id` as stored; not found without one. With `now`, as a change
+ * finds it: one whose end_at has come is first stored as ended, so the change sees (and the
+ * history shows) what every read already showed.
+ */
+export function* requireExperiment(
+  organizationId: number,
+  id: number,
+  now?: string,
+): Steps<ExperimentRecord> {
   const record = yield* readExperiment(organizationId, id);
   if (!record) {
     throw new RecordNotFoundError(`There is no experiment ${id} in this organization.`);
   }
-  return record;
+  if (now === undefined || record.status !== 'running' || dueEnd(record, now) !== 'end_at') {
+    return record;
+  }
+  yield* storePlannedEnd(organizationId, id, 'end_at', record.endAt!);
+  return yield* requireExperiment(organizationId, id);
 }
 
 /**
@@ -67,19 +79,4 @@ export async function sweepPlannedEnds(db: Db): Promise<number> {
     ended += batch;
     if (batch < SWEEP_BATCH) return ended;
   }
-}
-
-/**
- * The experiment as a change finds it: one whose end_at has come is first stored as ended, so
- * the change sees (and the history shows) what every read already showed.
- */
-export function* currentExperiment(
-  organizationId: number,
-  id: number,
-  now: string,
-): Steps<ExperimentRecord> {
-  const record = yield* requireExperiment(organizationId, id);
-  if (record.status !== 'running' || dueEnd(record, now) !== 'end_at') return record;
-  yield* storePlannedEnd(organizationId, id, 'end_at', record.endAt!);
-  return yield* requireExperiment(organizationId, id);
 }

@@ -5,7 +5,7 @@
 import { sessionCountsByVariant } from '../../db/repositories/experiment-results.js';
 import { experimentHistoryList } from '../../domain/experiment-history.js';
 import { experimentHistoryPage } from '../../use-cases/experiment-history.js';
-import { getExperiment } from '../../use-cases/experiment-reads.js';
+import { readExperimentNow } from '../../use-cases/experiment-reads.js';
 import { toWireChange, toWireExperiment, toWireResults } from '../../wire/experiments.js';
 import { CliError, UsageError } from '../cli-error.js';
 import { stringOption, type Command } from '../command.js';
@@ -44,7 +44,7 @@ export const experimentsShowCommand: Command = {
     const id = experimentId(raw);
     const organization = await context.organization(stringOption(values, 'org'));
     const db = await context.db();
-    const record = await getExperiment(db, organization.id, id);
+    const record = await readExperimentNow(db, organization.id, id);
     if (!record) {
       throw new CliError(
         `organization "${organization.name}" has no experiment ${id}`,

@@ -3,15 +3,7 @@
 // backends (portable-sql.ts); what the rows mean is the use-cases' and the domain's business.
 
 import { sql } from 'drizzle-orm';
-import type { Db } from '../engine/client.js';
-import {
-  idEquals,
-  idIn,
-  runSteps,
-  selectList,
-  selectRows,
-  type Steps,
-} from '../engine/portable-sql.js';
+import { idEquals, idIn, selectList, selectRows, type Steps } from '../engine/portable-sql.js';
 import {
   agents,
   channels,
@@ -139,12 +131,4 @@ export function* readExperiment(
   );
   const [record] = yield* withVariants(rows);
   return record ?? null;
-}
-
-export async function findExperiment(
-  db: Db,
-  organizationId: number,
-  id: number,
-): Promise<ExperimentRecord | null> {
-  return runSteps(db, () => readExperiment(organizationId, id));
 }
