@@ -87,7 +87,7 @@ export class CommandContext {
     if (!this.openedDb) {
       let db: Db | undefined;
       try {
-        // Named apart from the servers' connections, so an operator (and bench:day) can tell a
+        // Named apart from the servers' connections, so an operator (and `pnpm bench day`) can tell a
         // long import's database work from theirs.
         db = createDb(this.databaseUrl, { applicationName: CLI_APPLICATION_NAME });
         await migrateDb(db);

@@ -55,7 +55,7 @@ function idOf(block: Buffer, organizationId: number): number | null {
 
 /**
  * An organization's ciphers, kept open: ECB takes block after block without a final, and setting
- * one up (HKDF, then the cipher) costs far more than a token does (`pnpm bench:resume-tokens`).
+ * one up (HKDF, then the cipher) costs far more than a token does.
  */
 interface OrganizationCiphers {
   encrypt: Cipher;
