@@ -5,10 +5,7 @@
 // hour, after the events of later (or earlier) hours, skipping only the rest of that one hour.
 // The counts are written in the transaction that writes or removes the events, so a read sees
 // counts of exactly the events it sees, and their sum is the list's total_count.
-//
-// They serve the queries whose events they tell apart: no search pair, or one search on a counted
-// property (category, type, source) whose matching values are known; no time window, no cursor
-// (a cursor page is a seek already). Any other query is read as before (events.ts).
+// Which queries they serve: docs/architecture.md, "Reading the events list".
 
 import { sql, type SQL } from 'drizzle-orm';
 import type { EventProperty } from '../../vocabulary/events.js';

@@ -5,11 +5,7 @@
 // of the index, and kept per query and version of the organization's events (as the hour counts
 // are: event-pages.ts); a page then starts at the position before it and skips fewer than
 // 2 x `every` events.
-//
-// After new events (up to MAX_NEW_IDS more ids), the kept positions still hold: the events
-// before a position are its rank plus the new ones that sort before it, which a count of the new
-// events finds (an organization's events with ids up to the kept version's are never added
-// later: events.ts). Retention's removals (the version's removed count) read them anew.
+// How kept positions survive new events: docs/architecture.md, "Reading the events list".
 
 import { and, sql, type SQL } from 'drizzle-orm';
 import type { EventProperty } from '../../vocabulary/events.js';

@@ -1,37 +1,6 @@
-// Reading the events list at a million events per organization. Events are written by session
-// routing and `agentline events import`, never changed, and removed only by retention, which
-// tallies each removal in the organization's row (event-retention.ts). The list uses that:
-//
-// - Its version is (the highest event id, the count of events removed): a kept answer or count is
-//   reused only while both are unchanged, in this process or after another's write or removal.
-// - total_count is kept per (organization, filter) as (highest event id counted, count); a request
-//   counts only the matching events above that id (countDeltaBound: unless those ids are so many
-//   that counting anew reads less). Ids increase (AUTOINCREMENT, a sequence) and
-//   an organization's writers take turns (SQLite has one writer; on PostgreSQL a trigger takes the
-//   organization's advisory lock before it assigns the id, migration 0003), so once a read
-//   snapshot's largest id of the organization is M, no event of it with an id <= M can appear
-//   later: the cached count stays exact with concurrent writers in this or any other process.
-//   The cache lives in process memory per database handle (perDatabase), not in a table: a read
-//   would otherwise need the write lock to update it, and losing it on restart costs one count.
-// - A substring of category, type or source is resolved to the matching distinct values first (a
-//   skip scan over the hour counts' key, a few seeks), then matched with IN. The values are kept
-//   with the highest event id they were resolved at, and reused while it is unchanged.
-// - A description substring of 3+ characters is found through a trigram index: on SQLite the FTS5
-//   table of migration 0005, then checked with the same LIKE as the plain scan, so the results are
-//   identical (the index folds case beyond ASCII, LIKE only ASCII: the index finds a superset,
-//   LIKE trims it); on PostgreSQL pg_trgm's GIN index, which serves ILIKE itself and rechecks it.
-//   SQLite's index covers every organization, so it is used only when its matches are few beside
-//   the organization's events; a word common everywhere is scanned for (event-conditions.ts).
-// - In the default order, with no search or one on category, type or source, a page number
-//   becomes a position through the events counted per hour, and total_count is their sum
-//   (event-pages.ts). Deep pages of any other query start at the position of every so many of
-//   its events, kept per query and version (event-positions.ts); other pages past the middle
-//   are read from the other end, reversed.
-// - The page's items come back as JSON text built by the database (itemJson), ready for the body.
-// - SQLite is told which index serves a condition (unary plus, NOT INDEXED); PostgreSQL's planner
-//   weighs its indexes from statistics, so it gets the plain conditions.
-// Count and page are read in one transaction (REPEATABLE READ on PostgreSQL), so they describe
-// the same snapshot. The listing is written once, as steps (portable-sql.ts).
+// Reading the events list at a million events per organization: its version, kept counts,
+// substring and description searches, page positions and the page's JSON, each below. How they
+// fit together, and why: docs/architecture.md, "Reading the events list".
 
 import { and, sql, type SQL } from 'drizzle-orm';
 import { EVENT_PROPERTIES, type EventProperty } from '../../vocabulary/events.js';

@@ -1,19 +1,7 @@
 // PostgreSQL schema of Agentline: the same tables, columns and TypeScript keys as the SQLite
-// schema (schema.ts, which explains the model), in PostgreSQL's types. Differences, and why:
-//
-// - Text columns use the "C" collation: ordering and comparison by code point, as SQLite's BINARY
-//   does, whatever the database's locale. Lists sort the same on both backends, the timestamp
-//   prefix ranges (text order = time order) hold, and ILIKE folds ASCII case only, as SQLite's
-//   LIKE does, so searches match the same rows.
-// - Timestamps stay ISO-8601 text (fixed width, milliseconds, `Z`) so the wire format and the
-//   prefix search behave identically; booleans are booleans.
-// - JSON columns are `json`, not `jsonb`: json keeps the text as written (JSON.stringify's, as
-//   SQLite stores it), so searching and ordering by a JSON value's text give the same answers;
-//   jsonb would add spaces and reorder keys. Nothing queries inside these values.
-// - The list indexes on nullable columns put NULLs first, as SQLite orders them, so one index
-//   serves both directions of `ORDER BY column, id` without a sort.
-// - Ids are identity columns; events' ids are bigint (the table grows without bound).
-// - The description substring index is pg_trgm's GIN index (migration 0001), not FTS5.
+// schema (sqlite.ts, which explains the model), in PostgreSQL's types. Where and why they differ
+// (collation, timestamps as text, json, NULLS FIRST, identity ids, the trigram index):
+// docs/architecture.md, "The PostgreSQL schema".
 
 import { sql } from 'drizzle-orm';
 import {
