@@ -47,12 +47,13 @@ export async function tenantWithRecords(db: Db, name: string, records: unknown) 
 /**
  * A new organization with an admin key, two agents (`a`, `b`) and one web chat target answered by
  * `a`: what an experiment splitting a target's sessions needs. `moreAgents` adds that many agents
- * (`agent 0`...), each with a prompt of its own, for lists with more than a row or two.
+ * (`agent 0`...), each with a prompt of its own, for lists with more than a row or two;
+ * `targets` makes that many targets, `main` the first.
  */
 export async function benchRoutingTenant(
   db: Db,
   name: string,
-  { moreAgents = 0 }: { moreAgents?: number } = {},
+  { moreAgents = 0, targets = 1 }: { moreAgents?: number; targets?: number } = {},
 ) {
   const llm_config = { model: 'm', provider: 'openai', version: null };
   const more = Array.from({ length: moreAgents }, (_, i) => i);
@@ -66,7 +67,16 @@ export async function benchRoutingTenant(
       { name: 'b', prompt: 'p', pinned_prompt_version: 1 },
       ...more.map((i) => ({ name: `agent ${i}`, prompt: `prompt ${i}`, pinned_prompt_version: 1 })),
     ],
-    channels: [{ name: 'web', kind: 'web_chat', targets: [{ target: 'main', agent: 'a' }] }],
+    channels: [
+      {
+        name: 'web',
+        kind: 'web_chat',
+        targets: Array.from({ length: targets }, (_, i) => ({
+          target: i === 0 ? 'main' : `t${i}`,
+          agent: 'a',
+        })),
+      },
+    ],
   });
   return { ...tenant, targetId: tenant.targetIds[0]! };
 }

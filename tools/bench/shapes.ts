@@ -1,23 +1,27 @@
-// Every shape of query the events list accepts, at its depths: `pnpm bench shapes [--database
-// postgres://...] [--events 1000000] [--samples 8] [--cell-seconds 10]`.
+// Every shape of query a list accepts, at its depths: `pnpm bench shapes [--resource
+// events|prompts|experiments] [--database postgres://...] [--rows N] [--samples 8]
+// [--cell-seconds 10]`.
 //
-// `--events` generated events in one organization (bench-events.ts); while it routes 10 sessions/s
-// through the SDK (each writes events, so every answer is read at a new version), each cell is
-// asked `--samples` times, one request at a time, never the same URL twice. Cells: each property
-// as order_by, both directions, at page 0, the middle and the last page; each search field, a
-// window, search pairs, an order with a search, at page 0 and the middle. A cell stops after
-// `--cell-seconds` (two samples at least); a 422 query_timeout counts as the time it took.
+// `--rows` generated rows of the resource in one organization (events: bench-events.ts, 1,000,000
+// unless `--events` says; prompts or experiments: bench-lists.ts, 100,000); while it routes 10
+// sessions/s through the SDK (each writes events, so every events answer is read at a new
+// version), each cell is asked `--samples` times, one request at a time, never the same URL twice.
+// Cells: each property as order_by, both directions, at page 0, the middle and the last page;
+// each search field, windows, search pairs, an order with a search, at page 0 and the middle. A
+// cell stops after `--cell-seconds` (two samples at least); a 422 query_timeout, or no answer
+// within the SDK's timeout, counts as the time it took.
 
-import { EVENT_PROPERTIES } from '../../apps/server/src/vocabulary/events.js';
+import * as enumValues from '../../apps/server/src/generated/enum-values.js';
 import {
   ApiError,
+  ApiTimeoutError,
   createClient,
   type AgentlineClient,
-  type EventListQuery,
 } from '../../packages/sdk/src/index.js';
 import { organizationWithEvents, TOPICS } from './bench-events.js';
+import { AGENTS, organizationWithList, toolsFor } from './bench-lists.js';
 import { benchRoutingTenant, randomCaller } from './bench-tenant.js';
-import { options, withBenchDatabase, withServer } from './harness.js';
+import { options, withBenchDatabase, withServer, type BenchDatabase } from './harness.js';
 import { openLoop, steadyGapsMs } from './open-loop.js';
 import { Latencies } from './report.js';
 
@@ -27,39 +31,59 @@ const MAX_P99_MS = 50;
 const MAX_DEPTH_RATIO = 2;
 const ROUTED_PER_SECOND = 10;
 
+/** A list query as the SDK takes it: each resource's list checks its own keys. */
+type Query = Record<string, unknown>;
+
 /** A cell: the query of its i-th sample (each a different one), at page 0 and deeper. */
 interface Cell {
   label: string;
   /** The i-th sample's query, without page or limit. */
-  query: (i: number) => EventListQuery;
+  query: (i: number) => Query;
   depths: ReadonlyArray<'middle' | 'last'>;
 }
 
-const search = (pairs: Array<[string, string]>): EventListQuery => ({
-  search_fields: pairs.map(([field]) => field) as EventListQuery['search_fields'],
+type Pairs = (i: number) => Array<[string, string]>;
+
+const search = (pairs: Array<[string, string]>): Query => ({
+  search_fields: pairs.map(([field]) => field),
   search_field_values: pairs.map(([, value]) => value),
 });
 
 /** The i-th of a list of values, round and round: each sample takes the next. */
 const nth = <T>(list: readonly T[], i: number): T => list[i % list.length]!;
 
-function cells(organizationId: number, eventCount: number): Cell[] {
-  // The generated events' identifiers (bench-events.ts): sessions s-<seed>-N, the seed being the
-  // organization's id, ten events each.
-  const seed = organizationId;
-  const sessions = Math.floor(eventCount / 10);
-  const orders: Cell[] = EVENT_PROPERTIES.flatMap((property) =>
+/** Each property as order_by, both directions, at page 0, the middle and the last page. */
+const orderCells = (properties: readonly string[]): Cell[] =>
+  properties.flatMap((property) =>
     (['asc', 'desc'] as const).map((direction) => ({
       label: `order_by ${property} ${direction}`,
       query: () => ({ order_by: property, order_by_direction: direction }),
       depths: ['middle', 'last'] as const,
     })),
   );
-  const searches: Array<[string, (i: number) => Array<[string, string]>]> = [
-    [
-      'timestamp "2026-MM"',
-      (i) => [['timestamp', `2026-${String((i % 12) + 1).padStart(2, '0')}`]],
-    ],
+
+/** Each search, at page 0 and the middle. */
+const searchCells = (searches: Array<[string, Pairs]>): Cell[] =>
+  searches.map(([label, pairs]) => ({
+    label: `search ${label}`,
+    query: (i: number) => search(pairs(i)),
+    depths: ['middle'] as const,
+  }));
+
+const month = (i: number) => `2026-${String((i % 12) + 1).padStart(2, '0')}`;
+const day = (i: number) => new Date(Date.parse('2026-02-01T00:00:00Z') + i * 86_400_000 * 9);
+const dayWindow = (i: number) => ({
+  start_datetime: day(i).toISOString(),
+  end_datetime: new Date(day(i).getTime() + 86_400_000).toISOString(),
+});
+
+function eventCells(organizationId: number, eventCount: number): Cell[] {
+  // The generated events' identifiers (bench-events.ts): sessions s-<seed>-N, the seed being the
+  // organization's id, ten events each.
+  const seed = organizationId;
+  const sessions = Math.floor(eventCount / 10);
+  const searches: Array<[string, Pairs]> = [
+    ['timestamp "2026-MM"', (i) => [['timestamp', month(i)]]],
     ['session_id', (i) => [['session_id', `s-${seed}-${(i * 7919) % sessions}`]]],
     ['conversation_id', (i) => [['conversation_id', `c-${seed}-${(i * 7919) % (sessions / 2)}`]]],
     ['source substring', (i) => [['source', nth(['router', 'tool', 'rout', 'oute', 'ool'], i)]]],
@@ -92,29 +116,13 @@ function cells(organizationId: number, eventCount: number): Cell[] {
       ],
     ],
   ];
-  const day = (i: number) => new Date(Date.parse('2026-02-01T00:00:00Z') + i * 86_400_000 * 9);
   return [
-    ...orders,
-    ...searches.map(([label, pairs]) => ({
-      label: `search ${label}`,
-      query: (i: number) => search(pairs(i)),
-      depths: ['middle'] as const,
-    })),
-    {
-      label: 'window of one day',
-      query: (i) => ({
-        start_datetime: day(i).toISOString(),
-        end_datetime: new Date(day(i).getTime() + 86_400_000).toISOString(),
-      }),
-      depths: ['middle'],
-    },
+    ...orderCells(enumValues.EventProperties),
+    ...searchCells(searches),
+    { label: 'window of one day', query: dayWindow, depths: ['middle'] },
     {
       label: 'window + order_by user_id',
-      query: (i) => ({
-        order_by: 'user_id',
-        start_datetime: day(i).toISOString(),
-        end_datetime: new Date(day(i).getTime() + 86_400_000).toISOString(),
-      }),
+      query: (i) => ({ order_by: 'user_id', ...dayWindow(i) }),
       depths: ['middle'],
     },
     {
@@ -129,14 +137,119 @@ function cells(organizationId: number, eventCount: number): Cell[] {
   ];
 }
 
-/** One page, timed as the customer sees it; a query_timeout 422 is a result, not a failure. */
-async function ask(client: AgentlineClient, query: EventListQuery) {
+interface Tenant {
+  organizationId: number;
+  agentIds: Record<string, number>;
+  targetIds: number[];
+}
+
+/** Prompts of bench-lists.ts: ids after the tenant's own AGENTS - 1, names and texts by index. */
+function promptCells(_tenant: Tenant, count: number): Cell[] {
+  const index = (i: number) => (i * 7919) % count;
+  const searches: Array<[string, Pairs]> = [
+    ['id', (i) => [['id', String(AGENTS + index(i))]]],
+    ['name word', (i) => [['name', nth(TOPICS, i)]]],
+    ['name rare number', (i) => [['name', `assistant ${index(i)}`]]],
+    ['name_exact', (i) => [['name_exact', `${nth(TOPICS, index(i) * 3)} assistant ${index(i)}`]]],
+    ['description word', (i) => [['description', nth(TOPICS, i)]]],
+    ['description rare number', (i) => [['description', `#${index(i) + 4242}`]]],
+    ['name_description', (i) => [['name_description', nth(TOPICS, i)]]],
+    ['context', (i) => [['context', `Case ${index(i)}.`]]],
+    ['tools', (i) => [['tools', `_tool_${index(i) % toolsFor(count)}`]]],
+    ['llm_config', (i) => [['llm_config', nth(['"small"', '"large"', '"fast"'], i)]]],
+    ['last_updated "2026-MM"', (i) => [['last_updated', month(i)]]],
+    ['last_updated_by', (i) => [['last_updated_by', `editor${i % 50}@`]]],
+    ['agent_count', (i) => [['agent_count', String(i % 4)]]],
+    ['session_end_enabled', (i) => [['session_end_enabled', nth(['true', 'false'], i)]]],
+  ];
+  return [...orderCells(enumValues.PromptProperties), ...searchCells(searches)];
+}
+
+/** Experiments of bench-lists.ts: names and texts by index, over the tenant's agents and targets. */
+function experimentCells(tenant: Tenant, count: number): Cell[] {
+  const index = (i: number) => (i * 7919) % count;
+  const agentIds = Object.values(tenant.agentIds);
+  const searches: Array<[string, Pairs]> = [
+    ['id', (i) => [['id', String(index(i) + 1)]]],
+    ['name word', (i) => [['name', nth(TOPICS, i)]]],
+    ['name rare number', (i) => [['name', `test ${index(i)}`]]],
+    ['name_exact', (i) => [['name_exact', `${nth(TOPICS, index(i) * 3)} test ${index(i)}`]]],
+    ['description word', (i) => [['description', nth(TOPICS, i)]]],
+    ['status', (i) => [['status', nth(['draft', 'stopped', 'running'], i)]]],
+    ['target_id', (i) => [['target_id', String(nth(tenant.targetIds, i))]]],
+    ['agent_id', (i) => [['agent_id', String(nth(agentIds, i))]]],
+    ...(['created_at', 'updated_at', 'started_at', 'stopped_at'] as const).map(
+      (field): [string, Pairs] => [`${field} "2026-MM"`, (i) => [[field, month(i)]]],
+    ),
+    [
+      'status + name',
+      (i) => [
+        ['status', 'stopped'],
+        ['name', nth(TOPICS, i)],
+      ],
+    ],
+  ];
+  return [
+    ...orderCells(enumValues.ExperimentProperties),
+    ...searchCells(searches),
+    { label: 'window of one day', query: dayWindow, depths: ['middle'] },
+    {
+      label: 'window + order_by name',
+      query: (i) => ({ order_by: 'name', ...dayWindow(i) }),
+      depths: ['middle'],
+    },
+  ];
+}
+
+type List = (client: AgentlineClient, query: Query) => Promise<{ total_count?: number | null }>;
+
+/** What the shapes of each list need: its rows in a new organization, its cells, its reads. */
+const RESOURCES: Record<
+  string,
+  {
+    rows: number;
+    build: (
+      database: BenchDatabase,
+      rows: number,
+    ) => Promise<Tenant & { key: string; targetId: number }>;
+    cells: (tenant: Tenant, rows: number) => Cell[];
+    list: List;
+    /** The server's first answers (its connections, the organization's count), not a cell's. */
+    warmUp: Query[];
+  }
+> = {
+  events: {
+    rows: 1_000_000,
+    build: (database, rows) =>
+      organizationWithEvents(database, rows, (db) => benchRoutingTenant(db, 'Bench')),
+    cells: (tenant, rows) => eventCells(tenant.organizationId, rows),
+    list: (client, query) => client.events.list(query),
+    warmUp: [{ limit: 0 }, { limit: 1, order_by: 'user_id' }],
+  },
+  prompts: {
+    rows: 100_000,
+    build: (database, rows) => organizationWithList(database, 'prompts', rows),
+    cells: promptCells,
+    list: (client, query) => client.prompts.list(query),
+    warmUp: [{ limit: 0 }, { limit: 1, order_by: 'name' }],
+  },
+  experiments: {
+    rows: 100_000,
+    build: (database, rows) => organizationWithList(database, 'experiments', rows),
+    cells: experimentCells,
+    list: (client, query) => client.experiments.list(query),
+    warmUp: [{ limit: 0 }, { limit: 1, order_by: 'name' }],
+  },
+};
+
+/** One page, timed as the customer sees it; a query_timeout 422 or no answer is a result. */
+async function ask(client: AgentlineClient, list: List, query: Query) {
   const started = performance.now();
   try {
-    const answer = await client.events.list(query);
+    const answer = await list(client, query);
     return { ms: performance.now() - started, total: answer.total_count ?? 0, timedOut: false };
   } catch (error) {
-    if (error instanceof ApiError && error.status === 422) {
+    if (error instanceof ApiTimeoutError || (error instanceof ApiError && error.status === 422)) {
       return { ms: performance.now() - started, total: 0, timedOut: true };
     }
     throw error;
@@ -154,17 +267,18 @@ interface Row {
 /** The cell's samples at page 0 (each a different limit), then at each depth of its matches. */
 async function measureCell(
   client: AgentlineClient,
+  list: List,
   cell: Cell,
   samples: number,
   cellMs: number,
 ): Promise<Row[]> {
   /** Up to `count` samples, `query(i)` the i-th, stopping after cellMs once it has two. */
-  const sampled = async (depth: string, count: number, query: (i: number) => EventListQuery) => {
+  const sampled = async (depth: string, count: number, query: (i: number) => Query) => {
     const row: Row = { cell: cell.label, depth, times: new Latencies(), timeouts: 0, ratio: null };
     const totals: number[] = [];
     const started = performance.now();
     for (let i = 0; i < count && (i < 2 || performance.now() - started < cellMs); i += 1) {
-      const asked = await ask(client, { ...cell.query(i), ...query(i) });
+      const asked = await ask(client, list, { ...cell.query(i), ...query(i) });
       row.times.add(asked.ms);
       row.timeouts += asked.timedOut ? 1 : 0;
       totals.push(asked.total);
@@ -202,23 +316,27 @@ function printRow(row: Row, flagged: string[]): void {
 
 export async function run(args: readonly string[]): Promise<void> {
   const values = options(args, {
-    events: '1000000',
+    resource: 'events',
+    rows: undefined,
+    events: undefined,
     samples: '8',
     'cell-seconds': '10',
     database: undefined,
   });
-  const eventCount = Number(values.events);
+  const resource = RESOURCES[values.resource];
+  if (!resource) throw new Error(`--resource takes ${Object.keys(RESOURCES).join(', ')}`);
+  const rowCount = Number(values.rows ?? values.events ?? resource.rows);
   const samples = Number(values.samples);
   const cellMs = Number(values['cell-seconds']) * 1000;
   if (!Number.isInteger(samples) || samples < 2) throw new Error('--samples takes 2 or more');
   await withBenchDatabase('shapes', values.database, async (database) => {
-    const tenant = await organizationWithEvents(database, eventCount, (db) =>
-      benchRoutingTenant(db, 'Bench'),
-    );
+    const tenant = await resource.build(database, rowCount);
+    await database.settle();
     await withServer(database.url, {}, async (server) => {
       const client = createClient({ apiKey: tenant.key, baseUrl: server.baseUrl });
       const router = createClient({ apiKey: tenant.key, baseUrl: server.baseUrl });
       const routing = new Latencies();
+      let routingTimeouts = 0;
       let measuring = true;
       const routed = openLoop({
         untilMs: Number.POSITIVE_INFINITY,
@@ -227,15 +345,23 @@ export async function run(args: readonly string[]): Promise<void> {
           measuring ? steadyGapsMs(1000 / ROUTED_PER_SECOND)() : Number.POSITIVE_INFINITY,
         maxInFlight: 4,
         work: async (dueAt) => {
-          await router.sessions.route(tenant.targetId, { user_id: randomCaller() });
-          routing.add(performance.now() - dueAt);
+          // A list that holds SQLite's one connection for a minute times a session out.
+          const routedIn = await router.sessions
+            .route(tenant.targetId, { user_id: randomCaller() })
+            .then(
+              () => performance.now() - dueAt,
+              (error: unknown) => {
+                if (error instanceof ApiTimeoutError) return null;
+                throw error;
+              },
+            );
+          if (routedIn === null) routingTimeouts += 1;
+          else routing.add(routedIn);
         },
       });
-      // The server's first answers (its connections, the organization's count) are not a cell's.
-      await client.events.list({ limit: 0 });
-      await client.events.list({ limit: 1, order_by: 'user_id' });
+      for (const query of resource.warmUp) await resource.list(client, query);
       console.log(
-        `\npages of ${LIMIT} on ${database.kind}: ${eventCount} events of one organization, ` +
+        `\npages of ${LIMIT} on ${database.kind}: ${rowCount} ${values.resource} of one organization, ` +
           `${samples} different queries per cell (at most ${cellMs / 1000} s a cell), one at a time, ` +
           `beside ${ROUTED_PER_SECOND} routed sessions/s`,
       );
@@ -243,13 +369,15 @@ export async function run(args: readonly string[]): Promise<void> {
       console.log('|---|---|---|---|---|---|---|');
       const flagged: string[] = [];
       const runStarted = performance.now();
-      for (const cell of cells(tenant.organizationId, eventCount)) {
-        for (const row of await measureCell(client, cell, samples, cellMs)) printRow(row, flagged);
+      for (const cell of resource.cells(tenant, rowCount)) {
+        for (const row of await measureCell(client, resource.list, cell, samples, cellMs)) {
+          printRow(row, flagged);
+        }
       }
       measuring = false;
       await routed;
       console.log(
-        `\nrouting beside it: ${routing.count} sessions, p50 ${routing.percentile(50).toFixed(1)} ms, ` +
+        `\nrouting beside it: ${routing.count} sessions (${routingTimeouts} timed out), p50 ${routing.percentile(50).toFixed(1)} ms, ` +
           `p99 ${routing.percentile(99).toFixed(1)} ms; cells asked in ${((performance.now() - runStarted) / 1000).toFixed(0)} s`,
       );
       console.log(
