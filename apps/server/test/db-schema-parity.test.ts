@@ -99,6 +99,10 @@ const POSTGRES_PREFIX_INDEXES: Record<string, string> = {
   events_organization_description_idx: '(organization_id, <expression>, id)',
   events_organization_attributes_idx: '(organization_id, <expression>, id)',
 };
+/** The prompts list orders by llm_config's text (spelling.jsonText): PostgreSQL indexes that. */
+const POSTGRES_JSON_TEXT_INDEXES: Record<string, Record<string, string>> = {
+  prompts: { prompts_organization_llm_config_idx: '(organization_id, <expression>, id)' },
+};
 const POSTGRES_INDEXES_ENDING_IN_ID = new Set([
   'events_organization_session_idx',
   'events_organization_conversation_idx',
@@ -134,6 +138,7 @@ describe('the SQLite and PostgreSQL schemas', () => {
       }
       if (name === 'events')
         Object.assign(expected, POSTGRES_ONLY_INDEXES, POSTGRES_PREFIX_INDEXES);
+      Object.assign(expected, POSTGRES_JSON_TEXT_INDEXES[name]);
       expect(postgres[name]?.indexes).toEqual(expected);
     },
   );

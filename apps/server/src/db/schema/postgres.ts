@@ -145,6 +145,19 @@ export const prompts = pgTable(
   (t) => [
     index('prompts_organization_name_idx').on(t.organizationId, t.name),
     index('prompts_organization_idx').on(t.organizationId, t.id),
+    // As on SQLite; llm_config is ordered by its text (spelling.jsonText).
+    index('prompts_organization_llm_config_idx').on(
+      t.organizationId,
+      sql`((${t.llmConfig})::text COLLATE "C") NULLS FIRST`,
+      t.id,
+    ),
+    index('prompts_organization_last_updated_idx').on(t.organizationId, t.lastUpdated, t.id),
+    index('prompts_organization_last_updated_by_idx').on(
+      t.organizationId,
+      t.lastUpdatedBy.nullsFirst(),
+      t.id,
+    ),
+    index('prompts_organization_session_end_idx').on(t.organizationId, t.sessionEndEnabled, t.id),
   ],
 );
 
@@ -443,6 +456,22 @@ export const experiments = pgTable(
   },
   (t) => [
     index('experiments_organization_idx').on(t.organizationId, t.id),
+    // As on SQLite.
+    index('experiments_organization_name_idx').on(t.organizationId, t.name, t.id),
+    index('experiments_organization_status_idx').on(t.organizationId, t.status, t.id),
+    index('experiments_organization_target_idx').on(t.organizationId, t.targetId, t.id),
+    index('experiments_organization_created_at_idx').on(t.organizationId, t.createdAt, t.id),
+    index('experiments_organization_updated_at_idx').on(t.organizationId, t.updatedAt, t.id),
+    index('experiments_organization_started_at_idx').on(
+      t.organizationId,
+      t.startedAt.nullsFirst(),
+      t.id,
+    ),
+    index('experiments_organization_stopped_at_idx').on(
+      t.organizationId,
+      t.stoppedAt.nullsFirst(),
+      t.id,
+    ),
     check('experiments_status_check', experimentStatusCheck(t.status)),
     uniqueIndex('experiments_one_running_per_target')
       .on(t.targetId)

@@ -171,6 +171,13 @@ export const prompts = sqliteTable(
     index('prompts_organization_name_idx').on(t.organizationId, t.name),
     // The list's default order (id within an organization) and its count, without a sort.
     index('prompts_organization_idx').on(t.organizationId, t.id),
+    // The list's orders by a short column, read in order instead of sorting the organization's
+    // prompts (docs/benchmarks.md, "Every shape of the prompts and experiments lists"). The
+    // description and context may be long texts: ordering by them sorts.
+    index('prompts_organization_llm_config_idx').on(t.organizationId, t.llmConfig, t.id),
+    index('prompts_organization_last_updated_idx').on(t.organizationId, t.lastUpdated, t.id),
+    index('prompts_organization_last_updated_by_idx').on(t.organizationId, t.lastUpdatedBy, t.id),
+    index('prompts_organization_session_end_idx').on(t.organizationId, t.sessionEndEnabled, t.id),
   ],
 );
 
@@ -464,6 +471,15 @@ export const experiments = sqliteTable(
   },
   (t) => [
     index('experiments_organization_idx').on(t.organizationId, t.id),
+    // The list's orders by a column, read in order instead of sorting the organization's
+    // experiments (as the prompts'). The description may be a long text: ordering by it sorts.
+    index('experiments_organization_name_idx').on(t.organizationId, t.name, t.id),
+    index('experiments_organization_status_idx').on(t.organizationId, t.status, t.id),
+    index('experiments_organization_target_idx').on(t.organizationId, t.targetId, t.id),
+    index('experiments_organization_created_at_idx').on(t.organizationId, t.createdAt, t.id),
+    index('experiments_organization_updated_at_idx').on(t.organizationId, t.updatedAt, t.id),
+    index('experiments_organization_started_at_idx').on(t.organizationId, t.startedAt, t.id),
+    index('experiments_organization_stopped_at_idx').on(t.organizationId, t.stoppedAt, t.id),
     check('experiments_status_check', experimentStatusCheck(t.status)),
     // One running experiment per target, held by the database so concurrent starts (also from
     // several server processes) cannot both win.
