@@ -19,8 +19,12 @@ const REPLAY_EVENTS = 3_000;
 /** The replayed organization's events written in a row, then the other one's. */
 const RUN = 100;
 const OTHER_EVENTS_PER_RUN = 2_000;
-/** The slowest /healthz beside the replays may take. */
-const HEALTHZ_MAX_MS = 250;
+/**
+ * The slowest /healthz beside the replays may take: an event loop held a second behind them fails
+ * it. Not lower: beside the suite's other workers on 2 cores, the slowest of some hundred answers
+ * reached 277-854 ms with the replays taking turns (docs/reliability.md).
+ */
+const HEALTHZ_MAX_MS = 1_000;
 /** How late another organization's live stream may get its new event (the feed polls at 200 ms). */
 const LIVE_DELAY_MS = 1_000;
 const FROM_THE_START = 'start_datetime=2000-01-01T00:00:00Z';
