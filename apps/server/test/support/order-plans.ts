@@ -2,34 +2,25 @@
 // index (events-list-order-indexes.test.ts, lists-order-indexes.test.ts): a fresh database
 // with one organization, and the plan as text, one line per step.
 
-import { rmSync } from 'node:fs';
-import { dirname } from 'node:path';
 import { sql, type SQL } from 'drizzle-orm';
 import { afterAll, beforeAll } from 'vitest';
-import { createDb, type Db } from '../../src/db/engine/client.js';
-import { migrateDb } from '../../src/db/engine/migrate.js';
+import type { Db } from '../../src/db/engine/client.js';
 import { createOrganization } from '../../src/db/repositories/organizations.js';
 import { execute, runListRead, selectRows } from '../../src/db/engine/portable-sql.js';
-import { freshDatabaseUrl, onSqlite } from './test-database.js';
+import { createTestDb } from './test-database.js';
 
 /** A migrated database with one organization for the file's tests; its plans of `table`. */
 export function orderPlans(): {
   db: () => Db;
   planOf: (table: SQL, order: SQL) => Promise<string>;
 } {
-  let databaseUrl: string;
   let db: Db;
   let organizationId: number;
   beforeAll(async () => {
-    databaseUrl = await freshDatabaseUrl();
-    db = createDb(databaseUrl);
-    await migrateDb(db);
+    db = await createTestDb();
     organizationId = (await createOrganization(db, 'Acme')).id;
   });
-  afterAll(async () => {
-    await db.close();
-    if (onSqlite) rmSync(dirname(databaseUrl), { recursive: true, force: true });
-  });
+  afterAll(() => db.close());
   const planOf = (table: SQL, order: SQL): Promise<string> => {
     const page = sql`SELECT id FROM ${table} WHERE organization_id = ${organizationId}
                      ORDER BY ${order} LIMIT 25`;
