@@ -11,6 +11,7 @@
 # primary that way to see which of the two answered.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/lib/postgres-cluster.sh
 
 replica_port="${REPLICA_PORT:-5433}"
 slot=agentline_replica
@@ -25,13 +26,7 @@ prepare_replica() {
     su postgres -c "psql -p $port -d $database -v ON_ERROR_STOP=1 -qtAX $*"
   }
 
-  if pg_lsclusters --no-header | awk '{ print $2 }' | grep -qx replica; then
-    # A standby's status reads "online,recovery".
-    if [[ "$(pg_lsclusters --no-header | awk '$2 == "replica" { print $4 }')" != online* ]]; then
-      echo "postgres-replica-setup: starting the replica" >&2
-      pg_ctlcluster --skip-systemctl-redirect "$version" replica start
-    fi
-  else
+  if ! pg_lsclusters --no-header | awk '{ print $2 }' | grep -qx replica; then
     echo "postgres-replica-setup: copying $version/$cluster to a replica on port $replica_port" >&2
     if [ "$(as_postgres "$primary_port" postgres "-c \"SELECT 1 FROM pg_roles WHERE rolname = '$replicator'\"")" != 1 ]; then
       as_postgres "$primary_port" postgres "-c \"CREATE ROLE $replicator LOGIN REPLICATION PASSWORD '$replicator'\""
@@ -58,13 +53,8 @@ prepare_replica() {
     su postgres -c "PGPASSWORD=$replicator pg_basebackup -h 127.0.0.1 -p $primary_port -U $replicator -D $data -R -X stream --checkpoint=fast ${slot_flag[*]}"
     # Long list reads on the replica are not cancelled by the primary's cleanup of rows they read.
     echo "hot_standby_feedback = on" >>"/etc/postgresql/$version/replica/postgresql.conf"
-    pg_ctlcluster --skip-systemctl-redirect "$version" replica start
   fi
-  for _ in $(seq 1 30); do
-    pg_isready -q -h 127.0.0.1 -p "$replica_port" && break
-    sleep 1
-  done
-  pg_isready -q -h 127.0.0.1 -p "$replica_port" || { echo "postgres-replica-setup: the replica did not come up on 127.0.0.1:$replica_port" >&2; exit 1; }
+  start_cluster "$version" replica "$replica_port" 600
   if [ "$(as_postgres "$replica_port" postgres "-c 'SELECT pg_is_in_recovery()'")" != t ]; then
     echo "postgres-replica-setup: the cluster on port $replica_port is not a standby; drop it (pg_dropcluster $version replica --stop) and run this again" >&2
     exit 1

@@ -5,6 +5,7 @@
 # owning the database `agentline`. Safe to run again.
 # Prints the DATABASE_URL to use. Needs root (apt-get, and acting as the postgres user).
 set -euo pipefail
+source "$(dirname "$0")/lib/postgres-cluster.sh"
 
 prepare_cluster() {
   if [ "$(id -u)" != 0 ]; then
@@ -18,20 +19,12 @@ prepare_cluster() {
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null
   fi
 
-  read -r version cluster port status < <(pg_lsclusters --no-header | awk '{ print $1, $2, $3, $4; exit }')
+  read -r version cluster port _ < <(pg_lsclusters --no-header | awk '{ print $1, $2, $3, $4; exit }')
   if [ -z "${version:-}" ]; then
     echo "postgres-setup: no PostgreSQL cluster found; create one with pg_createcluster" >&2
     exit 1
   fi
-  if [ "$status" != online ]; then
-    echo "postgres-setup: starting PostgreSQL $version/$cluster" >&2
-    pg_ctlcluster --skip-systemctl-redirect "$version" "$cluster" start
-  fi
-  for _ in $(seq 1 30); do
-    pg_isready -q -h 127.0.0.1 -p "$port" && break
-    sleep 1
-  done
-  pg_isready -q -h 127.0.0.1 -p "$port" || { echo "postgres-setup: PostgreSQL did not come up on 127.0.0.1:$port" >&2; exit 1; }
+  start_cluster "$version" "$cluster" "$port" 600
 
   as_postgres() { su postgres -c "psql -p $port -v ON_ERROR_STOP=1 -qtAX $*"; }
   if [ "$(as_postgres "-c \"SELECT 1 FROM pg_roles WHERE rolname = 'agentline'\"")" != 1 ]; then
