@@ -201,7 +201,8 @@ export function createApp({
     );
   }
   app.use('/api/v1/*', requestBody(bodyLimitBytes));
-  app.use('/api/v1/*', idempotency(idempotencyTimes));
+  // Only a POST takes an Idempotency-Key: no other request enters its middleware.
+  app.on('POST', '/api/v1/*', idempotency(idempotencyTimes));
   registerSpecComponents(app);
   for (const router of [
     eventsRouter,

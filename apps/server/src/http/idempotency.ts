@@ -60,7 +60,7 @@ export function requestFingerprint(method: string, path: string, body: string): 
 export function idempotency(times: IdempotencyTimes): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     const key = c.req.header(HEADER);
-    if (c.req.method !== 'POST' || key === undefined) return next();
+    if (key === undefined) return next();
     const checked = KEY_HEADER.safeParse({ [HEADER]: key });
     if (!checked.success) {
       throw new RequestValidationError(
