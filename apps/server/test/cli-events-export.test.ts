@@ -13,7 +13,7 @@ import { createDb } from '../src/db/engine/client.js';
 import { parsedJson } from '../src/db/engine/portable-sql.js';
 import { setOrganizationRetention } from '../src/db/repositories/event-retention.js';
 import { sweepExpiredEvents } from '../src/use-cases/event-retention.js';
-import { EVENT_PROPERTIES } from '../src/vocabulary/events.js';
+import { EventProperties } from '../src/generated/enum-values.js';
 import { createWorkspace, type TempWorkspace } from './fixtures/cli-harness.js';
 import {
   checkDescriptionIndex,
@@ -105,7 +105,7 @@ function exportedCount(summary: string, destination: string): number {
 
 /** A row of the events table, every column but the organization. */
 type EventRow = { id: number; import_key: string | null; attributes: unknown } & Record<
-  (typeof EVENT_PROPERTIES)[number],
+  (typeof EventProperties)[number],
   unknown
 >;
 
@@ -223,7 +223,7 @@ describe('an archive and its import', () => {
         ...fields,
       })),
     );
-    expect(Object.keys(lines[0]!)).toEqual(['import_key', ...EVENT_PROPERTIES]);
+    expect(Object.keys(lines[0]!)).toEqual(['import_key', ...EventProperties]);
     // The service's identical twins are told apart by their ids.
     const twins = lines.filter((line) => line['description'] === 'hello');
     expect(twins.map((line) => line['id'])).toEqual([expect.any(Number), expect.any(Number)]);

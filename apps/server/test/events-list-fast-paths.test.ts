@@ -24,7 +24,8 @@ import {
   selectRows,
 } from '../src/db/engine/portable-sql.js';
 import { events } from '../src/db/schema/sqlite.js';
-import { EVENT_PROPERTIES, type EventProperty } from '../src/vocabulary/events.js';
+import { EventProperties } from '../src/generated/enum-values.js';
+import type { EventProperty } from '../src/vocabulary/events.js';
 import type { ListQuery } from '../src/vocabulary/list-query.js';
 import { EVENT_LIST } from '../src/domain/events.js';
 import { encodeCursor, parseListQuery, type ListParameters } from '../src/domain/list-query.js';
@@ -188,7 +189,7 @@ const SHAPES: Array<[string, Partial<ListParameters<EventProperty>>]> = [
   ['description, rare', search([['description', 'needle']])],
   ['category, rare', search([['category', 'RE_K']])],
   // Every property as the order, both directions: each is served by an index of its own.
-  ...EVENT_PROPERTIES.flatMap((property) =>
+  ...EventProperties.flatMap((property) =>
     (['asc', 'desc'] as const).map((direction): (typeof SHAPES)[number] => [
       `order by ${property} ${direction}`,
       { order_by: property, order_by_direction: direction },

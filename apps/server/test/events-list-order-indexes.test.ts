@@ -7,7 +7,7 @@
 import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { eventOrder } from '../src/db/repositories/event-conditions.js';
-import { EVENT_PROPERTIES } from '../src/vocabulary/events.js';
+import { EventProperties } from '../src/generated/enum-values.js';
 import { orderPlans } from './support/order-plans.js';
 import { onSqlite } from './support/test-database.js';
 
@@ -21,7 +21,7 @@ const SORTED_ON_SQLITE = new Set(['description', 'attributes']);
 
 describe('every order of the events list', () => {
   it.each(
-    EVENT_PROPERTIES.filter((property) => !(onSqlite && SORTED_ON_SQLITE.has(property))).flatMap(
+    EventProperties.filter((property) => !(onSqlite && SORTED_ON_SQLITE.has(property))).flatMap(
       (property) => [[property, 'asc'] as const, [property, 'desc'] as const],
     ),
   )('%s %s is read from an index, never sorted', async (property, direction) => {

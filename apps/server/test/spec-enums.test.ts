@@ -2,7 +2,7 @@
 // the test: `pnpm typecheck` fails if one of them stops being an error.
 
 import { expect, it } from 'vitest';
-import { EVENT_PROPERTIES } from '../src/vocabulary/events.js';
+import { EventProperties } from '../src/generated/enum-values.js';
 import { everyValueOf } from '../src/vocabulary/spec-enums.js';
 import { EXPERIMENT_STATUSES } from '../src/db/schema/sqlite.js';
 
@@ -11,7 +11,7 @@ type Colour = 'red' | 'green' | 'blue';
 it('returns the list as given, in its order', () => {
   expect(everyValueOf<Colour>()(['blue', 'red', 'green'])).toEqual(['blue', 'red', 'green']);
   expect(EXPERIMENT_STATUSES).toEqual(['draft', 'running', 'stopped']);
-  expect(EVENT_PROPERTIES[0]).toBe('timestamp');
+  expect(EventProperties[0]).toBe('timestamp');
 });
 
 it('refuses, at compile time, a list that misses a value or holds one the enum lacks', () => {

@@ -10,7 +10,7 @@ import type { Db } from '../src/db/engine/client.js';
 import { cursorSigner } from '../src/runtime/cursor-signer.js';
 import { jsonText } from '../src/vocabulary/json-text.js';
 import type { AppEnv, AuthContext } from '../src/http/app-env.js';
-import { jsonTextResponse } from '../src/http/json-text.js';
+import { jsonTextResponse } from '../src/http/versioned-cache.js';
 import { KeptAnswers } from '../src/runtime/kept-answers.js';
 import { KeptListAnswers } from '../src/http/versioned-cache.js';
 import { createTestDb } from './support/test-database.js';

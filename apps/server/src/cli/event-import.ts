@@ -11,7 +11,8 @@ import { driverMessage } from '../db/engine/errors.js';
 import { formatJsonPath } from '../records/format.js';
 import { insertEventBatch, type EventToImport } from '../db/repositories/event-import.js';
 import { canonicalJson } from '../domain/canonical-json.js';
-import { EVENT_PROPERTIES, type EventProperty } from '../vocabulary/events.js';
+import { EventProperties } from '../generated/enum-values.js';
+import type { EventProperty } from '../vocabulary/events.js';
 import { jsonText } from '../vocabulary/json-text.js';
 import { normalizeDateTime } from '../domain/timestamps.js';
 import { describeIssues } from './input-issues.js';
@@ -84,7 +85,7 @@ const eventLineSchema = z.strictObject({
 const TEXT_FIELDS = [
   'import_key',
   'id',
-  ...EVENT_PROPERTIES.filter(
+  ...EventProperties.filter(
     (name): name is Exclude<EventProperty, 'timestamp' | 'attributes'> =>
       name !== 'timestamp' && name !== 'attributes',
   ),

@@ -6,7 +6,7 @@ import { databaseUnavailableReason, isQueryTimeout } from '../db/engine/errors.j
 import type { FeedEvent } from '../db/repositories/events.js';
 import type { EventReaders } from './event-readers.js';
 import type { components } from '../spec-types.js';
-import { EVENT_PROPERTIES } from '../vocabulary/events.js';
+import { EventProperties } from '../generated/enum-values.js';
 import type { ReplicaReads } from './replica-reads.js';
 
 export interface EventFeedOptions<Chunk> {
@@ -109,7 +109,7 @@ export function failureOf(error: unknown): FeedFailure {
 /** The events a view shows: each one's wire object narrowed to the projection, in wire order. */
 export function project(events: readonly FeedEvent[], projection: ReadonlySet<string> | null) {
   if (!projection) return events;
-  const kept = EVENT_PROPERTIES.filter((property) => projection.has(property));
+  const kept = EventProperties.filter((property) => projection.has(property));
   return events.map(({ id, json }) => {
     const whole = JSON.parse(json) as Record<string, unknown>;
     return {

@@ -1,10 +1,7 @@
-// The events list's property names, which its rules (domain/events.ts), the events repository, the
-// import and the live feed all name.
+// The name of an events list property, which its rules (domain/events.ts), the events repository,
+// the import and the live feed all use. Every property, in the order an item lists them, is
+// generated/enum-values.ts's EventProperties.
 
-import * as enumValues from '../generated/enum-values.js';
 import type { components } from '../spec-types.js';
 
 export type EventProperty = components['schemas']['EventProperties'];
-
-/** Every event property, in the order an item lists them. */
-export const EVENT_PROPERTIES = enumValues.EventProperties;

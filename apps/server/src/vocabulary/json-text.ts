@@ -1,6 +1,7 @@
 // JSON text branded with the type it was made from, for the answers whose bodies a handler does
-// not serialise from a typed value in the same request (the events list, the prompts list):
-// http/json-text.ts casts only text branded here (docs/architecture.md, "The JSON text brand").
+// not serialise from a typed value in the same request (the events list, the prompts list): the
+// jsonTextResponse of http/versioned-cache.ts casts only text branded here (docs/architecture.md,
+// "The JSON text brand").
 
 declare const madeFrom: unique symbol;
 

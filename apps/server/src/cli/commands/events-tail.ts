@@ -6,7 +6,8 @@ import { EventFeed } from '../../runtime/event-feed.js';
 import type { FeedStart, Subscription } from '../../runtime/feed-subscription.js';
 import type { FeedEvent } from '../../db/repositories/events.js';
 import { InputRuleError } from '../../domain/errors.js';
-import { EVENT_PROPERTIES, type EventProperty } from '../../vocabulary/events.js';
+import { EventProperties } from '../../generated/enum-values.js';
+import type { EventProperty } from '../../vocabulary/events.js';
 import { EVENT_LIST } from '../../domain/events.js';
 import { parseListQuery } from '../../domain/list-query.js';
 import { cursorSigner } from '../../runtime/cursor-signer.js';
@@ -14,7 +15,7 @@ import { CliError, UsageError } from '../cli-error.js';
 import { stringOption, type Command, type OptionValues } from '../command.js';
 
 function isEventProperty(name: string): name is EventProperty {
-  return (EVENT_PROPERTIES as readonly string[]).includes(name);
+  return (EventProperties as readonly string[]).includes(name);
 }
 
 function propertyList(values: readonly string[], option: string): EventProperty[] {
@@ -22,7 +23,7 @@ function propertyList(values: readonly string[], option: string): EventProperty[
     if (!isEventProperty(name)) {
       throw new UsageError(
         `${option}: "${name}" is not an event property`,
-        `use one of ${EVENT_PROPERTIES.join(', ')}`,
+        `use one of ${EventProperties.join(', ')}`,
       );
     }
     return name;

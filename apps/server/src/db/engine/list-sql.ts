@@ -1,11 +1,11 @@
 // Turns a parsed list query (domain/list-query.ts) into SQL conditions and an ORDER BY, for any
 // table: a repository maps each property to a column or SQL expression and gets the rest here.
-// Both backends get the same results: the functions take the database's spelling (spelling.ts),
+// Both backends get the same results: the functions take the database's spelling (client.ts),
 // and a repository maps a JSON column to its text (`spelling.jsonText`).
 
 import { and, Column, eq, is, or, sql, type SQL, type SQLWrapper } from 'drizzle-orm';
 import type { ListPosition, ListQuery, SearchFilter } from '../../vocabulary/list-query.js';
-import type { Spelling } from './spelling.js';
+import type { Spelling } from './client.js';
 import { idEquals, selectList, selectRows, valueSql, type Steps } from './portable-sql.js';
 
 export type ColumnMap<P extends string> = Record<P, SQLWrapper>;

@@ -2,16 +2,17 @@
 // property's column, a category, type or source substring resolved to its matching distinct
 // values (kept per organization while no event is added), a description substring through the
 // trigram index, and the conditions rendered for how SQLite is to serve them (events.ts says why
-// each is so).
+// each is so). Last, the version of an organization's events, which everything kept of them
+// (resolved values, counts, page positions, answers) is checked against.
 
 import { and, eq, sql, type SQL } from 'drizzle-orm';
 import type { EventProperty } from '../../vocabulary/events.js';
 import type { ListPosition, ListQuery, SearchFilter } from '../../vocabulary/list-query.js';
 import type { Db } from '../engine/client.js';
 import { listConditions, listOrder, type ColumnMap } from '../engine/list-sql.js';
-import { selectRows, type Steps } from '../engine/portable-sql.js';
+import { prepared, runReadSteps, selectRows, type Steps } from '../engine/portable-sql.js';
 import { ByteBoundedLru, perDatabase, stringBytes } from '../engine/caches.js';
-import { events } from '../schema/sqlite.js';
+import { events, organizations } from '../schema/sqlite.js';
 
 /** The column (or expression) each property is searched and ordered by. */
 export const eventColumns = perDatabase(({ spelling }: Db): ColumnMap<EventProperty> => ({
@@ -285,4 +286,65 @@ export function eventsAbove(
   return sql`${sql.raw(onSqlite ? 'events NOT INDEXED' : 'events')}
     WHERE id > ${afterId} ${upTo}
     AND ${eventConditions(db, organizationId, query, resolved, onSqlite ? 'walk' : 'plan')}`;
+}
+
+/**
+ * The organization's highest event id in the snapshot: what every cache of its listing is checked
+ * against. On PostgreSQL organizations write concurrently, so another one's higher ids may commit
+ * before this one's lower; SQLite has one writer, and its whole table's maximum is one seek.
+ */
+export function* highestEventId(db: Db, organizationId: number): Steps<number> {
+  const [highest] = yield* db.kind === 'sqlite'
+    ? highestEventIdOfAll({})
+    : highestEventIdOfOrganization({ organizationId });
+  return highest?.top ?? 0;
+}
+
+// The highest id: of the whole table on SQLite (one writer), of the organization on PostgreSQL.
+const HIGHEST_OF_ALL = sql`SELECT max(${events.id}) FROM ${events}`;
+const HIGHEST_OF_ORGANIZATION = sql`SELECT max(${events.id}) FROM ${events}
+  WHERE ${events.organizationId} = ${sql.placeholder('organizationId')}`;
+
+const highestEventIdOfAll = prepared<{ top: number | null }>(
+  sql`SELECT (${HIGHEST_OF_ALL}) AS top`,
+);
+const highestEventIdOfOrganization = prepared<{ top: number | null }>(
+  sql`SELECT (${HIGHEST_OF_ORGANIZATION}) AS top`,
+);
+
+/** The organization's events at a point: what the list's caches are checked against. */
+export interface EventsVersion {
+  /** The highest event id (highestEventId). */
+  throughId: number;
+  /** How many of its events retention has removed. */
+  removed: number;
+}
+
+const REMOVED_OF_ORGANIZATION = sql`(SELECT ${organizations.eventsRemoved} FROM ${organizations}
+  WHERE ${organizations.id} = ${sql.placeholder('organizationId')})`;
+
+// Prepared once: every events list request reads it (the version its kept answers are checked
+// against), so it is not rendered anew each time.
+const eventsVersionOnSqlite = prepared<{ top: number | null; removed: number }>(
+  sql`SELECT (${HIGHEST_OF_ALL}) AS top, ${REMOVED_OF_ORGANIZATION} AS removed`,
+);
+const eventsVersionOnPostgres = prepared<{ top: number | null; removed: number }>(
+  sql`SELECT (${HIGHEST_OF_ORGANIZATION}) AS top, ${REMOVED_OF_ORGANIZATION} AS removed`,
+);
+
+/** As highestEventId, with the organization's count of removed events in the same read. */
+export function* eventsVersion(db: Db, organizationId: number): Steps<EventsVersion> {
+  const [version] = yield* db.kind === 'sqlite'
+    ? eventsVersionOnSqlite({ organizationId })
+    : eventsVersionOnPostgres({ organizationId });
+  return { throughId: version?.top ?? 0, removed: version?.removed ?? 0 };
+}
+
+export function versionText({ throughId, removed }: EventsVersion): string {
+  return `${throughId}/${removed}`;
+}
+
+/** The version of the organization's events list (EventsPage.version), for its kept answers. */
+export async function eventsListVersion(db: Db, organizationId: number): Promise<string> {
+  return versionText(await runReadSteps(db, () => eventsVersion(db, organizationId)));
 }

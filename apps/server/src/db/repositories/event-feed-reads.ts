@@ -12,7 +12,7 @@ import { runSteps, selectRows } from '../engine/portable-sql.js';
 import { events, organizations } from '../schema/sqlite.js';
 import { eventsAbove, NOTHING_RESOLVED } from './event-conditions.js';
 import { itemJson, type EventStreamQuery, type FeedEvent } from './events.js';
-import { highestEventId } from './event-versions.js';
+import { highestEventId } from './event-conditions.js';
 
 /** An organization the feed watches, and the last event id it has read of it. */
 export interface WatchedPosition {

@@ -3,7 +3,7 @@
 
 import { sql } from 'drizzle-orm';
 import type { Statement } from 'better-sqlite3';
-import { EVENT_PROPERTIES } from '../../vocabulary/events.js';
+import { EventProperties } from '../../generated/enum-values.js';
 import type { Db, PostgresDb, SqliteDb } from '../engine/client.js';
 import { perDatabase } from '../engine/caches.js';
 import { runSteps, selectRows } from '../engine/portable-sql.js';
@@ -27,7 +27,7 @@ export interface EventToImport {
 const ROWS_PER_INSERT = 100;
 
 /** The columns an import fills, in the order of pushParameters. */
-const IMPORTED_COLUMNS = ['organization_id', 'import_key', ...EVENT_PROPERTIES] as const;
+const IMPORTED_COLUMNS = ['organization_id', 'import_key', ...EventProperties] as const;
 
 const INSERT_INTO_EVENTS = `INSERT INTO events (${IMPORTED_COLUMNS.join(', ')})`;
 const UNLESS_IMPORTED = `ON CONFLICT (organization_id, import_key, timestamp) WHERE import_key IS NOT NULL DO NOTHING`;

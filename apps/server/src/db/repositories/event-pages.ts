@@ -23,7 +23,7 @@ import {
   type Access,
   type ResolvedValues,
 } from './event-conditions.js';
-import type { EventsVersion } from './event-versions.js';
+import type { EventsVersion } from './event-conditions.js';
 
 /** The counts' rows that select a query's events: a property ('' for all) and its values. */
 interface CountedSelection {

@@ -25,7 +25,7 @@ import {
   type Access,
   type ResolvedValues,
 } from './event-conditions.js';
-import type { EventsVersion } from './event-versions.js';
+import type { EventsVersion } from './event-conditions.js';
 
 type Order = ListQuery<EventProperty>['order'];
 

@@ -1,8 +1,8 @@
-// Retention's writes: which organizations keep events for how long, and the removal of their
-// events older than that, a bounded batch per transaction. Each batch also adds to the
-// organization's tally of removed events (events_removed, events_removed_through) in the same
-// transaction, so whoever reads events sees a removal and its tally together: the events list's
-// version (event-versions.ts) moves with every removal, and a stream or webhook position below the
+// Retention's writes: which organizations keep events for how long, and the removal of their events
+// older than that, a bounded batch per transaction. Each batch also adds to the organization's
+// tally of removed events (events_removed, events_removed_through) in the same transaction, so
+// whoever reads events sees a removal and its tally together: the events list's version
+// (event-conditions.ts) moves with every removal, and a stream or webhook position below the
 // highest removed id is known to have missed events (eventsRemovedAfter).
 
 import { sql } from 'drizzle-orm';

@@ -3,7 +3,8 @@
 // fit together, and why: docs/architecture.md, "Reading the events list".
 
 import { and, sql, type SQL } from 'drizzle-orm';
-import { EVENT_PROPERTIES, type EventProperty } from '../../vocabulary/events.js';
+import { EventProperties } from '../../generated/enum-values.js';
+import type { EventProperty } from '../../vocabulary/events.js';
 import type { ListPosition, ListQuery } from '../../vocabulary/list-query.js';
 import type { JsonText } from '../../vocabulary/json-text.js';
 import type { Db } from '../engine/client.js';
@@ -33,7 +34,7 @@ import {
   highestEventId,
   versionText,
   type EventsVersion,
-} from './event-versions.js';
+} from './event-conditions.js';
 
 type EventItem = components['schemas']['Event'];
 
@@ -156,8 +157,8 @@ function orderBy(db: Db, order: ListQuery<EventProperty>['order'], access: Acces
  */
 export function itemJson({ spelling }: Db, projection: ReadonlySet<string> | null): SQL {
   const properties = projection
-    ? EVENT_PROPERTIES.filter((property) => projection.has(property))
-    : EVENT_PROPERTIES;
+    ? EventProperties.filter((property) => projection.has(property))
+    : EventProperties;
   return spelling.jsonObject(
     properties.map((property) => ({
       name: property,

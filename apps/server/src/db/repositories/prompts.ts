@@ -2,9 +2,9 @@
 // and `agentline demo`. A page costs the same number of queries whatever its size: the page and
 // its count, then (when the items show tools) four more for the whole page at once: which tools
 // its prompts link, those tools, the prompts linking them and the agents using those prompts.
-// The page and its count are the same SQL on both backends (spelling.ts spells what differs); the
-// four tool queries are each backend's own, as their plans are. All six are one list read
-// (runListRead): one snapshot, within the list query timeout.
+// The page and its count are the same SQL on both backends (the handle's spelling spells what
+// differs); the four tool queries are each backend's own, as their plans are. All six are one
+// list read (runListRead): one snapshot, within the list query timeout.
 
 import { and, eq, getTableColumns, sql, type SQL } from 'drizzle-orm';
 import type { ListPosition, ListQuery, SearchFilter } from '../../vocabulary/list-query.js';
@@ -28,7 +28,7 @@ import {
   type Steps,
 } from '../engine/portable-sql.js';
 import { agents, prompts, promptTools, tools, type LlmConfig } from '../schema/sqlite.js';
-import type { Spelling } from '../engine/spelling.js';
+import type { Spelling } from '../engine/client.js';
 
 export interface IdName {
   id: number;

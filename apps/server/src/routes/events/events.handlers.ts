@@ -2,12 +2,11 @@ import { EVENT_LIST } from '../../domain/events.js';
 import { listPageJson, parseListQuery } from '../../domain/list-query.js';
 import { cursorSigner } from '../../runtime/cursor-signer.js';
 import { listEvents } from '../../runtime/event-readers.js';
-import { eventsListVersion } from '../../db/repositories/event-versions.js';
+import { eventsListVersion } from '../../db/repositories/event-conditions.js';
 import type { AppRouteHandler } from '../../http/router.js';
 import { ApiError } from '../../http/errors.js';
 import { resumePosition } from '../../http/event-stream.js';
-import { jsonTextResponse } from '../../http/json-text.js';
-import { KeptListAnswers } from '../../http/versioned-cache.js';
+import { jsonTextResponse, KeptListAnswers } from '../../http/versioned-cache.js';
 import type { components } from '../../spec-types.js';
 import * as routes from './events.routes.js';
 
