@@ -46,7 +46,7 @@ async function renderOutputs(spec: unknown): Promise<Map<string, string>> {
     );
   const routesSource = generateRoutesModule(spec, {
     zodOpenApi: '@hono/zod-openapi',
-    paramCoercion: '../http/param-coercion.js',
+    paramCoercion: '../contract/param-coercion.js',
     enumValues: './enum-values.js',
   });
   // Formatted with the repo's prettier settings so the routes read like hand-written code.

@@ -18,7 +18,7 @@ export interface JsonObject {
 export interface RoutesModuleImports {
   /** Module specifier of `@hono/zod-openapi`, as the generated file imports it. */
   zodOpenApi: string;
-  /** Module specifier of the query/path coercion helpers (apps/server/src/http/param-coercion.ts). */
+  /** Module specifier of the query/path coercion helpers (apps/server/src/contract/param-coercion.ts). */
   paramCoercion: string;
   /** Module specifier of the module generateEnumValuesModule writes. */
   enumValues: string;

@@ -19,7 +19,7 @@ import {
   BOOLEAN_PARSING_MESSAGE,
   INTEGER_PARSING_MESSAGE,
   NUMBER_PARSING_MESSAGE,
-} from '../src/http/param-coercion.js';
+} from '../src/contract/param-coercion.js';
 import type { Schemas } from './support/harness.js';
 import { diffOpenApiDocuments } from './support/openapi-diff.js';
 
@@ -248,7 +248,7 @@ describe('routes generated from the fixture spec (every supported feature)', () 
     };
     const source = generateRoutesModule(fixture, {
       zodOpenApi: pathToFileURL(join(dirname(zodOpenApiPackage), exports['.'].import)).href,
-      paramCoercion: new URL('../src/http/param-coercion.ts', import.meta.url).href,
+      paramCoercion: new URL('../src/contract/param-coercion.ts', import.meta.url).href,
       enumValues: './enum-values.ts',
     });
     const folder = mkdtempSync(join(tmpdir(), 'agentline-routes-'));
