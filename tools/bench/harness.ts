@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { createDb, isPostgresUrl, type Db } from '../../apps/server/src/db/engine/client.js';
-import { migrateDb } from '../../apps/server/src/db/engine/migrate.js';
+import { migrateDb } from '../../apps/server/src/db/migrate.js';
 import {
   startServerProcess,
   type ServerProcess,

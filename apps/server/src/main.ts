@@ -6,7 +6,7 @@ import pino from 'pino';
 import { createApp } from './app.js';
 import { ConfigError, idempotencyTimesOf, loadConfig } from './config.js';
 import { createDb, prepareServerConnection } from './db/engine/client.js';
-import { migrateDb } from './db/engine/migrate.js';
+import { migrateDb } from './db/migrate.js';
 import { EventStreams } from './http/event-stream.js';
 import { createFrontDoor } from './http/front-door.js';
 import { startRuntime } from './runtime/start.js';

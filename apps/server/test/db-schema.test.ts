@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { sql, type SQL } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDb, describeDatabaseUrl, type Db } from '../src/db/engine/client.js';
-import { migrateDb } from '../src/db/engine/migrate.js';
+import { migrateDb } from '../src/db/migrate.js';
 import { isForeignKeyViolation, isUniqueViolation } from '../src/db/engine/errors.js';
 import {
   execute,

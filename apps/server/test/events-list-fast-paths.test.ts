@@ -8,7 +8,7 @@ import { dirname } from 'node:path';
 import { and, eq, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDb, type Db } from '../src/db/engine/client.js';
-import { migrateDb } from '../src/db/engine/migrate.js';
+import { migrateDb } from '../src/db/migrate.js';
 import { listConditions, listOrder } from '../src/db/engine/list-sql.js';
 import { insertEventBatch, type EventToImport } from '../src/db/repositories/event-import.js';
 import { createOrganization } from '../src/db/repositories/organizations.js';

@@ -6,7 +6,7 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDb, type PostgresDb } from '../src/db/engine/client.js';
-import { migrateDb } from '../src/db/engine/migrate.js';
+import { migrateDb } from '../src/db/migrate.js';
 import { insertValues } from '../src/db/engine/portable-sql.js';
 import { events as eventsTable } from '../src/db/schema/sqlite.js';
 import { insertEventBatch } from '../src/db/repositories/event-import.js';

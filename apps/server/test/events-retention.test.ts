@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClient, GoneError } from '@agentline/sdk';
 import { runCli } from '../src/cli/run.js';
 import { createDb, type Db } from '../src/db/engine/client.js';
-import { migrateDb } from '../src/db/engine/migrate.js';
+import { migrateDb } from '../src/db/migrate.js';
 import type { FeedEvent } from '../src/db/repositories/events.js';
 import { EventFeed } from '../src/runtime/event-feed.js';
 import type { FeedFailure, FeedStart } from '../src/runtime/feed-subscription.js';

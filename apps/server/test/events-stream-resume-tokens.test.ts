@@ -6,8 +6,9 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDb, type Db } from '../src/db/engine/client.js';
-import { migrateDb } from '../src/db/engine/migrate.js';
+import { migrateDb } from '../src/db/migrate.js';
 import { ensureResumeTokenSecret } from '../src/db/repositories/resume-tokens.js';
+import { newServerSecret } from '../src/domain/server-secrets.js';
 import { resumeTokensOf } from '../src/runtime/resume-tokens.js';
 import { resumeTokenSecret } from '../src/db/schema/sqlite.js';
 import { EventStreams } from '../src/http/event-stream.js';
@@ -102,7 +103,7 @@ describe('resume tokens', () => {
     // half of them. Interleaved, so each organization's consecutive events are two ids apart.
     await queryTestDb(db, sql`DELETE FROM ${resumeTokenSecret} RETURNING id`);
     for (let i = 0; i < 12; i += 1) {
-      if (i === 6) await ensureResumeTokenSecret(db);
+      if (i === 6) await ensureResumeTokenSecret(db, newServerSecret());
       await insertTestEvents(db, [event(acme.organizationId)]);
       await insertTestEvents(db, [event(globex.organizationId)]);
     }
@@ -238,23 +239,27 @@ describe('resume tokens', () => {
 
 describe('the resume token secret', () => {
   it('is stored once however many processes insert it at the same time', async () => {
-    await afterConcurrentInserts(resumeTokenSecret, ensureResumeTokenSecret, async (handles) => {
-      const rows = await queryTestDb<{ id: number; secret: string }>(
-        handles[0]!,
-        sql`SELECT id, secret FROM ${resumeTokenSecret}`,
-      );
-      expect(rows.map((row) => Number(row.id))).toEqual([1]);
-      expect(rows[0]!.secret).toMatch(/^[A-Za-z0-9_-]{43}$/);
-      // Every handle makes the same tokens.
-      const tokens = await Promise.all(
-        handles.map(async (db) => {
-          const made = resumeTokensOf(db);
-          await made.ready();
-          return made.make(7, [1, 2, 2 ** 40]).join();
-        }),
-      );
-      expect(new Set(tokens).size).toBe(1);
-    });
+    await afterConcurrentInserts(
+      resumeTokenSecret,
+      (db) => ensureResumeTokenSecret(db, newServerSecret()),
+      async (handles) => {
+        const rows = await queryTestDb<{ id: number; secret: string }>(
+          handles[0]!,
+          sql`SELECT id, secret FROM ${resumeTokenSecret}`,
+        );
+        expect(rows.map((row) => Number(row.id))).toEqual([1]);
+        expect(rows[0]!.secret).toMatch(/^[A-Za-z0-9_-]{43}$/);
+        // Every handle makes the same tokens.
+        const tokens = await Promise.all(
+          handles.map(async (db) => {
+            const made = resumeTokensOf(db);
+            await made.ready();
+            return made.make(7, [1, 2, 2 ** 40]).join();
+          }),
+        );
+        expect(new Set(tokens).size).toBe(1);
+      },
+    );
   });
 
   it('outlives two cursor secret rotations: tokens sent before still resume exactly', async () => {

@@ -8,7 +8,7 @@ import { dirname } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDb, type Db } from '../src/db/engine/client.js';
 import { ENDED_STREAM_IDLE_MS } from '../src/http/stream-connections.js';
-import { migrateDb } from '../src/db/engine/migrate.js';
+import { migrateDb } from '../src/db/migrate.js';
 import { createTenant, type Tenant } from './support/harness.js';
 import { openEventStream } from './support/event-stream.js';
 import { startServerProcess } from './support/server-process.js';

@@ -9,7 +9,7 @@ import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../src/app.js';
 import { createDb, type Db } from '../src/db/engine/client.js';
-import { migrateDb } from '../src/db/engine/migrate.js';
+import { migrateDb } from '../src/db/migrate.js';
 import { experiments } from '../src/db/schema/sqlite.js';
 import { createTenant, type Schemas, type Tenant } from './support/harness.js';
 import { startLiveServer, type LiveServer } from './support/live-server.js';

@@ -7,7 +7,7 @@ import { once } from 'node:events';
 import { sql } from 'drizzle-orm';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { createDb } from '../src/db/engine/client.js';
-import { migrateDb } from '../src/db/engine/migrate.js';
+import { migrateDb } from '../src/db/migrate.js';
 import { createTenant, type Schemas, type Tenant } from './support/harness.js';
 import {
   experimentBody,

@@ -9,7 +9,7 @@ import { dirname } from 'node:path';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDb, type Db } from '../src/db/engine/client.js';
-import { migrateDb } from '../src/db/engine/migrate.js';
+import { migrateDb } from '../src/db/migrate.js';
 import { insertEventBatch, type EventToImport } from '../src/db/repositories/event-import.js';
 import { createFrontDoor } from '../src/http/front-door.js';
 import { createTenant, type Tenant } from './support/harness.js';

@@ -10,7 +10,7 @@ import { DEFAULT_CONFIG, idempotencyTimesOf } from '../src/config.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../src/app.js';
 import { createDb, type Db } from '../src/db/engine/client.js';
-import { migrateDb } from '../src/db/engine/migrate.js';
+import { migrateDb } from '../src/db/migrate.js';
 import { platformRecordsSchema } from '../src/records/format.js';
 import { loadedIds } from '../src/records/load-result.js';
 import { loadPlatformRecords } from '../src/records/loader.js';

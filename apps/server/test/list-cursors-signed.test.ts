@@ -13,9 +13,10 @@ import { getTableConfig, PgTable } from 'drizzle-orm/pg-core';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createDb } from '../src/db/engine/client.js';
-import { migrateDb } from '../src/db/engine/migrate.js';
+import { migrateDb } from '../src/db/migrate.js';
 import { cursorSigner, SEALING_REFRESH_MS } from '../src/runtime/cursor-signer.js';
 import { ensureCursorSecret, readCursorSecrets } from '../src/db/repositories/cursor-secrets.js';
+import { newServerSecret } from '../src/domain/server-secrets.js';
 import { cursorSecrets, webhookEndpoints } from '../src/db/schema/sqlite.js';
 import * as postgresSchema from '../src/db/schema/postgres.js';
 import type { AgentProperty } from '../src/vocabulary/directory.js';
@@ -274,16 +275,20 @@ describe('what a cursor position may hold', () => {
 
 describe('the cursor secret', () => {
   it('is stored once however many processes insert it at the same time', async () => {
-    await afterConcurrentInserts(cursorSecrets, ensureCursorSecret, async (handles) => {
-      const secrets = await readCursorSecrets(handles[0]!);
-      expect(secrets.map((secret) => secret.id)).toEqual([1]);
-      expect(secrets[0]!.secret).toMatch(/^[A-Za-z0-9_-]{43}$/);
-      // Every handle seals alike.
-      const seals = await Promise.all(
-        handles.map(async (db) => (await cursorSigner(db)).seal('payload')),
-      );
-      expect(new Set(seals).size).toBe(1);
-    });
+    await afterConcurrentInserts(
+      cursorSecrets,
+      (db) => ensureCursorSecret(db, newServerSecret()),
+      async (handles) => {
+        const secrets = await readCursorSecrets(handles[0]!);
+        expect(secrets.map((secret) => secret.id)).toEqual([1]);
+        expect(secrets[0]!.secret).toMatch(/^[A-Za-z0-9_-]{43}$/);
+        // Every handle seals alike.
+        const seals = await Promise.all(
+          handles.map(async (db) => (await cursorSigner(db)).seal('payload')),
+        );
+        expect(new Set(seals).size).toBe(1);
+      },
+    );
   });
 });
 

@@ -5,7 +5,7 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDb, type Db } from '../src/db/engine/client.js';
-import { migrateDb } from '../src/db/engine/migrate.js';
+import { migrateDb } from '../src/db/migrate.js';
 import { isQueryTimeout } from '../src/db/engine/errors.js';
 import { eventReadersFor } from '../src/runtime/event-readers.js';
 import { runListRead, selectRows } from '../src/db/engine/portable-sql.js';

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import { createDb } from '../src/db/engine/client.js';
-import { migrateDb } from '../src/db/engine/migrate.js';
+import { migrateDb } from '../src/db/migrate.js';
 import { runListRead, selectRows } from '../src/db/engine/portable-sql.js';
 import type { AppEnv, AuthContext } from '../src/http/app-env.js';
 import { Admission, isListRead } from '../src/http/admission.js';

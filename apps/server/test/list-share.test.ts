@@ -9,7 +9,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../src/app.js';
 import { createDb, splitPoolSize, type Db } from '../src/db/engine/client.js';
-import { migrateDb } from '../src/db/engine/migrate.js';
+import { migrateDb } from '../src/db/migrate.js';
 import { eventReadersFor } from '../src/runtime/event-readers.js';
 import type { EventReaders } from '../src/runtime/event-readers.js';
 import { createTenant, type Schemas, type Tenant } from './support/harness.js';

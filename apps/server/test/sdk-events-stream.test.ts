@@ -8,7 +8,7 @@ import { dirname } from 'node:path';
 import { AuthenticationError, createClient, type Event } from '@agentline/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDb, type Db } from '../src/db/engine/client.js';
-import { migrateDb } from '../src/db/engine/migrate.js';
+import { migrateDb } from '../src/db/migrate.js';
 import { createTenant, type Tenant } from './support/harness.js';
 import { startServerProcess, type ServerProcess } from './support/server-process.js';
 import { freshDatabaseUrl, insertTestEvents, onSqlite } from './support/test-database.js';

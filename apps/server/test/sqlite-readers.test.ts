@@ -7,7 +7,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createDb, type Db } from '../src/db/engine/client.js';
-import { migrateDb } from '../src/db/engine/migrate.js';
+import { migrateDb } from '../src/db/migrate.js';
 import { listEvents, startEventReaders } from '../src/runtime/event-readers.js';
 import { insertEventBatch, type EventToImport } from '../src/db/repositories/event-import.js';
 import { cursorSigner } from '../src/runtime/cursor-signer.js';

@@ -9,7 +9,7 @@ import { sql } from 'drizzle-orm';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createDb, type SqliteDb } from '../src/db/engine/client.js';
 import { Database } from '../src/db/engine/sqlite-driver.js';
-import { migrateDb } from '../src/db/engine/migrate.js';
+import { migrateDb } from '../src/db/migrate.js';
 import { runStepsInTransaction, selectRows } from '../src/db/engine/portable-sql.js';
 import { inWriteTransaction } from '../src/db/engine/sqlite-write-lock.js';
 import { createTenant, type Tenant } from './support/harness.js';

@@ -4,7 +4,7 @@
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDb, type Db } from '../src/db/engine/client.js';
-import { migrateDb } from '../src/db/engine/migrate.js';
+import { migrateDb } from '../src/db/migrate.js';
 import { resumeTokensOf, type ResumeTokens } from '../src/runtime/resume-tokens.js';
 import { freshDatabaseUrl } from './support/test-database.js';
 

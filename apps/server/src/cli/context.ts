@@ -5,7 +5,7 @@ import { isAbsolute, resolve } from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import { ConfigError, loadConfig, type Config } from '../config.js';
 import { createDb, describeDatabaseUrl, isPostgresUrl, type Db } from '../db/engine/client.js';
-import { migrateDb } from '../db/engine/migrate.js';
+import { migrateDb } from '../db/migrate.js';
 import { driverMessage } from '../db/engine/errors.js';
 import {
   findOrganization,

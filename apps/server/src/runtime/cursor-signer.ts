@@ -8,6 +8,7 @@ import type { CursorSigner, SealCheck } from '../domain/list-query.js';
 import type { Db } from '../db/engine/client.js';
 import { perDatabase } from '../db/engine/caches.js';
 import { ensureCursorSecret, readCursorSecrets } from '../db/repositories/cursor-secrets.js';
+import { newServerSecret } from '../domain/server-secrets.js';
 
 /** How old the secrets a process seals with may be: a rotation reaches every process within it. */
 export const SEALING_REFRESH_MS = 10_000;
@@ -76,7 +77,7 @@ class StoredSecretsSigner implements CursorSigner {
         let rows = await readCursorSecrets(this.db);
         if (rows.length === 0) {
           // A database migrated before the secrets existed, or emptied by hand.
-          await ensureCursorSecret(this.db);
+          await ensureCursorSecret(this.db, newServerSecret());
           rows = await readCursorSecrets(this.db);
         }
         this.held = rows.map(({ id, secret }) => ({ id, key: Buffer.from(secret, 'base64url') }));

@@ -17,6 +17,7 @@ import {
   readResumeTokenSecret,
   type StoredSecret,
 } from '../db/repositories/resume-tokens.js';
+import { newServerSecret } from '../domain/server-secrets.js';
 
 const BLOCK_BYTES = 16;
 /**
@@ -75,7 +76,7 @@ export class ResumeTokens {
       let secret = await readResumeTokenSecret(this.db);
       if (!secret) {
         // A database migrated before the secret existed, or emptied by hand.
-        await ensureResumeTokenSecret(this.db);
+        await ensureResumeTokenSecret(this.db, newServerSecret());
         secret = await readResumeTokenSecret(this.db);
       }
       this.#secret = secret!;

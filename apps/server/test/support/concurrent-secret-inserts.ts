@@ -5,7 +5,7 @@
 import { sql } from 'drizzle-orm';
 import type { SQLiteTable } from 'drizzle-orm/sqlite-core';
 import { createDb, type Db } from '../../src/db/engine/client.js';
-import { migrateDb } from '../../src/db/engine/migrate.js';
+import { migrateDb } from '../../src/db/migrate.js';
 import { createWorkspace } from '../fixtures/cli-harness.js';
 import { queryTestDb } from './test-database.js';
 

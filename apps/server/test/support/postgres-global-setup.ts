@@ -5,7 +5,7 @@
 
 import type { TestProject } from 'vitest/node';
 import { createDb } from '../../src/db/engine/client.js';
-import { migrateDb } from '../../src/db/engine/migrate.js';
+import { migrateDb } from '../../src/db/migrate.js';
 import {
   dropDatabase,
   postgresUrlOf,

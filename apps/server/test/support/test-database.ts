@@ -15,7 +15,7 @@ import { sql, type SQL } from 'drizzle-orm';
 import type { EventToImport } from '../../src/db/repositories/event-import.js';
 import pg from 'pg';
 import { createDb, isPostgresUrl, type Db, type SqliteDb } from '../../src/db/engine/client.js';
-import { migrateDb } from '../../src/db/engine/migrate.js';
+import { migrateDb } from '../../src/db/migrate.js';
 import { insertValues, runSteps, selectRows } from '../../src/db/engine/portable-sql.js';
 import { events, sessions } from '../../src/db/schema/sqlite.js';
 

@@ -7,7 +7,7 @@ import { sql, type SQL } from 'drizzle-orm';
 import pino from 'pino';
 import { afterAll, afterEach, beforeAll, beforeEach, expect } from 'vitest';
 import { createDb, type Db } from '../../src/db/engine/client.js';
-import { migrateDb } from '../../src/db/engine/migrate.js';
+import { migrateDb } from '../../src/db/migrate.js';
 import type { WebhookEndpointInput } from '../../src/use-cases/webhook-endpoints.js';
 import type { DispatcherOptions } from '../../src/runtime/webhooks/dispatcher.js';
 import type { TargetAddressSettings } from '../../src/runtime/webhooks/target-address.js';

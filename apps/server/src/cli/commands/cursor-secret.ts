@@ -3,6 +3,7 @@
 import { SEALING_REFRESH_MS } from '../../runtime/cursor-signer.js';
 import { isUniqueViolation } from '../../db/engine/errors.js';
 import { rotateCursorSecret } from '../../db/repositories/cursor-secrets.js';
+import { newServerSecret } from '../../domain/server-secrets.js';
 import { CliError } from '../cli-error.js';
 import type { Command } from '../command.js';
 
@@ -27,7 +28,7 @@ export const cursorSecretRotateCommand: Command = {
     const db = await context.db();
     let rotation;
     try {
-      rotation = await rotateCursorSecret(db);
+      rotation = await rotateCursorSecret(db, newServerSecret());
     } catch (error) {
       if (!isUniqueViolation(error)) throw error;
       throw new CliError(

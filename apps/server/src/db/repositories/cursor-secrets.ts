@@ -2,7 +2,6 @@
 // the newest two verify. Every process on the database reads them from here, so they share them
 // without configuration; the secrets never leave the server (no answer or log line carries one).
 
-import { randomBytes } from 'node:crypto';
 import { sql } from 'drizzle-orm';
 import type { Db } from '../engine/client.js';
 import { execute, runSteps, runStepsInTransaction, selectRows } from '../engine/portable-sql.js';
@@ -17,19 +16,16 @@ export interface CursorSecret {
 /** How many secrets verify: the one that seals and the one before it. */
 export const SECRETS_KEPT = 2;
 
-function newSecret(): string {
-  return randomBytes(32).toString('base64url');
-}
-
 /**
- * Stores the first secret unless there is one. Processes that start at the same time may all try:
- * the first insert takes id 1 and the others do nothing (the primary key), so one secret is left.
+ * Stores `secret` (domain/server-secrets.ts) as the first unless there is one. Processes that start
+ * at the same time may all try: the first insert takes id 1 and the others do nothing (the primary
+ * key), so one secret is left.
  */
-export async function ensureCursorSecret(db: Db): Promise<void> {
+export async function ensureCursorSecret(db: Db, secret: string): Promise<void> {
   await runSteps(db, () =>
     execute(
       sql`INSERT INTO ${cursorSecrets} (id, secret)
-          SELECT 1, ${newSecret()} WHERE NOT EXISTS (SELECT 1 FROM ${cursorSecrets})
+          SELECT 1, ${secret} WHERE NOT EXISTS (SELECT 1 FROM ${cursorSecrets})
           ON CONFLICT (id) DO NOTHING`,
     ),
   );
@@ -54,12 +50,12 @@ export interface Rotation {
   retired: number[];
 }
 
-/** Adds a secret after the newest, which seals from now on, and deletes all but the newest two. */
-export async function rotateCursorSecret(db: Db): Promise<Rotation> {
+/** Adds `secret` after the newest, which seals from now on, and deletes all but the newest two. */
+export async function rotateCursorSecret(db: Db, secret: string): Promise<Rotation> {
   return runStepsInTransaction(db, function* () {
     const [added] = yield* selectRows<{ id: number }>(
       sql`INSERT INTO ${cursorSecrets} (id, secret)
-          SELECT coalesce(max(${cursorSecrets.id}), 0) + 1, ${newSecret()} FROM ${cursorSecrets}
+          SELECT coalesce(max(${cursorSecrets.id}), 0) + 1, ${secret} FROM ${cursorSecrets}
           RETURNING id AS "id"`,
     );
     const sealing = added!.id;

@@ -1,23 +1,22 @@
 // The one secret the event stream's resume tokens are made with (runtime/resume-tokens.ts makes
 // and reads the tokens), with the bound of the decimal tokens earlier versions sent.
 
-import { randomBytes } from 'node:crypto';
 import { sql } from 'drizzle-orm';
 import type { Db } from '../engine/client.js';
 import { execute, runSteps, selectRows } from '../engine/portable-sql.js';
 import { events, resumeTokenSecret } from '../schema/sqlite.js';
 
 /**
- * Stores the secret, and the highest event id as the bound of decimal tokens, unless there is a
- * secret. Processes that start at the same time may all try: the first insert takes id 1 and the
- * others do nothing (the primary key), so one secret is left. (`WHERE true`: without it SQLite
- * reads ON CONFLICT as the join's ON.)
+ * Stores `secret` (domain/server-secrets.ts), and the highest event id as the bound of decimal
+ * tokens, unless there is a secret. Processes that start at the same time may all try: the first
+ * insert takes id 1 and the others do nothing (the primary key), so one secret is left. (`WHERE
+ * true`: without it SQLite reads ON CONFLICT as the join's ON.)
  */
-export async function ensureResumeTokenSecret(db: Db): Promise<void> {
+export async function ensureResumeTokenSecret(db: Db, secret: string): Promise<void> {
   await runSteps(db, () =>
     execute(
       sql`INSERT INTO ${resumeTokenSecret} (id, secret, decimal_through)
-          SELECT 1, ${randomBytes(32).toString('base64url')}, coalesce(max(${events.id}), 0)
+          SELECT 1, ${secret}, coalesce(max(${events.id}), 0)
           FROM ${events} WHERE true
           ON CONFLICT (id) DO NOTHING`,
     ),

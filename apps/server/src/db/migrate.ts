@@ -1,5 +1,5 @@
 // The schema's migrations, applied at start-up by the server and by `agentline migrate`; kept
-// apart from the database client, which knows nothing of what the tables hold.
+// apart from the database client (engine/), which knows nothing of what the tables hold.
 
 import { join } from 'node:path';
 import { drizzle as drizzleSqlite } from 'drizzle-orm/better-sqlite3';
@@ -7,11 +7,12 @@ import { migrate as migrateSqlite } from 'drizzle-orm/better-sqlite3/migrator';
 import { drizzle as drizzlePostgres } from 'drizzle-orm/node-postgres';
 import { migrate as migratePostgres } from 'drizzle-orm/node-postgres/migrator';
 import pg from 'pg';
-import type { Db } from './client.js';
-import { ensureCursorSecret } from '../repositories/cursor-secrets.js';
-import { ensureResumeTokenSecret } from '../repositories/resume-tokens.js';
-import { ensureEventPartitions } from '../repositories/event-partitions.js';
-import { PACKAGE_ROOT } from '../../package-root.js';
+import type { Db } from './engine/client.js';
+import { ensureCursorSecret } from './repositories/cursor-secrets.js';
+import { ensureResumeTokenSecret } from './repositories/resume-tokens.js';
+import { ensureEventPartitions } from './repositories/event-partitions.js';
+import { newServerSecret } from '../domain/server-secrets.js';
+import { PACKAGE_ROOT } from '../package-root.js';
 
 const MIGRATIONS_FOLDERS = {
   sqlite: join(PACKAGE_ROOT, 'drizzle', 'sqlite'),
@@ -60,6 +61,6 @@ export async function migrateDb(db: Db): Promise<void> {
 }
 
 async function ensureSecrets(db: Db): Promise<void> {
-  await ensureCursorSecret(db);
-  await ensureResumeTokenSecret(db);
+  await ensureCursorSecret(db, newServerSecret());
+  await ensureResumeTokenSecret(db, newServerSecret());
 }
