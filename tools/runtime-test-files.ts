@@ -1,0 +1,48 @@
+// Prints the server's test files that exercise what differs between Node.js versions: a server
+// process, a thread, a socket, the inspector or the SQLite addon's own tests, used directly or
+// through a test/support module. scripts/test-on-node.sh --runtime runs these on another major
+// version; the other files call the app in-process (app.request), the same JavaScript on any.
+//
+//   tsx tools/runtime-test-files.ts   (paths relative to apps/server)
+
+import { readdirSync, readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+
+/** What a module that exercises the runtime imports or calls (the server's threads among it). */
+const RUNTIME_USE = new RegExp(
+  [
+    "from 'node:(child_process|net|http|https|worker_threads|inspector)'",
+    '\\bspawn\\(|\\.listen\\(|\\bfetch\\(',
+    "(sqlite-driver|event-readers|delivery-thread|module-thread)\\.js'",
+  ].join('|'),
+);
+const LOCAL_IMPORT = /from '\.\/(?:support\/)?([\w-]+)\.js'/g;
+
+const testDir = fileURLToPath(new URL('../apps/server/test/', import.meta.url));
+const modules = new Map<string, string>();
+for (const folder of ['', 'support/']) {
+  for (const name of readdirSync(testDir + folder).filter((file) => file.endsWith('.ts'))) {
+    modules.set(folder + name.replace(/\.ts$/, ''), readFileSync(testDir + folder + name, 'utf8'));
+  }
+}
+
+const verdicts = new Map<string, boolean>();
+/** Whether `module` exercises the runtime itself or through a module it imports. */
+function usesRuntime(module: string): boolean {
+  const known = verdicts.get(module);
+  if (known !== undefined) return known;
+  verdicts.set(module, false); // an import cycle adds nothing
+  const text = modules.get(module) ?? '';
+  const folder = module.startsWith('support/') ? 'support/' : '';
+  const imported = [...text.matchAll(LOCAL_IMPORT)].map(([whole, name]) =>
+    whole.includes('support/') ? `support/${name}` : folder + name,
+  );
+  const uses = RUNTIME_USE.test(text) || imported.some(usesRuntime);
+  verdicts.set(module, uses);
+  return uses;
+}
+
+const files = [...modules.keys()].filter(
+  (module) => module.endsWith('.test') && usesRuntime(module),
+);
+console.log(files.map((module) => `test/${module}.ts`).join('\n'));
