@@ -102,15 +102,12 @@ module.exports = {
         "runtime/ is what a process runs beside its requests (the live event feed, SQLite's " +
         'reader threads, the webhook dispatcher, the kept answers, the periodic jobs): the ' +
         'entries that start it (main.ts, app.ts), HTTP, routes and the CLI use it. Below it ' +
-        "nothing does; only the webhook address rule serves a use-case's checks.",
+        'nothing does.',
       from: {
         path: '^apps/server/src/',
         pathNot: '^apps/server/src/(main\\.ts$|app\\.ts$|http/|routes/|cli/|runtime/)',
       },
-      to: {
-        path: '^apps/server/src/runtime/',
-        pathNot: '^apps/server/src/runtime/webhooks/target-address\\.ts$',
-      },
+      to: { path: '^apps/server/src/runtime/' },
     },
     {
       name: 'runtime-below-http',

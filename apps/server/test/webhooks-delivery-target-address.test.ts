@@ -11,7 +11,7 @@ import {
   nonPublicKind,
   publicOnlyLookup,
   type ResolveHost,
-} from '../src/runtime/webhooks/target-address.js';
+} from '../src/domain/webhook-target-address.js';
 
 const STRICT = { allowHttp: false, allowPrivateAddresses: false };
 const OPEN = { allowHttp: true, allowPrivateAddresses: true };

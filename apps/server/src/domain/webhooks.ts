@@ -1,6 +1,6 @@
 // Webhook endpoints (the spec's webhooks tag): their lists, the URL rules that need no network,
 // the limits on what a client can make the server hold, and the secrets and ids the server makes.
-// Whether a URL's host is a public address needs DNS: runtime/webhooks/target-address.ts answers that.
+// Whether a URL's host is a public address needs DNS: domain/webhook-target-address.ts answers that.
 
 import { randomBytes } from 'node:crypto';
 import spec from '../generated/openapi.json' with { type: 'json' };

@@ -42,7 +42,7 @@ import {
   type WebhookTargetPolicy,
 } from '../domain/webhooks.js';
 import { WEBHOOK_TEST_TYPE, type WebhookMessageType } from '../vocabulary/webhooks.js';
-import { checkTargetUrl } from '../runtime/webhooks/target-address.js';
+import { checkTargetUrl } from '../domain/webhook-target-address.js';
 
 /** An endpoint's settings as a create (defaults filled in) or an update asks for them. */
 export interface WebhookEndpointInput {

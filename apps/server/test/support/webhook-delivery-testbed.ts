@@ -10,7 +10,7 @@ import { createDb, type Db } from '../../src/db/engine/client.js';
 import { migrateDb } from '../../src/db/migrate.js';
 import type { WebhookEndpointInput } from '../../src/use-cases/webhook-endpoints.js';
 import type { DispatcherOptions } from '../../src/runtime/webhooks/dispatcher.js';
-import type { TargetAddressSettings } from '../../src/runtime/webhooks/target-address.js';
+import type { TargetAddressSettings } from '../../src/domain/webhook-target-address.js';
 import { specValidator } from './contract.js';
 import { createTenant, type Schemas, type Tenant } from './harness.js';
 import { experimentBody, loadRoutingFixture, type RoutingFixture } from './routing-fixture.js';

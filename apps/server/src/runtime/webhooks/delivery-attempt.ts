@@ -10,7 +10,7 @@ import {
   NonPublicAddressError,
   publicOnlyLookup,
   type TargetAddressSettings,
-} from './target-address.js';
+} from '../../domain/webhook-target-address.js';
 
 /** The signing secrets of an endpoint: the current one, and the one before it while it still signs. */
 export interface SigningSecrets {

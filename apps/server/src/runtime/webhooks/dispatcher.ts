@@ -22,7 +22,7 @@ import { EventFeed } from '../event-feed.js';
 import { DeliveryClient } from './delivery-attempt.js';
 import { DELIVERY_LOG_RETENTION_MS } from './delivery-rules.js';
 import { EndpointWorker, type PositionTokens } from './endpoint-worker.js';
-import type { TargetAddressSettings } from './target-address.js';
+import type { TargetAddressSettings } from '../../domain/webhook-target-address.js';
 
 export interface DispatcherOptions {
   db: Db;
