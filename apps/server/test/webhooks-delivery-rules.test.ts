@@ -3,9 +3,12 @@
 
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.js';
-import { disabledReason, nextAttemptAt } from '../src/runtime/webhooks/delivery-rules.js';
-import { HandledThrough } from '../src/runtime/webhooks/handled-through.js';
-import { webhookIdOf } from '../src/runtime/webhooks/messages.js';
+import {
+  disabledReason,
+  HandledThrough,
+  nextAttemptAt,
+  webhookIdOf,
+} from '../src/runtime/webhooks/delivery-attempt.js';
 
 const DAY = 86_400_000;
 

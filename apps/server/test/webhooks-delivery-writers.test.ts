@@ -10,7 +10,7 @@ import { Writable } from 'node:stream';
 import { sql } from 'drizzle-orm';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { runCli } from '../src/cli/run.js';
-import { webhookIdOf } from '../src/runtime/webhooks/messages.js';
+import { webhookIdOf } from '../src/runtime/webhooks/delivery-attempt.js';
 import type { ServerProcess } from './support/server-process.js';
 import {
   createDeliveryTestbed,

@@ -4,7 +4,7 @@
 import { sql } from 'drizzle-orm';
 import { Webhook } from 'standardwebhooks';
 import { describe, expect, it } from 'vitest';
-import { webhookIdOf } from '../src/runtime/webhooks/messages.js';
+import { webhookIdOf } from '../src/runtime/webhooks/delivery-attempt.js';
 import {
   call,
   createEndpoint,

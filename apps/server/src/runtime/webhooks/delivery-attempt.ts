@@ -1,16 +1,78 @@
-// One delivery attempt: sign the message as Standard Webhooks does (so any of its verification
-// libraries works unchanged), POST it, and tell what came of it. The receiver is someone else's
-// server: it gets 10 s, no redirect is followed (a redirect could lead to an address the URL check
-// never saw), at most 64 KiB of its answer is read, and only a short head of that is kept.
+// A webhook message's delivery, from what it is to what its attempts leave stored. Its id is
+// derived from what it tells (a retry, a takeover after a crash and a replay all send the same
+// webhook-id, by which receivers deduplicate) and its body `{type, position, data}` is the same
+// bytes on every attempt. An attempt is signed as Standard Webhooks does (any of its verification
+// libraries works unchanged) and POSTed to someone else's server: it gets 10 s, no redirect is
+// followed (one could lead to an address the URL check never saw), at most 64 KiB of its answer
+// is read. What the outcome means (the next attempt, a failed message, an endpoint turned off) is
+// stored, and a handled message lets the endpoint's stored position move past it.
 
+import { createHash } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
 import { Agent, request, type Dispatcher } from 'undici';
+import type { Db } from '../../db/engine/client.js';
+import { storedActor } from '../../db/repositories/experiment-history.js';
+import {
+  disableEndpoint,
+  recordAttempt,
+  type LeasedEndpoint,
+  type StatusChangeRow,
+} from '../../db/repositories/webhook-dispatch.js';
 import {
   literalHostRefusal,
   NonPublicAddressError,
   publicOnlyLookup,
   type TargetAddressSettings,
 } from '../../domain/webhook-target-address.js';
+import type { components } from '../../spec-types.js';
+import { toWireActor } from '../../wire/experiments.js';
+
+type StatusChangedMessage = components['schemas']['WebhookStatusChangedMessage'];
+
+export type MessageSource = 'event' | 'history';
+
+/** `msg_` and the base64url of the first 16 bytes of SHA-256 over what the message tells. */
+export function webhookIdOf(endpointId: number, source: MessageSource, sourceId: number): string {
+  const digest = createHash('sha256').update(`${endpointId}:${source}:${sourceId}`).digest();
+  return `msg_${digest.subarray(0, 16).toString('base64url')}`;
+}
+
+/** The body of an event message; `eventJson` is the event's wire object as the list shows it. */
+export function eventPayload(position: string, eventJson: string): string {
+  return `{"type":"event","position":${JSON.stringify(position)},"data":${eventJson}}`;
+}
+
+export const STATUS_CHANGED = 'experiment.status_changed';
+
+const STATUS_AFTER: Record<StatusChangeRow['action'], StatusChangedMessage['data']['status']> = {
+  started: 'running',
+  stopped: 'stopped',
+  ended: 'stopped',
+};
+
+/** The body of an experiment's start, stop or planned end. */
+export function statusChangePayload(position: string, change: StatusChangeRow): string {
+  // A stop call is `stopped` whatever the record says later; an end by plan reads its reason
+  // from the experiment (the history records the status, not why it ended).
+  const endedReason =
+    change.action === 'started'
+      ? null
+      : change.action === 'stopped'
+        ? 'stopped'
+        : change.endedReason;
+  const message: StatusChangedMessage = {
+    type: STATUS_CHANGED,
+    position,
+    data: {
+      experiment_id: change.experimentId,
+      status: STATUS_AFTER[change.action],
+      ended_reason: endedReason,
+      occurred_at: change.occurredAt,
+      actor: toWireActor(storedActor(change)),
+    },
+  };
+  return JSON.stringify(message);
+}
 
 /** The signing secrets of an endpoint: the current one, and the one before it while it still signs. */
 export interface SigningSecrets {
@@ -166,4 +228,131 @@ async function readHead(body: AsyncIterable<Buffer> & { destroy(): unknown }): P
     }
   }
   return Buffer.concat(chunks).subarray(0, ANSWER_BYTES_READ);
+}
+
+/** An endpoint whose every attempt has failed for this long is disabled. */
+export const FAILING_DISABLE_MS = 5 * 86_400_000;
+/** How long the delivery log keeps an attempt, and a finished message. */
+export const DELIVERY_LOG_RETENTION_MS = 30 * 86_400_000;
+/** How much each wait of the retry schedule varies, either way, so retries do not come in waves. */
+const JITTER = 0.1;
+
+/**
+ * When the next attempt of a message is due after `attemptsMade` attempts failed, or null when
+ * the schedule is used up and the message has failed.
+ */
+export function nextAttemptAt(
+  attemptsMade: number,
+  schedule: readonly number[],
+  now: number,
+  random: () => number = Math.random,
+): number | null {
+  const wait = schedule[attemptsMade - 1];
+  if (wait === undefined) return null;
+  return now + Math.round(wait * (1 - JITTER + 2 * JITTER * random()));
+}
+
+/** Why an endpoint is turned off after an attempt, or null when it stays on. */
+export function disabledReason(
+  responseStatus: number | null,
+  failingSince: string | null,
+  now: number,
+): string | null {
+  if (responseStatus === 410) {
+    return `The receiver answered 410 Gone on ${new Date(now).toISOString()}; set enabled to true once it accepts messages again (delivery resumes where it stopped).`;
+  }
+  if (failingSince !== null && now - Date.parse(failingSince) >= FAILING_DISABLE_MS) {
+    return `Every delivery attempt since ${failingSince} failed (5 days); set enabled to true once the receiver works again (delivery resumes where it stopped).`;
+  }
+  return null;
+}
+
+/** A message an endpoint's worker has taken in, queued or in flight. */
+export interface WorkItem {
+  /** Where it comes from: an event or history id to count as handled, or a stored message. */
+  source: 'event' | 'history' | 'stored';
+  /** The event id, history id or webhook_messages id. */
+  sourceId: number;
+  webhookId: string;
+  type: string;
+  position: string | null;
+  payload: string;
+  attemptsMade: number;
+  /** When it was read (performance.now()): it is sent only once the lease is known held since. */
+  takenAt: number;
+}
+
+/** Stores the attempt's outcome; true when it turned the endpoint off. */
+export async function storeOutcome(
+  db: Db,
+  retrySchedule: readonly number[],
+  endpoint: Pick<LeasedEndpoint, 'id' | 'organizationId'>,
+  item: WorkItem,
+  result: AttemptResult,
+): Promise<boolean> {
+  const now = Date.now();
+  const attempt = item.attemptsMade + 1;
+  const next = result.delivered ? null : nextAttemptAt(attempt, retrySchedule, now);
+  const failingSince = await recordAttempt(
+    db,
+    {
+      endpointId: endpoint.id,
+      organizationId: endpoint.organizationId,
+      webhookId: item.webhookId,
+      type: item.type,
+      position: item.position,
+      payload: item.payload,
+      attempt,
+      status: result.delivered ? 'delivered' : next === null ? 'failed' : 'pending',
+      responseStatus: result.status,
+      error: result.error,
+      durationMs: result.durationMs,
+      attemptedAt: new Date(now).toISOString(),
+      nextAttemptAt: next === null ? null : new Date(next).toISOString(),
+    },
+    item.source === 'stored' ? item.sourceId : null,
+  );
+  const reason = disabledReason(result.status, failingSince, now);
+  if (reason) await disableEndpoint(db, endpoint.id, reason, new Date(now).toISOString());
+  return reason !== null;
+}
+
+/**
+ * How far a stream of ids (events, or experiment history entries) has been handled when they are
+ * taken in order but finish in any order (up to 8 in flight): the position that may be stored is
+ * the highest id below which none is still outstanding.
+ */
+export class HandledThrough {
+  readonly #outstanding = new Set<number>();
+  #received: number;
+
+  constructor(start: number) {
+    this.#received = start;
+  }
+
+  /** The highest id taken in, or passed over as matching nothing. */
+  get received(): number {
+    return this.#received;
+  }
+
+  /** Every id at or below this is handled (or matched nothing). */
+  get through(): number {
+    let lowest = Number.POSITIVE_INFINITY;
+    for (const id of this.#outstanding) lowest = Math.min(lowest, id);
+    return lowest === Number.POSITIVE_INFINITY ? this.#received : lowest - 1;
+  }
+
+  take(id: number): void {
+    this.#outstanding.add(id);
+    this.#received = Math.max(this.#received, id);
+  }
+
+  /** Nothing up to `id` was taken in: it is passed over. */
+  passOver(id: number): void {
+    this.#received = Math.max(this.#received, id);
+  }
+
+  done(id: number): void {
+    this.#outstanding.delete(id);
+  }
 }

@@ -19,8 +19,7 @@ import {
   type LeasedEndpoint,
 } from '../../db/repositories/webhook-dispatch.js';
 import { EventFeed } from '../event-feed.js';
-import { DeliveryClient } from './delivery-attempt.js';
-import { DELIVERY_LOG_RETENTION_MS } from './delivery-rules.js';
+import { DELIVERY_LOG_RETENTION_MS, DeliveryClient } from './delivery-attempt.js';
 import { EndpointWorker, type PositionTokens } from './endpoint-worker.js';
 import type { TargetAddressSettings } from '../../domain/webhook-target-address.js';
 

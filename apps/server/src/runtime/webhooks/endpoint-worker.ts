@@ -21,10 +21,17 @@ import { parseListQuery } from '../../domain/list-query.js';
 import { cursorSigner } from '../cursor-signer.js';
 import type { EventFeed } from '../event-feed.js';
 import type { FeedSink, Subscription } from '../feed-subscription.js';
-import type { DeliveryClient, SigningSecrets } from './delivery-attempt.js';
-import { storeOutcome, type WorkItem } from './attempt-outcome.js';
-import { HandledThrough } from './handled-through.js';
-import { eventPayload, STATUS_CHANGED, statusChangePayload, webhookIdOf } from './messages.js';
+import {
+  eventPayload,
+  HandledThrough,
+  STATUS_CHANGED,
+  statusChangePayload,
+  storeOutcome,
+  webhookIdOf,
+  type DeliveryClient,
+  type SigningSecrets,
+  type WorkItem,
+} from './delivery-attempt.js';
 
 /** Messages of one endpoint in flight at once. */
 export const MAX_IN_FLIGHT = 8;
