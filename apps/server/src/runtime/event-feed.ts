@@ -20,12 +20,12 @@ import {
 import {
   failureOf,
   fittingEvents,
-  project,
   REMOVED_BEFORE_SENT,
   type FeedFailure,
   type FeedSink,
   type EventFeedOptions,
   type FeedStart,
+  type Subscriber,
   type Subscription,
 } from './feed-subscription.js';
 import {
@@ -34,30 +34,7 @@ import {
   REPLAY_SPAN,
   replayTurn,
 } from './replay-batches.js';
-
-interface Subscriber<Chunk> extends Subscription {
-  position: number;
-  /**
-   * Removals of events with ids at or below this are none of its concern (they came before its
-   * start); one above it and above its position is a gap. Infinity: it skips removed events.
-   */
-  readonly removalsFrom: number;
-  readonly organizationId: number;
-  readonly query: EventStreamQuery;
-  readonly sink: FeedSink<Chunk>;
-  /** Search pairs and window: subscribers with the same one share each batch's match. */
-  readonly selectionKey: string | null;
-  /** The projection: subscribers with the same view share each batch's encoding. */
-  readonly viewKey: string;
-  live: boolean;
-  closed: boolean;
-  /** Its chunks waiting in the feed's delivery queue. */
-  queued: number;
-  /** Resolves the replay that waits until nothing of the subscriber is queued. */
-  delivered: (() => void) | undefined;
-  /** The average size of an event the subscriber has replayed (its wire JSON's length). */
-  eventBytes: number;
-}
+import { EventProperties } from '../generated/enum-values.js';
 
 interface WatchedOrganization<Chunk> {
   readonly organizationId: number;
@@ -77,6 +54,19 @@ export const DEFAULT_BATCH_SIZE = 1000;
  * until all are written.
  */
 const SENDS_PER_TURN = 50;
+
+/** The events a view shows: each one's wire object narrowed to the projection, in wire order. */
+function project(events: readonly FeedEvent[], projection: ReadonlySet<string> | null) {
+  if (!projection) return events;
+  const kept = EventProperties.filter((property) => projection.has(property));
+  return events.map(({ id, json }) => {
+    const whole = JSON.parse(json) as Record<string, unknown>;
+    return {
+      id,
+      json: JSON.stringify(Object.fromEntries(kept.map((key) => [key, whole[key]]))),
+    } as FeedEvent;
+  });
+}
 
 export class EventFeed<Chunk> {
   readonly #db: Db;

@@ -1,12 +1,11 @@
 // What the live events feed (event-feed.ts) is made with, and what a subscriber of it deals with:
-// the sink it hands the feed, where it starts, the handle it gets back, why a subscription ends
-// early, and the view of the events it is sent.
+// the sink it hands the feed, where it starts, the handle it gets back (and the feed's record of
+// it), and why a subscription ends early.
 
 import { databaseUnavailableReason, isQueryTimeout } from '../db/engine/errors.js';
-import type { FeedEvent } from '../db/repositories/events.js';
+import type { EventStreamQuery, FeedEvent } from '../db/repositories/events.js';
 import type { EventReaders } from './event-readers.js';
 import type { components } from '../spec-types.js';
-import { EventProperties } from '../generated/enum-values.js';
 import type { ReplicaReads } from './replica-reads.js';
 
 export interface EventFeedOptions<Chunk> {
@@ -83,6 +82,31 @@ export interface Subscription {
   close(): void;
 }
 
+/** The feed's record of a subscription. */
+export interface Subscriber<Chunk> extends Subscription {
+  position: number;
+  /**
+   * Removals of events with ids at or below this are none of its concern (they came before its
+   * start); one above it and above its position is a gap. Infinity: it skips removed events.
+   */
+  readonly removalsFrom: number;
+  readonly organizationId: number;
+  readonly query: EventStreamQuery;
+  readonly sink: FeedSink<Chunk>;
+  /** Search pairs and window: subscribers with the same one share each batch's match. */
+  readonly selectionKey: string | null;
+  /** The projection: subscribers with the same view share each batch's encoding. */
+  readonly viewKey: string;
+  live: boolean;
+  closed: boolean;
+  /** Its chunks waiting in the feed's delivery queue. */
+  queued: number;
+  /** Resolves the replay that waits until nothing of the subscriber is queued. */
+  delivered: (() => void) | undefined;
+  /** The average size of an event the subscriber has replayed (its wire JSON's length). */
+  eventBytes: number;
+}
+
 /** What a subscriber hears when reading its events failed with `error`. */
 export function failureOf(error: unknown): FeedFailure {
   const unavailable = databaseUnavailableReason(error);
@@ -104,19 +128,6 @@ export function failureOf(error: unknown): FeedFailure {
     detail:
       'Something went wrong on our side while reading events; reconnect with the last event id received.',
   };
-}
-
-/** The events a view shows: each one's wire object narrowed to the projection, in wire order. */
-export function project(events: readonly FeedEvent[], projection: ReadonlySet<string> | null) {
-  if (!projection) return events;
-  const kept = EventProperties.filter((property) => projection.has(property));
-  return events.map(({ id, json }) => {
-    const whole = JSON.parse(json) as Record<string, unknown>;
-    return {
-      id,
-      json: JSON.stringify(Object.fromEntries(kept.map((key) => [key, whole[key]]))),
-    } as FeedEvent;
-  });
 }
 
 /**
