@@ -2,10 +2,16 @@
 // code (0 ok, 1 failure, 2 usage error), so tests run it in-process; main.ts only wires it to
 // the real process.
 
-import { parseArgs } from 'node:util';
+import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { driverMessage } from '../db/engine/errors.js';
 import { CliError, UsageError } from './cli-error.js';
-import type { Command, OptionValues } from './command.js';
+import {
+  optionName,
+  parseArgsOptions,
+  type Command,
+  type CommandOption,
+  type OptionValues,
+} from './command.js';
 import { cursorSecretRotateCommand } from './commands/cursor-secret.js';
 import { demoCommand } from './commands/demo.js';
 import { listCommand } from './commands/directory.js';
@@ -61,7 +67,7 @@ const GLOBAL_OPTION_HELP = [
   ['-h, --help', 'show help'],
 ] as const;
 
-function optionLines(options: ReadonlyArray<readonly [string, string]>): string[] {
+function optionLines(options: readonly CommandOption[]): string[] {
   const width = Math.max(...options.map(([flag]) => flag.length));
   return options.map(([flag, description]) => `  ${flag.padEnd(width)}   ${description}`);
 }
@@ -94,13 +100,13 @@ function generalHelp(): string {
 
 function commandHelp(command: Command): string {
   return [
-    `Usage: ${commandLine(command)}${command.optionHelp.length > 0 ? ' [options]' : ''}`,
+    `Usage: ${commandLine(command)}${command.options ? ' [options]' : ''}`,
     '',
     command.summary,
     '',
     'Options:',
-    ...optionLines([...command.optionHelp, ...GLOBAL_OPTION_HELP]),
-    ...(command.details ? ['', command.details] : []),
+    ...optionLines([...(command.options ?? []), ...GLOBAL_OPTION_HELP]),
+    ...(command.details ? ['', ...command.details] : []),
     '',
   ].join('\n');
 }
@@ -155,7 +161,10 @@ function findCommand(argv: readonly string[]): {
  * is its value whatever it starts with, as getopt has it: parseArgs refuses a value that starts
  * with a dash as ambiguous, and a webhook position token (base64url) can start with one.
  */
-function joinOptionValues(options: Command['options'], args: string[]): string[] {
+function joinOptionValues(
+  options: NonNullable<ParseArgsConfig['options']>,
+  args: string[],
+): string[] {
   const joined: string[] = [];
   for (let index = 0; index < args.length; index += 1) {
     const arg = args[index]!;
@@ -176,7 +185,7 @@ function joinOptionValues(options: Command['options'], args: string[]): string[]
 }
 
 function parseCommandArgs(command: Command, args: string[]) {
-  const options = { ...command.options, ...GLOBAL_OPTIONS };
+  const options = { ...parseArgsOptions(command.options ?? []), ...GLOBAL_OPTIONS };
   let parsed;
   try {
     parsed = parseArgs({
@@ -204,7 +213,10 @@ function parseCommandArgs(command: Command, args: string[]) {
       `usage: ${commandLine(command)}`,
     );
   }
-  const missing = (command.requiredOptions ?? []).filter((name) => values[name] === undefined);
+  const missing = (command.options ?? [])
+    .filter(([, , settings]) => settings?.required)
+    .map(optionName)
+    .filter((name) => values[name] === undefined);
   if (missing.length > 0) {
     throw new UsageError(
       `missing ${missing.map((name) => `--${name}`).join(', ')}`,

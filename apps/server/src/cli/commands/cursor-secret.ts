@@ -14,7 +14,6 @@ export const cursorSecretRotateCommand: Command = {
   positionals: [],
   summary:
     'Seal list cursors with a new secret; cursors of the previous one keep working, older ones are refused.',
-  optionHelp: [],
   details: [
     'Every server process on the database seals with the new secret within',
     `${REFRESH_SECONDS} seconds, without a restart. Cursors sealed with the secret before it still`,
@@ -22,8 +21,7 @@ export const cursorSecretRotateCommand: Command = {
     `rotations at least ${REFRESH_SECONDS} seconds apart (plus the time clients take between two`,
     'pages), or walks that began before the first must start again. Example:',
     '  agentline cursor-secret rotate --database postgres://agentline:***@db:5432/agentline',
-  ].join('\n'),
-  options: {},
+  ],
   async run(context) {
     const db = await context.db();
     let rotation;

@@ -43,10 +43,10 @@ export const demoCommand: Command = {
   positionals: [],
   summary:
     'Create a demo organization with an admin key, realistic records, a draft experiment and events.',
-  optionHelp: [['--events <n>', `how many events to generate (default ${DEFAULT_DEMO_EVENTS})`]],
-  details:
+  options: [['--events <n>', `how many events to generate (default ${DEFAULT_DEMO_EVENTS})`]],
+  details: [
     'Prints the admin API key and three curl commands to stdout. Start the server (pnpm start) and paste them.',
-  options: { events: { type: 'string' } },
+  ],
   async run(context, values) {
     const eventCount = eventCountFrom(values.events);
     const db = await context.db();

@@ -20,7 +20,13 @@ import { encodeCursor, parseListQuery, type ListResource } from '../../domain/li
 import { a2pStatusPage, type NumberA2pStatus } from '../../providers/channel-provider.js';
 import { ProviderUnavailableError } from '../../providers/telephony-provider.js';
 import { CliError, UsageError } from '../cli-error.js';
-import { stringOption, type Command, type OptionValues } from '../command.js';
+import {
+  isRecordId,
+  orgOption,
+  stringOption,
+  type Command,
+  type OptionValues,
+} from '../command.js';
 import { toWireAgent, toWireChannelTarget } from '../../wire/directory.js';
 import { toWireA2pVerdict } from '../../wire/telephony.js';
 import { formatTable } from '../table.js';
@@ -244,8 +250,8 @@ export const listCommand: Command = {
   positionals: [`<${LIST_NAMES.join('|')}>`],
   summary:
     "List an organization's agents, channels or channel targets with their ids, which experiments and API calls name, or its telephony numbers with their A2P status.",
-  optionHelp: [
-    ['--org <id|name>', 'the organization'],
+  options: [
+    orgOption(),
     ['--channel <id>', 'numbers only: the numbers of this telephony channel (default: every one)'],
     ['--json', 'print one JSON array of the records instead of a table'],
   ],
@@ -256,9 +262,7 @@ export const listCommand: Command = {
     '  agentline list agents --org "Acme Support"',
     '  agentline list targets --org 1 --json',
     '  agentline list numbers --org 1 --channel 2',
-  ].join('\n'),
-  options: { org: { type: 'string' }, channel: { type: 'string' }, json: { type: 'boolean' } },
-  requiredOptions: ['org'],
+  ],
   async run(context, values, [name]) {
     const chosen = LISTINGS.get(name!);
     if (!chosen) {

@@ -14,7 +14,7 @@ import {
 } from '../../db/repositories/event-export.js';
 import { normalizeDateTime } from '../../domain/timestamps.js';
 import { CliError, UsageError } from '../cli-error.js';
-import { stringOption, type Command, type OptionValues } from '../command.js';
+import { orgOption, stringOption, type Command, type OptionValues } from '../command.js';
 import { formatCount, formatDuration, Progress } from '../progress.js';
 
 /** Events per SELECT: big enough that statements cost little, small enough for flat memory. */
@@ -158,11 +158,12 @@ export const eventsExportCommand: Command = {
   positionals: [],
   summary:
     'Export the events before a date-time as gzip-compressed NDJSON that "events import" reads.',
-  optionHelp: [
-    ['--org <id|name>', 'the organization whose events are exported'],
+  options: [
+    orgOption('the organization whose events are exported'),
     [
       '--before <date-time>',
       'only events whose timestamp is before it (ISO 8601 with Z or an offset)',
+      { required: true },
     ],
     ['--output <file>', 'a new file for the archive (default: standard output)'],
   ],
@@ -175,13 +176,7 @@ export const eventsExportCommand: Command = {
     'Examples:',
     '  agentline events export --org "Acme Support" --before 2026-01-01T00:00:00Z --output acme-2025.ndjson.gz',
     '  agentline events import acme-2025.ndjson.gz --org "Acme Support"',
-  ].join('\n'),
-  options: {
-    org: { type: 'string' },
-    before: { type: 'string' },
-    output: { type: 'string' },
-  },
-  requiredOptions: ['org', 'before'],
+  ],
   async run(context, values) {
     const before = beforeFrom(values);
     const output = values['output'];

@@ -6,7 +6,7 @@ import {
   prepareImportConnection,
 } from '../../db/repositories/event-import.js';
 import { CliError, UsageError } from '../cli-error.js';
-import { stringOption, type Command, type OptionValues } from '../command.js';
+import { orgOption, stringOption, type Command, type OptionValues } from '../command.js';
 import type { CommandContext } from '../context.js';
 import {
   DEFAULT_EVENT_BATCH_SIZE,
@@ -176,8 +176,8 @@ export const eventsImportCommand: Command = {
   positionals: ['<file.ndjson|->'],
   summary:
     'Import events from NDJSON (one event per line); re-running skips what is already there.',
-  optionHelp: [
-    ['--org <id|name>', 'the organization the events belong to'],
+  options: [
+    orgOption('the organization the events belong to'),
     ['--batch-size <n>', `events per transaction (default ${DEFAULT_EVENT_BATCH_SIZE})`],
   ],
   details: [
@@ -191,9 +191,7 @@ export const eventsImportCommand: Command = {
     'Example:',
     '  agentline events import events.ndjson --org "Acme Support"',
     '  {"timestamp":"2026-03-17T07:22:20.252Z","session_id":"s-1","category":"session","type":"session-started"}',
-  ].join('\n'),
-  options: { org: { type: 'string' }, 'batch-size': { type: 'string' } },
-  requiredOptions: ['org'],
+  ],
   async run(context, values, [file]) {
     const batchSize = batchSizeFrom(values);
     const organization = await context.organization(stringOption(values, 'org'));

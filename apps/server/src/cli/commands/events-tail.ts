@@ -12,7 +12,7 @@ import { EVENT_LIST } from '../../domain/events.js';
 import { parseListQuery } from '../../domain/list-query.js';
 import { cursorSigner } from '../../runtime/cursor-signer.js';
 import { CliError, UsageError } from '../cli-error.js';
-import { stringOption, type Command, type OptionValues } from '../command.js';
+import { orgOption, stringOption, type Command, type OptionValues } from '../command.js';
 
 function isEventProperty(name: string): name is EventProperty {
   return (EventProperties as readonly string[]).includes(name);
@@ -77,11 +77,12 @@ export const eventsTailCommand: Command = {
   words: ['events', 'tail'],
   positionals: [],
   summary: "Follow an organization's events as they are committed, until interrupted (Ctrl-C).",
-  optionHelp: [
-    ['--org <id|name>', 'the organization'],
+  options: [
+    orgOption(),
     [
       '--search <property>=<value>',
       'only matching events, as the events list matches (repeatable)',
+      { multiple: true },
     ],
     ['--fields <a,b,...>', 'only these properties of each event (with --json)'],
     ['--start <date-time>', 'first replay the events whose timestamp is at or after it'],
@@ -95,16 +96,7 @@ export const eventsTailCommand: Command = {
     'Examples:',
     '  agentline events tail --org "Acme Support" --search type=session-ended',
     '  agentline events tail --org 1 --start 2026-05-01T00:00:00Z --json --fields type,session_id',
-  ].join('\n'),
-  options: {
-    org: { type: 'string' },
-    search: { type: 'string', multiple: true },
-    fields: { type: 'string' },
-    start: { type: 'string' },
-    after: { type: 'string' },
-    json: { type: 'boolean' },
-  },
-  requiredOptions: ['org'],
+  ],
   async run(context, values) {
     const organization = await context.organization(stringOption(values, 'org'));
     const [search_fields, search_field_values] = searchPairs(values['search']);

@@ -8,7 +8,7 @@ import { experimentHistoryPage } from '../../use-cases/experiment-history.js';
 import { readExperimentNow } from '../../use-cases/experiment-reads.js';
 import { toWireChange, toWireExperiment, toWireResults } from '../../wire/experiments.js';
 import { CliError, UsageError } from '../cli-error.js';
-import { stringOption, type Command } from '../command.js';
+import { orgOption, stringOption, type Command } from '../command.js';
 import { formatTable } from '../table.js';
 import { everyRecord } from './directory.js';
 
@@ -29,17 +29,15 @@ export const experimentsShowCommand: Command = {
   positionals: ['<id>'],
   summary:
     'Show an experiment: its variants with weight, sessions and observed share, and its change history.',
-  optionHelp: [
-    ['--org <id|name>', 'the organization'],
+  options: [
+    orgOption(),
     ['--json', 'print {experiment, results, history} as the API answers them'],
   ],
   details: [
     'The history lists every change, newest first, with who made it (an API key, the operator',
     'or the system for a planned end) and the fields it changed. Example:',
     '  agentline experiments show 3 --org "Acme Support"',
-  ].join('\n'),
-  options: { org: { type: 'string' }, json: { type: 'boolean' } },
-  requiredOptions: ['org'],
+  ],
   async run(context, values, [raw]) {
     const id = experimentId(raw);
     const organization = await context.organization(stringOption(values, 'org'));

@@ -3,25 +3,23 @@ import { findRoleByName } from '../../db/repositories/roles.js';
 import { isKeyId, parseApiKey } from '../../domain/api-keys.js';
 import { createApiKey } from '../../use-cases/api-keys.js';
 import { CliError, UsageError } from '../cli-error.js';
-import { stringOption, type Command } from '../command.js';
+import { orgOption, stringOption, type Command } from '../command.js';
 import { formatTable } from '../table.js';
 
 export const keyCreateCommand: Command = {
   words: ['key', 'create'],
   positionals: [],
   summary: 'Create an API key and print it, once, alone on stdout.',
-  optionHelp: [
-    ['--org <id|name>', 'the organization the key belongs to'],
-    ['--role <name>', 'the role whose permissions the key carries'],
+  options: [
+    orgOption('the organization the key belongs to'),
+    ['--role <name>', 'the role whose permissions the key carries', { required: true }],
     ['--name <label>', 'a label to recognise the key by (default: "<role> key")'],
   ],
   details: [
     'Only a hash of the secret is stored: the key cannot be shown again, so store it now.',
     "Through pnpm, add -s so pnpm's own banner stays off stdout. Example:",
     '  KEY=$(pnpm -s agentline key create --org "Acme Support" --role reader --name dashboards)',
-  ].join('\n'),
-  options: { org: { type: 'string' }, role: { type: 'string' }, name: { type: 'string' } },
-  requiredOptions: ['org', 'role'],
+  ],
   async run(context, values) {
     const organization = await context.organization(stringOption(values, 'org'));
     const roleName = stringOption(values, 'role');
@@ -50,9 +48,7 @@ export const keyRevokeCommand: Command = {
   words: ['key', 'revoke'],
   positionals: ['<key id or full key>'],
   summary: 'Revoke an API key: requests with it are refused from now on.',
-  optionHelp: [],
-  details: 'Example:\n  agentline key revoke 3k9x2m7q1a0z',
-  options: {},
+  details: ['Example:', '  agentline key revoke 3k9x2m7q1a0z'],
   async run(context, _values, [reference]) {
     const keyId = parseApiKey(reference!)?.keyId ?? (isKeyId(reference!) ? reference! : null);
     if (keyId === null) {
@@ -79,9 +75,7 @@ export const keyListCommand: Command = {
   words: ['key', 'list'],
   positionals: [],
   summary: "List an organization's API keys (never their secrets).",
-  optionHelp: [['--org <id|name>', 'the organization']],
-  options: { org: { type: 'string' } },
-  requiredOptions: ['org'],
+  options: [orgOption()],
   async run(context, values) {
     const organization = await context.organization(stringOption(values, 'org'));
     const keys = await listApiKeys(await context.db(), organization.id);

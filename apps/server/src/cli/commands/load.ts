@@ -13,7 +13,7 @@ import {
 } from '../../records/load-result.js';
 import { loadPlatformRecords } from '../../records/loader.js';
 import { CliError } from '../cli-error.js';
-import { stringOption, type Command } from '../command.js';
+import { orgOption, stringOption, type Command } from '../command.js';
 import { describeIssues, type InputIssue } from '../input-issues.js';
 import { locateJsonSyntaxError } from '../json-syntax.js';
 import { formatTable } from '../table.js';
@@ -92,8 +92,8 @@ export const loadCommand: Command = {
   positionals: ['<file.json>'],
   summary:
     'Load platform records (services, tools, prompts, agents, channels, provider records, draft experiments) into an organization, all or nothing.',
-  optionHelp: [
-    ['--org <id|name>', 'the organization the records belong to'],
+  options: [
+    orgOption('the organization the records belong to'),
     ['--json', 'print one JSON document (organization, records, summary) instead of a table'],
   ],
   details: [
@@ -102,9 +102,7 @@ export const loadCommand: Command = {
     'records it names. Prints the id of every record the file named (channel targets and numbers',
     'included) and whether it was created or updated, then the counts. Example:',
     '  agentline load records.json --org "Acme Support"',
-  ].join('\n'),
-  options: { org: { type: 'string' }, json: { type: 'boolean' } },
-  requiredOptions: ['org'],
+  ],
   async run(context, values, [file]) {
     const records = readRecordsFile(file!, context.resolvePath(file!));
     const organization = await context.organization(stringOption(values, 'org'));

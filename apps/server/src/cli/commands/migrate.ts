@@ -4,10 +4,9 @@ export const migrateCommand: Command = {
   words: ['migrate'],
   positionals: [],
   summary: 'Create the database, or bring its schema up to date (safe to run again).',
-  optionHelp: [],
-  details:
+  details: [
     'Every other command migrates too before it starts; run this one on its own when deploying.',
-  options: {},
+  ],
   async run(context) {
     await context.db();
     context.out(`database ${context.databaseName} is up to date`);

@@ -9,9 +9,7 @@ export const orgCreateCommand: Command = {
   words: ['org', 'create'],
   positionals: ['<name>'],
   summary: 'Create an organization and print its id.',
-  optionHelp: [],
-  details: 'Example:\n  agentline org create "Acme Support"',
-  options: {},
+  details: ['Example:', '  agentline org create "Acme Support"'],
   async run(context, _values, [name]) {
     if (name!.trim() === '') {
       throw new UsageError('the organization name is empty', 'pass a name, e.g. "Acme Support"');
@@ -53,10 +51,11 @@ export const orgSetCommand: Command = {
   words: ['org', 'set'],
   positionals: ['<id|name>'],
   summary: "Change an organization's settings (its event retention window).",
-  optionHelp: [
+  options: [
     [
       '--event-retention-days <n|default>',
       "days of events to keep, by their timestamp; 0 keeps every event; default follows the server's EVENT_RETENTION_DAYS",
+      { required: true },
     ],
   ],
   details: [
@@ -65,9 +64,7 @@ export const orgSetCommand: Command = {
     'archive them first with agentline events export. Example:',
     '  agentline events export --org "Acme Support" --before 2026-01-01T00:00:00Z --output acme-2025.ndjson.gz',
     '  agentline org set "Acme Support" --event-retention-days 90',
-  ].join('\n'),
-  options: { 'event-retention-days': { type: 'string' } },
-  requiredOptions: ['event-retention-days'],
+  ],
   async run(context, values, [reference]) {
     const days = retentionDaysFrom(stringOption(values, 'event-retention-days'));
     const organization = await context.organization(reference!);

@@ -2,7 +2,7 @@ import { isUniqueViolation } from '../../db/engine/errors.js';
 import { createRole } from '../../db/repositories/roles.js';
 import { isPermission, PERMISSIONS, type Permission } from '../../vocabulary/permissions.js';
 import { CliError, UsageError } from '../cli-error.js';
-import { stringOption, type Command, type OptionValues } from '../command.js';
+import { orgOption, stringOption, type Command, type OptionValues } from '../command.js';
 
 const CHOICES = `pass --permissions with a comma-separated list of ${PERMISSIONS.join(', ')}, --all, or --none`;
 
@@ -39,23 +39,17 @@ export const roleCreateCommand: Command = {
   words: ['role', 'create'],
   positionals: [],
   summary: 'Create a role (a named set of permissions) in an organization and print its id.',
-  optionHelp: [
-    ['--org <id|name>', 'the organization'],
-    ['--name <name>', 'the role name, unique in the organization'],
+  options: [
+    orgOption(),
+    ['--name <name>', 'the role name, unique in the organization', { required: true }],
     [`--permissions <list>`, `comma-separated: ${PERMISSIONS.join(',')}`],
     ['--all', 'every permission'],
     ['--none', 'no permission: a key of the role authenticates and may do nothing (to park it)'],
   ],
-  details:
-    'Example:\n  agentline role create --org "Acme Support" --name reader --permissions EVENTS_READ,PROMPTS_READ',
-  options: {
-    org: { type: 'string' },
-    name: { type: 'string' },
-    permissions: { type: 'string' },
-    all: { type: 'boolean' },
-    none: { type: 'boolean' },
-  },
-  requiredOptions: ['org', 'name'],
+  details: [
+    'Example:',
+    '  agentline role create --org "Acme Support" --name reader --permissions EVENTS_READ,PROMPTS_READ',
+  ],
   async run(context, values) {
     const permissions = permissionsFrom(values);
     const name = stringOption(values, 'name');

@@ -22,7 +22,13 @@ import { resumeTokensOf } from '../../runtime/resume-tokens.js';
 import { replayWebhookEndpoint } from '../../use-cases/webhook-replay.js';
 import { toWireWebhookDelivery, toWireWebhookEndpoint } from '../../wire/webhooks.js';
 import { CliError, UsageError } from '../cli-error.js';
-import { stringOption, type Command, type OptionValues } from '../command.js';
+import {
+  idArgument,
+  orgOption,
+  stringOption,
+  type Command,
+  type OptionValues,
+} from '../command.js';
 import { formatTable } from '../table.js';
 import { everyRecord } from './directory.js';
 
@@ -66,13 +72,8 @@ export const webhooksListCommand: Command = {
   positionals: [],
   summary:
     "List an organization's webhook endpoints: URL, state, what they receive (never their secrets).",
-  optionHelp: [
-    ['--org <id|name>', 'the organization'],
-    ['--json', 'print one JSON array of the endpoints as the API lists them'],
-  ],
-  details: 'Example:\n  agentline webhooks list --org "Acme Support"',
-  options: { org: { type: 'string' }, json: { type: 'boolean' } },
-  requiredOptions: ['org'],
+  options: [orgOption(), ['--json', 'print one JSON array of the endpoints as the API lists them']],
+  details: ['Example:', '  agentline webhooks list --org "Acme Support"'],
   async run(context, values) {
     const organization = await context.organization(stringOption(values, 'org'));
     const endpoints = await everyRecord(
@@ -138,8 +139,8 @@ export const webhooksDeliveriesCommand: Command = {
   positionals: ['<endpoint id>'],
   summary:
     "Show a webhook endpoint's delivery log: every attempt of the last 30 days, newest first.",
-  optionHelp: [
-    ['--org <id|name>', 'the organization'],
+  options: [
+    orgOption(),
     [
       '--status <outcome>',
       `only attempts with this outcome: ${WEBHOOK_DELIVERY_STATUSES.join(', ')}`,
@@ -155,14 +156,7 @@ export const webhooksDeliveriesCommand: Command = {
     'failed (the last attempt failed; "agentline webhooks replay" sends the message again).',
     'Example:',
     '  agentline webhooks deliveries 3 --org "Acme Support" --status failed',
-  ].join('\n'),
-  options: {
-    org: { type: 'string' },
-    status: { type: 'string' },
-    limit: { type: 'string' },
-    json: { type: 'boolean' },
-  },
-  requiredOptions: ['org'],
+  ],
   async run(context, values, [rawId]) {
     const id = endpointId(rawId);
     const status = statusOption(values);
@@ -227,8 +221,8 @@ export const webhooksReplayCommand: Command = {
   words: ['webhooks', 'replay'],
   positionals: ['<endpoint id>'],
   summary: "Send a webhook endpoint's messages again from a point: after a receiver's outage.",
-  optionHelp: [
-    ['--org <id|name>', 'the organization'],
+  options: [
+    orgOption(),
     [
       '--after-position <token>',
       'everything of its kind (events, or experiment changes) after the message with this position',
@@ -245,13 +239,7 @@ export const webhooksReplayCommand: Command = {
     'Examples:',
     '  agentline webhooks replay 3 --org "Acme Support" --after-position JvMyRXxTUxn1KMXCWfp4ww',
     '  agentline webhooks replay 3 --org 1 --start-datetime 2026-11-27T08:00:00Z',
-  ].join('\n'),
-  options: {
-    org: { type: 'string' },
-    'after-position': { type: 'string' },
-    'start-datetime': { type: 'string' },
-  },
-  requiredOptions: ['org'],
+  ],
   async run(context, values, [rawId]) {
     const id = endpointId(rawId);
     const after = values['after-position'];
