@@ -1,4 +1,5 @@
 import type { ParseArgsConfig } from 'node:util';
+import { UsageError } from './cli-error.js';
 import type { CommandContext } from './context.js';
 
 export type OptionValues = Record<string, string | boolean | undefined>;
@@ -60,4 +61,17 @@ export function stringOption(values: OptionValues, name: string): string {
   const value = values[name];
   if (typeof value !== 'string') throw new TypeError(`option --${name} was not parsed`);
   return value;
+}
+
+/** Whether an argument is a record id as the database gives them: a whole number from 1. */
+export function isRecordId(raw: unknown): raw is string {
+  return typeof raw === 'string' && /^[1-9]\d*$/.test(raw) && Number.isSafeInteger(Number(raw));
+}
+
+/** The `<id>` argument naming a record of kind `what`; a usage error with `fix` otherwise. */
+export function idArgument(raw: string | undefined, what: string, fix: string): number {
+  if (!isRecordId(raw)) {
+    throw new UsageError(`the ${what} id must be a whole number from 1, got "${String(raw)}"`, fix);
+  }
+  return Number(raw);
 }

@@ -147,7 +147,7 @@ const orNone = (value: number | null) => (value === null ? '-' : String(value));
 function channelOption(values: OptionValues): number | undefined {
   const raw = values.channel;
   if (raw === undefined) return undefined;
-  if (typeof raw !== 'string' || !/^[1-9]\d*$/.test(raw) || !Number.isSafeInteger(Number(raw))) {
+  if (!isRecordId(raw)) {
     throw new UsageError(
       `--channel must be a channel id (a whole number from 1), got "${String(raw)}"`,
       'see the ids with: agentline list channels --org <id|name>',

@@ -7,20 +7,10 @@ import { experimentHistoryList } from '../../domain/experiment-history.js';
 import { experimentHistoryPage } from '../../use-cases/experiment-history.js';
 import { readExperimentNow } from '../../use-cases/experiment-reads.js';
 import { toWireChange, toWireExperiment, toWireResults } from '../../wire/experiments.js';
-import { CliError, UsageError } from '../cli-error.js';
-import { orgOption, stringOption, type Command } from '../command.js';
+import { CliError } from '../cli-error.js';
+import { idArgument, orgOption, stringOption, type Command } from '../command.js';
 import { formatTable } from '../table.js';
 import { everyRecord } from './directory.js';
-
-function experimentId(raw: string | undefined): number {
-  if (raw === undefined || !/^[1-9]\d*$/.test(raw) || !Number.isSafeInteger(Number(raw))) {
-    throw new UsageError(
-      `the experiment id must be a whole number from 1, got "${String(raw)}"`,
-      'for example: agentline experiments show 3 --org "Acme Support"',
-    );
-  }
-  return Number(raw);
-}
 
 const percent = (share: number) => `${(share * 100).toFixed(1)}%`;
 
@@ -39,7 +29,11 @@ export const experimentsShowCommand: Command = {
     '  agentline experiments show 3 --org "Acme Support"',
   ],
   async run(context, values, [raw]) {
-    const id = experimentId(raw);
+    const id = idArgument(
+      raw,
+      'experiment',
+      'for example: agentline experiments show 3 --org "Acme Support"',
+    );
     const organization = await context.organization(stringOption(values, 'org'));
     const db = await context.db();
     const record = await readExperimentNow(db, organization.id, id);

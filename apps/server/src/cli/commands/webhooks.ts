@@ -34,16 +34,6 @@ import { everyRecord } from './directory.js';
 
 const LIST_HINT = 'see its endpoints and their ids with: agentline webhooks list --org <id|name>';
 
-function endpointId(raw: string | undefined): number {
-  if (raw === undefined || !/^[1-9]\d*$/.test(raw) || !Number.isSafeInteger(Number(raw))) {
-    throw new UsageError(
-      `the endpoint id must be a whole number from 1, got "${String(raw)}"`,
-      LIST_HINT,
-    );
-  }
-  return Number(raw);
-}
-
 async function endpointOf(
   db: Db,
   organization: Organization,
@@ -158,7 +148,7 @@ export const webhooksDeliveriesCommand: Command = {
     '  agentline webhooks deliveries 3 --org "Acme Support" --status failed',
   ],
   async run(context, values, [rawId]) {
-    const id = endpointId(rawId);
+    const id = idArgument(rawId, 'endpoint', LIST_HINT);
     const status = statusOption(values);
     const limit = limitOption(values);
     const organization = await context.organization(stringOption(values, 'org'));
@@ -241,7 +231,7 @@ export const webhooksReplayCommand: Command = {
     '  agentline webhooks replay 3 --org 1 --start-datetime 2026-11-27T08:00:00Z',
   ],
   async run(context, values, [rawId]) {
-    const id = endpointId(rawId);
+    const id = idArgument(rawId, 'endpoint', LIST_HINT);
     const after = values['after-position'];
     const start = values['start-datetime'];
     if ((after === undefined) === (start === undefined)) {
