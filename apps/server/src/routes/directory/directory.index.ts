@@ -1,7 +1,5 @@
-import { createRouter } from '../../http/router.js';
+import { areaRouter } from '../area-router.js';
 import * as handlers from './directory.handlers.js';
 import * as routes from './directory.routes.js';
 
-export const directoryRouter = createRouter()
-  .openapi(routes.agentsList, handlers.agentsList)
-  .openapi(routes.channelTargetsList, handlers.channelTargetsList);
+export const directoryRouter = areaRouter(routes, handlers);

@@ -1,5 +1,5 @@
-import { createRouter } from '../../http/router.js';
+import { areaRouter } from '../area-router.js';
 import * as handlers from './keys.handlers.js';
 import * as routes from './keys.routes.js';
 
-export const keysRouter = createRouter().openapi(routes.keysCurrent, handlers.keysCurrent);
+export const keysRouter = areaRouter(routes, handlers);
