@@ -106,24 +106,10 @@ export async function startSplitExperiment(
 }
 
 /**
- * The load options of a routing request as the SDK sends it: a POST with a JSON body, keyed with a
- * new Idempotency-Key each (the SDK's default) or, to compare, without one. Each names a caller
- * drawn from ten million numbers, as a customer's traffic does: one caller over and over would put
- * every session's user_id index entry on the same page and every session in the same variant.
+ * A caller drawn from ten million numbers, as a customer's traffic spreads over its callers: one
+ * caller over and over would put every session's user_id index entry on the same page and every
+ * session in the same variant.
  */
-export function routingRequest(key: string, keyed: boolean) {
-  return {
-    method: 'POST' as const,
-    headers: { 'Service-API-Key': key, 'Content-Type': 'application/json' },
-    bodyOf: () =>
-      JSON.stringify({
-        user_id: randomCaller(),
-      }),
-    freshIdempotencyKeys: keyed,
-  };
-}
-
-/** A caller drawn from ten million numbers, as a customer's traffic spreads over its callers. */
 export function randomCaller(): string {
   return `+1415${String(Math.floor(Math.random() * 10_000_000)).padStart(7, '0')}`;
 }

@@ -26,19 +26,6 @@ export async function closedLoop(options: {
   seconds: number;
 }): Promise<number> {
   const { tenants, entries, seconds } = options;
-  const draws = new Map<number, { path: string; key: string }>();
-  /** The n-th request's draw, the same for its path and its headers; forgotten after both. */
-  const draw = (n: number) => {
-    let drawn = draws.get(n);
-    if (!drawn) {
-      const tenant = tenants[Math.floor(Math.random() * tenants.length)]!;
-      drawn = { path: listPath(randomListQuery(tenant.organizationId)), key: tenant.dashboardKey };
-      draws.set(n, drawn);
-    } else {
-      draws.delete(n);
-    }
-    return drawn;
-  };
   const bodies: string[] = [];
   for (let i = 0; i < 64; i += 1) {
     const tenant = tenants[i % tenants.length]!;
@@ -61,8 +48,13 @@ export async function closedLoop(options: {
             url,
             connections: CONNECTIONS / urls.length,
             seconds,
-            pathOf: (n) => draw(n).path,
-            headersOf: (n) => ({ 'Service-API-Key': draw(n).key }),
+            requestOf: () => {
+              const tenant = tenants[Math.floor(Math.random() * tenants.length)]!;
+              return {
+                path: listPath(randomListQuery(tenant.organizationId)),
+                headers: { 'Service-API-Key': tenant.dashboardKey },
+              };
+            },
           }),
         ),
       );

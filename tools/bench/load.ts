@@ -1,8 +1,14 @@
 // Bounded autocannon runs reduced to the numbers the benchmarks report.
 
 import autocannon from 'autocannon';
-import { newIdempotencyKey } from '../../packages/sdk/src/index.js';
 import { columns } from './report.js';
+
+/** What a request of a run changes of the url's: its path (and query), headers added, a body. */
+interface RequestChange {
+  path?: string;
+  headers?: Record<string, string>;
+  body?: string;
+}
 
 /** One autocannon run, bounded by time only. */
 export async function load(options: {
@@ -11,15 +17,10 @@ export async function load(options: {
   seconds: number;
   method?: 'GET' | 'POST';
   headers?: Record<string, string>;
-  /** Sends a new Idempotency-Key with every request, made as the SDK makes one for every POST. */
-  freshIdempotencyKeys?: boolean;
-  /** The path (and query) of the n-th request (n from 0), instead of the url's on all of them. */
-  pathOf?: (n: number) => string;
-  /** The body of each request, made anew for each one. */
-  bodyOf?: () => string;
-  /** The headers of the n-th request (n from 0), instead of `headers` on all of them. */
-  headersOf?: (n: number) => Record<string, string>;
+  /** The change of the n-th request (n from 0), made as it is sent. */
+  requestOf?: (n: number) => RequestChange;
 }) {
+  const { requestOf } = options;
   let sent = 0;
   const result = await autocannon({
     url: options.url,
@@ -27,27 +28,16 @@ export async function load(options: {
     duration: options.seconds,
     method: options.method ?? 'GET',
     headers: options.headers ?? {},
-    ...(options.freshIdempotencyKeys || options.pathOf || options.bodyOf || options.headersOf
-      ? {
-          requests: [
-            {
-              setupRequest: (request: autocannon.Request) => {
-                const n = sent;
-                sent += 1;
-                const headers = { ...request.headers, ...options.headersOf?.(n) };
-                return {
-                  ...request,
-                  ...(options.pathOf ? { path: options.pathOf(n) } : {}),
-                  ...(options.bodyOf ? { body: options.bodyOf() } : {}),
-                  headers: options.freshIdempotencyKeys
-                    ? { ...headers, 'Idempotency-Key': newIdempotencyKey() }
-                    : headers,
-                };
-              },
-            },
-          ],
-        }
-      : {}),
+    ...(requestOf && {
+      requests: [
+        {
+          setupRequest: (request: autocannon.Request) => {
+            const { headers, ...change } = requestOf(sent++);
+            return { ...request, ...change, headers: { ...request.headers, ...headers } };
+          },
+        },
+      ],
+    }),
   });
   return {
     requests: result.requests.total,

@@ -18,7 +18,8 @@ import {
   postgresSeconds,
   processTreeSeconds,
 } from './cpu-accounting.js';
-import { benchRoutingTenant, benchTenant, routingRequest } from './bench-tenant.js';
+import { newIdempotencyKey } from '../../packages/sdk/src/index.js';
+import { benchRoutingTenant, benchTenant, randomCaller } from './bench-tenant.js';
 import { options, seeded, sleep, withBenchDatabase, withServer } from './harness.js';
 import { TABLE_HEADER, formatRow, load, type LoadResult } from './load.js';
 
@@ -137,7 +138,13 @@ export async function run(args: readonly string[]): Promise<void> {
             url: `${server.baseUrl}/api/v1/channels/targets/${router.targetId}/sessions`,
             connections: 4,
             seconds: runSeconds,
-            ...routingRequest(router.key, true),
+            // As the SDK sends it: a JSON body, with a new Idempotency-Key each.
+            method: 'POST',
+            headers: { 'Service-API-Key': router.key, 'Content-Type': 'application/json' },
+            requestOf: () => ({
+              body: JSON.stringify({ user_id: randomCaller() }),
+              headers: { 'Idempotency-Key': newIdempotencyKey() },
+            }),
           }),
         ]);
         return { list, routing };
