@@ -27,28 +27,11 @@ export async function benchTenant(db: Db, name: string) {
 }
 
 /**
- * A new organization with an admin key and `records` loaded into it as `agentline records load`
- * loads them; the ids of its agents by name and of its channel targets, in their order.
- */
-export async function tenantWithRecords(db: Db, name: string, records: unknown) {
-  const tenant = await benchTenant(db, name);
-  const loaded = await loadPlatformRecords(
-    db,
-    tenant.organizationId,
-    platformRecordsSchema.parse(records),
-  );
-  return {
-    ...tenant,
-    agentIds: loadedIds(loaded.records, 'agents'),
-    targetIds: Object.values(loadedIds(loaded.records, 'channel_targets')),
-  };
-}
-
-/**
  * A new organization with an admin key, two agents (`a`, `b`) and one web chat target answered by
- * `a`: what an experiment splitting a target's sessions needs. `moreAgents` adds that many agents
- * (`agent 0`...), each with a prompt of its own, for lists with more than a row or two;
- * `targets` makes that many targets, `main` the first.
+ * `a`, loaded as `agentline records load` loads them: what an experiment splitting a target's
+ * sessions needs. `moreAgents` adds that many agents (`agent 0`...), each with a prompt of its
+ * own, for lists with more than a row or two; `targets` makes that many targets, `main` the
+ * first. With the ids of its agents by name and of its targets, in their order.
  */
 export async function benchRoutingTenant(
   db: Db,
@@ -57,7 +40,8 @@ export async function benchRoutingTenant(
 ) {
   const llm_config = { model: 'm', provider: 'openai', version: null };
   const more = Array.from({ length: moreAgents }, (_, i) => i);
-  const tenant = await tenantWithRecords(db, name, {
+  const tenant = await benchTenant(db, name);
+  const records = platformRecordsSchema.parse({
     prompts: [
       { name: 'p', context: 'Answer.', llm_config },
       ...more.map((i) => ({ name: `prompt ${i}`, context: `Answer as agent ${i}.`, llm_config })),
@@ -78,7 +62,14 @@ export async function benchRoutingTenant(
       },
     ],
   });
-  return { ...tenant, targetId: tenant.targetIds[0]! };
+  const loaded = await loadPlatformRecords(db, tenant.organizationId, records);
+  const targetIds = Object.values(loadedIds(loaded.records, 'channel_targets'));
+  return {
+    ...tenant,
+    agentIds: loadedIds(loaded.records, 'agents'),
+    targetIds,
+    targetId: targetIds[0]!,
+  };
 }
 
 /**

@@ -3,7 +3,7 @@
 // against the real server process; requests, errors, latency and the server's memory over time.
 // Exits non-zero on any 5xx or network error, or when memory keeps growing after warm-up.
 
-import { tenantWithRecords } from './bench-tenant.js';
+import { benchRoutingTenant } from './bench-tenant.js';
 import { options, seeded, withBenchDatabase, withServer } from './harness.js';
 import { Latencies } from './report.js';
 
@@ -17,11 +17,9 @@ export async function run(args: readonly string[]): Promise<void> {
     // 2-core VM, then flat for a minute), so memory is judged only after them.
     'warm-up-seconds': '10',
     workers: '16',
-    'max-requests': '2000000',
   });
   const SECONDS = Number(values.seconds);
   const WORKERS = Number(values.workers);
-  const MAX_REQUESTS = Number(values['max-requests']);
   const WARM_UP_SECONDS = Number(values['warm-up-seconds']);
   const tally = { requests: 0, by4xx: 0, failures: [] as string[], latencies: new Latencies() };
   const rss: Array<{ second: number; mib: number }> = [];
@@ -29,31 +27,9 @@ export async function run(args: readonly string[]): Promise<void> {
   /** Where the workers send, once the organization and the server are up. */
   const to = { baseUrl: '', headers: {}, targetIds: [0], agentIds: [0] };
   await withBenchDatabase('soak', undefined, async ({ url }) => {
+    // Four agents, and a target of its own for each worker.
     const tenant = await seeded(url, (db) =>
-      tenantWithRecords(db, 'Soak', {
-        prompts: [
-          {
-            name: 'p',
-            context: 'Answer.',
-            llm_config: { model: 'gpt-4o', provider: 'openai', version: null },
-          },
-        ],
-        agents: Array.from({ length: 4 }, (_, i) => ({
-          name: `agent-${i}`,
-          prompt: 'p',
-          pinned_prompt_version: 1,
-        })),
-        channels: [
-          {
-            name: 'web',
-            kind: 'web_chat',
-            targets: Array.from({ length: WORKERS }, (_, i) => ({
-              target: `t-${i}`,
-              agent: 'agent-0',
-            })),
-          },
-        ],
-      }),
+      benchRoutingTenant(db, 'Soak', { moreAgents: 2, targets: WORKERS }),
     );
     await withServer(url, {}, async (server) => {
       Object.assign(to, {
@@ -107,7 +83,7 @@ export async function run(args: readonly string[]): Promise<void> {
     const { targetIds, agentIds } = to;
     const targetId = targetIds[index % targetIds.length]!;
     let n = 0;
-    while (Date.now() < deadline && tally.requests < MAX_REQUESTS) {
+    while (Date.now() < deadline) {
       n += 1;
       switch (n % 10) {
         case 0: {

@@ -12,7 +12,7 @@
 import { loadavg } from 'node:os';
 import { loadConfig } from '../../apps/server/src/config.js';
 import { buildEvents } from './bench-events.js';
-import { benchTenant, tenantWithRecords } from './bench-tenant.js';
+import { benchRoutingTenant, benchTenant } from './bench-tenant.js';
 import { options, seeded, sleep, withBenchDatabase, withServer } from './harness.js';
 import { Latencies, columns } from './report.js';
 
@@ -165,25 +165,9 @@ export async function run(args: readonly string[]): Promise<void> {
   await withBenchDatabase('tenants', values.database, async (database) => {
     const tenants = await seeded(database.url, async (db) => {
       const a = await benchTenant(db, 'Tenant A');
-      const b = await tenantWithRecords(db, 'Tenant B', {
-        prompts: [
-          {
-            name: 'p',
-            context: 'Answer.',
-            llm_config: { model: 'm', provider: 'openai', version: null },
-          },
-        ],
-        agents: Array.from({ length: 20 }, (_, i) => ({
-          name: `agent ${i}`,
-          prompt: 'p',
-          pinned_prompt_version: 1,
-        })),
-        channels: [
-          { name: 'web', kind: 'web_chat', targets: [{ target: 'main', agent: 'agent 0' }] },
-        ],
-      });
+      const b = await benchRoutingTenant(db, 'Tenant B', { moreAgents: 18 });
       await buildEvents(db, [a.organizationId], events);
-      return { targetId: b.targetIds[0]!, aKey: a.key, bKey: b.key };
+      return { targetId: b.targetId, aKey: a.key, bKey: b.key };
     });
     console.log(
       `${database.kind}, ${events} events of A, DATABASE_POOL_SIZE=${defaults.databasePoolSize}, SQLITE_READER_THREADS=${defaults.sqliteReaderThreads}`,
