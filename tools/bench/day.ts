@@ -91,9 +91,9 @@ export async function run(args: readonly string[]): Promise<void> {
   const values = options(args, {
     database: undefined,
     'read-database': undefined,
-    minutes: '10',
-    rate: '1',
-    'closed-seconds': '15',
+    minutes: 10,
+    rate: 1,
+    'closed-seconds': 15,
     'server-env': [] as string[],
     pooler: undefined,
     fleet: false,
@@ -107,15 +107,9 @@ export async function run(args: readonly string[]): Promise<void> {
   if (values['rolling-restart'] && !values.fleet) {
     throw new Error('--rolling-restart restarts the processes of --fleet, which it needs');
   }
-  const minutes = Number(values.minutes);
-  const rate = Number(values.rate);
-  const closedSeconds = Number(values['closed-seconds']);
-  for (const [name, value] of [
-    ['--minutes', minutes],
-    ['--rate', rate],
-    ['--closed-seconds', closedSeconds],
-  ] as const) {
-    if (!(value > 0)) throw new Error(`${name} takes a number above 0`);
+  const { minutes, rate, 'closed-seconds': closedSeconds } = values;
+  for (const name of ['minutes', 'rate', 'closed-seconds'] as const) {
+    if (values[name] === 0) throw new Error(`--${name} takes a number above 0`);
   }
   const serverEnv = parseServerEnv(values['server-env']);
   await withBenchDatabase('day', values.database, async (database) => {

@@ -12,9 +12,8 @@ import { Latencies } from './report.js';
 const LIMIT = 25;
 
 export async function run(args: readonly string[]): Promise<void> {
-  const values = options(args, { events: '10000000', samples: '200', database: undefined });
-  const eventCount = Number(values.events);
-  const samples = Number(values.samples);
+  const values = options(args, { events: 10_000_000, samples: 200, database: undefined });
+  const { events: eventCount, samples } = values;
   await withBenchDatabase('deep-pages', values.database, async (database) => {
     const tenant = await organizationWithEvents(database, eventCount, (db) =>
       benchTenant(db, 'Bench'),

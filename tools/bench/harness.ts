@@ -25,15 +25,16 @@ export const SERVER_DIR = fileURLToPath(new URL('../../apps/server', import.meta
 export const sleep = (milliseconds: number) =>
   new Promise((resolve) => setTimeout(resolve, Math.max(0, milliseconds)));
 
-type Defaults = Record<string, string | boolean | string[] | undefined>;
+type Defaults = Record<string, number | string | boolean | string[] | undefined>;
 type Parsed<D extends Defaults> = {
   [K in keyof D]: D[K] extends undefined ? string | undefined : D[K];
 };
 
 /**
  * `args` parsed by node:util's parseArgs, each option's type taken from its default in `defaults`
- * (a string, a boolean flag, a list for repeated options; `undefined`: a string with none).
- * `--database`, when there is one, must be a postgres:// URL: without it the bench uses SQLite.
+ * (a number, a string, a boolean flag, a list for repeated options; `undefined`: a string with
+ * none). `--database`, when there is one, must be a postgres:// URL: without it the bench uses
+ * SQLite.
  */
 export function options<D extends Defaults>(args: readonly string[], defaults: D): Parsed<D> {
   const config = Object.fromEntries(
@@ -42,11 +43,17 @@ export function options<D extends Defaults>(args: readonly string[], defaults: D
       {
         type: typeof value === 'boolean' ? 'boolean' : 'string',
         multiple: Array.isArray(value),
-        ...(value === undefined ? {} : { default: value }),
+        ...(value === undefined ? {} : { default: typeof value === 'number' ? `${value}` : value }),
       } as const,
     ]),
   );
   const { values } = parseArgs({ args: [...args], options: config });
+  for (const [name, value] of Object.entries(defaults)) {
+    if (typeof value !== 'number') continue;
+    const number = Number(values[name]);
+    if (!(number >= 0)) throw new Error(`--${name} takes a number`);
+    values[name] = number as never;
+  }
   const database = values.database;
   if (typeof database === 'string' && !isPostgresUrl(database)) {
     throw new Error('--database takes a postgres:// URL; without it the bench uses SQLite');

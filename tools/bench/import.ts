@@ -12,13 +12,12 @@ import { SERVER_DIR, options, seeded, withBenchDatabase } from './harness.js';
 
 export async function run(args: readonly string[]): Promise<void> {
   const values = options(args, {
-    events: '1000000',
-    'import-lines': '1000000',
+    events: 1_000_000,
+    'import-lines': 1_000_000,
     database: undefined,
   });
-  const perOrganization = Number(values.events);
-  const importLines = Number(values['import-lines']);
-  if (!(importLines > 0)) throw new Error('--import-lines takes a number above 0');
+  const { events: perOrganization, 'import-lines': importLines } = values;
+  if (importLines === 0) throw new Error('--import-lines takes a number above 0');
   await withBenchDatabase('import', values.database, async (database) => {
     await seeded(database.url, async (db) => {
       const organizations = [

@@ -52,8 +52,7 @@ const tally = (map: Map<string, Latencies>, name: string) => {
 };
 
 export async function run(args: readonly string[]): Promise<void> {
-  const values = options(args, { requests: '6000' });
-  const requests = Number(values.requests);
+  const { requests } = options(args, { requests: 6000 });
   if (!Number.isInteger(requests) || requests < 100) {
     throw new Error('--requests takes a whole number of at least 100');
   }

@@ -12,15 +12,13 @@ const ALLOWED_RSS_GROWTH = 1.25;
 
 export async function run(args: readonly string[]): Promise<void> {
   const values = options(args, {
-    seconds: '60',
+    seconds: 60,
     // The bounded caches fill in the first ~13 s of this traffic (RSS 240 -> 340 MiB on the
     // 2-core VM, then flat for a minute), so memory is judged only after them.
-    'warm-up-seconds': '10',
-    workers: '16',
+    'warm-up-seconds': 10,
+    workers: 16,
   });
-  const SECONDS = Number(values.seconds);
-  const WORKERS = Number(values.workers);
-  const WARM_UP_SECONDS = Number(values['warm-up-seconds']);
+  const { seconds: SECONDS, workers: WORKERS, 'warm-up-seconds': WARM_UP_SECONDS } = values;
   const tally = { requests: 0, by4xx: 0, failures: [] as string[], latencies: new Latencies() };
   const rss: Array<{ second: number; mib: number }> = [];
   let started = 0;

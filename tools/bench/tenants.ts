@@ -144,23 +144,18 @@ async function measure(
 
 export async function run(args: readonly string[]): Promise<void> {
   const values = options(args, {
-    events: '1000000',
-    seconds: '20',
-    concurrency: '64',
+    events: 1_000_000,
+    seconds: 20,
+    concurrency: 64,
     hammer: false,
     'per-key': undefined,
     'list-reads': undefined,
     'list-timeout': undefined,
     'compare-off': false,
-    rounds: '1',
+    rounds: 1,
     database: undefined,
   });
-  const events = Number(values.events);
-  const load = {
-    seconds: Number(values.seconds),
-    concurrency: Number(values.concurrency),
-    hammer: values.hammer,
-  };
+  const { events, seconds, concurrency, hammer } = values;
   const defaults = loadConfig({});
   await withBenchDatabase('tenants', values.database, async (database) => {
     const tenants = await seeded(database.url, async (db) => {
@@ -187,13 +182,13 @@ export async function run(args: readonly string[]): Promise<void> {
         LIST_QUERY_TIMEOUT_MS: '0',
       });
     }
-    for (let round = 1; round <= Number(values.rounds); round += 1) {
+    for (let round = 1; round <= values.rounds; round += 1) {
       for (const configuration of configurations) {
         const label = Object.entries(configuration)
           .map(([name, value]) => `${name}=${value}`)
           .join(', ');
         console.log(`\nround ${round}, ${label}`);
-        await measure(database.url, configuration, tenants, load);
+        await measure(database.url, configuration, tenants, { seconds, concurrency, hammer });
         await database.settle();
       }
     }
