@@ -124,26 +124,18 @@ export async function postgresSeconds(url: string | undefined): Promise<() => nu
  * Named counters of CPU seconds, read together: `take()` gives each one's seconds since the
  * previous `take()` (or the account's making).
  */
-export class CpuAccount<Name extends string> {
-  readonly #counters: Record<Name, () => number>;
-  #last: Record<Name, number>;
-
-  constructor(counters: Record<Name, () => number>) {
-    this.#counters = counters;
-    this.#last = this.#read();
-  }
-
-  #read(): Record<Name, number> {
-    const now = {} as Record<Name, number>;
-    for (const name of Object.keys(this.#counters) as Name[]) now[name] = this.#counters[name]();
-    return now;
-  }
-
-  take(): Record<Name, number> {
-    const now = this.#read();
-    const spent = {} as Record<Name, number>;
-    for (const name of Object.keys(now) as Name[]) spent[name] = now[name] - this.#last[name];
-    this.#last = now;
-    return spent;
-  }
+export function cpuAccount<Name extends string>(counters: Record<Name, () => number>) {
+  const names = Object.keys(counters) as Name[];
+  const read = () => Object.fromEntries(names.map((name) => [name, counters[name]()]));
+  let last = read();
+  return {
+    take(): Record<Name, number> {
+      const now = read();
+      const spent = Object.fromEntries(names.map((name) => [name, now[name]! - last[name]!]));
+      last = now;
+      return spent as Record<Name, number>;
+    },
+  };
 }
+
+export type CpuAccount<Name extends string> = ReturnType<typeof cpuAccount<Name>>;

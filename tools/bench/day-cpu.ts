@@ -7,7 +7,8 @@ import { isPostgresUrl } from '../../apps/server/src/db/engine/client.js';
 import { CLI_APPLICATION_NAME } from '../../apps/server/src/cli/context.js';
 import { withAdmin } from '../../apps/server/test/support/test-database.js';
 import {
-  CpuAccount,
+  cpuAccount,
+  type CpuAccount,
   lastReadSeconds,
   ownSeconds,
   postgresSeconds,
@@ -43,7 +44,7 @@ export async function dayCpuAccount(
 ): Promise<CpuAccount<DayCpu>> {
   const treeOf = (pid: number | undefined) => () =>
     pid === undefined ? 0 : processTreeSeconds(pid);
-  return new CpuAccount<DayCpu>({
+  return cpuAccount<DayCpu>({
     servers: servers.serverSeconds,
     haproxy: treeOf(servers.haproxyPid),
     pgbouncer: treeOf(servers.pgbouncerPid),

@@ -13,7 +13,7 @@ import {
 import type { DayTenant } from './day-tenants.js';
 import { listWithSdk, randomListQuery, type ListResource } from './day-queries.js';
 import { randomCaller } from './bench-tenant.js';
-import { openLoop, poissonGapsMs, steadyGapsMs } from './open-loop.js';
+import { openLoop, poissonGapsMs } from './open-loop.js';
 import { Latencies } from './report.js';
 
 /** Every answer the clients received, by status, and the requests that got none. */
@@ -241,7 +241,7 @@ function onSchedule(
   return openLoop({
     untilMs: plan.untilMs,
     firstGapMs: Math.random() * periodMs,
-    gapMs: steadyGapsMs(periodMs),
+    gapMs: () => periodMs,
     maxInFlight,
     work: async (dueAt) => {
       await work(dueAt);
@@ -284,35 +284,26 @@ async function follow(
   }
 }
 
-// Which of the day's routed sessions each live stream should have delivered, and which it did:
-// a stream that resumes after its server stopped (the SDK reconnects with Last-Event-ID) must
-// deliver every session-started event committed after it opened, once.
-
-/** One stream of one organization. */
-interface StreamRecord {
+/** One stream of `organization`, in the ledger below. */
+const newStream = (organization: string) => ({
+  organization,
   /** performance.now() when its first connection was answered: the server subscribes before. */
-  openedAt: number | undefined;
+  openedAt: undefined as number | undefined,
   /** Today's routed sessions it delivered, and how many it delivered twice. */
-  received: Set<string>;
-  repeated: number;
-}
+  received: new Set<string>(),
+  repeated: 0,
+});
 
-interface StreamsCount {
-  streams: number;
-  /** Events the streams should have delivered, summed over the streams, and those they did. */
-  expected: number;
-  delivered: number;
-  /** Expected and not delivered by the time the streams closed. */
-  lost: number;
-  /** Delivered more than once. */
-  repeated: number;
-}
-
+/**
+ * Which of the day's routed sessions each live stream should have delivered, and which it did: a
+ * stream that resumes after its server stopped (the SDK reconnects with Last-Event-ID) must
+ * deliver every session-started event committed after it opened, once.
+ */
 class StreamLedger {
+  /** Each organization's routed sessions, with when the call that routed each was sent. */
   readonly #routed = new Map<string, Array<{ sessionId: string; sentAt: number }>>();
-  readonly #streams: Array<{ organization: string; record: StreamRecord }> = [];
+  readonly #streams: Array<ReturnType<typeof newStream>> = [];
 
-  /** A session of `organization` was routed by a call sent at `sentAt`. */
   routed(organization: string, sessionId: string, sentAt: number): void {
     let sessions = this.#routed.get(organization);
     if (!sessions) this.#routed.set(organization, (sessions = []));
@@ -320,32 +311,32 @@ class StreamLedger {
   }
 
   /** A new stream of `organization`'s events. */
-  open(organization: string): StreamRecord {
-    const record: StreamRecord = { openedAt: undefined, received: new Set(), repeated: 0 };
-    this.#streams.push({ organization, record });
-    return record;
+  open(organization: string) {
+    const stream = newStream(organization);
+    this.#streams.push(stream);
+    return stream;
   }
 
   /**
-   * The sessions the streams should have delivered and did not, yet: those routed by a call
-   * sent after their stream opened. A stream that never opened owes nothing; its failure is
-   * counted where it failed.
+   * Over all streams, the sessions they should have delivered (routed by a call sent after their
+   * stream opened), did and did not yet, and delivered twice. A stream that never opened owes
+   * nothing; its failure is counted where it failed.
    */
-  count(): StreamsCount {
-    const total: StreamsCount = {
+  count() {
+    const total = {
       streams: this.#streams.length,
       expected: 0,
       delivered: 0,
       lost: 0,
       repeated: 0,
     };
-    for (const { organization, record } of this.#streams) {
-      total.repeated += record.repeated;
-      if (record.openedAt === undefined) continue;
+    for (const { organization, openedAt, received, repeated } of this.#streams) {
+      total.repeated += repeated;
+      if (openedAt === undefined) continue;
       for (const { sessionId, sentAt } of this.#routed.get(organization) ?? []) {
-        if (sentAt < record.openedAt) continue;
+        if (sentAt < openedAt) continue;
         total.expected += 1;
-        if (record.received.has(sessionId)) total.delivered += 1;
+        if (received.has(sessionId)) total.delivered += 1;
         else total.lost += 1;
       }
     }

@@ -9,12 +9,7 @@ export function poissonGapsMs(perSecond: number): () => number {
   return () => (-Math.log(1 - Math.random()) * 1000) / perSecond;
 }
 
-/** The same gap every time, `everyMs` apart. */
-export function steadyGapsMs(everyMs: number): () => number {
-  return () => everyMs;
-}
-
-export interface OpenLoopCount {
+interface OpenLoopCount {
   /** Arrivals whose work was started. */
   started: number;
   /** Arrivals dropped because `maxInFlight` of them were still in progress. */

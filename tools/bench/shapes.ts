@@ -22,7 +22,7 @@ import { organizationWithEvents, TOPICS } from './bench-events.js';
 import { AGENTS, organizationWithList, toolsFor } from './bench-lists.js';
 import { benchRoutingTenant, randomCaller } from './bench-tenant.js';
 import { options, withBenchDatabase, withServer, type BenchDatabase } from './harness.js';
-import { openLoop, steadyGapsMs } from './open-loop.js';
+import { openLoop } from './open-loop.js';
 import { Latencies } from './report.js';
 
 const LIMIT = 25;
@@ -319,34 +319,32 @@ export async function run(args: readonly string[]): Promise<void> {
     resource: 'events',
     rows: undefined,
     events: undefined,
-    samples: '8',
-    'cell-seconds': '10',
+    samples: 8,
+    'cell-seconds': 10,
     database: undefined,
   });
   const resource = RESOURCES[values.resource];
   if (!resource) throw new Error(`--resource takes ${Object.keys(RESOURCES).join(', ')}`);
   const rowCount = Number(values.rows ?? values.events ?? resource.rows);
-  const samples = Number(values.samples);
-  const cellMs = Number(values['cell-seconds']) * 1000;
+  const { samples } = values;
+  const cellMs = values['cell-seconds'] * 1000;
   if (!Number.isInteger(samples) || samples < 2) throw new Error('--samples takes 2 or more');
   await withBenchDatabase('shapes', values.database, async (database) => {
     const tenant = await resource.build(database, rowCount);
     await database.settle();
     await withServer(database.url, {}, async (server) => {
       const client = createClient({ apiKey: tenant.key, baseUrl: server.baseUrl });
-      const router = createClient({ apiKey: tenant.key, baseUrl: server.baseUrl });
       const routing = new Latencies();
       let routingTimeouts = 0;
       let measuring = true;
       const routed = openLoop({
         untilMs: Number.POSITIVE_INFINITY,
         firstGapMs: 0,
-        gapMs: () =>
-          measuring ? steadyGapsMs(1000 / ROUTED_PER_SECOND)() : Number.POSITIVE_INFINITY,
+        gapMs: () => (measuring ? 1000 / ROUTED_PER_SECOND : Number.POSITIVE_INFINITY),
         maxInFlight: 4,
         work: async (dueAt) => {
           // A list that holds SQLite's one connection for a minute times a session out.
-          const routedIn = await router.sessions
+          const routedIn = await client.sessions
             .route(tenant.targetId, { user_id: randomCaller() })
             .then(
               () => performance.now() - dueAt,

@@ -55,7 +55,6 @@ lines.on('line', () => {
       p99: delays.percentile(99),
       max: delays.percentile(100),
       fewestPerEndpoint: Math.min(...perEndpoint.values()),
-      endpoints: perEndpoint.size,
     })}\n`,
   );
 });

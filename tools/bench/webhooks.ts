@@ -9,10 +9,12 @@
 // p99 ratio R, server+db core-ms per message C`, C being what the server and the database spent
 // with webhooks beyond the probes' cost per request without them, per message delivered.
 
-import { spawn } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
+import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import {
-  CpuAccount,
+  cpuAccount,
   endedChildrenSeconds,
   ownSeconds,
   postgresSeconds,
@@ -26,12 +28,8 @@ import { TABLE_HEADER, formatRow, load, type LoadResult } from './load.js';
 const DRAIN_LIMIT_MS = 60_000;
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
-function child(script: string, args: string[]) {
-  return spawn(process.execPath, ['--import', 'tsx', `tools/bench/${script}`, ...args], {
-    cwd: ROOT,
-    stdio: ['pipe', 'pipe', 'inherit'],
-  });
-}
+/** Node's arguments to run this folder's `script` under tsx, from the repository's root. */
+const script = (name: string) => ['--import', 'tsx', `tools/bench/${name}`];
 
 /** What webhook-receivers.ts reports; its percentiles null without a message. */
 type ReceiverReport = Record<'p50' | 'p99' | 'max', number | null> &
@@ -39,19 +37,21 @@ type ReceiverReport = Record<'p50' | 'p99' | 'max', number | null> &
 
 export async function run(args: readonly string[]): Promise<void> {
   const values = options(args, {
-    rate: '1000',
-    seconds: '60',
-    organizations: '10',
-    endpoints: '5',
-    'answer-ms': '50',
-    stuck: '1',
+    rate: 1000,
+    seconds: 60,
+    organizations: 10,
+    endpoints: 5,
+    'answer-ms': 50,
+    stuck: 1,
     database: undefined,
   });
-  const rate = Number(values.rate);
-  const seconds = Number(values.seconds);
-  const organizationCount = Number(values.organizations);
-  const endpointsPerOrganization = Number(values.endpoints);
-  const stuckEndpoints = Number(values.stuck);
+  const {
+    rate,
+    seconds,
+    organizations: organizationCount,
+    endpoints: endpointsPerOrganization,
+    stuck: stuckEndpoints,
+  } = values;
   await withBenchDatabase('webhooks', values.database, async (database) => {
     const { router, tenants } = await seeded(database.url, async (db) => {
       const first = await benchRoutingTenant(db, 'Webhooks 0');
@@ -64,36 +64,36 @@ export async function run(args: readonly string[]): Promise<void> {
     const env = { WEBHOOK_ALLOW_HTTP: 'true', WEBHOOK_ALLOW_PRIVATE_ADDRESSES: 'true' };
     await withServer(database.url, env, async (server) => {
       /** The writer process for `runSeconds`; resolves with the number of events it wrote. */
-      function writeEvents(runSeconds: number): Promise<number> {
-        const writer = child('event-writer.ts', [
-          database.url,
-          tenants.map((tenant) => tenant.organizationId).join(','),
-          String(rate),
-          String(runSeconds),
-        ]);
-        let output = '';
-        writer.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-        return new Promise((resolve, reject) =>
-          writer.once('exit', (code) =>
-            code === 0
-              ? resolve(Number(output.trim()))
-              : reject(new Error(`writer exited ${code}`)),
-          ),
+      async function writeEvents(runSeconds: number): Promise<number> {
+        const { stdout } = await promisify(execFile)(
+          process.execPath,
+          [
+            ...script('event-writer.ts'),
+            database.url,
+            tenants.map((tenant) => tenant.organizationId).join(','),
+            String(rate),
+            String(runSeconds),
+          ],
+          { cwd: ROOT },
         );
+        return Number(stdout.trim());
       }
 
-      const receivers = child('webhook-receivers.ts', [values['answer-ms']]);
-      let receiverOutput = '';
-      receivers.stdout.on('data', (chunk: Buffer) => (receiverOutput += chunk.toString()));
-      const receiverLines = () => receiverOutput.split('\n').slice(0, -1);
-      while (receiverLines().length === 0) {
-        if (receivers.exitCode !== null) throw new Error('the receivers could not start');
-        await sleep(20);
-      }
-      const receiverUrl = `http://127.0.0.1:${receiverLines()[0]!.split(' ')[1]}`;
+      const receivers = spawn(
+        process.execPath,
+        [...script('webhook-receivers.ts'), String(values['answer-ms'])],
+        { cwd: ROOT, stdio: ['pipe', 'pipe', 'inherit'] },
+      );
+      const receiverLines = createInterface({ input: receivers.stdout })[Symbol.asyncIterator]();
+      const receiverLine = async () => {
+        const line = await receiverLines.next();
+        if (line.done) throw new Error('the receivers ended');
+        return line.value;
+      };
+      const receiverUrl = `http://127.0.0.1:${(await receiverLine()).split(' ')[1]}`;
 
       /** The writer is costed once it has ended, as a child this process waited for. */
-      const cpu = new CpuAccount({
+      const cpu = cpuAccount({
         server: () => processTreeSeconds(server.child.pid!),
         database: await postgresSeconds(database.kind === 'postgres' ? database.url : undefined),
         receivers: () => processTreeSeconds(receivers.pid!),
@@ -102,13 +102,8 @@ export async function run(args: readonly string[]): Promise<void> {
       });
 
       async function receiverReport(): Promise<ReceiverReport> {
-        const before = receiverLines().length;
         receivers.stdin.write('report\n');
-        while (receiverLines().length === before) {
-          if (receivers.exitCode !== null) throw new Error('the receivers failed');
-          await sleep(20);
-        }
-        return JSON.parse(receiverLines().at(-1)!) as ReceiverReport;
+        return JSON.parse(await receiverLine()) as ReceiverReport;
       }
 
       async function createEndpoint(key: string, url: string): Promise<void> {
