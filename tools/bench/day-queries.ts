@@ -74,6 +74,25 @@ function paging<P extends string>(orders: readonly P[]) {
   };
 }
 
+/** A search of each field for its value, as a list query gives it. */
+export const search = (pairs: ReadonlyArray<readonly [string, string]>) => ({
+  search_fields: pairs.map(([field]) => field),
+  search_field_values: pairs.map(([, value]) => value),
+});
+
+/** The other lists' orders, and the field a search of them names with its values. */
+const OTHER_LISTS = {
+  prompts: {
+    orders: ['id', 'name', 'last_updated', 'agent_count'],
+    search: ['name_description', ['prompt', '1', 'p']],
+  },
+  experiments: {
+    orders: ['id', 'name', 'status', 'created_at', 'started_at'],
+    search: ['status', ['draft', 'running', 'stopped']],
+  },
+  agents: { orders: ['id', 'name', 'prompt_id'], search: ['name', ['agent', 'a', '1', 'agent 2']] },
+} as const;
+
 /** Half of the queries are events pages, the rest the other lists, as a dashboard's day goes. */
 export function randomListQuery(seed: number): ListQuery {
   const kind = below(6);
@@ -85,53 +104,20 @@ export function randomListQuery(seed: number): ListQuery {
       resource: 'events',
       query: {
         ...paging(EVENT_ORDERS),
-        ...(searches.length > 0
-          ? {
-              search_fields: searches.map(([field]) => field),
-              search_field_values: searches.map(([, value]) => value),
-            }
-          : {}),
+        ...(searches.length > 0 ? search(searches) : {}),
         ...(chance(0.4) ? timeWindow() : {}),
       },
-    };
+    } as ListQuery;
   }
-  if (kind === 3) {
-    return {
-      resource: 'prompts',
-      query: {
-        ...paging(['id', 'name', 'last_updated', 'agent_count'] as const),
-        ...(chance(0.4)
-          ? {
-              search_fields: ['name_description'],
-              search_field_values: [pick(['prompt', '1', 'p'])],
-            }
-          : {}),
-      },
-    };
-  }
-  if (kind === 4) {
-    return {
-      resource: 'experiments',
-      query: {
-        ...paging(['id', 'name', 'status', 'created_at', 'started_at'] as const),
-        ...(chance(0.4)
-          ? {
-              search_fields: ['status'],
-              search_field_values: [pick(['draft', 'running', 'stopped'])],
-            }
-          : {}),
-      },
-    };
-  }
+  const resource = (['prompts', 'experiments', 'agents'] as const)[kind - 3]!;
+  const {
+    orders,
+    search: [field, values],
+  } = OTHER_LISTS[resource];
   return {
-    resource: 'agents',
-    query: {
-      ...paging(['id', 'name', 'prompt_id'] as const),
-      ...(chance(0.4)
-        ? { search_fields: ['name'], search_field_values: [pick(['agent', 'a', '1', 'agent 2'])] }
-        : {}),
-    },
-  };
+    resource,
+    query: { ...paging(orders), ...(chance(0.4) ? search([[field, pick(values)]]) : {}) },
+  } as ListQuery;
 }
 
 /** The query as the SDK sends it (arrays as repeated parameters). */

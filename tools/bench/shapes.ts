@@ -24,6 +24,7 @@ import { benchRoutingTenant, randomCaller } from './bench-tenant.js';
 import { options, withBenchDatabase, withServer, type BenchDatabase } from './harness.js';
 import { openLoop } from './open-loop.js';
 import { Latencies } from './report.js';
+import { search } from './day-queries.js';
 
 const LIMIT = 25;
 /** The bar every cell is held to: its p99, and a deep page's p99 over page 0's. */
@@ -43,11 +44,6 @@ interface Cell {
 }
 
 type Pairs = (i: number) => Array<[string, string]>;
-
-const search = (pairs: Array<[string, string]>): Query => ({
-  search_fields: pairs.map(([field]) => field),
-  search_field_values: pairs.map(([, value]) => value),
-});
 
 /** The i-th of a list of values, round and round: each sample takes the next. */
 const nth = <T>(list: readonly T[], i: number): T => list[i % list.length]!;
