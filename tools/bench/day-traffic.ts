@@ -129,6 +129,16 @@ export function newTallies(dayStart: number) {
 
 export type DayTallies = ReturnType<typeof newTallies>;
 
+/** The day's kinds of request, each with its label in the report. */
+export const shapesOf = (tallies: DayTallies): Array<[string, ShapeTally]> => [
+  ['routing', tallies.routing],
+  ...Object.entries(tallies.lists).map(([resource, shape]): [string, ShapeTally] => [
+    `list ${resource}`,
+    shape,
+  ]),
+  ['iterate walk (whole)', tallies.walks],
+];
+
 export interface DayPlan {
   baseUrls: readonly string[];
   rate: number;

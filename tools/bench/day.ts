@@ -45,6 +45,7 @@ import {
 import { createDayTenants, startDayExperiments, type DayTenant } from './day-tenants.js';
 import {
   newTallies,
+  shapesOf,
   tenantDay,
   type DayPlan,
   type DayTallies,
@@ -254,10 +255,8 @@ export async function run(args: readonly string[]): Promise<void> {
         tallies.wire.count((status) => status >= 500 || (status >= 400 && status !== 429)) +
         tallies.wire.networkErrors;
       const failed =
-        [tallies.routing, ...Object.values(tallies.lists), tallies.walks].reduce(
-          (n, shape) => n + shape.failed,
-          0,
-        ) + tallies.streamFailures.length;
+        shapesOf(tallies).reduce((n, [, shape]) => n + shape.failed, 0) +
+        tallies.streamFailures.length;
       console.log(
         `day: refusals ${tallies.wire.count((status) => status === 429)}, errors ${errors}, ` +
           `failed calls ${failed}, lost stream events ${streamed.lost}, ` +
@@ -291,11 +290,7 @@ function report(tallies: DayTallies, seconds: number): void {
   console.log(
     `\nopen loop, latency from when each call was due (SDK retries included):\n${shapeRow('shape', 'p50 ms', 'p99 ms', 'ok/s', 'ok', '429 end', 'failed', 'cut')}`,
   );
-  console.log(shapeLine('routing', tallies.routing, seconds));
-  for (const [resource, shape] of Object.entries(tallies.lists)) {
-    console.log(shapeLine(`list ${resource}`, shape, seconds));
-  }
-  console.log(shapeLine('iterate walk (whole)', tallies.walks, seconds));
+  for (const [label, shape] of shapesOf(tallies)) console.log(shapeLine(label, shape, seconds));
   const lists = Object.values(tallies.lists);
   const minutes = Math.max(tallies.routing.byMinute.length, ...lists.map((l) => l.byMinute.length));
   const p99s = (parts: (minute: number) => Latencies[]) =>
@@ -314,9 +309,7 @@ function report(tallies: DayTallies, seconds: number): void {
     `answers on the wire: 2xx ${wire.count((s) => s < 300)}, 429 ${wire.count((s) => s === 429)}, other 4xx ${wire.count((s) => s >= 400 && s < 500 && s !== 429)}${byStatus(wire, (s) => s >= 400 && s < 500 && s !== 429)}, 5xx ${wire.count((s) => s >= 500)}${byStatus(wire, (s) => s >= 500)}, network errors ${wire.networkErrors}${wire.networkErrors > 0 ? ` (${[...wire.networkCauses].map(([c, n]) => `${c} ${n}`).join(', ')}; after p50 ${ms(wire.networkErrorAfter.percentile(50))} ms, max ${ms(wire.networkErrorAfter.percentile(100))} ms)` : ''}; arrivals dropped at the client's cap: ${tallies.droppedSessions} sessions, ${tallies.droppedBursts} dashboard bursts`,
   );
   const failures = [
-    ...tallies.routing.firstFailures,
-    ...Object.values(tallies.lists).flatMap((l) => l.firstFailures),
-    ...tallies.walks.firstFailures,
+    ...shapesOf(tallies).flatMap(([, shape]) => shape.firstFailures),
     ...tallies.streamFailures,
   ];
   if (failures.length > 0) console.log(`first failures: ${failures.slice(0, 5).join(' | ')}`);
