@@ -30,25 +30,18 @@ const DAY_MS = 86_400_000;
 /** The generated events' year (bench-events.ts). */
 const YEAR_START = Date.parse('2026-01-01T00:00:00.000Z');
 
-/** A search of the generated events (bench-events.ts) of the organization seeded `seed`. */
-function eventSearch(seed: number): [NonNullable<EventListQuery['search_fields']>[number], string] {
-  switch (below(7)) {
-    case 0:
-      return ['session_id', `s-${seed}-${below(1000)}`];
-    case 1:
-      return ['conversation_id', `c-${seed}-${below(500)}`];
-    case 2:
-      return ['user_id', `+1415555${String(below(20_000)).padStart(4, '0')}`];
-    case 3:
-      return ['category', pick(['session', 'llm', 'tool', 'message', 'error', 'ess', 'too'])];
-    case 4:
-      return ['type', pick(['tool-', 'completion', 'session-started', 'timeout', 'message-s'])];
-    case 5:
-      return ['description', pick(TOPICS)];
-    default:
-      return ['description', `#${below(100_000)}`];
-  }
-}
+type EventSearch = [NonNullable<EventListQuery['search_fields']>[number], string];
+
+/** Searches of the generated events (bench-events.ts) of the organization seeded `seed`. */
+const EVENT_SEARCHES: Array<(seed: number) => EventSearch> = [
+  (seed) => ['session_id', `s-${seed}-${below(1000)}`],
+  (seed) => ['conversation_id', `c-${seed}-${below(500)}`],
+  () => ['user_id', `+1415555${String(below(20_000)).padStart(4, '0')}`],
+  () => ['category', pick(['session', 'llm', 'tool', 'message', 'error', 'ess', 'too'])],
+  () => ['type', pick(['tool-', 'completion', 'session-started', 'timeout', 'message-s'])],
+  () => ['description', pick(TOPICS)],
+  () => ['description', `#${below(100_000)}`],
+];
 
 /** A window of a day, a week or a month somewhere in the events' year, or the last hour. */
 function timeWindow(): Pick<EventListQuery, 'start_datetime' | 'end_datetime'> {
@@ -98,7 +91,7 @@ export function randomListQuery(seed: number): ListQuery {
   const kind = below(6);
   if (kind < 3) {
     const searches = Array.from({ length: chance(0.6) ? 1 + below(2) : 0 }, () =>
-      eventSearch(seed),
+      pick(EVENT_SEARCHES)(seed),
     );
     return {
       resource: 'events',
