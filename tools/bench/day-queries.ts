@@ -128,14 +128,6 @@ export function listWithSdk(
   list: ListQuery,
   signal: AbortSignal,
 ): Promise<unknown> {
-  switch (list.resource) {
-    case 'events':
-      return client.events.list(list.query, { signal });
-    case 'prompts':
-      return client.prompts.list(list.query, { signal });
-    case 'experiments':
-      return client.experiments.list(list.query, { signal });
-    case 'agents':
-      return client.agents.list(list.query, { signal });
-  }
+  // ListQuery pairs each resource with its own query type, which the union of methods cannot see.
+  return client[list.resource].list(list.query as never, { signal });
 }
