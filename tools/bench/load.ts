@@ -17,11 +17,10 @@ export async function load(options: {
   seconds: number;
   method?: 'GET' | 'POST';
   headers?: Record<string, string>;
-  /** The change of the n-th request (n from 0), made as it is sent. */
-  requestOf?: (n: number) => RequestChange;
+  /** Each request's change, made as it is sent. */
+  requestOf?: () => RequestChange;
 }) {
   const { requestOf } = options;
-  let sent = 0;
   const result = await autocannon({
     url: options.url,
     connections: options.connections,
@@ -32,7 +31,7 @@ export async function load(options: {
       requests: [
         {
           setupRequest: (request: autocannon.Request) => {
-            const { headers, ...change } = requestOf(sent++);
+            const { headers, ...change } = requestOf();
             return { ...request, ...change, headers: { ...request.headers, ...headers } };
           },
         },
