@@ -54,17 +54,16 @@ export async function dayCpuAccount(
   });
 }
 
-/** What serving the day cost: everything but the load generator and the import. */
-function serverAndDb(spent: Record<DayCpu, number>): number {
-  return spent.servers + spent.haproxy + spent.pgbouncer + spent.database + spent.replica;
-}
-
-/** How often the import's database backends are read while it runs. */
-const CLI_BACKENDS_READ_EVERY_MS = 100;
+/** What serves the day: everything but the load generator and the import. */
+const SERVING = ['servers', 'haproxy', 'pgbouncer', 'database', 'replica'] as const;
+const serverAndDb = (spent: Record<DayCpu, number>) =>
+  SERVING.reduce((sum, name) => sum + spent[name], 0);
+const listCount = (tallies: DayTallies) =>
+  Object.values(tallies.lists).reduce((n, l) => n + l.latencies.count, 0);
 
 /**
  * CPU seconds of the PostgreSQL backends that serve the operator CLI (CLI_APPLICATION_NAME) on
- * `databaseUrl`'s database until `ended` settles, read every CLI_BACKENDS_READ_EVERY_MS: an
+ * `databaseUrl`'s database until `ended` settles, read every 100 ms: an
  * import's inserts, triggers and index updates, which on SQLite run in the import's own process.
  * What a backend spends after its last read stays the database's.
  */
@@ -82,7 +81,7 @@ export function cliBackendSeconds(databaseUrl: string, ended: Promise<unknown>):
       );
       pids = rows.map(({ pid }) => pid);
       seconds();
-      await sleep(CLI_BACKENDS_READ_EVERY_MS);
+      await sleep(100);
     }
     return seconds();
   });
@@ -108,7 +107,7 @@ export function cpuReport(
   const spent = { ...counted, database: counted.database - importCpu.backendSeconds };
   const importSeconds = importCpu.processSeconds + importCpu.backendSeconds;
   const total = serverAndDb(spent);
-  const lists = Object.values(tallies.lists).reduce((n, l) => n + l.latencies.count, 0);
+  const lists = listCount(tallies);
   const perMs = (count: number) => ((total / Math.max(1, count)) * 1000).toFixed(2);
   console.log(
     `core-seconds over the day (${minutes} min, the machine has ${(availableParallelism() * minutes * 60).toFixed(0)}): ` +
@@ -155,8 +154,8 @@ export async function costPhases(
   const lists = await phase(['lists']);
   const streamed = await phase(['routing', 'streams']);
   const perSession = routing.coreSeconds / routing.tallies.routing.latencies.count;
-  const listCount = Object.values(lists.tallies.lists).reduce((n, l) => n + l.latencies.count, 0);
-  if (routing.tallies.routing.latencies.count === 0 || listCount === 0) {
+  const listed = listCount(lists.tallies);
+  if (routing.tallies.routing.latencies.count === 0 || listed === 0) {
     console.log(
       `core-ms per operation not measured: no routed session or no list ended within its ${COST_PHASE_SECONDS} s alone (the servers were still behind the day)`,
     );
@@ -165,14 +164,12 @@ export async function costPhases(
   const events = streamed.tallies.delivery.count + streamed.tallies.streamedOthers;
   const streamsAlone = streamed.coreSeconds - perSession * streamed.tallies.routing.latencies.count;
   const split = ({ spent }: { spent: Record<DayCpu, number> }, count: number) =>
-    (['servers', 'haproxy', 'pgbouncer', 'database', 'replica'] as const)
-      .map((name) => `${name} ${((spent[name] / count) * 1000).toFixed(2)}`)
-      .join(', ');
+    SERVING.map((name) => `${name} ${((spent[name] / count) * 1000).toFixed(2)}`).join(', ');
   const sessions = routing.tallies.routing.latencies.count;
   console.log(
     `core-ms of the servers, their proxies and databases per operation, each part alone for ${COST_PHASE_SECONDS} s: ` +
       `routed session ${(perSession * 1000).toFixed(2)} (${split(routing, sessions)}; ${sessions} sessions), ` +
-      `list ${((lists.coreSeconds / listCount) * 1000).toFixed(2)} (${split(lists, listCount)}; ${listCount} lists), ` +
+      `list ${((lists.coreSeconds / listed) * 1000).toFixed(2)} (${split(lists, listed)}; ${listed} lists), ` +
       `streamed event ${((streamsAlone / Math.max(1, events)) * 1000).toFixed(3)} (${events} events on ${tenants.length * 2} streams, beside routing)`,
   );
 }
