@@ -29,13 +29,10 @@ export async function createDayTenants(db: Db, count: number, eventsPerOrganizat
         permissions,
       });
     tenants.push({
+      ...tenant,
       name,
-      organizationId: tenant.organizationId,
-      adminKey: tenant.key,
       routerKey: await key('router', ['SESSIONS_WRITE']),
       dashboardKey: await key('dashboard', ['EVENTS_READ', 'PROMPTS_READ', 'CHANNELS_READ']),
-      agentIds: tenant.agentIds,
-      targetId: tenant.targetId,
     });
   }
   await buildEvents(
@@ -60,7 +57,7 @@ export async function startDayExperiments(
 ): Promise<Experiment> {
   let planned: Experiment | undefined;
   for (const [index, tenant] of tenants.entries()) {
-    const client = createClient({ apiKey: tenant.adminKey, baseUrl });
+    const client = createClient({ apiKey: tenant.key, baseUrl });
     for (const name of ['spring test', 'summer test']) {
       const earlier = await startSplitExperiment(client, tenant, name);
       await client.experiments.stop(earlier.id);

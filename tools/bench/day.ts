@@ -390,7 +390,7 @@ async function watchPlannedEnd(
   endAt: number,
   untilMs: number,
 ): Promise<string> {
-  const client = createClient({ apiKey: tenant.adminKey, baseUrl: entries[1 % entries.length]! });
+  const client = createClient({ apiKey: tenant.key, baseUrl: entries[1 % entries.length]! });
   const label = `planned end at ${new Date(endAt).toISOString()}`;
   await sleep(endAt - Date.now() - 1_000);
   let runningAfterEnd = 0;
