@@ -35,12 +35,11 @@ export async function closedLoop(options: {
     });
     if (answer.ok) bodies.push(await answer.text());
   }
-  const bares: BareServer[] = [];
+  const bodiesFile = join(options.database.directory, 'bare-bodies.json');
+  writeFileSync(bodiesFile, JSON.stringify(bodies));
+  const bares: Array<Awaited<ReturnType<typeof startBareBodiesServer>>> = [];
   try {
-    bares.push(
-      await startBareBodiesServer(options.database.directory, bodies),
-      await startBareBodiesServer(options.database.directory, bodies),
-    );
+    bares.push(await startBareBodiesServer(bodiesFile), await startBareBodiesServer(bodiesFile));
     const run = async (urls: readonly string[]) => {
       const results = await Promise.all(
         urls.map((url) =>
@@ -62,7 +61,7 @@ export async function closedLoop(options: {
     };
     const varied = await run(entries);
     await options.database.settle();
-    const bare = await run(bares.map((b) => b.url.replace(/\/$/, '')));
+    const bare = await run(bares.map((b) => b.url));
     const ratio = varied.requestsPerSecond / bare.requestsPerSecond;
     console.log(
       `\nclosed loop, varied lists alone (${CONNECTIONS} connections over ${entries.length === 1 ? 'HAProxy' : 'both processes'}, ${seconds} s each):`,
@@ -97,22 +96,12 @@ function combined(results: readonly LoadResult[]): LoadResult {
   };
 }
 
-interface BareServer {
-  url: string;
-  stop(): void;
-}
-
 /**
- * A bare Hono app in a process of its own, like the real server: any GET answers one of `bodies`
- * (written to `directory`) as application/json, the same one for the same path and query, with
- * none of the work behind them. Run in the server's folder, which has Hono.
+ * A bare Hono app in a process of its own, like the real server: any GET answers one of the
+ * bodies in `bodiesFile` as application/json, the same one for the same path and query, with none
+ * of the work behind them. Run in the server's folder, which has Hono.
  */
-async function startBareBodiesServer(
-  directory: string,
-  bodies: readonly string[],
-): Promise<BareServer> {
-  const bodiesFile = join(directory, 'bare-bodies.json');
-  writeFileSync(bodiesFile, JSON.stringify(bodies));
+async function startBareBodiesServer(bodiesFile: string) {
   const code = `
     import { readFileSync } from 'node:fs';
     import { serve } from '@hono/node-server';
@@ -139,5 +128,5 @@ async function startBareBodiesServer(
     });
     child.once('exit', (code) => reject(new Error(`the bare server exited (${code}): ${errors}`)));
   });
-  return { url: `http://127.0.0.1:${port}/`, stop: () => child.kill() };
+  return { url: `http://127.0.0.1:${port}`, stop: () => child.kill() };
 }
