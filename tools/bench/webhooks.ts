@@ -63,22 +63,6 @@ export async function run(args: readonly string[]): Promise<void> {
     });
     const env = { WEBHOOK_ALLOW_HTTP: 'true', WEBHOOK_ALLOW_PRIVATE_ADDRESSES: 'true' };
     await withServer(database.url, env, async (server) => {
-      /** The writer process for `runSeconds`; resolves with the number of events it wrote. */
-      async function writeEvents(runSeconds: number): Promise<number> {
-        const { stdout } = await promisify(execFile)(
-          process.execPath,
-          [
-            ...script('event-writer.ts'),
-            database.url,
-            tenants.map((tenant) => tenant.organizationId).join(','),
-            String(rate),
-            String(runSeconds),
-          ],
-          { cwd: ROOT },
-        );
-        return Number(stdout.trim());
-      }
-
       const receivers = spawn(
         process.execPath,
         [...script('webhook-receivers.ts'), String(values['answer-ms'])],
@@ -145,16 +129,22 @@ export async function run(args: readonly string[]): Promise<void> {
         return { list, routing };
       }
 
-      /** Runs the writer and the probes beside it; resolves with both, and when the writer stopped. */
+      /** The writer process and the probes beside it: events written, when it ended, probes. */
       async function phase() {
-        let writerEnded = 0;
-        const writing = writeEvents(seconds + 2).then((written) => {
-          writerEnded = Date.now();
-          return written;
-        });
+        const writing = promisify(execFile)(
+          process.execPath,
+          [
+            ...script('event-writer.ts'),
+            database.url,
+            tenants.map((tenant) => tenant.organizationId).join(','),
+            String(rate),
+            String(seconds + 2),
+          ],
+          { cwd: ROOT },
+        ).then(({ stdout }) => ({ written: Number(stdout.trim()), writerEnded: Date.now() }));
         await sleep(1000);
         const measured = await probes(seconds);
-        return { written: await writing, writerEnded, ...measured };
+        return { ...(await writing), ...measured };
       }
 
       try {
