@@ -167,21 +167,14 @@ export async function run(args: readonly string[]): Promise<void> {
     console.log(
       `${database.kind}, ${events} events of A, DATABASE_POOL_SIZE=${defaults.databasePoolSize}, SQLITE_READER_THREADS=${defaults.sqliteReaderThreads}`,
     );
-    const configurations: Array<Record<string, string>> = [
-      {
-        CONCURRENT_REQUESTS_PER_KEY: values['per-key'] ?? String(defaults.concurrentRequestsPerKey),
-        CONCURRENT_LIST_READS_PER_KEY:
-          values['list-reads'] ?? String(defaults.concurrentListReadsPerKey),
-        LIST_QUERY_TIMEOUT_MS: values['list-timeout'] ?? String(defaults.listQueryTimeoutMs),
-      },
-    ];
-    if (values['compare-off']) {
-      configurations.push({
-        CONCURRENT_REQUESTS_PER_KEY: '0',
-        CONCURRENT_LIST_READS_PER_KEY: '0',
-        LIST_QUERY_TIMEOUT_MS: '0',
-      });
-    }
+    const configured = {
+      CONCURRENT_REQUESTS_PER_KEY: values['per-key'] ?? String(defaults.concurrentRequestsPerKey),
+      CONCURRENT_LIST_READS_PER_KEY:
+        values['list-reads'] ?? String(defaults.concurrentListReadsPerKey),
+      LIST_QUERY_TIMEOUT_MS: values['list-timeout'] ?? String(defaults.listQueryTimeoutMs),
+    };
+    const off = Object.fromEntries(Object.keys(configured).map((name) => [name, '0']));
+    const configurations = values['compare-off'] ? [configured, off] : [configured];
     for (let round = 1; round <= values.rounds; round += 1) {
       for (const configuration of configurations) {
         const label = Object.entries(configuration)
