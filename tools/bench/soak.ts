@@ -22,20 +22,97 @@ export async function run(args: readonly string[]): Promise<void> {
   const tally = { requests: 0, by4xx: 0, failures: [] as string[], latencies: new Latencies() };
   const rss: Array<{ second: number; mib: number }> = [];
   let started = 0;
-  /** Where the workers send, once the organization and the server are up. */
-  const to = { baseUrl: '', headers: {}, targetIds: [0], agentIds: [0] };
   await withBenchDatabase('soak', undefined, async ({ url }) => {
     // Four agents, and a target of its own for each worker.
     const tenant = await seeded(url, (db) =>
       benchRoutingTenant(db, 'Soak', { moreAgents: 2, targets: WORKERS }),
     );
     await withServer(url, {}, async (server) => {
-      Object.assign(to, {
-        baseUrl: server.baseUrl,
-        headers: { 'Service-API-Key': tenant.key, 'Content-Type': 'application/json' },
-        targetIds: tenant.targetIds,
-        agentIds: Object.values(tenant.agentIds),
-      });
+      const headers = { 'Service-API-Key': tenant.key, 'Content-Type': 'application/json' };
+      const agentIds = Object.values(tenant.agentIds);
+      /** The answer's JSON (only an experiment's `id` is read), or null when no answer came. */
+      async function call(
+        method: string,
+        path: string,
+        body?: unknown,
+      ): Promise<{ id?: number } | null> {
+        const sent = performance.now();
+        try {
+          const res = await fetch(`${server.baseUrl}${path}`, {
+            method,
+            headers,
+            body: body === undefined ? undefined : JSON.stringify(body),
+          });
+          const json = (await res.json()) as { id?: number };
+          tally.latencies.add(performance.now() - sent);
+          tally.requests += 1;
+          if (res.status >= 500)
+            tally.failures.push(`${method} ${path}: ${res.status} ${JSON.stringify(json)}`);
+          else if (res.status >= 400) tally.by4xx += 1;
+          return json;
+        } catch (error) {
+          tally.requests += 1;
+          tally.failures.push(`${method} ${path}: ${(error as Error).message}`);
+          return null;
+        }
+      }
+
+      /** One worker owns one target, so its experiment life cycles never collide with another's. */
+      async function worker(index: number, deadline: number): Promise<void> {
+        const targetId = tenant.targetIds[index % tenant.targetIds.length]!;
+        let n = 0;
+        while (Date.now() < deadline) {
+          n += 1;
+          switch (n % 10) {
+            case 0: {
+              const experiment = await call('POST', '/api/v1/experiments/', {
+                name: `soak ${index}-${n}`,
+                target_id: targetId,
+                variants: [
+                  { name: 'a', weight: 60, is_control: true, agent_id: agentIds[0] },
+                  { name: 'b', weight: 40, agent_id: agentIds[1 + (n % 3)] },
+                ],
+              });
+              if (!experiment?.id) break;
+              await call('POST', `/api/v1/experiments/${experiment.id}/start`);
+              for (let i = 0; i < 5; i += 1) {
+                await call('POST', `/api/v1/channels/targets/${targetId}/sessions`, {
+                  user_id: `u-${n}-${i}`,
+                });
+              }
+              await call('GET', `/api/v1/experiments/${experiment.id}/results`);
+              await call('POST', `/api/v1/experiments/${experiment.id}/stop`);
+              await call('DELETE', `/api/v1/experiments/${experiment.id}`);
+              break;
+            }
+            case 1:
+            case 2:
+              await call('GET', '/api/v1/events/?limit=25');
+              break;
+            case 3:
+              await call(
+                'GET',
+                '/api/v1/events/?search_fields=type&search_field_values=session-started&limit=10',
+              );
+              break;
+            case 4:
+              await call('GET', '/api/v1/prompts/');
+              break;
+            case 5:
+              await call('GET', '/api/v1/experiments/?order_by=id&order_by_direction=desc');
+              break;
+            case 6:
+              // Deliberately bad input: a 4xx is expected and counted, never an error.
+              await call('GET', '/api/v1/events/?limit=5000');
+              break;
+            default:
+              await call('POST', `/api/v1/channels/targets/${targetId}/sessions`, {
+                user_id: `caller-${n % 50}`,
+              });
+          }
+        }
+      }
+
       started = Date.now();
       const sampler = setInterval(() => {
         rss.push({ second: Math.round((Date.now() - started) / 1000), mib: server.rssMiB() });
@@ -48,90 +125,6 @@ export async function run(args: readonly string[]): Promise<void> {
       }
     });
   });
-
-  /** The answer's JSON (only an experiment's `id` is read), or null when no answer came. */
-  async function call(
-    method: string,
-    path: string,
-    body?: unknown,
-  ): Promise<{ id?: number } | null> {
-    const sent = performance.now();
-    try {
-      const res = await fetch(`${to.baseUrl}${path}`, {
-        method,
-        headers: to.headers,
-        body: body === undefined ? undefined : JSON.stringify(body),
-      });
-      const json = (await res.json()) as { id?: number };
-      tally.latencies.add(performance.now() - sent);
-      tally.requests += 1;
-      if (res.status >= 500)
-        tally.failures.push(`${method} ${path}: ${res.status} ${JSON.stringify(json)}`);
-      else if (res.status >= 400) tally.by4xx += 1;
-      return json;
-    } catch (error) {
-      tally.requests += 1;
-      tally.failures.push(`${method} ${path}: ${(error as Error).message}`);
-      return null;
-    }
-  }
-
-  /** One worker owns one target, so its experiment life cycles never collide with another's. */
-  async function worker(index: number, deadline: number): Promise<void> {
-    const { targetIds, agentIds } = to;
-    const targetId = targetIds[index % targetIds.length]!;
-    let n = 0;
-    while (Date.now() < deadline) {
-      n += 1;
-      switch (n % 10) {
-        case 0: {
-          const experiment = await call('POST', '/api/v1/experiments/', {
-            name: `soak ${index}-${n}`,
-            target_id: targetId,
-            variants: [
-              { name: 'a', weight: 60, is_control: true, agent_id: agentIds[0] },
-              { name: 'b', weight: 40, agent_id: agentIds[1 + (n % 3)] },
-            ],
-          });
-          if (!experiment?.id) break;
-          await call('POST', `/api/v1/experiments/${experiment.id}/start`);
-          for (let i = 0; i < 5; i += 1) {
-            await call('POST', `/api/v1/channels/targets/${targetId}/sessions`, {
-              user_id: `u-${n}-${i}`,
-            });
-          }
-          await call('GET', `/api/v1/experiments/${experiment.id}/results`);
-          await call('POST', `/api/v1/experiments/${experiment.id}/stop`);
-          await call('DELETE', `/api/v1/experiments/${experiment.id}`);
-          break;
-        }
-        case 1:
-        case 2:
-          await call('GET', '/api/v1/events/?limit=25');
-          break;
-        case 3:
-          await call(
-            'GET',
-            '/api/v1/events/?search_fields=type&search_field_values=session-started&limit=10',
-          );
-          break;
-        case 4:
-          await call('GET', '/api/v1/prompts/');
-          break;
-        case 5:
-          await call('GET', '/api/v1/experiments/?order_by=id&order_by_direction=desc');
-          break;
-        case 6:
-          // Deliberately bad input: a 4xx is expected and counted, never an error.
-          await call('GET', '/api/v1/events/?limit=5000');
-          break;
-        default:
-          await call('POST', `/api/v1/channels/targets/${targetId}/sessions`, {
-            user_id: `caller-${n % 50}`,
-          });
-      }
-    }
-  }
 
   const percentile = (p: number) => tally.latencies.percentile(p) || 0;
   const afterWarmUp = rss.filter((s) => s.second >= WARM_UP_SECONDS);
