@@ -24,7 +24,7 @@ import {
   updateKeyedRecord,
   type KeyedKind,
 } from '../db/repositories/platform-records.js';
-import { loadExperiment } from '../use-cases/experiment-load.js';
+import { loadExperiment } from './experiment-load.js';
 import type { JsonPath, PlatformRecords, RecordReference, TargetReference } from './format.js';
 import {
   duplicateKeyMessage,

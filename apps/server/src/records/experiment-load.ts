@@ -1,4 +1,4 @@
-// `agentline load`'s experiments (records/loader.ts): a draft created or replaced by name under
+// `agentline load`'s experiments (loader.ts): a draft created or replaced by name under
 // the API's rules for a target, a replaced draft and a fixed target (domain/experiments.ts), with
 // the operator's history entry, inside the load's transaction.
 
@@ -19,9 +19,9 @@ import {
   stateOf,
 } from '../domain/experiment-history.js';
 import { isChangeable, targetChangeProblems, targetProblems } from '../domain/experiments.js';
-import type { JsonPath, PlatformRecords } from '../records/format.js';
-import { duplicateKeyMessage, type RecordProblem } from '../records/load-result.js';
-import { recordChange } from './experiment-history.js';
+import type { JsonPath, PlatformRecords } from './format.js';
+import { duplicateKeyMessage, type RecordProblem } from './load-result.js';
+import { recordChange } from '../use-cases/experiment-history.js';
 
 /** An experiment of the records file, its target and agents resolved (null: not found). */
 export interface ExperimentToLoad {
