@@ -3,7 +3,7 @@
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'drizzle-orm';
-import { sweepPlannedEnds } from '../src/use-cases/planned-ends.js';
+import { sweepPlannedEnds } from '../src/use-cases/experiment-changes.js';
 import { experiments } from '../src/db/schema/sqlite.js';
 import type { Schemas, Tenant, TestApi } from './support/harness.js';
 import {

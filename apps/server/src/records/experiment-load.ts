@@ -21,7 +21,7 @@ import {
 import { isChangeable, targetChangeProblems, targetProblems } from '../domain/experiments.js';
 import type { JsonPath, PlatformRecords } from './format.js';
 import { duplicateKeyMessage, type RecordProblem } from './load-result.js';
-import { recordChange } from '../use-cases/experiment-history.js';
+import { recordChange } from '../use-cases/experiment-changes.js';
 
 /** An experiment of the records file, its target and agents resolved (null: not found). */
 export interface ExperimentToLoad {

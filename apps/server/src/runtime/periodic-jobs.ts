@@ -10,7 +10,7 @@ import {
   type IdempotencyTimes,
 } from '../db/repositories/idempotency.js';
 import { RETENTION_SWEEP_MS, sweepExpiredEvents } from '../use-cases/event-retention.js';
-import { sweepPlannedEnds } from '../use-cases/planned-ends.js';
+import { sweepPlannedEnds } from '../use-cases/experiment-changes.js';
 
 export interface PeriodicJob {
   name: string;

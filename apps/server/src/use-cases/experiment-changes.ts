@@ -1,11 +1,16 @@
-// Every change to an experiment through the API, each in one place: its checks, then one write
+// Every change to an experiment, each in one place: the API's create, update, start, stop and
+// delete, and the planned ends the system stores (docs/decisions.md section 9). Each is one write
 // transaction that loads the experiment as it stands, applies the rule (domain/experiments.ts),
-// writes, and appends the history entry (docs/architecture.md, "One home per rule").
+// writes, and appends the history entry, so a change and its entry commit together or not at all
+// (docs/architecture.md, "One home per rule").
 
 import type { Db } from '../db/engine/client.js';
 import { isUniqueViolation } from '../db/engine/errors.js';
 import { runStepsInTransaction, type Steps } from '../db/engine/portable-sql.js';
-import type { ExperimentRecord } from '../db/repositories/experiment-records.js';
+import { appendChange } from '../db/repositories/experiment-history.js';
+import { dueEnds, storeEnded } from '../db/repositories/experiment-planned-ends.js';
+import { readExperiment, type ExperimentRecord } from '../db/repositories/experiment-records.js';
+import { variantAgents } from '../db/repositories/experiment-start-warnings.js';
 import {
   deleteExperimentRow,
   deleteVariants,
@@ -18,26 +23,34 @@ import {
   updateExperimentRow,
   type VariantValues,
 } from '../db/repositories/experiments.js';
-import { InputRuleError, type InputProblem } from '../domain/errors.js';
-import { lastUpdatedByName, stateOf, type ChangeAuthor } from '../domain/experiment-history.js';
+import { findPrompts } from '../db/repositories/prompts.js';
+import { InputRuleError, RecordNotFoundError, type InputProblem } from '../domain/errors.js';
+import {
+  fieldChanges,
+  lastUpdatedByName,
+  stateOf,
+  SYSTEM,
+  type ChangeAuthor,
+  type ExperimentState,
+} from '../domain/experiment-history.js';
 import {
   anotherRunningConflict,
   assertCanDelete,
   assertCanStop,
   assertCanUpdate,
   assertStartable,
+  dueEnd,
   missingAgentProblems,
+  startWarnings,
   targetChangeProblems,
   targetProblems,
   variantSetProblems,
   type VariantInput,
 } from '../domain/experiments.js';
+import { promptErrorIssueIds } from '../domain/prompt-validation.js';
 import { normalizeDateTime, nowIso } from '../domain/timestamps.js';
-import type { EndedReason, ExperimentStatus } from '../vocabulary/experiments.js';
-import { recordChange } from './experiment-history.js';
-import { experimentStartWarnings } from './experiment-start-warnings.js';
+import type { ChangeAction, EndedReason, ExperimentStatus } from '../vocabulary/experiments.js';
 import { requireExperimentNow } from './experiment-reads.js';
-import { requireExperiment, storeDueEnds } from './planned-ends.js';
 
 /** An experiment as a create or update asks for it. */
 export interface ExperimentInput {
@@ -214,6 +227,30 @@ function* setState(
   return record;
 }
 
+/**
+ * The start's warnings, from facts of two areas: the variants' agents and their prompts'
+ * validation issues.
+ */
+async function experimentStartWarnings(
+  db: Db,
+  organizationId: number,
+  experimentId: number,
+): Promise<string[]> {
+  const variants = await variantAgents(db, experimentId);
+  const { rows, tools } = await findPrompts(
+    db,
+    organizationId,
+    variants.flatMap((v) => (v.promptId === null ? [] : [v.promptId])),
+  );
+  const errorIssues = promptErrorIssueIds(rows, tools);
+  return startWarnings(
+    variants.map((v) => ({
+      ...v,
+      promptErrorIssueIds: v.promptId === null ? [] : (errorIssues.get(v.promptId) ?? []),
+    })),
+  );
+}
+
 /** Starts a draft; the warnings name what may spoil its comparison without preventing it. */
 export async function startExperiment(
   db: Db,
@@ -266,5 +303,97 @@ export async function deleteExperiment(
     assertCanDelete(id, current.status);
     yield* deleteExperimentRow(id);
     yield* recordChange(organizationId, id, nowIso(), 'deleted', author, stateOf(current), null);
+  });
+}
+
+// Planned ends: a running experiment whose end_at came, or that routed max_sessions sessions, is
+// stored as stopped with the system's history entry, inside the transaction of whoever found it
+// due: routing, a change, or the sweep.
+
+/**
+ * The organization's experiment `id` as stored; not found without one. With `now`, as a change
+ * finds it: one whose end_at has come is first stored as ended, so the change sees (and the
+ * history shows) what every read already showed.
+ */
+export function* requireExperiment(
+  organizationId: number,
+  id: number,
+  now?: string,
+): Steps<ExperimentRecord> {
+  const record = yield* readExperiment(organizationId, id);
+  if (!record) {
+    throw new RecordNotFoundError(`There is no experiment ${id} in this organization.`);
+  }
+  if (now === undefined || record.status !== 'running' || dueEnd(record, now) !== 'end_at') {
+    return record;
+  }
+  yield* storePlannedEnd(organizationId, id, 'end_at', record.endAt!);
+  return yield* requireExperiment(organizationId, id);
+}
+
+/**
+ * Stores the planned end of the running experiment `id`: stopped at `stoppedAt` for `reason`,
+ * with the system's history entry, inside the caller's transaction.
+ */
+export function* storePlannedEnd(
+  organizationId: number,
+  id: number,
+  reason: Exclude<EndedReason, 'stopped'>,
+  stoppedAt: string,
+): Steps<void> {
+  const current = yield* requireExperiment(organizationId, id);
+  if (current.status !== 'running') return;
+  const now = nowIso();
+  yield* storeEnded(id, reason, stoppedAt, now);
+  const after = yield* requireExperiment(organizationId, id);
+  yield* recordChange(organizationId, id, now, 'ended', SYSTEM, stateOf(current), stateOf(after));
+}
+
+/** Experiments one sweep transaction ends at most, so it holds the write lock only briefly. */
+const SWEEP_BATCH = 100;
+
+/**
+ * Stores the end of every running experiment (on target `targetId` alone, when given) whose
+ * end_at has come, up to a sweep batch; returns how many it ended.
+ */
+export function* storeDueEnds(now: string, targetId?: number): Steps<number> {
+  const due = yield* dueEnds(now, SWEEP_BATCH, targetId);
+  for (const { id, organizationId, endAt } of due) {
+    yield* storePlannedEnd(organizationId, id, 'end_at', endAt);
+  }
+  return due.length;
+}
+
+/**
+ * Stores the end of every running experiment whose end_at has come, in transactions of a few:
+ * what reads already show (asOf), made true in storage for lists and for experiments nobody
+ * routes to. Returns how many it ended.
+ */
+export async function sweepPlannedEnds(db: Db): Promise<number> {
+  let ended = 0;
+  for (;;) {
+    const batch = await runStepsInTransaction(db, () => storeDueEnds(nowIso()));
+    ended += batch;
+    if (batch < SWEEP_BATCH) return ended;
+  }
+}
+
+/** Writes the history entry of a change from the experiment's state before and after it. */
+export function recordChange(
+  organizationId: number,
+  experimentId: number,
+  occurredAt: string,
+  action: ChangeAction,
+  author: ChangeAuthor,
+  before: ExperimentState | null,
+  after: ExperimentState | null,
+): Steps<void> {
+  return appendChange(organizationId, {
+    experimentId,
+    occurredAt,
+    action,
+    actor: author.actor,
+    requestId: author.requestId,
+    changes: fieldChanges(before, after),
   });
 }

@@ -1,10 +1,15 @@
 // What the API and the CLI read of experiments: as they read now, so one running past its end_at
-// reads as stopped (domain/experiments.ts `asOf`) whether or not storage has caught up.
+// reads as stopped (domain/experiments.ts `asOf`) whether or not storage has caught up; and the
+// pages of an experiment's history.
 
 import type { Db } from '../db/engine/client.js';
-import type { ExperimentProperty } from '../vocabulary/experiments.js';
+import type { ExperimentChangeProperty, ExperimentProperty } from '../vocabulary/experiments.js';
 import type { ListPosition, ListQuery } from '../vocabulary/list-query.js';
 import { runSteps } from '../db/engine/portable-sql.js';
+import {
+  readHistoryPage,
+  type ExperimentChangeRecord,
+} from '../db/repositories/experiment-history.js';
 import { readExperiment, type ExperimentRecord } from '../db/repositories/experiment-records.js';
 import {
   sessionCountsByBucket,
@@ -100,4 +105,21 @@ export async function experimentTimeline(
   ).map((instant) => new Date(instant).toISOString());
   const counts = await sessionCountsByBucket(db, id, bounds);
   return { record, timeZone: zone.name, bounds, counts };
+}
+
+/**
+ * One page of an experiment's history, newest first. The experiment may be deleted; an id that
+ * never named an experiment of the organization (no record, no history) is not found.
+ */
+export async function experimentHistoryPage(
+  db: Db,
+  organizationId: number,
+  experimentId: number,
+  query: ListQuery<ExperimentChangeProperty>,
+): Promise<{ records: ExperimentChangeRecord[]; totalCount: number; next: ListPosition | null }> {
+  const page = await readHistoryPage(db, organizationId, experimentId, query);
+  if (!page) {
+    throw new RecordNotFoundError(`There is no experiment ${experimentId} in this organization.`);
+  }
+  return page;
 }

@@ -4,8 +4,7 @@
 
 import { sessionCountsByVariant } from '../../db/repositories/experiment-results.js';
 import { experimentHistoryList } from '../../domain/experiment-history.js';
-import { experimentHistoryPage } from '../../use-cases/experiment-history.js';
-import { readExperimentNow } from '../../use-cases/experiment-reads.js';
+import { experimentHistoryPage, readExperimentNow } from '../../use-cases/experiment-reads.js';
 import { toWireChange, toWireExperiment, toWireResults } from '../../wire/experiments.js';
 import { CliError } from '../cli-error.js';
 import { idArgument, orgOption, stringOption, type Command } from '../command.js';

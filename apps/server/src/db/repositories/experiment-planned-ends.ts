@@ -1,6 +1,6 @@
 // What the planned ends read and write: the running experiments whose end_at has come, and the
 // row of one that ended. When an end is due and what it records is the use-case's
-// (use-cases/planned-ends.ts).
+// (use-cases/experiment-changes.ts).
 
 import { sql } from 'drizzle-orm';
 import { execute, selectList, selectRows, setValues, type Steps } from '../engine/portable-sql.js';

@@ -11,8 +11,8 @@ import {
   stopExperiment,
   updateExperiment,
 } from '../../use-cases/experiment-changes.js';
-import { experimentHistoryPage } from '../../use-cases/experiment-history.js';
 import {
+  experimentHistoryPage,
   experimentResults,
   experimentTimeline,
   listExperiments,

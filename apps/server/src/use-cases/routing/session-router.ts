@@ -13,7 +13,7 @@ import {
 import { nowIso } from '../../domain/timestamps.js';
 import type { Db } from '../../db/engine/client.js';
 import type { Steps } from '../../db/engine/portable-sql.js';
-import { storePlannedEnd } from '../planned-ends.js';
+import { storePlannedEnd } from '../experiment-changes.js';
 import type { IdempotentWrite } from '../../db/repositories/idempotency.js';
 import {
   countCappedSessions,
