@@ -3,13 +3,13 @@
 // the operator's history entry, inside the load's transaction.
 
 import type { Steps } from '../db/engine/portable-sql.js';
-import { readExperiment } from '../db/repositories/experiment-records.js';
 import {
   deleteVariants,
   experimentsNamed,
   experimentTarget,
   insertExperimentRow,
   insertVariants,
+  readExperiment,
   updateExperimentRow,
 } from '../db/repositories/experiments.js';
 import {

@@ -8,19 +8,21 @@ import type { Db } from '../db/engine/client.js';
 import { isUniqueViolation } from '../db/engine/errors.js';
 import { runStepsInTransaction, type Steps } from '../db/engine/portable-sql.js';
 import { appendChange } from '../db/repositories/experiment-history.js';
-import { dueEnds, storeEnded } from '../db/repositories/experiment-planned-ends.js';
-import { readExperiment, type ExperimentRecord } from '../db/repositories/experiment-records.js';
-import { variantAgents } from '../db/repositories/experiment-start-warnings.js';
 import {
   deleteExperimentRow,
   deleteVariants,
+  dueEnds,
   experimentTarget,
   findAgentIds,
   findExperimentTarget,
   findRunningOnTargetOf,
   insertExperimentRow,
   insertVariants,
+  readExperiment,
+  storeEnded,
   updateExperimentRow,
+  variantAgents,
+  type ExperimentRecord,
   type VariantValues,
 } from '../db/repositories/experiments.js';
 import { findPrompts } from '../db/repositories/prompts.js';

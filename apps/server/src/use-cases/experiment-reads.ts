@@ -10,13 +10,16 @@ import {
   readHistoryPage,
   type ExperimentChangeRecord,
 } from '../db/repositories/experiment-history.js';
-import { readExperiment, type ExperimentRecord } from '../db/repositories/experiment-records.js';
 import {
   sessionCountsByBucket,
   sessionCountsByVariant,
   type TimelineCount,
 } from '../db/repositories/experiment-results.js';
-import { listExperiments as listStoredExperiments } from '../db/repositories/experiments.js';
+import {
+  listExperiments as listStoredExperiments,
+  readExperiment,
+  type ExperimentRecord,
+} from '../db/repositories/experiments.js';
 import { InputRuleError, RecordNotFoundError } from '../domain/errors.js';
 import { asOf } from '../domain/experiments.js';
 import { timelineBounds, zoneNamed, type TimelineInterval } from '../domain/experiment-timeline.js';

@@ -2,7 +2,7 @@
 // types, every property present).
 
 import type { ExperimentChangeRecord } from '../db/repositories/experiment-history.js';
-import type { ExperimentRecord } from '../db/repositories/experiment-records.js';
+import type { ExperimentRecord } from '../db/repositories/experiments.js';
 import type { TimelineCount } from '../db/repositories/experiment-results.js';
 import type { ChangeActor } from '../vocabulary/experiments.js';
 import type { components } from '../spec-types.js';

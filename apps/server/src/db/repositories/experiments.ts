@@ -1,5 +1,7 @@
-// Experiments and their variants: the list, what a change looks up (its target, its agents), and
-// the rows a change writes. The use-cases (use-cases/experiment-changes.ts) open the transaction
+// Experiments and their variants as storage holds them: one experiment read with its target and
+// variants joined in (by every change and planned end), the list's pages, what a change looks up
+// (its target, its agents, its variants' agents for the start's warnings), and the rows a change
+// and a planned end write. The use-cases (use-cases/experiment-changes.ts) open the transaction
 // and apply the rules around these; "one running experiment per target" is the database's unique
 // index, so the life cycle holds under concurrent requests and across server processes. The
 // queries are written once for both backends (portable-sql.ts).
@@ -7,7 +9,11 @@
 import { sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../engine/client.js';
 import type { ListPosition, ListQuery } from '../../vocabulary/list-query.js';
-import type { ExperimentProperty, ExperimentStatus } from '../../vocabulary/experiments.js';
+import type {
+  EndedReason,
+  ExperimentProperty,
+  ExperimentStatus,
+} from '../../vocabulary/experiments.js';
 import { selectListPage, type ColumnMap, type ListTable } from '../engine/list-sql.js';
 import {
   execute,
@@ -21,14 +27,133 @@ import {
   setValues,
   type Steps,
 } from '../engine/portable-sql.js';
-import { agents, channelTargets, experiments, experimentVariants } from '../schema/sqlite.js';
 import {
-  EXPERIMENT_FIELDS,
-  EXPERIMENTS_WITH_TARGETS,
-  withVariants,
-  type ExperimentRecord,
-  type ExperimentRow,
-} from './experiment-records.js';
+  agents,
+  channels,
+  channelTargets,
+  experiments,
+  experimentVariants,
+} from '../schema/sqlite.js';
+
+export interface VariantRecord {
+  id: number;
+  name: string;
+  weight: number;
+  isControl: boolean;
+  agentId: number;
+  agentName: string;
+}
+
+export interface ExperimentRecord {
+  id: number;
+  name: string;
+  description: string | null;
+  targetId: number;
+  status: ExperimentStatus;
+  createdAt: string;
+  updatedAt: string;
+  startedAt: string | null;
+  stoppedAt: string | null;
+  lastUpdatedBy: string | null;
+  endAt: string | null;
+  maxSessions: number | null;
+  endedReason: EndedReason | null;
+  /** Sessions counted against max_sessions (kept only under a cap). */
+  routedSessions: number;
+  variants: VariantRecord[];
+  target: {
+    id: number;
+    target: string;
+    targetMode: string;
+    channelId: number;
+    channelName: string;
+  };
+}
+
+type ExperimentRow = Omit<ExperimentRecord, 'variants' | 'target'> & {
+  channelTarget: string;
+  targetMode: string;
+  channelId: number;
+  channelName: string;
+};
+
+const EXPERIMENT_FIELDS = {
+  id: experiments.id,
+  name: experiments.name,
+  description: experiments.description,
+  targetId: experiments.targetId,
+  status: experiments.status,
+  createdAt: experiments.createdAt,
+  updatedAt: experiments.updatedAt,
+  startedAt: experiments.startedAt,
+  stoppedAt: experiments.stoppedAt,
+  lastUpdatedBy: experiments.lastUpdatedBy,
+  endAt: experiments.endAt,
+  maxSessions: experiments.maxSessions,
+  endedReason: experiments.endedReason,
+  routedSessions: experiments.routedSessions,
+  channelTarget: channelTargets.target,
+  targetMode: channelTargets.targetMode,
+  channelId: channels.id,
+  channelName: channels.name,
+};
+
+const EXPERIMENTS_WITH_TARGETS = sql`${experiments}
+  INNER JOIN ${channelTargets} ON ${channelTargets.id} = ${experiments.targetId}
+  INNER JOIN ${channels} ON ${channels.id} = ${channelTargets.channelId}`;
+
+const SELECT_EXPERIMENTS = sql`SELECT ${selectList(EXPERIMENT_FIELDS)} FROM ${EXPERIMENTS_WITH_TARGETS}`;
+
+type VariantRow = Omit<VariantRecord, 'isControl'> & {
+  experimentId: number;
+  /** 0 or 1 on SQLite, a boolean on PostgreSQL. */
+  isControl: unknown;
+};
+
+/** Adds the variants to experiment rows: one query for any number of experiments. */
+function* withVariants(rows: ExperimentRow[]): Steps<ExperimentRecord[]> {
+  if (rows.length === 0) return [];
+  const variants = yield* selectRows<VariantRow>(
+    sql`SELECT ${selectList({
+      id: experimentVariants.id,
+      experimentId: experimentVariants.experimentId,
+      name: experimentVariants.name,
+      weight: experimentVariants.weight,
+      isControl: experimentVariants.isControl,
+      agentId: experimentVariants.agentId,
+      agentName: agents.name,
+    })} FROM ${experimentVariants}
+      INNER JOIN ${agents} ON ${agents.id} = ${experimentVariants.agentId}
+      WHERE ${idIn(
+        experimentVariants.experimentId,
+        rows.map((r) => r.id),
+      )}
+      ORDER BY ${experimentVariants.experimentId}, ${experimentVariants.position}`,
+  );
+  const byExperiment = new Map<number, VariantRecord[]>();
+  for (const { experimentId, isControl, ...variant } of variants) {
+    const list = byExperiment.get(experimentId) ?? [];
+    list.push({ ...variant, isControl: Boolean(isControl) });
+    byExperiment.set(experimentId, list);
+  }
+  return rows.map(({ channelTarget, targetMode, channelId, channelName, ...row }) => ({
+    ...row,
+    variants: byExperiment.get(row.id) ?? [],
+    target: { id: row.targetId, target: channelTarget, targetMode, channelId, channelName },
+  }));
+}
+
+/** The organization's experiment `id` as stored, or null without one. */
+export function* readExperiment(
+  organizationId: number,
+  id: number,
+): Steps<ExperimentRecord | null> {
+  const rows = yield* selectRows<ExperimentRow>(
+    sql`${SELECT_EXPERIMENTS} WHERE ${experiments.organizationId} = ${organizationId} AND ${idEquals(experiments.id, id)}`,
+  );
+  const [record] = yield* withVariants(rows);
+  return record ?? null;
+}
 
 const EXPERIMENT_COLUMNS: ColumnMap<ExperimentProperty> = {
   id: experiments.id,
@@ -205,4 +330,75 @@ export async function findRunningOnTargetOf(
     ),
   );
   return running ?? null;
+}
+
+// Planned ends: when an end is due and what it records is the use-case's.
+
+/**
+ * Up to `limit` running experiments whose end_at is at or before `now`, by id; on the target
+ * `targetId` alone when one is given.
+ */
+export function dueEnds(
+  now: string,
+  limit: number,
+  targetId?: number,
+): Steps<Array<{ id: number; organizationId: number; endAt: string }>> {
+  const onTarget = targetId === undefined ? sql`TRUE` : sql`${experiments.targetId} = ${targetId}`;
+  return selectRows<{ id: number; organizationId: number; endAt: string }>(
+    sql`SELECT ${selectList({
+      id: experiments.id,
+      organizationId: experiments.organizationId,
+      endAt: experiments.endAt,
+    })} FROM ${experiments}
+      WHERE ${experiments.status} = 'running' AND ${experiments.endAt} <= ${now} AND ${onTarget}
+      ORDER BY ${experiments.id} LIMIT ${limit}`,
+  );
+}
+
+/**
+ * Stores experiment `id` as stopped at `stoppedAt` for `reason`. `last_updated_by` keeps the last
+ * person's name: the system is no one.
+ */
+export function storeEnded(
+  id: number,
+  reason: Exclude<EndedReason, 'stopped'>,
+  stoppedAt: string,
+  updatedAt: string,
+): Steps<void> {
+  return execute(
+    sql`UPDATE ${experiments} SET ${setValues(experiments, {
+      status: 'stopped',
+      stoppedAt,
+      endedReason: reason,
+      updatedAt,
+    })} WHERE ${experiments.id} = ${id}`,
+  );
+}
+
+// The start's warnings: what they read of the variants' agents.
+
+export interface VariantAgent {
+  variantName: string;
+  agentId: number;
+  agentName: string;
+  pinnedPromptVersion: number | null;
+  promptId: number | null;
+}
+
+/** Each variant's agent, in variant order. */
+export async function variantAgents(db: Db, experimentId: number): Promise<VariantAgent[]> {
+  return runSteps(db, () =>
+    selectRows<VariantAgent>(
+      sql`SELECT ${selectList({
+        variantName: experimentVariants.name,
+        agentId: agents.id,
+        agentName: agents.name,
+        pinnedPromptVersion: agents.pinnedPromptVersion,
+        promptId: agents.promptId,
+      })} FROM ${experimentVariants}
+        INNER JOIN ${agents} ON ${agents.id} = ${experimentVariants.agentId}
+        WHERE ${idEquals(experimentVariants.experimentId, experimentId)}
+        ORDER BY ${experimentVariants.position}`,
+    ),
+  );
 }
