@@ -14,11 +14,13 @@ import {
 } from '../db/repositories/experiments.js';
 import {
   fieldChanges,
+  isChangeable,
   lastUpdatedByName,
   OPERATOR,
   stateOf,
-} from '../domain/experiment-history.js';
-import { isChangeable, targetChangeProblems, targetProblems } from '../domain/experiments.js';
+  targetChangeProblems,
+  targetProblems,
+} from '../domain/experiments.js';
 import type { JsonPath, PlatformRecords } from './format.js';
 import { duplicateKeyMessage, type RecordProblem } from './load-result.js';
 import { recordChange } from '../use-cases/experiment-changes.js';

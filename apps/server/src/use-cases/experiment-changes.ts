@@ -28,25 +28,23 @@ import {
 import { findPrompts } from '../db/repositories/prompts.js';
 import { InputRuleError, RecordNotFoundError, type InputProblem } from '../domain/errors.js';
 import {
-  fieldChanges,
-  lastUpdatedByName,
-  stateOf,
-  SYSTEM,
-  type ChangeAuthor,
-  type ExperimentState,
-} from '../domain/experiment-history.js';
-import {
   anotherRunningConflict,
   assertCanDelete,
   assertCanStop,
   assertCanUpdate,
   assertStartable,
   dueEnd,
+  fieldChanges,
+  lastUpdatedByName,
   missingAgentProblems,
   startWarnings,
+  stateOf,
+  SYSTEM,
   targetChangeProblems,
   targetProblems,
   variantSetProblems,
+  type ChangeAuthor,
+  type ExperimentState,
   type VariantInput,
 } from '../domain/experiments.js';
 import { promptErrorIssueIds } from '../domain/prompt-validation.js';

@@ -1,6 +1,5 @@
-// The names an experiment's rules (domain/experiments.ts, domain/experiment-history.ts) and its
-// repositories both use: the list's properties, the statuses, why a run ended, and what a history
-// entry holds.
+// The names an experiment's rules (domain/experiments.ts) and its repositories both use: the
+// list's properties, the statuses, why a run ended, and what a history entry holds.
 
 import type { components } from '../spec-types.js';
 

@@ -3,7 +3,7 @@
 // wire objects the API answers (--json prints them).
 
 import { sessionCountsByVariant } from '../../db/repositories/experiment-results.js';
-import { experimentHistoryList } from '../../domain/experiment-history.js';
+import { experimentHistoryList } from '../../domain/experiments.js';
 import { experimentHistoryPage, readExperimentNow } from '../../use-cases/experiment-reads.js';
 import { toWireChange, toWireExperiment, toWireResults } from '../../wire/experiments.js';
 import { CliError } from '../cli-error.js';

@@ -1,6 +1,6 @@
 // An experiment's change history as stored: one row per change, written inside the change's own
 // transaction (use-cases/experiment-changes.ts `recordChange`), and read in pages newest first.
-// What an entry records is domain/experiment-history.ts's.
+// What an entry records is domain/experiments.ts's.
 
 import { sql } from 'drizzle-orm';
 import type { Db } from '../engine/client.js';

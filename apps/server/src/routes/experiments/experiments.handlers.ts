@@ -1,6 +1,9 @@
 import type { Context } from 'hono';
-import { EXPERIMENT_LIST } from '../../domain/experiments.js';
-import { experimentHistoryList, type ChangeAuthor } from '../../domain/experiment-history.js';
+import {
+  EXPERIMENT_LIST,
+  experimentHistoryList,
+  type ChangeAuthor,
+} from '../../domain/experiments.js';
 import { pagingOnly } from '../../domain/list-query.js';
 import type { AppEnv } from '../../http/app-env.js';
 import type { AppRouteHandler } from '../../http/router.js';
