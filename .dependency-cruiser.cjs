@@ -11,6 +11,16 @@ module.exports = {
       to: { circular: true },
     },
     {
+      name: 'no-folder-cycle',
+      scope: 'folder',
+      severity: 'error',
+      comment:
+        'The folders stack: a folder that imports another is never imported back by it, through ' +
+        'any number of others, so each can be read with only what lies below it.',
+      from: { path: '^apps/server/src/' },
+      to: { circular: true },
+    },
+    {
       name: 'domain-stays-pure',
       severity: 'error',
       comment: 'Domain rules know neither HTTP, storage, the CLI, Hono nor a database driver.',
