@@ -199,43 +199,36 @@ function experimentCells(tenant: Tenant, count: number): Cell[] {
 
 type List = (client: AgentlineClient, query: Query) => Promise<{ total_count?: number | null }>;
 
-/** What the shapes of each list need: its rows in a new organization, its cells, its reads. */
-const RESOURCES: Record<
-  string,
-  {
-    rows: number;
-    build: (
-      database: BenchDatabase,
-      rows: number,
-    ) => Promise<Tenant & { key: string; targetId: number }>;
-    cells: (tenant: Tenant, rows: number) => Cell[];
-    list: List;
-    /** The server's first answers (its connections, the organization's count), not a cell's. */
-    warmUp: Query[];
-  }
-> = {
+/** What the shapes of a list need: its rows in a new organization and its cells. */
+interface Resource {
+  rows: number;
+  build: (
+    database: BenchDatabase,
+    rows: number,
+  ) => Promise<Tenant & { key: string; targetId: number }>;
+  cells: (tenant: Tenant, rows: number) => Cell[];
+  /** The order of the server's first answers (its connections, the count), not a cell's. */
+  warmUpOrder: string;
+}
+
+/** A list that bench-lists.ts seeds. */
+const seededList = (name: 'prompts' | 'experiments', cells: Resource['cells']): Resource => ({
+  rows: 100_000,
+  build: (database, rows) => organizationWithList(database, name, rows),
+  cells,
+  warmUpOrder: 'name',
+});
+
+const RESOURCES = {
   events: {
     rows: 1_000_000,
     build: (database, rows) =>
       organizationWithEvents(database, rows, (db) => benchRoutingTenant(db, 'Bench')),
     cells: (tenant, rows) => eventCells(tenant.organizationId, rows),
-    list: (client, query) => client.events.list(query),
-    warmUp: [{ limit: 0 }, { limit: 1, order_by: 'user_id' }],
-  },
-  prompts: {
-    rows: 100_000,
-    build: (database, rows) => organizationWithList(database, 'prompts', rows),
-    cells: promptCells,
-    list: (client, query) => client.prompts.list(query),
-    warmUp: [{ limit: 0 }, { limit: 1, order_by: 'name' }],
-  },
-  experiments: {
-    rows: 100_000,
-    build: (database, rows) => organizationWithList(database, 'experiments', rows),
-    cells: experimentCells,
-    list: (client, query) => client.experiments.list(query),
-    warmUp: [{ limit: 0 }, { limit: 1, order_by: 'name' }],
-  },
+    warmUpOrder: 'user_id',
+  } satisfies Resource,
+  prompts: seededList('prompts', promptCells),
+  experiments: seededList('experiments', experimentCells),
 };
 
 /** One page, timed as the customer sees it; a query_timeout 422 or no answer is a result. */
@@ -319,8 +312,12 @@ export async function run(args: readonly string[]): Promise<void> {
     'cell-seconds': 10,
     database: undefined,
   });
-  const resource = RESOURCES[values.resource];
-  if (!resource) throw new Error(`--resource takes ${Object.keys(RESOURCES).join(', ')}`);
+  const name = values.resource;
+  if (!Object.hasOwn(RESOURCES, name)) {
+    throw new Error(`--resource takes ${Object.keys(RESOURCES).join(', ')}`);
+  }
+  const resource = RESOURCES[name as keyof typeof RESOURCES];
+  const list: List = (client, query) => client[name as keyof typeof RESOURCES].list(query);
   const rowCount = Number(values.rows ?? values.events ?? resource.rows);
   const { samples } = values;
   const cellMs = values['cell-seconds'] * 1000;
@@ -353,7 +350,9 @@ export async function run(args: readonly string[]): Promise<void> {
           else routing.add(routedIn);
         },
       });
-      for (const query of resource.warmUp) await resource.list(client, query);
+      for (const query of [{ limit: 0 }, { limit: 1, order_by: resource.warmUpOrder }]) {
+        await list(client, query);
+      }
       console.log(
         `\npages of ${LIMIT} on ${database.kind}: ${rowCount} ${values.resource} of one organization, ` +
           `${samples} different queries per cell (at most ${cellMs / 1000} s a cell), one at a time, ` +
@@ -364,7 +363,7 @@ export async function run(args: readonly string[]): Promise<void> {
       const flagged: string[] = [];
       const runStarted = performance.now();
       for (const cell of resource.cells(tenant, rowCount)) {
-        for (const row of await measureCell(client, resource.list, cell, samples, cellMs)) {
+        for (const row of await measureCell(client, list, cell, samples, cellMs)) {
           printRow(row, flagged);
         }
       }
