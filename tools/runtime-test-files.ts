@@ -18,31 +18,40 @@ const RUNTIME_USE = new RegExp(
 );
 const LOCAL_IMPORT = /from '\.\/(?:support\/)?([\w-]+)\.js'/g;
 
-const testDir = fileURLToPath(new URL('../apps/server/test/', import.meta.url));
-const modules = new Map<string, string>();
-for (const folder of ['', 'support/']) {
-  for (const name of readdirSync(testDir + folder).filter((file) => file.endsWith('.ts'))) {
-    modules.set(folder + name.replace(/\.ts$/, ''), readFileSync(testDir + folder + name, 'utf8'));
+const TEST_DIR = fileURLToPath(new URL('../apps/server/test/', import.meta.url));
+
+/** The server's test files (as `test/<name>.test.ts`) that exercise the runtime, by name. */
+export function runtimeTestFiles(testDir = TEST_DIR): string[] {
+  const modules = new Map<string, string>();
+  for (const folder of ['', 'support/']) {
+    for (const name of readdirSync(testDir + folder).filter((file) => file.endsWith('.ts'))) {
+      modules.set(
+        folder + name.replace(/\.ts$/, ''),
+        readFileSync(testDir + folder + name, 'utf8'),
+      );
+    }
   }
+  const verdicts = new Map<string, boolean>();
+  /** Whether `module` exercises the runtime itself or through a module it imports. */
+  const usesRuntime = (module: string): boolean => {
+    const known = verdicts.get(module);
+    if (known !== undefined) return known;
+    verdicts.set(module, false); // an import cycle adds nothing
+    const text = modules.get(module) ?? '';
+    const folder = module.startsWith('support/') ? 'support/' : '';
+    const imported = [...text.matchAll(LOCAL_IMPORT)].map(([whole, name]) =>
+      whole.includes('support/') ? `support/${name}` : folder + name,
+    );
+    const uses = RUNTIME_USE.test(text) || imported.some(usesRuntime);
+    verdicts.set(module, uses);
+    return uses;
+  };
+  return [...modules.keys()]
+    .filter((module) => module.endsWith('.test') && usesRuntime(module))
+    .map((module) => `test/${module}.ts`)
+    .sort();
 }
 
-const verdicts = new Map<string, boolean>();
-/** Whether `module` exercises the runtime itself or through a module it imports. */
-function usesRuntime(module: string): boolean {
-  const known = verdicts.get(module);
-  if (known !== undefined) return known;
-  verdicts.set(module, false); // an import cycle adds nothing
-  const text = modules.get(module) ?? '';
-  const folder = module.startsWith('support/') ? 'support/' : '';
-  const imported = [...text.matchAll(LOCAL_IMPORT)].map(([whole, name]) =>
-    whole.includes('support/') ? `support/${name}` : folder + name,
-  );
-  const uses = RUNTIME_USE.test(text) || imported.some(usesRuntime);
-  verdicts.set(module, uses);
-  return uses;
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  console.log(runtimeTestFiles().join('\n'));
 }
-
-const files = [...modules.keys()].filter(
-  (module) => module.endsWith('.test') && usesRuntime(module),
-);
-console.log(files.map((module) => `test/${module}.ts`).join('\n'));
