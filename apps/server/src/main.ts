@@ -107,7 +107,9 @@ async function main(): Promise<void> {
       .then(() => db.close())
       .finally(() => {
         logger.info('stopped');
-        process.exit(0);
+        // pino writes what is left synchronously at exit; a batch still being written by
+        // libuv's thread would land after it, so exit once that write has drained.
+        logger.flush(() => process.exit(0));
       });
     // Event streams never finish by themselves: each ends cleanly (its client reconnects with
     // its last id, to another process), and its connection then goes idle, or is cut a second
