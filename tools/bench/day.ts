@@ -1,19 +1,8 @@
 // A working day on server processes sharing one database: `pnpm bench day [--database
 // postgres://... [--read-database postgres://...] [--pooler postgres://...]] [--fleet
 // [--rolling-restart]] [--minutes 10] [--rate 1] [--closed-seconds 15] [--server-env KEY=VALUE]...`.
-//
-// 20 organizations (day-tenants.ts) on two server processes with the server's own defaults (plus
-// --server-env), reached in turn, or with --fleet three behind HAProxy (day-servers.ts); the
-// servers read through --read-database's replica as DATABASE_READ_URL and connect through
-// --pooler (PgBouncer in transaction mode) when given. An open load (day-traffic.ts) for
-// --minutes, times --rate: per organization 10 routed sessions a second, 16 varied lists
-// (day-queries.ts) every 5 s, an iterate() walk a minute, two live streams.
-// Midway `agentline events import` adds 100,000 events on the primary; one experiment ends by its
-// end_at; with --rolling-restart the fleet restarts a quarter in. Then each part alone for 10 s
-// to cost it (day-cpu.ts) and the varied lists closed loop beside bare Hono (day-closed-loop.ts),
-// 2 x --closed-seconds. README.md's table of commands lists what it prints; its last line:
-// `day: refusals N, errors N, failed calls N, lost stream events N, routing p99 X ms, list p99 Y
-// ms, stream p99 Z ms, varied/bare R, server+db core-s per minute C`.
+// README.md's table of commands says what each option does and what the day prints; its parts:
+// day-tenants.ts, day-servers.ts, day-traffic.ts, day-cpu.ts and day-closed-loop.ts.
 
 import { spawn } from 'node:child_process';
 import { setMaxListeners } from 'node:events';

@@ -1,9 +1,6 @@
 // What a varied list request costs inside the server, with no socket, thread or other client
-// beside it: `pnpm bench list-cost [--requests 6000]`. The day's 20 organizations (day-tenants.ts)
-// in a SQLite file; the app itself (app.request) asked for the day's varied lists
-// (day-queries.ts), one at a time, each right after /healthz; then the events pages' repository
-// reads alone by search shape. The first quarter warms up. The floor under the day's varied lists;
-// the last line: `list-cost: healthz X us, varied lists X us, events read alone X us`.
+// beside it: `pnpm bench list-cost [--requests 6000]` (README.md's table of commands says what it
+// asks and prints). The first quarter warms up.
 
 import { createApp } from '../../apps/server/src/app.js';
 import { createDb } from '../../apps/server/src/db/engine/client.js';

@@ -1,15 +1,8 @@
 // Every shape of query a list accepts, at its depths: `pnpm bench shapes [--resource
 // events|prompts|experiments] [--database postgres://...] [--rows N] [--samples 8]
-// [--cell-seconds 10]`.
-//
-// `--rows` generated rows of the resource in one organization (events: bench-events.ts, 1,000,000
-// unless `--events` says; prompts or experiments: bench-lists.ts, 100,000); while it routes 10
-// sessions/s through the SDK (each writes events, so every events answer is read at a new
-// version), each cell is asked `--samples` times, one request at a time, never the same URL twice.
-// Cells: each property as order_by, both directions, at page 0, the middle and the last page;
-// each search field, windows, search pairs, an order with a search, at page 0 and the middle. A
-// cell stops after `--cell-seconds` (two samples at least); a 422 query_timeout, or no answer
-// within the SDK's timeout, counts as the time it took.
+// [--cell-seconds 10]` (`--events N`: `--rows` of events). The rows, the cells and how each is
+// asked: docs/benchmarks.md; events come from bench-events.ts, prompts and experiments from
+// bench-lists.ts.
 
 import * as enumValues from '../../apps/server/src/generated/enum-values.js';
 import {

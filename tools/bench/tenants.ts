@@ -1,13 +1,8 @@
 // What one organization's slow searches cost another: `pnpm bench tenants [--events 1000000]
 // [--seconds 20] [--concurrency 64] [--hammer] [--per-key N] [--list-reads N] [--list-timeout MS]
-// [--compare-off] [--rounds 1] [--database postgres://...]`.
-//
-// A holds `--events` generated events; B's routing and agents list are timed alone, then while
-// A's key keeps `--concurrency` uncached 1,000-character `attributes` searches in flight for
-// `--seconds` (after a 429 each waits Retry-After, as the SDK does, or with --hammer sends again at
-// once). The server runs with its defaults or --per-key (CONCURRENT_REQUESTS_PER_KEY),
-// --list-reads (CONCURRENT_LIST_READS_PER_KEY), --list-timeout (LIST_QUERY_TIMEOUT_MS);
-// --compare-off also runs it with the three off, in turn, in each of `--rounds` rounds.
+// [--compare-off] [--rounds 1] [--database postgres://...]`. What the options do: README.md's
+// table of commands; --per-key, --list-reads and --list-timeout set CONCURRENT_REQUESTS_PER_KEY,
+// CONCURRENT_LIST_READS_PER_KEY and LIST_QUERY_TIMEOUT_MS.
 
 import { loadavg } from 'node:os';
 import { loadConfig } from '../../apps/server/src/config.js';

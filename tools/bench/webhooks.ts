@@ -1,13 +1,7 @@
 // Webhook delivery under load: `pnpm bench webhooks [--rate 1000] [--seconds 60]
 // [--organizations 10] [--endpoints 5] [--answer-ms 50] [--stuck 1] [--database postgres://...]`.
-//
-// A writer process (event-writer.ts) writes --rate events a second over --organizations, each with
-// --endpoints endpoints for them, the first --stuck more that never answer; receivers in a process
-// of their own (webhook-receivers.ts) answer after --answer-ms. The events list and routing are
-// measured beside the writer without endpoints, then with them; then the messages are waited for
-// (60 s at most). The last line: `webhooks: delivered N of M, p99 X ms, list p99 ratio R, routing
-// p99 ratio R, server+db core-ms per message C`, C being what the server and the database spent
-// with webhooks beyond the probes' cost per request without them, per message delivered.
+// The writer is event-writer.ts, the receivers webhook-receivers.ts; what the options do and what
+// it prints: docs/benchmarks.md and README.md's table of commands.
 
 import { execFile, spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
