@@ -10,6 +10,17 @@ import { Latencies } from './report.js';
 // After warm-up the server's RSS may move within this much of its post-warm-up level.
 const ALLOWED_RSS_GROWTH = 1.25;
 
+/** A worker's reads by its step's number modulo 10; step 0 runs an experiment, the rest route. */
+const READS: Partial<Record<number, string>> = {
+  1: '/api/v1/events/?limit=25',
+  2: '/api/v1/events/?limit=25',
+  3: '/api/v1/events/?search_fields=type&search_field_values=session-started&limit=10',
+  4: '/api/v1/prompts/',
+  5: '/api/v1/experiments/?order_by=id&order_by_direction=desc',
+  // Deliberately bad input: a 4xx is expected and counted, never an error.
+  6: '/api/v1/events/?limit=5000',
+};
+
 export async function run(args: readonly string[]): Promise<void> {
   const values = options(args, {
     seconds: 60,
@@ -63,52 +74,32 @@ export async function run(args: readonly string[]): Promise<void> {
         let n = 0;
         while (Date.now() < deadline) {
           n += 1;
-          switch (n % 10) {
-            case 0: {
-              const experiment = await call('POST', '/api/v1/experiments/', {
-                name: `soak ${index}-${n}`,
-                target_id: targetId,
-                variants: [
-                  { name: 'a', weight: 60, is_control: true, agent_id: agentIds[0] },
-                  { name: 'b', weight: 40, agent_id: agentIds[1 + (n % 3)] },
-                ],
-              });
-              if (!experiment?.id) break;
-              await call('POST', `/api/v1/experiments/${experiment.id}/start`);
-              for (let i = 0; i < 5; i += 1) {
-                await call('POST', `/api/v1/channels/targets/${targetId}/sessions`, {
-                  user_id: `u-${n}-${i}`,
-                });
-              }
-              await call('GET', `/api/v1/experiments/${experiment.id}/results`);
-              await call('POST', `/api/v1/experiments/${experiment.id}/stop`);
-              await call('DELETE', `/api/v1/experiments/${experiment.id}`);
-              break;
-            }
-            case 1:
-            case 2:
-              await call('GET', '/api/v1/events/?limit=25');
-              break;
-            case 3:
-              await call(
-                'GET',
-                '/api/v1/events/?search_fields=type&search_field_values=session-started&limit=10',
-              );
-              break;
-            case 4:
-              await call('GET', '/api/v1/prompts/');
-              break;
-            case 5:
-              await call('GET', '/api/v1/experiments/?order_by=id&order_by_direction=desc');
-              break;
-            case 6:
-              // Deliberately bad input: a 4xx is expected and counted, never an error.
-              await call('GET', '/api/v1/events/?limit=5000');
-              break;
-            default:
+          const read = READS[n % 10];
+          if (read) {
+            await call('GET', read);
+          } else if (n % 10 === 0) {
+            const experiment = await call('POST', '/api/v1/experiments/', {
+              name: `soak ${index}-${n}`,
+              target_id: targetId,
+              variants: [
+                { name: 'a', weight: 60, is_control: true, agent_id: agentIds[0] },
+                { name: 'b', weight: 40, agent_id: agentIds[1 + (n % 3)] },
+              ],
+            });
+            if (!experiment?.id) continue;
+            await call('POST', `/api/v1/experiments/${experiment.id}/start`);
+            for (let i = 0; i < 5; i += 1) {
               await call('POST', `/api/v1/channels/targets/${targetId}/sessions`, {
-                user_id: `caller-${n % 50}`,
+                user_id: `u-${n}-${i}`,
               });
+            }
+            await call('GET', `/api/v1/experiments/${experiment.id}/results`);
+            await call('POST', `/api/v1/experiments/${experiment.id}/stop`);
+            await call('DELETE', `/api/v1/experiments/${experiment.id}`);
+          } else {
+            await call('POST', `/api/v1/channels/targets/${targetId}/sessions`, {
+              user_id: `caller-${n % 50}`,
+            });
           }
         }
       }
