@@ -126,11 +126,7 @@ function eventCells(organizationId: number, eventCount: number): Cell[] {
   ];
 }
 
-interface Tenant {
-  organizationId: number;
-  agentIds: Record<string, number>;
-  targetIds: number[];
-}
+type Tenant = Awaited<ReturnType<typeof benchRoutingTenant>>;
 
 /** Prompts of bench-lists.ts: ids after the tenant's own AGENTS - 1, names and texts by index. */
 function promptCells(_tenant: Tenant, count: number): Cell[] {
@@ -195,10 +191,7 @@ type List = (client: AgentlineClient, query: Query) => Promise<{ total_count?: n
 /** What the shapes of a list need: its rows in a new organization and its cells. */
 interface Resource {
   rows: number;
-  build: (
-    database: BenchDatabase,
-    rows: number,
-  ) => Promise<Tenant & { key: string; targetId: number }>;
+  build: (database: BenchDatabase, rows: number) => Promise<Tenant>;
   cells: (tenant: Tenant, rows: number) => Cell[];
   /** The order of the server's first answers (its connections, the count), not a cell's. */
   warmUpOrder: string;
