@@ -9,21 +9,19 @@ import type {
 } from '../../packages/sdk/src/index.js';
 import { createKeyWithOwnRole } from '../../apps/server/src/use-cases/api-keys.js';
 import { createOrganization } from '../../apps/server/src/db/repositories/organizations.js';
-import { PERMISSIONS } from '../../apps/server/src/vocabulary/permissions.js';
+import { PERMISSIONS, type Permission } from '../../apps/server/src/vocabulary/permissions.js';
 import { platformRecordsSchema } from '../../apps/server/src/records/format.js';
 import { loadedIds } from '../../apps/server/src/records/load-result.js';
 import { loadPlatformRecords } from '../../apps/server/src/records/loader.js';
 
+/** A new key of the organization holding `permissions`, in a role of its own named as the key. */
+export const newKey = (db: Db, organizationId: number, name: string, permissions: Permission[]) =>
+  createKeyWithOwnRole(db, { organizationId, roleName: name, keyName: name, permissions });
+
 /** A new organization and a key of it holding every permission, in a role of its own. */
 export async function benchTenant(db: Db, name: string) {
   const { id: organizationId } = await createOrganization(db, name);
-  const key = await createKeyWithOwnRole(db, {
-    organizationId,
-    roleName: `bench admin ${Date.now()}`,
-    keyName: 'bench',
-    permissions: PERMISSIONS,
-  });
-  return { organizationId, key };
+  return { organizationId, key: await newKey(db, organizationId, 'bench', [...PERMISSIONS]) };
 }
 
 /**

@@ -4,10 +4,9 @@
 // only) and the dashboard's (reading only).
 
 import type { Db } from '../../apps/server/src/db/engine/client.js';
-import { createKeyWithOwnRole } from '../../apps/server/src/use-cases/api-keys.js';
 import { createClient, type Experiment } from '../../packages/sdk/src/index.js';
 import { buildEvents } from './bench-events.js';
-import { benchRoutingTenant, startSplitExperiment } from './bench-tenant.js';
+import { benchRoutingTenant, startSplitExperiment, newKey } from './bench-tenant.js';
 
 /** Agents (each with a prompt of its own) beyond the experiment's two. */
 const MORE_AGENTS = 10;
@@ -18,16 +17,7 @@ export async function createDayTenants(db: Db, count: number, eventsPerOrganizat
   for (let i = 0; i < count; i += 1) {
     const name = `Day ${i}`;
     const tenant = await benchRoutingTenant(db, name, { moreAgents: MORE_AGENTS });
-    const key = (
-      keyName: string,
-      permissions: Parameters<typeof createKeyWithOwnRole>[1]['permissions'],
-    ) =>
-      createKeyWithOwnRole(db, {
-        organizationId: tenant.organizationId,
-        roleName: keyName,
-        keyName,
-        permissions,
-      });
+    const key = newKey.bind(null, db, tenant.organizationId);
     tenants.push({
       ...tenant,
       name,
