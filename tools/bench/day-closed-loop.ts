@@ -19,13 +19,12 @@ const CONNECTIONS = 16;
  * answering bytes sampled from the real answers, for `seconds` each. Prints both and returns the
  * ratio of their throughputs.
  */
-export async function closedLoop(options: {
-  tenants: readonly DayTenant[];
-  entries: readonly string[];
-  database: BenchDatabase;
-  seconds: number;
-}): Promise<number> {
-  const { tenants, entries, seconds } = options;
+export async function closedLoop(
+  tenants: readonly DayTenant[],
+  entries: readonly string[],
+  database: BenchDatabase,
+  seconds: number,
+): Promise<number> {
   const bodies: string[] = [];
   for (let i = 0; i < 64; i += 1) {
     const tenant = tenants[i % tenants.length]!;
@@ -35,7 +34,7 @@ export async function closedLoop(options: {
     });
     if (answer.ok) bodies.push(await answer.text());
   }
-  const bodiesFile = join(options.database.directory, 'bare-bodies.json');
+  const bodiesFile = join(database.directory, 'bare-bodies.json');
   writeFileSync(bodiesFile, JSON.stringify(bodies));
   const bares: Array<Awaited<ReturnType<typeof startBareBodiesServer>>> = [];
   try {
@@ -60,7 +59,7 @@ export async function closedLoop(options: {
       return combined(results);
     };
     const varied = await run(entries);
-    await options.database.settle();
+    await database.settle();
     const bare = await run(bares.map((b) => b.url));
     const ratio = varied.requestsPerSecond / bare.requestsPerSecond;
     console.log(

@@ -215,14 +215,7 @@ export async function run(args: readonly string[]): Promise<void> {
         importReport.line + `; streams received ${tallies.streamedOthers} events not from routing`,
       );
       console.log(endReport + `; sessions routed into it after end_at: ${tallies.routedAfterEnd}`);
-      servers.processes().forEach((_, i) =>
-        console.log(
-          rssReport(
-            i,
-            rss.map((sample) => sample[i]!),
-          ),
-        ),
-      );
+      for (const i of servers.processes().keys()) console.log(rssReport(rss, i));
       console.log(
         `load average (1 min): ${loadAtStart} at the start, ${load1()} at the end of the day`,
       );
@@ -231,12 +224,7 @@ export async function run(args: readonly string[]): Promise<void> {
       await database.settle();
       await costPhases(tenants, plan, cpu);
       await database.settle();
-      const closed = await closedLoop({
-        tenants,
-        entries,
-        database,
-        seconds: closedSeconds,
-      });
+      const closed = await closedLoop(tenants, entries, database, closedSeconds);
       const size = await database.sizeBytes();
       console.log(`database size at the end: ${(size / 1024 / 1024).toFixed(0)} MiB`);
       const listLatencies = Latencies.merged(Object.values(tallies.lists).map((l) => l.latencies));
@@ -313,8 +301,9 @@ function byStatus(wire: DayTallies['wire'], test: (status: number) => boolean): 
   return statuses.length === 0 ? '' : ` (${statuses.map(([s, n]) => `${s}: ${n}`).join(', ')})`;
 }
 
-/** RSS samples of one process, and whether the last quarter's mean stayed near the second's. */
-function rssReport(index: number, samples: readonly number[]): string {
+/** Process `index`'s RSS samples, and whether the last quarter's mean stayed near the second's. */
+function rssReport(rss: ReadonlyArray<readonly number[]>, index: number): string {
+  const samples = rss.map((sample) => sample[index]!);
   const quarter = Math.floor(samples.length / 4);
   const mean = (from: number, to: number) => {
     const read = samples.slice(from, to).filter(Number.isFinite);
