@@ -68,14 +68,8 @@ export async function writeImportFile(file: string, lines: number): Promise<void
  * the CLI of the server's bundle, as production runs it (test/support/server-build.ts).
  */
 export async function importArguments(file: string, organization: string): Promise<string[]> {
-  return [
-    ...entryArgs('cli/main', await serverBuild()),
-    'events',
-    'import',
-    file,
-    '--org',
-    organization,
-  ];
+  const cli = entryArgs('cli/main', await serverBuild());
+  return [...cli, 'events', 'import', file, '--org', organization];
 }
 
 /** Events per batch insert while building. */
