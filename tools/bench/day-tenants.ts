@@ -25,11 +25,8 @@ export async function createDayTenants(db: Db, count: number, eventsPerOrganizat
       dashboardKey: await key('dashboard', ['EVENTS_READ', 'PROMPTS_READ', 'CHANNELS_READ']),
     });
   }
-  await buildEvents(
-    db,
-    tenants.map((t) => t.organizationId),
-    eventsPerOrganization,
-  );
+  const ids = tenants.map((t) => t.organizationId);
+  await buildEvents(db, ids, eventsPerOrganization);
   return tenants;
 }
 

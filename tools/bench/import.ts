@@ -20,17 +20,9 @@ export async function run(args: readonly string[]): Promise<void> {
   if (importLines === 0) throw new Error('--import-lines takes a number above 0');
   await withBenchDatabase('import', values.database, async (database) => {
     await seeded(database.url, async (db) => {
-      const organizations = [
-        await createOrganization(db, 'Bench A'),
-        await createOrganization(db, 'Bench B'),
-      ];
-      if (perOrganization > 0) {
-        await buildEvents(
-          db,
-          organizations.map((o) => o.id),
-          perOrganization,
-        );
-      }
+      const ids: number[] = [];
+      for (const name of ['Bench A', 'Bench B']) ids.push((await createOrganization(db, name)).id);
+      if (perOrganization > 0) await buildEvents(db, ids, perOrganization);
     });
     const file = join(database.directory, 'import.ndjson');
     await writeImportFile(file, importLines);
