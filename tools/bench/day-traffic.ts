@@ -253,9 +253,7 @@ function onSchedule(
     firstGapMs: Math.random() * periodMs,
     gapMs: () => periodMs,
     maxInFlight,
-    work: async (dueAt) => {
-      await work(dueAt);
-    },
+    work,
   });
 }
 

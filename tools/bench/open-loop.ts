@@ -28,10 +28,10 @@ export async function openLoop(options: {
   firstGapMs: number;
   gapMs: () => number;
   maxInFlight: number;
-  work: (dueAt: number) => Promise<void>;
+  work: (dueAt: number) => Promise<unknown>;
 }): Promise<OpenLoopCount> {
   const count: OpenLoopCount = { started: 0, dropped: 0 };
-  const inFlight = new Set<Promise<void>>();
+  const inFlight = new Set<Promise<unknown>>();
   let dueAt = performance.now() + options.firstGapMs;
   while (dueAt < options.untilMs) {
     const wait = dueAt - performance.now();
@@ -40,7 +40,7 @@ export async function openLoop(options: {
       count.dropped += 1;
     } else {
       count.started += 1;
-      const running: Promise<void> = options.work(dueAt).finally(() => inFlight.delete(running));
+      const running: Promise<unknown> = options.work(dueAt).finally(() => inFlight.delete(running));
       inFlight.add(running);
     }
     dueAt += options.gapMs();
