@@ -12,7 +12,8 @@ import type {
 } from '../../packages/sdk/src/index.js';
 import { TOPICS } from './bench-events.js';
 
-export type ListResource = 'events' | 'prompts' | 'experiments' | 'agents';
+export const LIST_RESOURCES = ['events', 'prompts', 'experiments', 'agents'] as const;
+export type ListResource = (typeof LIST_RESOURCES)[number];
 
 export type ListQuery =
   | { resource: 'events'; query: EventListQuery }

@@ -11,7 +11,7 @@ import {
   type EventStreamQuery,
 } from '../../packages/sdk/src/index.js';
 import type { DayTenant } from './day-tenants.js';
-import { listWithSdk, randomListQuery, type ListResource } from './day-queries.js';
+import { LIST_RESOURCES, listWithSdk, randomListQuery, type ListResource } from './day-queries.js';
 import { randomCaller } from './bench-tenant.js';
 import { openLoop, poissonGapsMs } from './open-loop.js';
 import { Latencies } from './report.js';
@@ -98,12 +98,9 @@ const WALK_EVERY_MS = 60_000;
 
 /** The tallies of a day that starts at `dayStart` (performance.now()). */
 export function newTallies(dayStart: number) {
-  const lists: Record<ListResource, ShapeTally> = {
-    events: new ShapeTally(dayStart),
-    prompts: new ShapeTally(dayStart),
-    experiments: new ShapeTally(dayStart),
-    agents: new ShapeTally(dayStart),
-  };
+  const lists = Object.fromEntries(
+    LIST_RESOURCES.map((resource) => [resource, new ShapeTally(dayStart)]),
+  ) as Record<ListResource, ShapeTally>;
   return {
     wire: new WireTally(),
     routing: new ShapeTally(dayStart),
