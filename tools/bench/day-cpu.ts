@@ -63,11 +63,12 @@ const listCount = (tallies: DayTallies) =>
 
 /**
  * CPU seconds of the PostgreSQL backends that serve the operator CLI (CLI_APPLICATION_NAME) on
- * `databaseUrl`'s database until `ended` settles, read every 100 ms: an
- * import's inserts, triggers and index updates, which on SQLite run in the import's own process.
- * What a backend spends after its last read stays the database's.
+ * `databaseUrl`'s database until `ended` settles, read every 100 ms: an import's inserts, triggers
+ * and index updates. None on SQLite, where they run in the import's own process. What a backend
+ * spends after its last read stays the database's.
  */
-export function cliBackendSeconds(databaseUrl: string, ended: Promise<unknown>): Promise<number> {
+export async function cliBackendSeconds(databaseUrl: string, ended: Promise<unknown>) {
+  if (!isPostgresUrl(databaseUrl)) return 0;
   let done = false;
   void ended.finally(() => (done = true));
   return withAdmin(databaseUrl, async (client) => {

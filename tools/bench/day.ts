@@ -10,7 +10,6 @@ import { join } from 'node:path';
 import { loadavg } from 'node:os';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { loadConfig } from '../../apps/server/src/config.js';
-import { isPostgresUrl } from '../../apps/server/src/db/engine/client.js';
 import { postgresUrlOf } from '../../apps/server/test/support/test-database.js';
 import type { ServerProcess } from '../../apps/server/test/support/server-process.js';
 import { createClient } from '../../packages/sdk/src/index.js';
@@ -345,9 +344,7 @@ async function importMidway(
   child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
   const cutOff = setTimeout(() => child.kill(), untilMs + GRACE_MS - performance.now());
   const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
-  const backendSeconds = isPostgresUrl(databaseUrl)
-    ? cliBackendSeconds(databaseUrl, exited)
-    : Promise.resolve(0);
+  const backendSeconds = cliBackendSeconds(databaseUrl, exited);
   const code = await exited;
   clearTimeout(cutOff);
   clearInterval(reading);
