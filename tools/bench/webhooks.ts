@@ -14,7 +14,7 @@ import {
   postgresSeconds,
   processTreeSeconds,
 } from './cpu-accounting.js';
-import { newIdempotencyKey } from '../../packages/sdk/src/index.js';
+import { createClient, newIdempotencyKey } from '../../packages/sdk/src/index.js';
 import { benchRoutingTenant, benchTenant, randomCaller } from './bench-tenant.js';
 import { options, seeded, sleep, withBenchDatabase, withServer } from './harness.js';
 import { TABLE_HEADER, formatRow, load, type LoadResult } from './load.js';
@@ -84,19 +84,14 @@ export async function run(args: readonly string[]): Promise<void> {
         return JSON.parse(await receiverLine()) as ReceiverReport;
       }
 
-      async function createEndpoint(key: string, url: string): Promise<void> {
-        const answer = await fetch(`${server.baseUrl}/api/v1/webhooks/endpoints`, {
-          method: 'POST',
-          headers: { 'Service-API-Key': key, 'Content-Type': 'application/json' },
-          body: JSON.stringify({
-            url,
-            search_fields: ['type'],
-            search_field_values: ['bench-written'],
-            message_types: ['event'],
-          }),
+      /** An endpoint of `key`'s organization for the writer's events, through the SDK. */
+      const createEndpoint = (key: string, url: string) =>
+        createClient({ apiKey: key, baseUrl: server.baseUrl }).webhooks.create({
+          url,
+          search_fields: ['type'],
+          search_field_values: ['bench-written'],
+          message_types: ['event'],
         });
-        if (!answer.ok) throw new Error(`create endpoint: ${answer.status} ${await answer.text()}`);
-      }
 
       /** The events list and session routing of the first organization, while the writer writes. */
       async function probes(runSeconds: number) {
