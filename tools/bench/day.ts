@@ -39,7 +39,7 @@ import {
   type DayTallies,
   type ShapeTally,
 } from './day-traffic.js';
-import { Latencies, columns, ms } from './report.js';
+import { Latencies, columns, envText, ms } from './report.js';
 
 const ORGANIZATIONS = 20;
 const EVENTS_PER_ORGANIZATION = 10_000;
@@ -130,11 +130,7 @@ export async function run(args: readonly string[]): Promise<void> {
       console.log(
         `day on ${database.kind}${readUrl ? ' with its read replica' : ''}: ${ORGANIZATIONS} organizations, ${EVENTS_PER_ORGANIZATION} events each, ${servers.description}, ${minutes} min at rate x${rate}; setup ${((performance.now() - setupStarted) / 1000).toFixed(0)} s`,
       );
-      console.log(
-        `server env: ${Object.entries(serverEnv)
-          .map(([name, value]) => `${name}=${value}`)
-          .join(' ')}`,
-      );
+      console.log(`server env: ${envText(serverEnv)}`);
       const loadAtStart = load1();
 
       cpu.take();

@@ -35,6 +35,12 @@ export class Latencies {
   }
 }
 
+/** `NAME=value` for each variable of `env`, joined by `separator`. */
+export const envText = (env: Record<string, string>, separator = ' ') =>
+  Object.entries(env)
+    .map(([name, value]) => `${name}=${value}`)
+    .join(separator);
+
 /** Milliseconds to one decimal, or `-` for none. */
 export const ms = (value: number) => (Number.isNaN(value) ? '-' : value.toFixed(1));
 

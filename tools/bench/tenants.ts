@@ -9,7 +9,7 @@ import { loadConfig } from '../../apps/server/src/config.js';
 import { buildEvents } from './bench-events.js';
 import { benchRoutingTenant, benchTenant } from './bench-tenant.js';
 import { options, seeded, sleep, withBenchDatabase, withServer } from './harness.js';
-import { Latencies, columns } from './report.js';
+import { Latencies, columns, envText } from './report.js';
 
 /** How long B is timed alone, before A starts. */
 const IDLE_SECONDS = 5;
@@ -172,10 +172,7 @@ export async function run(args: readonly string[]): Promise<void> {
     const configurations = values['compare-off'] ? [configured, off] : [configured];
     for (let round = 1; round <= values.rounds; round += 1) {
       for (const configuration of configurations) {
-        const label = Object.entries(configuration)
-          .map(([name, value]) => `${name}=${value}`)
-          .join(', ');
-        console.log(`\nround ${round}, ${label}`);
+        console.log(`\nround ${round}, ${envText(configuration, ', ')}`);
         await measure(database.url, configuration, tenants, { seconds, concurrency, hammer });
         await database.settle();
       }
