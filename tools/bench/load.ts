@@ -3,13 +3,6 @@
 import autocannon from 'autocannon';
 import { columns } from './report.js';
 
-/** What a request of a run changes of the url's: its path (and query), headers added, a body. */
-interface RequestChange {
-  path?: string;
-  headers?: Record<string, string>;
-  body?: string;
-}
-
 /** One autocannon run, bounded by time only. */
 export async function load(options: {
   url: string;
@@ -17,8 +10,8 @@ export async function load(options: {
   seconds: number;
   method?: 'GET' | 'POST';
   headers?: Record<string, string>;
-  /** Each request's change, made as it is sent. */
-  requestOf?: () => RequestChange;
+  /** What each request changes of the url's as it is sent: its path, headers added, a body. */
+  requestOf?: () => Partial<{ path: string; headers: Record<string, string>; body: string }>;
 }) {
   const { requestOf } = options;
   const result = await autocannon({
