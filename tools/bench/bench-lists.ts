@@ -1,7 +1,5 @@
 // The prompts and experiments the shapes benchmark reads: `count` of them in one organization,
-// with what their computed properties read. Prompts are loaded as `records load` loads them (one
-// transaction), linking tools, some with agents; experiments are written with the repository's
-// own inserts in transactions of BLOCK, two variants each over 20 agents, on one of 10 targets.
+// with what their computed properties read; docs/benchmarks.md says how they are spread.
 
 import type { Db } from '../../apps/server/src/db/engine/client.js';
 import { runStepsInTransaction } from '../../apps/server/src/db/engine/portable-sql.js';

@@ -1,7 +1,5 @@
 // Pages by number at every depth of a large events list: `pnpm bench deep-pages [--events
-// 10000000] [--samples 200] [--database postgres://...]`. Through the SDK, one request at a time,
-// `--samples` different pages near the start, the middle and the end of the default order and of
-// a `category` search of one organization's generated events (bench-events.ts).
+// 10000000] [--samples 200] [--database postgres://...]`; docs/benchmarks.md says which pages.
 
 import { createClient, type EventListQuery } from '../../packages/sdk/src/index.js';
 import { organizationWithEvents } from './bench-events.js';

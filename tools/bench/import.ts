@@ -1,8 +1,5 @@
 // The import: `pnpm bench import [--events 1000000] [--import-lines 1000000] [--database
-// postgres://...]`. Builds two organizations of `--events` generated events each (bench-events.ts;
-// `--events 0`: a new, empty database), then times `agentline events import` of `--import-lines`
-// new NDJSON lines into the first, the CLI of the server's bundle under `/usr/bin/time -v`: its
-// own summary line and its peak RSS (`--import-lines 7200000` makes a 2 GB file).
+// postgres://...]`. What it builds, times and prints: README.md's table of commands.
 
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
