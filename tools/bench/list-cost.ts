@@ -107,8 +107,7 @@ export async function run(args: readonly string[]): Promise<void> {
 
     console.log(`in process, one request at a time, ${requests - warmUp} counted:\n${header}`);
     for (const [name, latencies] of [...byResource, ...byShape]) console.log(row(name, latencies));
-    const mean = (map: Map<string, Latencies>, name: string) =>
-      (map.get(name)!.mean() * 1000).toFixed(0);
+    const mean = (map: Map<string, Latencies>, name: string) => us(map.get(name)!.mean());
     console.log(
       `list-cost: healthz ${mean(byResource, '/healthz')} us, varied lists ${mean(byResource, 'varied lists, all')} us, events read alone ${mean(byShape, 'events read alone, all')} us`,
     );
