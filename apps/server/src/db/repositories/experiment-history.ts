@@ -57,11 +57,26 @@ export function appendChange(
   );
 }
 
-interface ExperimentChangeRow extends StoredActor {
+/** What a history row says of its change: which, when, and who made it. */
+export interface ChangeHeadRow extends StoredActor {
   id: number;
   experimentId: number;
   occurredAt: string;
   action: ChangeAction;
+}
+
+/** The columns of a ChangeHeadRow, for the reads of the history. */
+export const changeHeadColumns = {
+  id: experimentChanges.id,
+  experimentId: experimentChanges.experimentId,
+  occurredAt: experimentChanges.occurredAt,
+  action: experimentChanges.action,
+  actorType: experimentChanges.actorType,
+  actorKeyId: experimentChanges.actorKeyId,
+  actorKeyName: experimentChanges.actorKeyName,
+};
+
+interface ExperimentChangeRow extends ChangeHeadRow {
   requestId: string | null;
   /** Text on SQLite, parsed on PostgreSQL. */
   changes: FieldChanges | string;
@@ -100,13 +115,7 @@ export async function readHistoryPage(
         primaryKey: experimentChanges.id,
         columns: { id: experimentChanges.id },
         fields: {
-          id: experimentChanges.id,
-          experimentId: experimentChanges.experimentId,
-          occurredAt: experimentChanges.occurredAt,
-          action: experimentChanges.action,
-          actorType: experimentChanges.actorType,
-          actorKeyId: experimentChanges.actorKeyId,
-          actorKeyName: experimentChanges.actorKeyName,
+          ...changeHeadColumns,
           requestId: experimentChanges.requestId,
           changes: experimentChanges.changes,
         },

@@ -19,7 +19,7 @@ import {
   selectRows,
   type Steps,
 } from '../engine/portable-sql.js';
-import type { StoredActor } from './experiment-history.js';
+import { changeHeadColumns, type ChangeHeadRow } from './experiment-history.js';
 import {
   experimentChanges,
   experiments,
@@ -339,10 +339,7 @@ export function recordAttempt(
 }
 
 /** An experiment's start, stop or end, from its history. */
-export interface StatusChangeRow extends StoredActor {
-  id: number;
-  experimentId: number;
-  occurredAt: string;
+export interface StatusChangeRow extends ChangeHeadRow {
   action: 'started' | 'stopped' | 'ended';
   /** The experiment's ended_reason now (null once it is deleted). */
   endedReason: EndedReason | null;
@@ -359,13 +356,7 @@ export function statusChangesAfter(
   return runSteps(db, () =>
     selectRows<StatusChangeRow>(
       sql`SELECT ${selectList({
-        id: experimentChanges.id,
-        experimentId: experimentChanges.experimentId,
-        occurredAt: experimentChanges.occurredAt,
-        action: experimentChanges.action,
-        actorType: experimentChanges.actorType,
-        actorKeyId: experimentChanges.actorKeyId,
-        actorKeyName: experimentChanges.actorKeyName,
+        ...changeHeadColumns,
         endedReason: experiments.endedReason,
       })} FROM ${experimentChanges}
         LEFT JOIN ${experiments} ON ${experiments.id} = ${experimentChanges.experimentId}
