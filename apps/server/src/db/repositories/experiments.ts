@@ -104,6 +104,9 @@ const EXPERIMENTS_WITH_TARGETS = sql`${experiments}
 
 const SELECT_EXPERIMENTS = sql`SELECT ${selectList(EXPERIMENT_FIELDS)} FROM ${EXPERIMENTS_WITH_TARGETS}`;
 
+const VARIANTS_WITH_AGENTS = sql`${experimentVariants}
+  INNER JOIN ${agents} ON ${agents.id} = ${experimentVariants.agentId}`;
+
 type VariantRow = Omit<VariantRecord, 'isControl'> & {
   experimentId: number;
   /** 0 or 1 on SQLite, a boolean on PostgreSQL. */
@@ -122,8 +125,7 @@ function* withVariants(rows: ExperimentRow[]): Steps<ExperimentRecord[]> {
       isControl: experimentVariants.isControl,
       agentId: experimentVariants.agentId,
       agentName: agents.name,
-    })} FROM ${experimentVariants}
-      INNER JOIN ${agents} ON ${agents.id} = ${experimentVariants.agentId}
+    })} FROM ${VARIANTS_WITH_AGENTS}
       WHERE ${idIn(
         experimentVariants.experimentId,
         rows.map((r) => r.id),
@@ -395,8 +397,7 @@ export async function variantAgents(db: Db, experimentId: number): Promise<Varia
         agentName: agents.name,
         pinnedPromptVersion: agents.pinnedPromptVersion,
         promptId: agents.promptId,
-      })} FROM ${experimentVariants}
-        INNER JOIN ${agents} ON ${agents.id} = ${experimentVariants.agentId}
+      })} FROM ${VARIANTS_WITH_AGENTS}
         WHERE ${idEquals(experimentVariants.experimentId, experimentId)}
         ORDER BY ${experimentVariants.position}`,
     ),
