@@ -3,7 +3,7 @@
 import type { components } from '../spec-types.js';
 import { everyValueOf } from '../vocabulary/spec-enums.js';
 import type { AgentProperty } from '../vocabulary/directory.js';
-import type { ListResource, NullableKeys } from './list-query.js';
+import { keyedById, type ListResource, type NullableKeys } from './list-query.js';
 
 export const AGENT_LIST: ListResource<AgentProperty> = {
   name: 'agents',
@@ -15,11 +15,9 @@ export const AGENT_LIST: ListResource<AgentProperty> = {
     pinned_prompt_version: 'integer',
   },
   projects: { name_exact: ['name'] },
-  alwaysIncluded: ['id'],
-  defaultOrder: { property: 'id', direction: 'asc' },
+  ...keyedById(),
   nullable: everyValueOf<NullableKeys<components['schemas']['Agent']> & AgentProperty>()([
     'prompt_id',
     'pinned_prompt_version',
   ]),
-  ids: 'integer',
 };

@@ -4,7 +4,7 @@
 import type { components } from '../spec-types.js';
 import { everyValueOf } from '../vocabulary/spec-enums.js';
 import type { ChannelTargetProperty } from '../vocabulary/directory.js';
-import type { ListResource, NullableKeys } from './list-query.js';
+import { keyedById, type ListResource, type NullableKeys } from './list-query.js';
 
 export const CHANNEL_TARGET_LIST: ListResource<ChannelTargetProperty> = {
   name: 'channel_targets',
@@ -17,10 +17,8 @@ export const CHANNEL_TARGET_LIST: ListResource<ChannelTargetProperty> = {
     agent_id: 'integer',
     is_agent_test: 'boolean',
   },
-  alwaysIncluded: ['id'],
-  defaultOrder: { property: 'id', direction: 'asc' },
+  ...keyedById(),
   nullable: everyValueOf<
     NullableKeys<components['schemas']['ChannelTarget']> & ChannelTargetProperty
   >()(['agent_id']),
-  ids: 'integer',
 };

@@ -18,7 +18,7 @@ import type {
   ExperimentStatus,
   FieldChanges,
 } from '../vocabulary/experiments.js';
-import type { ListResource, NullableKeys } from './list-query.js';
+import { keyedById, type ListResource, type NullableKeys } from './list-query.js';
 
 export const EXPERIMENT_LIST: ListResource<ExperimentProperty> = {
   name: 'experiments',
@@ -36,14 +36,12 @@ export const EXPERIMENT_LIST: ListResource<ExperimentProperty> = {
     stopped_at: 'datetime',
   },
   projects: { name_exact: ['name'], agent_id: ['variants'] },
-  alwaysIncluded: ['id'],
-  defaultOrder: { property: 'id', direction: 'asc' },
+  ...keyedById(),
   nullable: everyValueOf<NullableKeys<components['schemas']['Experiment']> & ExperimentProperty>()([
     'description',
     'started_at',
     'stopped_at',
   ]),
-  ids: 'integer',
 };
 
 export interface VariantInput {
@@ -408,11 +406,9 @@ export function experimentHistoryList(
   return {
     name: `experiment_history:${experimentId}`,
     kinds: { id: 'integer' },
-    alwaysIncluded: ['id'],
-    defaultOrder: { property: 'id', direction: 'desc' },
+    ...keyedById('desc'),
     nullable: everyValueOf<
       NullableKeys<components['schemas']['ExperimentChange']> & ExperimentChangeProperty
     >()([]),
-    ids: 'integer',
   };
 }

@@ -40,6 +40,18 @@ export interface ListResource<P extends string> {
   ids: 'integer' | 'bigint';
 }
 
+/**
+ * The keying of a list of records with integer ids: the id in every item, and the order by id when
+ * none is asked for (ascending unless told otherwise).
+ */
+export function keyedById(direction: SortDirection = 'asc') {
+  return {
+    alwaysIncluded: ['id'],
+    defaultOrder: { property: 'id', direction },
+    ids: 'integer',
+  } as const;
+}
+
 /** The keys of an item type whose value may be null. */
 export type NullableKeys<Item> = {
   [K in keyof Item]-?: null extends Item[K] ? K : never;

@@ -3,7 +3,7 @@
 import type { components } from '../spec-types.js';
 import { everyValueOf } from '../vocabulary/spec-enums.js';
 import type { PromptProperty } from '../vocabulary/prompts.js';
-import type { ListResource, NullableKeys } from './list-query.js';
+import { keyedById, type ListResource, type NullableKeys } from './list-query.js';
 
 export const PROMPT_LIST: ListResource<PromptProperty> = {
   name: 'prompts',
@@ -30,14 +30,12 @@ export const PROMPT_LIST: ListResource<PromptProperty> = {
     tools: ['tools', 'tools_full'],
     session_end_enabled: ['session_end_enabled', 'session_end_tool_id', 'session_end_tool'],
   },
-  alwaysIncluded: ['id'],
-  defaultOrder: { property: 'id', direction: 'asc' },
+  ...keyedById(),
   nullable: everyValueOf<NullableKeys<components['schemas']['Prompt']> & PromptProperty>()([
     'description',
     'context',
     'last_updated_by',
   ]),
-  ids: 'integer',
 };
 
 /** Whether the items of a list with this projection show any full tool object. */

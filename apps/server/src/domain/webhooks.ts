@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import spec from '../generated/openapi.json' with { type: 'json' };
 import type { components } from '../spec-types.js';
 import type { InputLocation, InputProblem } from './errors.js';
-import type { ListResource, NullableKeys } from './list-query.js';
+import { keyedById, type ListResource, type NullableKeys } from './list-query.js';
 import { everyValueOf } from '../vocabulary/spec-enums.js';
 import type { WebhookDeliveryProperty, WebhookEndpointProperty } from '../vocabulary/webhooks.js';
 
@@ -34,12 +34,10 @@ export const WEBHOOK_ENDPOINT_LIST: ListResource<WebhookEndpointProperty> = {
     created_at: 'datetime',
     updated_at: 'datetime',
   },
-  alwaysIncluded: ['id'],
-  defaultOrder: { property: 'id', direction: 'asc' },
+  ...keyedById(),
   nullable: everyValueOf<
     NullableKeys<components['schemas']['WebhookEndpoint']> & WebhookEndpointProperty
   >()(['description', 'disabled_reason']),
-  ids: 'integer',
 };
 
 /**
@@ -50,8 +48,7 @@ export function webhookDeliveryList(endpointId: number): ListResource<WebhookDel
   return {
     name: `webhook_deliveries:${endpointId}`,
     kinds: { id: 'integer', status: 'exact' },
-    alwaysIncluded: ['id'],
-    defaultOrder: { property: 'id', direction: 'desc' },
+    ...keyedById('desc'),
     nullable: everyValueOf<
       NullableKeys<components['schemas']['WebhookDelivery']> & WebhookDeliveryProperty
     >()([]),
