@@ -6,17 +6,6 @@ import type { RoutedSessionRecord } from '../db/repositories/sessions.js';
 import type { Assignment } from '../domain/session-routing.js';
 import type { components } from '../spec-types.js';
 
-export type WireRoutedSession = Required<components['schemas']['RoutedSession']>;
-
-export const toWireSession = (session: RoutedSessionRecord): WireRoutedSession => ({
-  session_id: session.sessionId,
-  target_id: session.targetId,
-  agent_id: session.agentId,
-  experiment_id: session.experimentId,
-  variant_id: session.variantId,
-  created_at: session.createdAt,
-});
-
 export type WireAssignment = components['schemas']['Assignment'];
 
 export const toWireAssignment = (assignment: Assignment): WireAssignment => ({
@@ -24,4 +13,12 @@ export const toWireAssignment = (assignment: Assignment): WireAssignment => ({
   agent_id: assignment.agentId,
   experiment_id: assignment.experimentId,
   variant_id: assignment.variantId,
+});
+
+export type WireRoutedSession = Required<components['schemas']['RoutedSession']>;
+
+export const toWireSession = (session: RoutedSessionRecord): WireRoutedSession => ({
+  session_id: session.sessionId,
+  ...toWireAssignment(session),
+  created_at: session.createdAt,
 });
