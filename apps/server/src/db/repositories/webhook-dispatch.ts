@@ -45,17 +45,31 @@ export interface LeasedEndpoint {
   updatedAt: string;
 }
 
-type LeasedEndpointRow = Omit<
-  LeasedEndpoint,
-  'searchFields' | 'searchFieldValues' | 'messageTypes' | 'eventPosition' | 'historyPosition'
-> & {
+/** What an endpoint receives, as the drivers return it: JSON text on SQLite, parsed on PostgreSQL. */
+export interface StoredSubscription<Type extends string> {
   searchFields: EventProperty[] | string;
   searchFieldValues: string[] | string;
-  messageTypes: string[] | string;
-  // node-postgres reads a bigint as text.
-  eventPosition: number | string;
-  historyPosition: number | string;
-};
+  messageTypes: Type[] | string;
+}
+
+/** What an endpoint receives, parsed: for its leaseholder and for its record alike. */
+export function parsedSubscription<Type extends string>(row: StoredSubscription<Type>) {
+  return {
+    searchFields: parsedJson(row.searchFields),
+    searchFieldValues: parsedJson(row.searchFieldValues),
+    messageTypes: parsedJson(row.messageTypes),
+  };
+}
+
+type LeasedEndpointRow = Omit<
+  LeasedEndpoint,
+  keyof StoredSubscription<string> | 'eventPosition' | 'historyPosition'
+> &
+  StoredSubscription<string> & {
+    // node-postgres reads a bigint as text.
+    eventPosition: number | string;
+    historyPosition: number | string;
+  };
 
 const LEASED_COLUMNS = selectList({
   id: webhookEndpoints.id,
@@ -76,9 +90,7 @@ const LEASED_COLUMNS = selectList({
 function leasedEndpoint(row: LeasedEndpointRow): LeasedEndpoint {
   return {
     ...row,
-    searchFields: parsedJson(row.searchFields),
-    searchFieldValues: parsedJson(row.searchFieldValues),
-    messageTypes: parsedJson(row.messageTypes),
+    ...parsedSubscription(row),
     eventPosition: Number(row.eventPosition),
     historyPosition: Number(row.historyPosition),
   };

@@ -14,7 +14,6 @@ import {
   idEquals,
   insertValues,
   jsonText,
-  parsedJson,
   runListRead,
   runSteps,
   runWriteSteps,
@@ -24,6 +23,7 @@ import {
   type Steps,
 } from '../engine/portable-sql.js';
 import { events, experimentChanges, webhookEndpoints } from '../schema/sqlite.js';
+import { parsedSubscription, type StoredSubscription } from './webhook-dispatch.js';
 
 export interface WebhookEndpointRecord {
   id: number;
@@ -64,22 +64,12 @@ const ENDPOINT_FIELDS = {
 /** A row as the drivers return it: SQLite's booleans are 0 and 1, its JSON is text. */
 type EndpointRow = Omit<
   WebhookEndpointRecord,
-  'enabled' | 'searchFields' | 'searchFieldValues' | 'messageTypes'
-> & {
-  enabled: boolean | number;
-  searchFields: EventProperty[] | string;
-  searchFieldValues: string[] | string;
-  messageTypes: WebhookMessageType[] | string;
-};
+  'enabled' | keyof StoredSubscription<WebhookMessageType>
+> &
+  StoredSubscription<WebhookMessageType> & { enabled: boolean | number };
 
 function recordOf(row: EndpointRow): WebhookEndpointRecord {
-  return {
-    ...row,
-    enabled: Boolean(row.enabled),
-    searchFields: parsedJson(row.searchFields),
-    searchFieldValues: parsedJson(row.searchFieldValues),
-    messageTypes: parsedJson(row.messageTypes),
-  };
+  return { ...row, enabled: Boolean(row.enabled), ...parsedSubscription(row) };
 }
 
 /** The settings as column values (JSON columns as text). */
