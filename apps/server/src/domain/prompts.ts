@@ -95,44 +95,26 @@ export type CompleteToolDefinition = Open<{
  */
 export function completeToolDefinition(definition: unknown): CompleteToolDefinition {
   const root = recordAt(definition);
-  const endpoint = recordAt(root['endpoint']);
   const tool = recordAt(root['tool']);
   const fn = recordAt(tool['function']);
   const parameters = recordAt(fn['parameters']);
-  const text = (value: unknown) => textAt(value) ?? '';
   return {
-    ...root,
-    type: text(root['type']),
-    endpoint: {
-      ...endpoint,
-      argument_location: text(endpoint['argument_location']),
-      method: text(endpoint['method']),
-      url: text(endpoint['url']),
-    },
-    static_parameters: listAt(root['static_parameters']).map((entry) => {
-      const parameter = recordAt(entry);
-      return {
-        ...parameter,
-        name: text(parameter['name']),
-        type: text(parameter['type']),
-        description: text(parameter['description']),
-        required: parameter['required'] === true,
-      };
-    }),
+    ...withTexts(root, 'type'),
+    endpoint: withTexts(recordAt(root['endpoint']), 'argument_location', 'method', 'url'),
+    static_parameters: listAt(root['static_parameters']).map((entry) => ({
+      ...withTexts(recordAt(entry), 'name', 'type', 'description'),
+      required: recordAt(entry)['required'] === true,
+    })),
     tool: {
-      ...tool,
-      type: text(tool['type']),
+      ...withTexts(tool, 'type'),
       function: {
-        ...fn,
-        name: text(fn['name']),
-        description: text(fn['description']),
+        ...withTexts(fn, 'name', 'description'),
         parameters: {
-          ...parameters,
-          type: text(parameters['type']),
+          ...withTexts(parameters, 'type'),
           properties: Object.fromEntries(
             Object.entries(recordAt(parameters['properties'])).map(([name, property]) => [
               name,
-              { ...recordAt(property), type: text(recordAt(property)['type']) },
+              withTexts(recordAt(property), 'type'),
             ]),
           ),
           required: listAt(parameters['required']).filter(
@@ -142,4 +124,10 @@ export function completeToolDefinition(definition: unknown): CompleteToolDefinit
       },
     },
   };
+}
+
+/** The record with each of `keys` as text: `""` where it is missing or not text. */
+function withTexts<K extends string>(record: JsonRecord, ...keys: K[]): Open<Record<K, string>> {
+  const texts = Object.fromEntries(keys.map((key) => [key, textAt(record[key]) ?? '']));
+  return { ...record, ...texts } as Open<Record<K, string>>;
 }
