@@ -57,25 +57,28 @@ interface Kind {
   section: KeyedKind;
   /** Singular, for messages: "tool". */
   label: string;
-  /** How the key (the name, or the provider's sid) reads in messages: `named "x"`, `with sid "x"`. */
-  keyWords: 'named' | 'with sid';
+  /** The property that keys a record of this kind: its name, or the provider's sid. */
+  key: 'name' | 'sid';
 }
 
-const SERVICE: Kind = { section: 'services', label: 'service', keyWords: 'named' };
-const TOOL: Kind = { section: 'tools', label: 'tool', keyWords: 'named' };
-const PROMPT: Kind = { section: 'prompts', label: 'prompt', keyWords: 'named' };
-const AGENT: Kind = { section: 'agents', label: 'agent', keyWords: 'named' };
-const CHANNEL: Kind = { section: 'channels', label: 'channel', keyWords: 'named' };
+/** How a key reads in messages: `named "x"`, `with sid "x"`. */
+const KEY_WORDS = { name: 'named', sid: 'with sid' } as const;
+
+const SERVICE: Kind = { section: 'services', label: 'service', key: 'name' };
+const TOOL: Kind = { section: 'tools', label: 'tool', key: 'name' };
+const PROMPT: Kind = { section: 'prompts', label: 'prompt', key: 'name' };
+const AGENT: Kind = { section: 'agents', label: 'agent', key: 'name' };
+const CHANNEL: Kind = { section: 'channels', label: 'channel', key: 'name' };
 const MESSAGING_SERVICE: Kind = {
   section: 'messaging_services',
   label: 'messaging service',
-  keyWords: 'with sid',
+  key: 'sid',
 };
-const A2P_BRAND: Kind = { section: 'a2p_brands', label: 'A2P brand', keyWords: 'with sid' };
+const A2P_BRAND: Kind = { section: 'a2p_brands', label: 'A2P brand', key: 'sid' };
 const A2P_CAMPAIGN: Kind = {
   section: 'a2p_campaigns',
   label: 'A2P campaign',
-  keyWords: 'with sid',
+  key: 'sid',
 };
 
 function isoOrDefault(value: string | undefined, fallback: string): string {
@@ -103,7 +106,7 @@ class RecordsLoader {
 
   private *load(records: PlatformRecords): Steps<void> {
     for (const [index, service] of records.services.entries()) {
-      yield* this.save(SERVICE, service.name, { name: service.name }, ['services', index]);
+      yield* this.save(SERVICE, service.name, {}, ['services', index]);
     }
     for (const [index, tool] of records.tools.entries()) {
       yield* this.saveTool(tool, ['tools', index]);
@@ -117,7 +120,6 @@ class RecordsLoader {
         AGENT,
         agent.name,
         {
-          name: agent.name,
           promptId: yield* this.resolveOptional(PROMPT, agent.prompt, [...path, 'prompt']),
           pinnedPromptVersion: agent.pinned_prompt_version,
         },
@@ -129,10 +131,7 @@ class RecordsLoader {
     }
     yield* this.saveMessagingServices(records.messaging_services);
     for (const [index, brand] of records.a2p_brands.entries()) {
-      yield* this.save(A2P_BRAND, brand.sid, { sid: brand.sid, status: brand.status }, [
-        'a2p_brands',
-        index,
-      ]);
+      yield* this.save(A2P_BRAND, brand.sid, { status: brand.status }, ['a2p_brands', index]);
     }
     for (const [index, campaign] of records.a2p_campaigns.entries()) {
       const path = ['a2p_campaigns', index];
@@ -147,7 +146,6 @@ class RecordsLoader {
         A2P_CAMPAIGN,
         campaign.sid,
         {
-          sid: campaign.sid,
           messagingServiceId,
           brandId,
           campaignStatus: campaign.campaign_status,
@@ -178,12 +176,12 @@ class RecordsLoader {
     if (ids.length === 0) {
       return this.problem(
         path,
-        `no ${kind.label} ${kind.keyWords} "${reference}" in this file or organization; add it under "${kind.section}"`,
+        `no ${kind.label} ${KEY_WORDS[kind.key]} "${reference}" in this file or organization; add it under "${kind.section}"`,
       );
     }
     return this.problem(
       path,
-      `${ids.length} ${kind.label} records of this organization are ${kind.keyWords} "${reference}"; refer to one by its id`,
+      `${ids.length} ${kind.label} records of this organization are ${KEY_WORDS[kind.key]} "${reference}"; refer to one by its id`,
     );
   }
 
@@ -195,8 +193,11 @@ class RecordsLoader {
     return reference === null ? null : yield* this.resolve(kind, reference, path);
   }
 
-  /** Updates the record with this key, or inserts it; null (and a problem) if the key is ambiguous. */
-  /** `createdValues` are written only when the record is new. */
+  /**
+   * Updates the record with this key, or inserts it; null (and a problem) if the key is ambiguous.
+   * The key is written under the kind's key property, so `values` leave it out; `createdValues`
+   * are written only when the record is new.
+   */
   private *save(
     kind: Kind,
     key: string,
@@ -208,14 +209,15 @@ class RecordsLoader {
     if (ids.length > 1) {
       return this.problem(path, duplicateKeyMessage(kind.label, ids.length, key));
     }
+    const keyed = { [kind.key]: key, ...values };
     const [existingId] = ids;
     if (existingId !== undefined) {
-      yield* updateKeyedRecord(kind.section, existingId, values);
+      yield* updateKeyedRecord(kind.section, existingId, keyed);
       this.loaded.push({ section: kind.section, key, id: existingId, action: 'updated' });
       return existingId;
     }
     const id = yield* insertKeyedRecord(kind.section, {
-      ...values,
+      ...keyed,
       ...createdValues,
       organizationId: this.organizationId,
     });
@@ -228,7 +230,6 @@ class RecordsLoader {
       TOOL,
       tool.name,
       {
-        name: tool.name,
         serviceId: yield* this.resolveOptional(SERVICE, tool.service, [...path, 'service']),
         versionNumber: tool.version_number,
         definition: jsonText(tool.definition),
@@ -249,7 +250,6 @@ class RecordsLoader {
       PROMPT,
       prompt.name,
       {
-        name: prompt.name,
         type: prompt.type,
         description: prompt.description,
         context: prompt.context,
@@ -287,7 +287,6 @@ class RecordsLoader {
       CHANNEL,
       channel.name,
       {
-        name: channel.name,
         kind: channel.kind,
         provider: isTelephony ? (channel.provider ?? 'records') : null,
         providerConfig: jsonText(channel.provider_config),
@@ -339,12 +338,10 @@ class RecordsLoader {
   private *saveMessagingServices(list: PlatformRecords['messaging_services']): Steps<void> {
     const saved: Array<{ service: (typeof list)[number]; index: number; id: number | null }> = [];
     for (const [index, service] of list.entries()) {
-      const id = yield* this.save(
-        MESSAGING_SERVICE,
-        service.sid,
-        { sid: service.sid, name: service.name },
-        ['messaging_services', index],
-      );
+      const id = yield* this.save(MESSAGING_SERVICE, service.sid, { name: service.name }, [
+        'messaging_services',
+        index,
+      ]);
       saved.push({ service, index, id });
     }
     // Each listed service's numbers are replaced as a set. Clearing all of them first lets a
