@@ -46,8 +46,8 @@ export function orgOption(description = 'the organization'): CommandOption {
 export interface Command {
   /** The words that name it: `['key', 'create']`. */
   words: readonly string[];
-  /** Arguments after the words, as shown in help: `<name>`. */
-  positionals: readonly string[];
+  /** Arguments after the words, as shown in help: `<name>`; none when left out. */
+  positionals?: readonly string[];
   summary: string;
   /** Its options, as `--help` lists them; none when left out. */
   options?: readonly CommandOption[];

@@ -73,7 +73,7 @@ function optionLines(options: readonly CommandOption[]): string[] {
 }
 
 function commandLine(command: Command): string {
-  return ['agentline', ...command.words, ...command.positionals].join(' ');
+  return ['agentline', ...command.words, ...(command.positionals ?? [])].join(' ');
 }
 
 function generalHelp(): string {
@@ -205,11 +205,12 @@ function parseCommandArgs(command: Command, args: string[]) {
   const values = parsed.values as OptionValues;
   const { positionals } = parsed;
   if (values.help) return { values, positionals };
-  if (positionals.length !== command.positionals.length) {
+  const expected = command.positionals ?? [];
+  if (positionals.length !== expected.length) {
     throw new UsageError(
-      positionals.length < command.positionals.length
-        ? `missing ${command.positionals.slice(positionals.length).join(' ')}`
-        : `unexpected argument "${positionals[command.positionals.length]}"`,
+      positionals.length < expected.length
+        ? `missing ${expected.slice(positionals.length).join(' ')}`
+        : `unexpected argument "${positionals[expected.length]}"`,
       `usage: ${commandLine(command)}`,
     );
   }

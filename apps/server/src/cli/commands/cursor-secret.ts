@@ -11,7 +11,6 @@ const REFRESH_SECONDS = SEALING_REFRESH_MS / 1000;
 
 export const cursorSecretRotateCommand: Command = {
   words: ['cursor-secret', 'rotate'],
-  positionals: [],
   summary:
     'Seal list cursors with a new secret; cursors of the previous one keep working, older ones are refused.',
   details: [

@@ -40,7 +40,6 @@ async function createDemoOrganization(context: CommandContext): Promise<Organiza
 
 export const demoCommand: Command = {
   words: ['demo'],
-  positionals: [],
   summary:
     'Create a demo organization with an admin key, realistic records, a draft experiment and events.',
   options: [['--events <n>', `how many events to generate (default ${DEFAULT_DEMO_EVENTS})`]],

@@ -155,7 +155,6 @@ function existingArchive(path: string): CliError {
 
 export const eventsExportCommand: Command = {
   words: ['events', 'export'],
-  positionals: [],
   summary:
     'Export the events before a date-time as gzip-compressed NDJSON that "events import" reads.',
   options: [

@@ -75,7 +75,6 @@ function describe(json: string): string {
 
 export const eventsTailCommand: Command = {
   words: ['events', 'tail'],
-  positionals: [],
   summary: "Follow an organization's events as they are committed, until interrupted (Ctrl-C).",
   options: [
     orgOption(),

@@ -8,7 +8,6 @@ import { formatTable } from '../table.js';
 
 export const keyCreateCommand: Command = {
   words: ['key', 'create'],
-  positionals: [],
   summary: 'Create an API key and print it, once, alone on stdout.',
   options: [
     orgOption('the organization the key belongs to'),
@@ -73,7 +72,6 @@ export const keyRevokeCommand: Command = {
 
 export const keyListCommand: Command = {
   words: ['key', 'list'],
-  positionals: [],
   summary: "List an organization's API keys (never their secrets).",
   options: [orgOption()],
   async run(context, values) {

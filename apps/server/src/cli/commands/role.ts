@@ -37,7 +37,6 @@ function permissionsFrom(values: OptionValues): Permission[] {
 
 export const roleCreateCommand: Command = {
   words: ['role', 'create'],
-  positionals: [],
   summary: 'Create a role (a named set of permissions) in an organization and print its id.',
   options: [
     orgOption(),

@@ -59,7 +59,6 @@ function filterOf(endpoint: WebhookEndpointRecord): string {
 
 export const webhooksListCommand: Command = {
   words: ['webhooks', 'list'],
-  positionals: [],
   summary:
     "List an organization's webhook endpoints: URL, state, what they receive (never their secrets).",
   options: [orgOption(), ['--json', 'print one JSON array of the endpoints as the API lists them']],
