@@ -3,7 +3,7 @@
 import type { Db } from '../db/engine/client.js';
 import { listChannelNumbers, type TelephonyChannel } from '../db/repositories/telephony.js';
 import type { A2pStatusProperty, MessagingPath } from '../vocabulary/telephony.js';
-import type { ListPosition, ListQuery } from '../vocabulary/list-query.js';
+import type { ListedPage, ListQuery } from '../vocabulary/list-query.js';
 import { checkA2p, type A2pVerdict } from '../domain/a2p.js';
 import { createRecordsProvider } from './records-provider.js';
 import { ProviderUnavailableError, type TelephonyProvider } from './telephony-provider.js';
@@ -70,7 +70,7 @@ export async function a2pStatusPage(
   db: Db,
   organizationId: number,
   query: ListQuery<A2pStatusProperty>,
-): Promise<{ records: NumberA2pStatus[]; totalCount: number; next: ListPosition | null }> {
+): Promise<ListedPage<NumberA2pStatus>> {
   const { phones, totalCount, next } = await listChannelNumbers(
     db,
     organizationId,

@@ -13,14 +13,14 @@ import {
 } from '../domain/list-query.js';
 import type { AppEnv } from '../http/app-env.js';
 import { cursorSigner } from '../runtime/cursor-signer.js';
-import type { ListPosition, ListQuery } from '../vocabulary/list-query.js';
+import type { ListedPage, ListQuery } from '../vocabulary/list-query.js';
 
 /** One page of a list's records, as its repository reads it. */
 export type ReadPage<P extends string, R> = (
   db: Db,
   organizationId: number,
   query: ListQuery<P>,
-) => Promise<{ records: R[]; totalCount: number; next: ListPosition | null }>;
+) => Promise<ListedPage<R>>;
 
 /** The page of `resource` that `params` ask for: each record `read` gives, as `toItem` maps it. */
 export async function readPage<P extends string, R, I>(

@@ -4,7 +4,7 @@
 
 import type { Db } from '../db/engine/client.js';
 import type { ExperimentChangeProperty, ExperimentProperty } from '../vocabulary/experiments.js';
-import type { ListPosition, ListQuery } from '../vocabulary/list-query.js';
+import type { ListedPage, ListQuery } from '../vocabulary/list-query.js';
 import { runSteps } from '../db/engine/portable-sql.js';
 import {
   readHistoryPage,
@@ -50,7 +50,7 @@ export async function listExperiments(
   db: Db,
   organizationId: number,
   query: ListQuery<ExperimentProperty>,
-): Promise<{ records: ExperimentRecord[]; totalCount: number; next: ListPosition | null }> {
+): Promise<ListedPage<ExperimentRecord>> {
   const page = await listStoredExperiments(db, organizationId, query);
   const now = nowIso();
   return { ...page, records: page.records.map((record) => asOf(record, now)) };
@@ -119,7 +119,7 @@ export async function experimentHistoryPage(
   organizationId: number,
   experimentId: number,
   query: ListQuery<ExperimentChangeProperty>,
-): Promise<{ records: ExperimentChangeRecord[]; totalCount: number; next: ListPosition | null }> {
+): Promise<ListedPage<ExperimentChangeRecord>> {
   const page = await readHistoryPage(db, organizationId, experimentId, query);
   if (!page) {
     throw new RecordNotFoundError(`There is no experiment ${experimentId} in this organization.`);

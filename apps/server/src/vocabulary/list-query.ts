@@ -19,6 +19,14 @@ export interface ListPosition {
   id: number;
 }
 
+/** One page of a list's records, with how many match in all and where the next page starts. */
+export interface ListedPage<R> {
+  records: R[];
+  totalCount: number;
+  /** Null on the last page. */
+  next: ListPosition | null;
+}
+
 export type SearchValue = string | number | boolean;
 
 export interface SearchFilter<P extends string> {

@@ -5,13 +5,8 @@
 import type { Db } from '../../db/engine/client.js';
 import spec from '../../generated/openapi.json' with { type: 'json' };
 import { cursorSigner } from '../../runtime/cursor-signer.js';
-import {
-  listAgents,
-  listChannels,
-  listChannelTargets,
-  type ListedPage,
-} from '../../db/repositories/directory.js';
-import type { ListQuery } from '../../vocabulary/list-query.js';
+import { listAgents, listChannels, listChannelTargets } from '../../db/repositories/directory.js';
+import type { ListedPage, ListQuery } from '../../vocabulary/list-query.js';
 import { AGENT_LIST } from '../../domain/agents.js';
 import { CHANNEL_TARGET_LIST } from '../../domain/channel-targets.js';
 import { findTelephonyChannel } from '../../db/repositories/telephony.js';

@@ -5,7 +5,7 @@
 
 import { sql } from 'drizzle-orm';
 import type { AgentProperty, ChannelTargetProperty } from '../../vocabulary/directory.js';
-import type { ListPosition, ListQuery } from '../../vocabulary/list-query.js';
+import type { ListedPage, ListQuery } from '../../vocabulary/list-query.js';
 import type { Db } from '../engine/client.js';
 import { selectListPage, type ListTable } from '../engine/list-sql.js';
 import { runListRead, runSteps, selectList, selectRows } from '../engine/portable-sql.js';
@@ -43,12 +43,6 @@ export interface ChannelRecord {
   provider: TelephonyProvider | null;
   targetCount: number;
   numberCount: number;
-}
-
-export interface ListedPage<R> {
-  records: R[];
-  totalCount: number;
-  next: ListPosition | null;
 }
 
 const AGENTS: ListTable<AgentProperty> = {

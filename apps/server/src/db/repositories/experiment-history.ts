@@ -10,7 +10,7 @@ import type {
   ExperimentChangeProperty,
   FieldChanges,
 } from '../../vocabulary/experiments.js';
-import type { ListPosition, ListQuery } from '../../vocabulary/list-query.js';
+import type { ListedPage, ListQuery } from '../../vocabulary/list-query.js';
 import { selectListPage } from '../engine/list-sql.js';
 import {
   execute,
@@ -91,11 +91,7 @@ export async function readHistoryPage(
   organizationId: number,
   experimentId: number,
   query: ListQuery<ExperimentChangeProperty>,
-): Promise<{
-  records: ExperimentChangeRecord[];
-  totalCount: number;
-  next: ListPosition | null;
-} | null> {
+): Promise<ListedPage<ExperimentChangeRecord> | null> {
   return runListRead(db, function* () {
     const [known] = yield* selectRows<{ id: number }>(
       sql`SELECT ${experiments.id} AS "id" FROM ${experiments}

@@ -8,7 +8,7 @@
 
 import { sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../engine/client.js';
-import type { ListPosition, ListQuery } from '../../vocabulary/list-query.js';
+import type { ListedPage, ListQuery } from '../../vocabulary/list-query.js';
 import type {
   EndedReason,
   ExperimentProperty,
@@ -194,7 +194,7 @@ export async function listExperiments(
   db: Db,
   organizationId: number,
   query: ListQuery<ExperimentProperty>,
-): Promise<{ records: ExperimentRecord[]; totalCount: number; next: ListPosition | null }> {
+): Promise<ListedPage<ExperimentRecord>> {
   return runListRead(db, function* () {
     const { rows, totalCount, next } = yield* selectListPage<ExperimentProperty, ExperimentRow>(
       EXPERIMENT_LIST_TABLE,

@@ -3,7 +3,7 @@
 // dispatcher sends as it sends retries).
 
 import { and, eq, sql } from 'drizzle-orm';
-import type { ListPosition, ListQuery } from '../../vocabulary/list-query.js';
+import type { ListedPage, ListQuery } from '../../vocabulary/list-query.js';
 import type {
   WebhookDeliveryProperty,
   WebhookDeliveryStatus,
@@ -55,7 +55,7 @@ export async function listWebhookAttempts(
   organizationId: number,
   endpointId: number,
   query: ListQuery<WebhookDeliveryProperty>,
-): Promise<{ records: WebhookAttemptRecord[]; totalCount: number; next: ListPosition | null }> {
+): Promise<ListedPage<WebhookAttemptRecord>> {
   return runListRead(db, function* () {
     const { rows, totalCount, next } = yield* selectListPage<
       WebhookDeliveryProperty,

@@ -5,7 +5,7 @@
 
 import { sql } from 'drizzle-orm';
 import type { EventProperty } from '../../vocabulary/events.js';
-import type { ListPosition, ListQuery } from '../../vocabulary/list-query.js';
+import type { ListedPage, ListQuery } from '../../vocabulary/list-query.js';
 import type { WebhookEndpointProperty, WebhookMessageType } from '../../vocabulary/webhooks.js';
 import type { Db } from '../engine/client.js';
 import { perDatabase } from '../engine/caches.js';
@@ -108,7 +108,7 @@ export async function listWebhookEndpoints(
   db: Db,
   organizationId: number,
   query: ListQuery<WebhookEndpointProperty>,
-): Promise<{ records: WebhookEndpointRecord[]; totalCount: number; next: ListPosition | null }> {
+): Promise<ListedPage<WebhookEndpointRecord>> {
   return runListRead(db, function* () {
     const { rows, totalCount, next } = yield* selectListPage<WebhookEndpointProperty, EndpointRow>(
       endpointListTable(db),
