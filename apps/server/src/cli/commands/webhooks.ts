@@ -34,18 +34,20 @@ import { everyRecord } from './directory.js';
 
 const LIST_HINT = 'see its endpoints and their ids with: agentline webhooks list --org <id|name>';
 
+function noSuchEndpoint(organization: Organization, id: number): CliError {
+  return new CliError(
+    `organization "${organization.name}" has no webhook endpoint ${id}`,
+    LIST_HINT,
+  );
+}
+
 async function endpointOf(
   db: Db,
   organization: Organization,
   id: number,
 ): Promise<WebhookEndpointRecord> {
   const endpoint = await findWebhookEndpoint(db, organization.id, id);
-  if (!endpoint) {
-    throw new CliError(
-      `organization "${organization.name}" has no webhook endpoint ${id}`,
-      LIST_HINT,
-    );
-  }
+  if (!endpoint) throw noSuchEndpoint(organization, id);
   return endpoint;
 }
 
@@ -250,12 +252,7 @@ export const webhooksReplayCommand: Command = {
         start_datetime: typeof start === 'string' ? start : undefined,
       });
     } catch (error) {
-      if (error instanceof RecordNotFoundError) {
-        throw new CliError(
-          `organization "${organization.name}" has no webhook endpoint ${id}`,
-          LIST_HINT,
-        );
-      }
+      if (error instanceof RecordNotFoundError) throw noSuchEndpoint(organization, id);
       if (!(error instanceof InputRuleError)) throw error;
       const option = after === undefined ? '--start-datetime' : '--after-position';
       throw new UsageError(
