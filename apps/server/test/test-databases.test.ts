@@ -20,7 +20,9 @@ async function databaseExists(name: string): Promise<boolean> {
   return rows.length === 1;
 }
 
-describe.runIf(onPostgres)('dropDatabase', () => {
+// A DROP DATABASE waits for a checkpoint, which on a machine busy writing can take most of the
+// default 30 s.
+describe.runIf(onPostgres)('dropDatabase', { timeout: 90_000 }, () => {
   it('drops an unused database with a plain DROP', async () => {
     const name = new URL(await freshDatabaseUrl()).pathname.slice(1);
     await withAdmin(ADMIN_URL, (admin) => dropDatabase(admin, name));
