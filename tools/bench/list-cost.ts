@@ -4,7 +4,7 @@
 
 import { createApp } from '../../apps/server/src/app.js';
 import { createDb } from '../../apps/server/src/db/engine/client.js';
-import { listEvents } from '../../apps/server/src/db/repositories/events.js';
+import { listEvents } from '../../apps/server/src/runtime/event-list-memory.js';
 import { EVENT_LIST } from '../../apps/server/src/domain/events.js';
 import { parseListQuery } from '../../apps/server/src/domain/list-query.js';
 import { eventsList } from '../../apps/server/src/routes/events/events.routes.js';

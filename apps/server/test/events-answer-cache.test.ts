@@ -5,7 +5,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDb, type Db } from '../src/db/engine/client.js';
 import { migrateDb } from '../src/db/migrate.js';
-import { listEvents, replayEvents } from '../src/db/repositories/events.js';
+import { replayEvents } from '../src/db/repositories/events.js';
+import { listEvents } from '../src/runtime/event-list-memory.js';
 import type { EventReaders } from '../src/runtime/event-readers.js';
 import {
   createTenant,

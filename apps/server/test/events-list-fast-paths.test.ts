@@ -14,7 +14,8 @@ import { insertEventBatch, type EventToImport } from '../src/db/repositories/eve
 import { createOrganization } from '../src/db/repositories/organizations.js';
 import { cursorSigner } from '../src/runtime/cursor-signer.js';
 import { eventColumns, resolveValues } from '../src/db/repositories/event-conditions.js';
-import { listEvents, type ListedEvent } from '../src/db/repositories/events.js';
+import type { ListedEvent } from '../src/db/repositories/events.js';
+import { listEvents } from '../src/runtime/event-list-memory.js';
 import {
   execute,
   parsedJson,

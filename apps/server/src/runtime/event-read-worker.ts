@@ -3,7 +3,8 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { openSqlite } from '../db/engine/client.js';
 import type { ReaderJob } from './event-readers.js';
-import { listEvents, replayEvents } from '../db/repositories/events.js';
+import { replayEvents } from '../db/repositories/events.js';
+import { listEvents } from './event-list-memory.js';
 
 const db = openSqlite((workerData as { databaseUrl: string }).databaseUrl);
 // A reader's pages are also in the operating system's cache, so each thread keeps fewer of them

@@ -12,7 +12,6 @@ import type { ListQuery } from '../vocabulary/list-query.js';
 import { QueryTimeoutError } from '../db/engine/errors.js';
 import { startModuleThread } from './module-thread.js';
 import {
-  listEvents as listEventsInline,
   replayEvents as replayEventsInline,
   type EventsPage,
   type FeedEvent,
@@ -24,18 +23,6 @@ export interface EventReaders {
   listEvents(job: { organizationId: number; query: ListQuery<EventProperty> }): Promise<EventsPage>;
   replayEvents(job: ReplayJob): Promise<FeedEvent[]>;
   close(): Promise<void>;
-}
-
-/** The events page; with `readers`, read on one of them. */
-export function listEvents(
-  db: Db,
-  organizationId: number,
-  query: ListQuery<EventProperty>,
-  readers?: EventReaders,
-): Promise<EventsPage> {
-  return readers
-    ? readers.listEvents({ organizationId, query })
-    : listEventsInline(db, organizationId, query);
 }
 
 /** A batch of a stream's replay; with `readers`, read on one of them. */

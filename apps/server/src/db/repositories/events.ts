@@ -1,6 +1,7 @@
-// Reading the events list at a million events per organization: its version, kept counts,
-// substring and description searches, page positions and the page's JSON, each below. How they
-// fit together, and why: docs/architecture.md, "Reading the events list".
+// Reading the events list at a million events per organization: its version, counts, substring
+// and description searches, page positions and the page's JSON, each below; what the list keeps
+// between reads is runtime/event-list-memory.ts's (EventsListMemory). How they fit together, and
+// why: docs/architecture.md, "Reading the events list".
 
 import { and, sql, type SQL } from 'drizzle-orm';
 import { EventProperties } from '../../generated/enum-values.js';
@@ -10,10 +11,8 @@ import type { JsonText } from '../../vocabulary/json-text.js';
 import type { Db } from '../engine/client.js';
 import { pageOf, pageWindow, splitPage } from '../engine/list-sql.js';
 import { runListRead, runSteps, selectRows, type Steps } from '../engine/portable-sql.js';
-import { ByteBoundedLru, perDatabase } from '../engine/caches.js';
 import { events } from '../schema/sqlite.js';
 import {
-  MAX_CACHED_BYTES,
   eventColumns,
   eventConditions,
   eventOrder,
@@ -24,6 +23,7 @@ import {
   resolveValues,
   UNFILTERED,
   type Access,
+  type EventSelection,
   type ResolvedValues,
 } from './event-conditions.js';
 import type { components } from '../../spec-types.js';
@@ -60,75 +60,66 @@ export interface EventsPage {
   version: string;
 }
 
-/** Below this many new events since the cached count, they are counted row by row by id. */
+/** Below this many new events since a kept count, they are counted row by row by id. */
 const MAX_COUNT_DELTA = 100_000;
 
 /**
- * How many new event ids a cached count is brought up to date through, rather than counted anew.
- * The ids above the cached one are every organization's: on SQLite, once there are more of them
- * than the organization has events (`organizationEvents`; what a fresh count reads at most),
- * counting anew reads fewer rows. A count a dashboard asks for once a minute beside an import
- * was otherwise a scan of every organization's new events.
+ * How many new event ids a kept count is brought up to date through (countEventsAbove), rather
+ * than counted anew. The ids above the kept one are every organization's: on SQLite, once there
+ * are more of them than the organization has events (`organizationEvents`; what a fresh count
+ * reads at most), counting anew reads fewer rows. A count a dashboard asks for once a minute
+ * beside an import was otherwise a scan of every organization's new events.
  */
-function countDeltaBound(db: Db, organizationEvents: number): number {
+export function countDeltaBound(db: Db, organizationEvents: number): number {
   return db.kind === 'sqlite' ? Math.min(MAX_COUNT_DELTA, organizationEvents) : MAX_COUNT_DELTA;
 }
 /** Matches at least this share of the organization's events are found by walking the order. */
 const WALK_ORDER_SHARE = 0.01;
-interface CachedCount extends EventsVersion {
-  count: number;
-}
 
-const countCache = perDatabase(() => new ByteBoundedLru<CachedCount>(MAX_CACHED_BYTES, () => 0));
-
-function filterKey(organizationId: number, query: ListQuery<EventProperty>): string {
-  return JSON.stringify([organizationId, query.filters, query.window]);
-}
-
-function* countMatching(
+/** How many of the organization's events `selection` matches. */
+export function* countEvents(
   db: Db,
   organizationId: number,
-  query: ListQuery<EventProperty>,
+  selection: EventSelection,
   resolved: ResolvedValues,
-  version: EventsVersion,
-  /** The organization's event count, if known; else the cached count stands for it. */
-  organizationCount?: number,
 ): Steps<number> {
-  const { throughId, removed } = version;
-  const key = filterKey(organizationId, query);
-  const cache = countCache(db);
-  // A count from before retention removed events is not brought up to date: counted anew.
-  const cached = cache.get(key);
-  const reusable = cached?.removed === removed ? cached : undefined;
-  const onSqlite = db.kind === 'sqlite';
-  let count: number;
-  if (reusable && reusable.throughId === throughId) {
-    count = reusable.count;
-  } else if (
-    // On PostgreSQL a request in an older snapshot may find a count cached by a newer one.
-    reusable &&
-    reusable.throughId < throughId &&
-    throughId - reusable.throughId <= countDeltaBound(db, organizationCount ?? reusable.count)
-  ) {
-    const [delta] = yield* selectRows<{ n: number }>(
-      sql`SELECT count(*) AS n FROM ${eventsAbove(db, organizationId, query, resolved, reusable.throughId)}`,
-    );
-    count = reusable.count + delta!.n;
-  } else {
-    const conditions = eventConditions(
-      db,
-      organizationId,
-      query,
-      resolved,
-      onSqlite ? 'seek' : 'plan',
-    );
-    const [total] = yield* selectRows<{ n: number }>(
-      sql`SELECT count(*) AS n FROM events WHERE ${conditions}`,
-    );
-    count = total!.n;
-  }
-  cache.set(key, { throughId, removed, count });
-  return count;
+  const access = db.kind === 'sqlite' ? 'seek' : 'plan';
+  const conditions = eventConditions(db, organizationId, selection, resolved, access);
+  const [total] = yield* selectRows<{ n: number }>(
+    sql`SELECT count(*) AS n FROM events WHERE ${conditions}`,
+  );
+  return total!.n;
+}
+
+/** How many of them have ids above `afterId`: a read of those ids alone (eventsAbove). */
+export function* countEventsAbove(
+  db: Db,
+  organizationId: number,
+  selection: EventSelection,
+  resolved: ResolvedValues,
+  afterId: number,
+): Steps<number> {
+  const [delta] = yield* selectRows<{ n: number }>(
+    sql`SELECT count(*) AS n FROM ${eventsAbove(db, organizationId, selection, resolved, afterId)}`,
+  );
+  return delta!.n;
+}
+
+/**
+ * What the events list keeps between reads (runtime/event-list-memory.ts, per database handle):
+ * each answers from what it kept at an earlier version or through this module's queries, in the
+ * read's snapshot.
+ */
+export interface EventsListMemory {
+  /** How many of the organization's events `selection` matches at `version` (countEvents). */
+  count(
+    organizationId: number,
+    selection: EventSelection,
+    resolved: ResolvedValues,
+    version: EventsVersion,
+    /** The organization's event count, if known (countDeltaBound). */
+    organizationCount?: number,
+  ): Steps<number>;
 }
 
 /**
@@ -258,18 +249,13 @@ function* listing(
   db: Db,
   organizationId: number,
   query: ListQuery<EventProperty>,
+  memory: EventsListMemory,
 ): Steps<EventsPage> {
   const version = yield* eventsVersion(db, organizationId);
   // What SQLite's choices of index are measured against (pageAccess, resolveValues).
   const organizationCount =
     db.kind === 'sqlite' && query.filters.length > 0
-      ? yield* countMatching(
-          db,
-          organizationId,
-          { ...query, ...UNFILTERED },
-          NOTHING_RESOLVED,
-          version,
-        )
+      ? yield* memory.count(organizationId, UNFILTERED, NOTHING_RESOLVED, version)
       : undefined;
   const resolved = yield* resolveValues(
     db,
@@ -281,7 +267,7 @@ function* listing(
   const hours = yield* hourCounts(db, organizationId, query, resolved, version);
   const totalCount = hours
     ? countOf(hours)
-    : yield* countMatching(db, organizationId, query, resolved, version, organizationCount);
+    : yield* memory.count(organizationId, query, resolved, version, organizationCount);
   const access = pageAccess(db, totalCount, organizationCount);
   const { rows, next } = yield* readPage(
     db,
@@ -296,13 +282,17 @@ function* listing(
   return { rows, totalCount, next, version: versionText(version) };
 }
 
-/** The page, read as a list read (runtime/event-readers.ts reads it on a thread instead). */
+/**
+ * The page, read as a list read, with what `memory` kept of earlier reads (runtime/
+ * event-list-memory.ts calls it, inline or on a reader thread).
+ */
 export async function listEvents(
   db: Db,
   organizationId: number,
   query: ListQuery<EventProperty>,
+  memory: EventsListMemory,
 ): Promise<EventsPage> {
-  return runListRead(db, () => listing(db, organizationId, query));
+  return runListRead(db, () => listing(db, organizationId, query, memory));
 }
 
 /** What a stream selects and shows: search pairs, time window, projection. */

@@ -1,7 +1,7 @@
 import { EVENT_LIST } from '../../domain/events.js';
 import { listPageJson, parseListQuery } from '../../domain/list-query.js';
 import { cursorSigner } from '../../runtime/cursor-signer.js';
-import { listEvents } from '../../runtime/event-readers.js';
+import { listEvents } from '../../runtime/event-list-memory.js';
 import { eventsListVersion } from '../../db/repositories/event-conditions.js';
 import type { AppRouteHandler } from '../../http/router.js';
 import { ApiError } from '../../http/errors.js';
