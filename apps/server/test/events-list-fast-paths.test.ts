@@ -13,9 +13,9 @@ import { listConditions, listOrder } from '../src/db/engine/list-sql.js';
 import { insertEventBatch, type EventToImport } from '../src/db/repositories/event-import.js';
 import { createOrganization } from '../src/db/repositories/organizations.js';
 import { cursorSigner } from '../src/runtime/cursor-signer.js';
-import { eventColumns, resolveValues } from '../src/db/repositories/event-conditions.js';
+import { eventColumns } from '../src/db/repositories/event-conditions.js';
 import type { ListedEvent } from '../src/db/repositories/events.js';
-import { listEvents } from '../src/runtime/event-list-memory.js';
+import { eventListMemory, listEvents } from '../src/runtime/event-list-memory.js';
 import {
   execute,
   parsedJson,
@@ -434,7 +434,7 @@ describe.runIf(onSqlite)('the trigram index on SQLite', () => {
     const usesIndex = async (organizationId: number, value: string, organizationCount: number) => {
       const q = await query(search([['description', value]]), organizationId);
       const resolved = await runSteps(db, () =>
-        resolveValues(db, organizationId, q, 0, organizationCount),
+        eventListMemory(db).resolveValues(organizationId, q, 0, organizationCount),
       );
       return resolved.trigrams.has(q.filters[0]!);
     };

@@ -6,9 +6,12 @@
 // (event-read-worker.ts) has a database handle, and so a memory, of its own.
 
 import type { Db } from '../db/engine/client.js';
-import { ByteBoundedLru, perDatabase } from '../db/engine/caches.js';
+import { ByteBoundedLru, perDatabase, stringBytes } from '../db/engine/caches.js';
 import type { Steps } from '../db/engine/portable-sql.js';
 import {
+  fewTrigramMatches,
+  isCounted,
+  matchingValues,
   MAX_CACHED_BYTES,
   type EventSelection,
   type EventsVersion,
@@ -23,16 +26,25 @@ import {
   type EventsPage,
 } from '../db/repositories/events.js';
 import type { EventProperty } from '../vocabulary/events.js';
-import type { ListQuery } from '../vocabulary/list-query.js';
+import type { ListQuery, SearchFilter } from '../vocabulary/list-query.js';
 import type { EventReaders } from './event-readers.js';
 
 interface KeptCount extends EventsVersion {
   count: number;
 }
 
+interface KeptValues {
+  throughId: number;
+  values: string[] | null;
+}
+
 class EventListMemory implements EventsListMemory {
   /** Per (organization, filter): the count and the version it was read at. */
   readonly #counts = new ByteBoundedLru<KeptCount>(MAX_CACHED_BYTES, () => 0);
+  /** Per (organization, column, substring): the matching values, exact while no event is added. */
+  readonly #values = new ByteBoundedLru<KeptValues>(MAX_CACHED_BYTES, ({ values }) =>
+    (values ?? []).reduce((bytes, value) => bytes + stringBytes(value), 0),
+  );
 
   constructor(private readonly db: Db) {}
 
@@ -66,6 +78,42 @@ class EventListMemory implements EventsListMemory {
     }
     this.#counts.set(key, { throughId, removed, count });
     return count;
+  }
+
+  /**
+   * Events through `throughId` are never added or changed, so values resolved at the same
+   * highest id are reused (retention may remove the last event of a value since: matching it
+   * finds nothing).
+   */
+  *resolveValues(
+    organizationId: number,
+    query: ListQuery<EventProperty>,
+    throughId: number,
+    organizationCount?: number,
+  ): Steps<ResolvedValues> {
+    const { db } = this;
+    const values = new Map<SearchFilter<EventProperty>, string[] | null>();
+    const trigrams = new Set<SearchFilter<EventProperty>>();
+    for (const filter of query.filters) {
+      if (
+        filter.property === 'description' &&
+        organizationCount !== undefined &&
+        (yield* fewTrigramMatches(db, String(filter.value), organizationCount))
+      ) {
+        trigrams.add(filter);
+      }
+      if (isCounted(filter.property)) {
+        const key = JSON.stringify([organizationId, filter.property, filter.value]);
+        const kept = this.#values.get(key);
+        const matching =
+          kept?.throughId === throughId
+            ? kept.values
+            : yield* matchingValues(db, organizationId, filter.property, String(filter.value));
+        this.#values.set(key, { throughId, values: matching });
+        values.set(filter, matching);
+      }
+    }
+    return { values, trigrams };
   }
 }
 

@@ -1,9 +1,9 @@
 // What selects events, for the events list's page and count and for the stream's reads: each
 // property's column, a category, type or source substring resolved to its matching distinct
-// values (kept per organization while no event is added), a description substring through the
-// trigram index, and the conditions rendered for how SQLite is to serve them (events.ts says why
-// each is so). Last, the version of an organization's events, which everything kept of them
-// (resolved values, counts, page positions, answers) is checked against.
+// values, a description substring through the trigram index, and the conditions rendered for how
+// SQLite is to serve them (events.ts says why each is so). Last, the version of an
+// organization's events, which everything kept of them (resolved values, counts, page positions,
+// answers: runtime/) is checked against.
 
 import { and, eq, sql, type SQL } from 'drizzle-orm';
 import type { EventProperty } from '../../vocabulary/events.js';
@@ -11,7 +11,7 @@ import type { ListPosition, ListQuery, SearchFilter } from '../../vocabulary/lis
 import type { Db } from '../engine/client.js';
 import { listConditions, listOrder, type ColumnMap } from '../engine/list-sql.js';
 import { prepared, runReadSteps, selectRows, type Steps } from '../engine/portable-sql.js';
-import { ByteBoundedLru, perDatabase, stringBytes } from '../engine/caches.js';
+import { perDatabase } from '../engine/caches.js';
 import { events, organizations } from '../schema/sqlite.js';
 
 /** The column (or expression) each property is searched and ordered by. */
@@ -104,7 +104,7 @@ export const isCounted = (property: EventProperty): property is CountedProperty 
   (COUNTED_PROPERTIES as readonly string[]).includes(property);
 
 /** The distinct values of a low-cardinality property containing `value`, or null if too many. */
-function* matchingValues(
+export function* matchingValues(
   db: Db,
   organizationId: number,
   property: CountedProperty,
@@ -154,7 +154,11 @@ export interface ResolvedValues {
 export const NOTHING_RESOLVED: ResolvedValues = { values: new Map(), trigrams: new Set() };
 
 /** Whether the trigram index has few enough matches of `value` (TRIGRAM_SHARE). */
-function* fewTrigramMatches(db: Db, value: string, organizationCount: number): Steps<boolean> {
+export function* fewTrigramMatches(
+  db: Db,
+  value: string,
+  organizationCount: number,
+): Steps<boolean> {
   // Trigrams need three characters; shorter values are scanned with LIKE.
   if ([...value].length < 3) return false;
   const limit = Math.ceil(organizationCount * TRIGRAM_SHARE) + 1;
@@ -163,57 +167,6 @@ function* fewTrigramMatches(db: Db, value: string, organizationCount: number): S
         WHERE events_description_fts MATCH ${trigramPhrase(value)} LIMIT ${limit})`,
   );
   return found!.n < limit;
-}
-
-interface CachedValues {
-  throughId: number;
-  values: string[] | null;
-}
-
-/** Resolved values per (organization, column, substring): exact while no event is added. */
-const valuesCache = perDatabase(
-  () =>
-    new ByteBoundedLru<CachedValues>(MAX_CACHED_BYTES, ({ values }) =>
-      (values ?? []).reduce((bytes, value) => bytes + stringBytes(value), 0),
-    ),
-);
-
-/**
- * Resolves the query's category, type and source filters once, for both the count and the page. Events
- * through `throughId` are never added or changed, so values resolved at the same highest id are
- * reused (retention may remove the last event of a value since: matching it finds nothing). With
- * the organization's event count (SQLite), also which description filters use the trigram index.
- */
-export function* resolveValues(
-  db: Db,
-  organizationId: number,
-  query: ListQuery<EventProperty>,
-  throughId: number,
-  organizationCount?: number,
-): Steps<ResolvedValues> {
-  const values = new Map<SearchFilter<EventProperty>, string[] | null>();
-  const trigrams = new Set<SearchFilter<EventProperty>>();
-  const cache = valuesCache(db);
-  for (const filter of query.filters) {
-    if (
-      filter.property === 'description' &&
-      organizationCount !== undefined &&
-      (yield* fewTrigramMatches(db, String(filter.value), organizationCount))
-    ) {
-      trigrams.add(filter);
-    }
-    if (isCounted(filter.property)) {
-      const key = JSON.stringify([organizationId, filter.property, filter.value]);
-      const cached = cache.get(key);
-      const matching =
-        cached?.throughId === throughId
-          ? cached.values
-          : yield* matchingValues(db, organizationId, filter.property, String(filter.value));
-      cache.set(key, { throughId, values: matching });
-      values.set(filter, matching);
-    }
-  }
-  return { values, trigrams };
 }
 
 /** What selects events, whatever their order or page: search pairs and the time window. */

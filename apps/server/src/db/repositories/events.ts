@@ -20,7 +20,6 @@ import {
   prefixBound,
   eventsAbove,
   NOTHING_RESOLVED,
-  resolveValues,
   UNFILTERED,
   type Access,
   type EventSelection,
@@ -120,6 +119,17 @@ export interface EventsListMemory {
     /** The organization's event count, if known (countDeltaBound). */
     organizationCount?: number,
   ): Steps<number>;
+  /**
+   * The query's category, type and source filters resolved to their matching values
+   * (matchingValues), and with the organization's event count (SQLite) which description
+   * filters use the trigram index (fewTrigramMatches), once for both the count and the page.
+   */
+  resolveValues(
+    organizationId: number,
+    query: ListQuery<EventProperty>,
+    throughId: number,
+    organizationCount?: number,
+  ): Steps<ResolvedValues>;
 }
 
 /**
@@ -257,8 +267,7 @@ function* listing(
     db.kind === 'sqlite' && query.filters.length > 0
       ? yield* memory.count(organizationId, UNFILTERED, NOTHING_RESOLVED, version)
       : undefined;
-  const resolved = yield* resolveValues(
-    db,
+  const resolved = yield* memory.resolveValues(
     organizationId,
     query,
     version.throughId,
