@@ -18,6 +18,12 @@ import {
   type ResolvedValues,
 } from '../db/repositories/event-conditions.js';
 import {
+  hoursOfEventsAbove,
+  readHours,
+  type CountedSelection,
+  type HourCount,
+} from '../db/repositories/event-pages.js';
+import {
   countDeltaBound,
   countEvents,
   countEventsAbove,
@@ -38,12 +44,30 @@ interface KeptValues {
   values: string[] | null;
 }
 
+interface KeptHours extends EventsVersion {
+  /** Oldest first. */
+  hours: HourCount[];
+}
+
+/** What an hour takes in the memory: its text, its count and the array's slot. */
+const HOUR_BYTES = 64;
+/**
+ * Up to this many new event ids since kept hours are read as events (which hours they fell in),
+ * so only those hours' counts are read again; beyond, all of them are.
+ */
+const MAX_HOURS_DELTA = 20_000;
+
 class EventListMemory implements EventsListMemory {
   /** Per (organization, filter): the count and the version it was read at. */
   readonly #counts = new ByteBoundedLru<KeptCount>(MAX_CACHED_BYTES, () => 0);
   /** Per (organization, column, substring): the matching values, exact while no event is added. */
   readonly #values = new ByteBoundedLru<KeptValues>(MAX_CACHED_BYTES, ({ values }) =>
     (values ?? []).reduce((bytes, value) => bytes + stringBytes(value), 0),
+  );
+  /** Per (organization, counted selection): a year of hours of one query is about 560 KB. */
+  readonly #hours = new ByteBoundedLru<KeptHours>(
+    MAX_CACHED_BYTES,
+    ({ hours }) => hours.length * HOUR_BYTES,
   );
 
   constructor(private readonly db: Db) {}
@@ -115,6 +139,69 @@ class EventListMemory implements EventsListMemory {
     }
     return { values, trigrams };
   }
+
+  /**
+   * A year is 8,760 rows, and turning them into objects took most of a page's time, so they are
+   * kept per selection and version (as counts are). After new events, only the hours they fell
+   * in are read again: an organization's events with ids up to the kept version's are never
+   * added later, and none was removed while the removed count holds.
+   */
+  *hours(
+    organizationId: number,
+    selection: CountedSelection,
+    version: EventsVersion,
+  ): Steps<HourCount[]> {
+    if (selection.values.length === 0) return [];
+    const key = JSON.stringify([organizationId, selection.property, selection.values]);
+    const kept = this.#hours.get(key);
+    const reusable = kept?.removed === version.removed ? kept : undefined;
+    let hours: HourCount[];
+    if (reusable && reusable.throughId === version.throughId) {
+      hours = reusable.hours;
+    } else if (
+      // On PostgreSQL a request in an older snapshot may find hours kept by a newer one.
+      reusable &&
+      reusable.throughId < version.throughId &&
+      version.throughId - reusable.throughId <= MAX_HOURS_DELTA
+    ) {
+      const touched = yield* hoursOfEventsAbove(
+        this.db,
+        organizationId,
+        reusable.throughId,
+        version.throughId,
+      );
+      hours =
+        touched.length === 0
+          ? reusable.hours
+          : mergeHours(
+              reusable.hours,
+              touched,
+              yield* readHours(organizationId, selection, touched),
+            );
+    } else {
+      hours = yield* readHours(organizationId, selection);
+    }
+    this.#hours.set(key, { ...version, hours });
+    return hours;
+  }
+}
+
+/** `hours` with the `touched` ones replaced by their counts read again (absent: none left). */
+function mergeHours(
+  hours: readonly HourCount[],
+  touched: readonly string[],
+  reread: readonly HourCount[],
+): HourCount[] {
+  const replaced = new Set(touched);
+  const kept = hours.filter(({ hour }) => !replaced.has(hour));
+  // New events fall mostly in the latest hours: both lists are sorted, so a merge keeps it so.
+  const merged: HourCount[] = [];
+  let i = 0;
+  for (const hour of reread) {
+    while (i < kept.length && kept[i]!.hour < hour.hour) merged.push(kept[i++]!);
+    merged.push(hour);
+  }
+  return merged.concat(kept.slice(i));
 }
 
 /** The events list's memory of `db`'s reads in this thread. */

@@ -10,23 +10,20 @@
 import { sql, type SQL } from 'drizzle-orm';
 import type { EventProperty } from '../../vocabulary/events.js';
 import type { ListQuery, SortDirection } from '../../vocabulary/list-query.js';
-import { ByteBoundedLru, perDatabase } from '../engine/caches.js';
 import type { Db } from '../engine/client.js';
 import { selectRows, type Steps } from '../engine/portable-sql.js';
 import { events } from '../schema/sqlite.js';
 import {
   eventsAbove,
   isCounted,
-  MAX_CACHED_BYTES,
   NOTHING_RESOLVED,
   UNFILTERED,
   type Access,
   type ResolvedValues,
 } from './event-conditions.js';
-import type { EventsVersion } from './event-conditions.js';
 
 /** The counts' rows that select a query's events: a property ('' for all) and its values. */
-interface CountedSelection {
+export interface CountedSelection {
   property: string;
   values: readonly string[];
 }
@@ -39,7 +36,8 @@ export interface HourCount {
 
 const EVERY_EVENT: CountedSelection = { property: '', values: [''] };
 
-function countedSelection(
+/** The counts' rows that select the query's events, or null when the counts do not serve it. */
+export function countedSelection(
   query: ListQuery<EventProperty>,
   resolved: ResolvedValues,
 ): CountedSelection | null {
@@ -52,24 +50,8 @@ function countedSelection(
   return values ? { property: filter!.property, values } : null;
 }
 
-interface KeptHours extends EventsVersion {
-  /** Oldest first. */
-  hours: HourCount[];
-}
-
-/** What an hour takes in the cache: its text, its count and the array's slot. */
-const HOUR_BYTES = 64;
-/** Per process and database: a year of hours of one query is about 560 KB. */
-const keptHours = perDatabase(
-  () => new ByteBoundedLru<KeptHours>(MAX_CACHED_BYTES, ({ hours }) => hours.length * HOUR_BYTES),
-);
-/**
- * Up to this many new event ids since kept hours are read as events (which hours they fell in),
- * so only those hours' counts are read again; beyond, all of them are.
- */
-const MAX_HOURS_DELTA = 20_000;
-
-function* readHours(
+/** The hours of the selected events, oldest first (with `only`: of those hours alone). */
+export function* readHours(
   organizationId: number,
   selection: CountedSelection,
   only?: readonly string[],
@@ -93,68 +75,21 @@ function* readHours(
 }
 
 /**
- * The hours of the query's events, oldest first, with how many each holds, or null when the
- * counts do not serve the query. A year is 8,760 rows, and turning them into objects took most
- * of a page's time, so they are kept per query and version (as counts are: events.ts). After new
- * events, only the hours they fell in are read again: an organization's events with ids up to
- * the kept version's are never added later, and none was removed while the removed count holds.
+ * The hours the organization's events with ids in (afterId, throughId] fell in, as the counting
+ * triggers take an event's hour (migration 0017, postgres 0013): only their counts can differ
+ * from those read at `afterId`.
  */
-export function* hourCounts(
+export function* hoursOfEventsAbove(
   db: Db,
   organizationId: number,
-  query: ListQuery<EventProperty>,
-  resolved: ResolvedValues,
-  version: EventsVersion,
-): Steps<HourCount[] | null> {
-  const selection = countedSelection(query, resolved);
-  if (!selection) return null;
-  if (selection.values.length === 0) return [];
-  const key = JSON.stringify([organizationId, selection.property, selection.values]);
-  const cache = keptHours(db);
-  const kept = cache.get(key);
-  const reusable = kept?.removed === version.removed ? kept : undefined;
-  let hours: HourCount[];
-  if (reusable && reusable.throughId === version.throughId) {
-    hours = reusable.hours;
-  } else if (
-    // On PostgreSQL a request in an older snapshot may find hours kept by a newer one.
-    reusable &&
-    reusable.throughId < version.throughId &&
-    version.throughId - reusable.throughId <= MAX_HOURS_DELTA
-  ) {
-    // An event's hour as the counting triggers take it (migration 0017, postgres 0013).
-    const rows = yield* selectRows<{ hour: string }>(
-      sql`SELECT DISTINCT substr(timestamp, 1, 13) AS hour
-          FROM ${eventsAbove(db, organizationId, UNFILTERED, NOTHING_RESOLVED, reusable.throughId, version.throughId)}`,
-    );
-    const touched = rows.map(({ hour }) => hour);
-    hours =
-      touched.length === 0
-        ? reusable.hours
-        : mergeHours(reusable.hours, touched, yield* readHours(organizationId, selection, touched));
-  } else {
-    hours = yield* readHours(organizationId, selection);
-  }
-  cache.set(key, { ...version, hours });
-  return hours;
-}
-
-/** `hours` with the `touched` ones replaced by their counts read again (absent: none left). */
-function mergeHours(
-  hours: readonly HourCount[],
-  touched: readonly string[],
-  reread: readonly HourCount[],
-): HourCount[] {
-  const replaced = new Set(touched);
-  const kept = hours.filter(({ hour }) => !replaced.has(hour));
-  // New events fall mostly in the latest hours: both lists are sorted, so a merge keeps it so.
-  const merged: HourCount[] = [];
-  let i = 0;
-  for (const hour of reread) {
-    while (i < kept.length && kept[i]!.hour < hour.hour) merged.push(kept[i++]!);
-    merged.push(hour);
-  }
-  return merged.concat(kept.slice(i));
+  afterId: number,
+  throughId: number,
+): Steps<string[]> {
+  const rows = yield* selectRows<{ hour: string }>(
+    sql`SELECT DISTINCT substr(timestamp, 1, 13) AS hour
+        FROM ${eventsAbove(db, organizationId, UNFILTERED, NOTHING_RESOLVED, afterId, throughId)}`,
+  );
+  return rows.map(({ hour }) => hour);
 }
 
 export const countOf = (hours: readonly HourCount[]) =>

@@ -26,7 +26,13 @@ import {
   type ResolvedValues,
 } from './event-conditions.js';
 import type { components } from '../../spec-types.js';
-import { countOf, hourCounts, pageStart, type HourCount } from './event-pages.js';
+import {
+  countedSelection,
+  countOf,
+  pageStart,
+  type CountedSelection,
+  type HourCount,
+} from './event-pages.js';
 import { positionedStart } from './event-positions.js';
 import {
   eventsVersion,
@@ -130,6 +136,12 @@ export interface EventsListMemory {
     throughId: number,
     organizationCount?: number,
   ): Steps<ResolvedValues>;
+  /** The hours of the selected events at `version`, oldest first, with how many each holds. */
+  hours(
+    organizationId: number,
+    selection: CountedSelection,
+    version: EventsVersion,
+  ): Steps<HourCount[]>;
 }
 
 /**
@@ -273,7 +285,8 @@ function* listing(
     version.throughId,
     organizationCount,
   );
-  const hours = yield* hourCounts(db, organizationId, query, resolved, version);
+  const selection = countedSelection(query, resolved);
+  const hours = selection ? yield* memory.hours(organizationId, selection, version) : null;
   const totalCount = hours
     ? countOf(hours)
     : yield* memory.count(organizationId, query, resolved, version, organizationCount);
