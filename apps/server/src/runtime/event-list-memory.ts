@@ -10,9 +10,9 @@ import { ByteBoundedLru, perDatabase, stringBytes } from '../db/engine/caches.js
 import type { Steps } from '../db/engine/portable-sql.js';
 import {
   fewTrigramMatches,
+  type Access,
   isCounted,
   matchingValues,
-  MAX_CACHED_BYTES,
   type EventSelection,
   type EventsVersion,
   type ResolvedValues,
@@ -24,6 +24,12 @@ import {
   type HourCount,
 } from '../db/repositories/event-pages.js';
 import {
+  eventsAfter,
+  newBefore,
+  readPositions,
+  type PageStart,
+} from '../db/repositories/event-positions.js';
+import {
   countDeltaBound,
   countEvents,
   countEventsAbove,
@@ -32,8 +38,14 @@ import {
   type EventsPage,
 } from '../db/repositories/events.js';
 import type { EventProperty } from '../vocabulary/events.js';
-import type { ListQuery, SearchFilter } from '../vocabulary/list-query.js';
+import type { ListPosition, ListQuery, SearchFilter } from '../vocabulary/list-query.js';
 import type { EventReaders } from './event-readers.js';
+
+/**
+ * Per process and database, for each of the counts, resolved values, hours and positions: what
+ * their entries may take, keys (search values included) and overhead counted (ByteBoundedLru).
+ */
+const MAX_CACHED_BYTES = 16 * 1024 * 1024;
 
 interface KeptCount extends EventsVersion {
   count: number;
@@ -57,8 +69,23 @@ const HOUR_BYTES = 64;
  */
 const MAX_HOURS_DELTA = 20_000;
 
-class EventListMemory implements EventsListMemory {
-  /** Per (organization, filter): the count and the version it was read at. */
+/** About this many positions are kept per query, at least MIN_EVERY events apart. */
+const POSITIONS_PER_QUERY = 1000;
+const MIN_EVERY = 50;
+/**
+ * Up to this many new event ids since the kept positions, the new events before a position are
+ * counted (a read of those ids alone); beyond, the positions are read anew.
+ */
+const MAX_NEW_IDS = 10_000;
+
+interface KeptPositions extends EventsVersion {
+  every: number;
+  /** positions[k]: the event at rank (k + 1) x every - 1 of the order, at the kept version. */
+  positions: ListPosition[];
+}
+
+class KeptReads implements EventsListMemory {
+  /** Per (organization, search pairs and window): the count and the version it was read at. */
   readonly #counts = new ByteBoundedLru<KeptCount>(MAX_CACHED_BYTES, () => 0);
   /** Per (organization, column, substring): the matching values, exact while no event is added. */
   readonly #values = new ByteBoundedLru<KeptValues>(MAX_CACHED_BYTES, ({ values }) =>
@@ -68,6 +95,13 @@ class EventListMemory implements EventsListMemory {
   readonly #hours = new ByteBoundedLru<KeptHours>(
     MAX_CACHED_BYTES,
     ({ hours }) => hours.length * HOUR_BYTES,
+  );
+  /** Per (organization, search pairs, window and order): every so many events' positions. */
+  readonly #positions = new ByteBoundedLru<KeptPositions>(MAX_CACHED_BYTES, ({ positions }) =>
+    positions.reduce(
+      (total, { value }) => total + 32 + (typeof value === 'string' ? stringBytes(value) : 8),
+      0,
+    ),
   );
 
   constructor(private readonly db: Db) {}
@@ -184,6 +218,59 @@ class EventListMemory implements EventsListMemory {
     this.#hours.set(key, { ...version, hours });
     return hours;
   }
+
+  /**
+   * After new events (up to MAX_NEW_IDS more ids) the kept positions still hold: the events
+   * before a position are its rank plus the new ones that sort before it (newBefore).
+   */
+  *positionedStart(
+    organizationId: number,
+    query: ListQuery<EventProperty>,
+    resolved: ResolvedValues,
+    version: EventsVersion,
+    totalCount: number,
+    access: Access,
+  ): Steps<PageStart | null> {
+    const { db } = this;
+    const every = Math.max(MIN_EVERY, Math.ceil(totalCount / POSITIONS_PER_QUERY));
+    // Near either end an OFFSET (from the other end past the middle: events.ts) skips few.
+    const fromEnd = totalCount - Math.min(query.offset + query.limit, totalCount);
+    if (query.after || Math.min(query.offset, fromEnd) < 2 * every) return null;
+    const key = JSON.stringify([organizationId, query.filters, query.window, query.order]);
+    let kept = this.#positions.get(key);
+    const usable =
+      kept?.removed === version.removed &&
+      kept.throughId <= version.throughId &&
+      version.throughId - kept.throughId <= MAX_NEW_IDS;
+    if (!usable) {
+      kept = {
+        ...version,
+        every,
+        positions: yield* readPositions(db, organizationId, query, resolved, every, access),
+      };
+      this.#positions.set(key, kept);
+    }
+    // New events only push positions later: the one before the offset's, or the one before it,
+    // starts at or before the page unless more events arrived than lie between two positions.
+    for (
+      let k = Math.floor(query.offset / kept!.every) - 1, tries = 0;
+      k >= 0 && tries < 2;
+      k -= 1
+    ) {
+      tries += 1;
+      const position = kept!.positions[k];
+      if (!position) continue;
+      const start =
+        (k + 1) * kept!.every +
+        (kept!.throughId === version.throughId
+          ? 0
+          : yield* newBefore(db, organizationId, query, resolved, kept!.throughId, position));
+      if (start <= query.offset) {
+        return { from: eventsAfter(db, query.order, position), skip: query.offset - start };
+      }
+    }
+    return null;
+  }
 }
 
 /** `hours` with the `touched` ones replaced by their counts read again (absent: none left). */
@@ -205,7 +292,7 @@ function mergeHours(
 }
 
 /** The events list's memory of `db`'s reads in this thread. */
-export const eventListMemory = perDatabase((db: Db) => new EventListMemory(db));
+export const eventListMemory = perDatabase((db: Db) => new KeptReads(db));
 
 /** The events page; with `readers`, read on one of them (each with a memory of its own). */
 export function listEvents(

@@ -83,11 +83,6 @@ export function prefixBound(
 
 /** More distinct values than this and resolving a substring to them stops paying off. */
 const MAX_RESOLVED_VALUES = 256;
-/**
- * Per process and database, for each of the counts and the resolved values: what their entries
- * may take, keys (search values included) and overhead counted (ByteBoundedLru).
- */
-export const MAX_CACHED_BYTES = 16 * 1024 * 1024;
 
 /**
  * How a condition may be served. SQLite is told: `seek` uses the indexes that find matches

@@ -33,7 +33,7 @@ import {
   type CountedSelection,
   type HourCount,
 } from './event-pages.js';
-import { positionedStart } from './event-positions.js';
+import type { PageStart } from './event-positions.js';
 import {
   eventsVersion,
   highestEventId,
@@ -142,6 +142,18 @@ export interface EventsListMemory {
     selection: CountedSelection,
     version: EventsVersion,
   ): Steps<HourCount[]>;
+  /**
+   * Where the page skipping `query.offset` of its `totalCount` events starts, from the positions
+   * of every so many of its events (event-positions.ts), or null when an OFFSET costs little.
+   */
+  positionedStart(
+    organizationId: number,
+    query: ListQuery<EventProperty>,
+    resolved: ResolvedValues,
+    version: EventsVersion,
+    totalCount: number,
+    access: Access,
+  ): Steps<PageStart | null>;
 }
 
 /**
@@ -205,6 +217,7 @@ function* readPage(
   /** The hours of the query's events, when their counts serve it (event-pages.ts). */
   hours: HourCount[] | null,
   version: EventsVersion,
+  memory: EventsListMemory,
 ): Steps<{ rows: ListedEvent[]; next: ListPosition | null }> {
   const columns = eventOrderColumns(db);
   const select = sql`SELECT "id", ${itemJson(db, query.projection)} AS "json",
@@ -233,8 +246,7 @@ function* readPage(
   };
   const start = hours
     ? pageStart(hours, query.offset, query.order.direction, access)!
-    : yield* positionedStart(
-        db,
+    : yield* memory.positionedStart(
         organizationId,
         reversed ? ascending : query,
         resolved,
@@ -300,6 +312,7 @@ function* listing(
     access,
     hours,
     version,
+    memory,
   );
   return { rows, totalCount, next, version: versionText(version) };
 }
