@@ -37,7 +37,8 @@ module.exports = {
       severity: 'error',
       comment:
         'Storage serves every caller: it imports no use-case, runtime, HTTP, route or CLI code ' +
-        '(what runs the queries calls down to it, never the reverse).',
+        '(what runs the queries calls down to it, never the reverse). So no repository keeps a ' +
+        "cache of what the tables hold: ByteBoundedLru is runtime/'s (kept-answers.ts).",
       from: { path: '^apps/server/src/db/' },
       to: { path: '^apps/server/src/(use-cases|runtime|http|routes|cli)/' },
     },

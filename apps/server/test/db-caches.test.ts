@@ -3,12 +3,8 @@
 // one just used.
 
 import { expect, it } from 'vitest';
-import {
-  ByteBoundedLru,
-  ENTRY_OVERHEAD_BYTES,
-  remember,
-  stringBytes,
-} from '../src/db/engine/caches.js';
+import { remember } from '../src/db/engine/caches.js';
+import { ByteBoundedLru, ENTRY_OVERHEAD_BYTES, stringBytes } from '../src/runtime/kept-answers.js';
 import type { PostgresDb } from '../src/db/engine/client.js';
 import {
   knownCappedExperiments,

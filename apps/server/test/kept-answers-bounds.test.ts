@@ -5,12 +5,11 @@
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDb, type Db } from '../src/db/engine/client.js';
-import { ENTRY_OVERHEAD_BYTES } from '../src/db/engine/caches.js';
 import { migrateDb } from '../src/db/migrate.js';
 import { replayEvents } from '../src/db/repositories/events.js';
 import { listEvents } from '../src/runtime/event-list-memory.js';
 import type { EventReaders } from '../src/runtime/event-readers.js';
-import { KeptAnswers } from '../src/runtime/kept-answers.js';
+import { ENTRY_OVERHEAD_BYTES, KeptAnswers } from '../src/runtime/kept-answers.js';
 import { distinctEventsQuery, sendAll, type QueryKind } from './support/distinct-queries.js';
 import { createTenant, createTestApi, type Tenant, type TestApi } from './support/harness.js';
 import { startLiveServer, type LiveServer } from './support/live-server.js';

@@ -6,7 +6,7 @@
 // (event-read-worker.ts) has a database handle, and so a memory, of its own.
 
 import type { Db } from '../db/engine/client.js';
-import { ByteBoundedLru, perDatabase, stringBytes } from '../db/engine/caches.js';
+import { perDatabase } from '../db/engine/caches.js';
 import type { Steps } from '../db/engine/portable-sql.js';
 import {
   fewTrigramMatches,
@@ -40,6 +40,7 @@ import {
 import type { EventProperty } from '../vocabulary/events.js';
 import type { ListPosition, ListQuery, SearchFilter } from '../vocabulary/list-query.js';
 import type { EventReaders } from './event-readers.js';
+import { ByteBoundedLru, stringBytes } from './kept-answers.js';
 
 /**
  * Per process and database, for each of the counts, resolved values, hours and positions: what
