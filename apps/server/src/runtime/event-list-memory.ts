@@ -7,28 +7,14 @@
 
 import type { Db } from '../db/engine/client.js';
 import { perDatabase } from '../db/engine/caches.js';
-import type { Steps } from '../db/engine/portable-sql.js';
 import {
   fewTrigramMatches,
-  type Access,
   isCounted,
   matchingValues,
-  type EventSelection,
   type EventsVersion,
-  type ResolvedValues,
 } from '../db/repositories/event-conditions.js';
-import {
-  hoursOfEventsAbove,
-  readHours,
-  type CountedSelection,
-  type HourCount,
-} from '../db/repositories/event-pages.js';
-import {
-  eventsAfter,
-  newBefore,
-  readPositions,
-  type PageStart,
-} from '../db/repositories/event-positions.js';
+import { hoursOfEventsAbove, readHours, type HourCount } from '../db/repositories/event-pages.js';
+import { eventsAfter, newBefore, readPositions } from '../db/repositories/event-positions.js';
 import {
   countDeltaBound,
   countEvents,
@@ -85,193 +71,164 @@ interface KeptPositions extends EventsVersion {
   positions: ListPosition[];
 }
 
-class KeptReads implements EventsListMemory {
+/** The events list's memory of `db`'s reads, each kind in a ByteBoundedLru of its own. */
+function keptReads(db: Db): EventsListMemory {
   /** Per (organization, search pairs and window): the count and the version it was read at. */
-  readonly #counts = new ByteBoundedLru<KeptCount>(MAX_CACHED_BYTES, () => 0);
+  const counts = new ByteBoundedLru<KeptCount>(MAX_CACHED_BYTES, () => 0);
   /** Per (organization, column, substring): the matching values, exact while no event is added. */
-  readonly #values = new ByteBoundedLru<KeptValues>(MAX_CACHED_BYTES, ({ values }) =>
+  const resolvedValues = new ByteBoundedLru<KeptValues>(MAX_CACHED_BYTES, ({ values }) =>
     (values ?? []).reduce((bytes, value) => bytes + stringBytes(value), 0),
   );
   /** Per (organization, counted selection): a year of hours of one query is about 560 KB. */
-  readonly #hours = new ByteBoundedLru<KeptHours>(
+  const keptHours = new ByteBoundedLru<KeptHours>(
     MAX_CACHED_BYTES,
     ({ hours }) => hours.length * HOUR_BYTES,
   );
   /** Per (organization, search pairs, window and order): every so many events' positions. */
-  readonly #positions = new ByteBoundedLru<KeptPositions>(MAX_CACHED_BYTES, ({ positions }) =>
+  const keptPositions = new ByteBoundedLru<KeptPositions>(MAX_CACHED_BYTES, ({ positions }) =>
     positions.reduce(
       (total, { value }) => total + 32 + (typeof value === 'string' ? stringBytes(value) : 8),
       0,
     ),
   );
 
-  constructor(private readonly db: Db) {}
-
-  *count(
-    organizationId: number,
-    selection: EventSelection,
-    resolved: ResolvedValues,
-    version: EventsVersion,
-    organizationCount?: number,
-  ): Steps<number> {
-    const { db } = this;
-    const { throughId, removed } = version;
-    const key = JSON.stringify([organizationId, selection.filters, selection.window]);
-    // A count from before retention removed events is not brought up to date: counted anew.
-    const kept = this.#counts.get(key);
-    const reusable = kept?.removed === removed ? kept : undefined;
-    let count: number;
-    if (reusable && reusable.throughId === throughId) {
-      count = reusable.count;
-    } else if (
-      // On PostgreSQL a request in an older snapshot may find a count kept by a newer one.
-      reusable &&
-      reusable.throughId < throughId &&
-      throughId - reusable.throughId <= countDeltaBound(db, organizationCount ?? reusable.count)
-    ) {
-      count =
-        reusable.count +
-        (yield* countEventsAbove(db, organizationId, selection, resolved, reusable.throughId));
-    } else {
-      count = yield* countEvents(db, organizationId, selection, resolved);
-    }
-    this.#counts.set(key, { throughId, removed, count });
-    return count;
-  }
-
-  /**
-   * Events through `throughId` are never added or changed, so values resolved at the same
-   * highest id are reused (retention may remove the last event of a value since: matching it
-   * finds nothing).
-   */
-  *resolveValues(
-    organizationId: number,
-    query: ListQuery<EventProperty>,
-    throughId: number,
-    organizationCount?: number,
-  ): Steps<ResolvedValues> {
-    const { db } = this;
-    const values = new Map<SearchFilter<EventProperty>, string[] | null>();
-    const trigrams = new Set<SearchFilter<EventProperty>>();
-    for (const filter of query.filters) {
-      if (
-        filter.property === 'description' &&
-        organizationCount !== undefined &&
-        (yield* fewTrigramMatches(db, String(filter.value), organizationCount))
+  return {
+    *count(organizationId, selection, resolved, version, organizationCount) {
+      const { throughId, removed } = version;
+      const key = JSON.stringify([organizationId, selection.filters, selection.window]);
+      // A count from before retention removed events is not brought up to date: counted anew.
+      const kept = counts.get(key);
+      const reusable = kept?.removed === removed ? kept : undefined;
+      let count: number;
+      if (reusable && reusable.throughId === throughId) {
+        count = reusable.count;
+      } else if (
+        // On PostgreSQL a request in an older snapshot may find a count kept by a newer one.
+        reusable &&
+        reusable.throughId < throughId &&
+        throughId - reusable.throughId <= countDeltaBound(db, organizationCount ?? reusable.count)
       ) {
-        trigrams.add(filter);
+        count =
+          reusable.count +
+          (yield* countEventsAbove(db, organizationId, selection, resolved, reusable.throughId));
+      } else {
+        count = yield* countEvents(db, organizationId, selection, resolved);
       }
-      if (isCounted(filter.property)) {
-        const key = JSON.stringify([organizationId, filter.property, filter.value]);
-        const kept = this.#values.get(key);
-        const matching =
-          kept?.throughId === throughId
-            ? kept.values
-            : yield* matchingValues(db, organizationId, filter.property, String(filter.value));
-        this.#values.set(key, { throughId, values: matching });
-        values.set(filter, matching);
-      }
-    }
-    return { values, trigrams };
-  }
+      counts.set(key, { throughId, removed, count });
+      return count;
+    },
 
-  /**
-   * A year is 8,760 rows, and turning them into objects took most of a page's time, so they are
-   * kept per selection and version (as counts are). After new events, only the hours they fell
-   * in are read again: an organization's events with ids up to the kept version's are never
-   * added later, and none was removed while the removed count holds.
-   */
-  *hours(
-    organizationId: number,
-    selection: CountedSelection,
-    version: EventsVersion,
-  ): Steps<HourCount[]> {
-    if (selection.values.length === 0) return [];
-    const key = JSON.stringify([organizationId, selection.property, selection.values]);
-    const kept = this.#hours.get(key);
-    const reusable = kept?.removed === version.removed ? kept : undefined;
-    let hours: HourCount[];
-    if (reusable && reusable.throughId === version.throughId) {
-      hours = reusable.hours;
-    } else if (
-      // On PostgreSQL a request in an older snapshot may find hours kept by a newer one.
-      reusable &&
-      reusable.throughId < version.throughId &&
-      version.throughId - reusable.throughId <= MAX_HOURS_DELTA
-    ) {
-      const touched = yield* hoursOfEventsAbove(
-        this.db,
-        organizationId,
-        reusable.throughId,
-        version.throughId,
-      );
-      hours =
-        touched.length === 0
-          ? reusable.hours
-          : mergeHours(
-              reusable.hours,
-              touched,
-              yield* readHours(organizationId, selection, touched),
-            );
-    } else {
-      hours = yield* readHours(organizationId, selection);
-    }
-    this.#hours.set(key, { ...version, hours });
-    return hours;
-  }
-
-  /**
-   * After new events (up to MAX_NEW_IDS more ids) the kept positions still hold: the events
-   * before a position are its rank plus the new ones that sort before it (newBefore).
-   */
-  *positionedStart(
-    organizationId: number,
-    query: ListQuery<EventProperty>,
-    resolved: ResolvedValues,
-    version: EventsVersion,
-    totalCount: number,
-    access: Access,
-  ): Steps<PageStart | null> {
-    const { db } = this;
-    const every = Math.max(MIN_EVERY, Math.ceil(totalCount / POSITIONS_PER_QUERY));
-    // Near either end an OFFSET (from the other end past the middle: events.ts) skips few.
-    const fromEnd = totalCount - Math.min(query.offset + query.limit, totalCount);
-    if (query.after || Math.min(query.offset, fromEnd) < 2 * every) return null;
-    const key = JSON.stringify([organizationId, query.filters, query.window, query.order]);
-    let kept = this.#positions.get(key);
-    const usable =
-      kept?.removed === version.removed &&
-      kept.throughId <= version.throughId &&
-      version.throughId - kept.throughId <= MAX_NEW_IDS;
-    if (!usable) {
-      kept = {
-        ...version,
-        every,
-        positions: yield* readPositions(db, organizationId, query, resolved, every, access),
-      };
-      this.#positions.set(key, kept);
-    }
-    // New events only push positions later: the one before the offset's, or the one before it,
-    // starts at or before the page unless more events arrived than lie between two positions.
-    for (
-      let k = Math.floor(query.offset / kept!.every) - 1, tries = 0;
-      k >= 0 && tries < 2;
-      k -= 1
-    ) {
-      tries += 1;
-      const position = kept!.positions[k];
-      if (!position) continue;
-      const start =
-        (k + 1) * kept!.every +
-        (kept!.throughId === version.throughId
-          ? 0
-          : yield* newBefore(db, organizationId, query, resolved, kept!.throughId, position));
-      if (start <= query.offset) {
-        return { from: eventsAfter(db, query.order, position), skip: query.offset - start };
+    // Events through `throughId` are never added or changed, so values resolved at the same
+    // highest id are reused (retention may remove the last event of a value since: matching it
+    // finds nothing).
+    *resolveValues(organizationId, query, throughId, organizationCount) {
+      const values = new Map<SearchFilter<EventProperty>, string[] | null>();
+      const trigrams = new Set<SearchFilter<EventProperty>>();
+      for (const filter of query.filters) {
+        if (
+          filter.property === 'description' &&
+          organizationCount !== undefined &&
+          (yield* fewTrigramMatches(db, String(filter.value), organizationCount))
+        ) {
+          trigrams.add(filter);
+        }
+        if (isCounted(filter.property)) {
+          const key = JSON.stringify([organizationId, filter.property, filter.value]);
+          const kept = resolvedValues.get(key);
+          const matching =
+            kept?.throughId === throughId
+              ? kept.values
+              : yield* matchingValues(db, organizationId, filter.property, String(filter.value));
+          resolvedValues.set(key, { throughId, values: matching });
+          values.set(filter, matching);
+        }
       }
-    }
-    return null;
-  }
+      return { values, trigrams };
+    },
+
+    // A year is 8,760 rows, and turning them into objects took most of a page's time, so they
+    // are kept per selection and version (as counts are). After new events, only the hours they
+    // fell in are read again: an organization's events with ids up to the kept version's are
+    // never added later, and none was removed while the removed count holds.
+    *hours(organizationId, selection, version) {
+      if (selection.values.length === 0) return [];
+      const key = JSON.stringify([organizationId, selection.property, selection.values]);
+      const kept = keptHours.get(key);
+      const reusable = kept?.removed === version.removed ? kept : undefined;
+      let hours: HourCount[];
+      if (reusable && reusable.throughId === version.throughId) {
+        hours = reusable.hours;
+      } else if (
+        // On PostgreSQL a request in an older snapshot may find hours kept by a newer one.
+        reusable &&
+        reusable.throughId < version.throughId &&
+        version.throughId - reusable.throughId <= MAX_HOURS_DELTA
+      ) {
+        const touched = yield* hoursOfEventsAbove(
+          db,
+          organizationId,
+          reusable.throughId,
+          version.throughId,
+        );
+        hours =
+          touched.length === 0
+            ? reusable.hours
+            : mergeHours(
+                reusable.hours,
+                touched,
+                yield* readHours(organizationId, selection, touched),
+              );
+      } else {
+        hours = yield* readHours(organizationId, selection);
+      }
+      keptHours.set(key, { ...version, hours });
+      return hours;
+    },
+
+    // After new events (up to MAX_NEW_IDS more ids) the kept positions still hold: the events
+    // before a position are its rank plus the new ones that sort before it (newBefore).
+    *positionedStart(organizationId, query, resolved, version, totalCount, access) {
+      const every = Math.max(MIN_EVERY, Math.ceil(totalCount / POSITIONS_PER_QUERY));
+      // Near either end an OFFSET (from the other end past the middle: events.ts) skips few.
+      const fromEnd = totalCount - Math.min(query.offset + query.limit, totalCount);
+      if (query.after || Math.min(query.offset, fromEnd) < 2 * every) return null;
+      const key = JSON.stringify([organizationId, query.filters, query.window, query.order]);
+      let kept = keptPositions.get(key);
+      const usable =
+        kept?.removed === version.removed &&
+        kept.throughId <= version.throughId &&
+        version.throughId - kept.throughId <= MAX_NEW_IDS;
+      if (!usable) {
+        kept = {
+          ...version,
+          every,
+          positions: yield* readPositions(db, organizationId, query, resolved, every, access),
+        };
+        keptPositions.set(key, kept);
+      }
+      // New events only push positions later: the one before the offset's, or the one before
+      // it, starts at or before the page unless more events arrived than lie between two
+      // positions.
+      for (
+        let k = Math.floor(query.offset / kept!.every) - 1, tries = 0;
+        k >= 0 && tries < 2;
+        k -= 1
+      ) {
+        tries += 1;
+        const position = kept!.positions[k];
+        if (!position) continue;
+        const start =
+          (k + 1) * kept!.every +
+          (kept!.throughId === version.throughId
+            ? 0
+            : yield* newBefore(db, organizationId, query, resolved, kept!.throughId, position));
+        if (start <= query.offset) {
+          return { from: eventsAfter(db, query.order, position), skip: query.offset - start };
+        }
+      }
+      return null;
+    },
+  };
 }
 
 /** `hours` with the `touched` ones replaced by their counts read again (absent: none left). */
@@ -293,7 +250,7 @@ function mergeHours(
 }
 
 /** The events list's memory of `db`'s reads in this thread. */
-export const eventListMemory = perDatabase((db: Db) => new KeptReads(db));
+export const eventListMemory = perDatabase(keptReads);
 
 /** The events page; with `readers`, read on one of them (each with a memory of its own). */
 export function listEvents(
