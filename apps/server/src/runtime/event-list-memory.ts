@@ -94,27 +94,23 @@ function keptReads(db: Db): EventsListMemory {
 
   return {
     *count(organizationId, selection, resolved, version, organizationCount) {
-      const { throughId, removed } = version;
       const key = JSON.stringify([organizationId, selection.filters, selection.window]);
-      // A count from before retention removed events is not brought up to date: counted anew.
       const kept = counts.get(key);
-      const reusable = kept?.removed === removed ? kept : undefined;
+      const maxNewIds = kept ? countDeltaBound(db, organizationCount ?? kept.count) : 0;
       let count: number;
-      if (reusable && reusable.throughId === throughId) {
-        count = reusable.count;
-      } else if (
-        // On PostgreSQL a request in an older snapshot may find a count kept by a newer one.
-        reusable &&
-        reusable.throughId < throughId &&
-        throughId - reusable.throughId <= countDeltaBound(db, organizationCount ?? reusable.count)
-      ) {
-        count =
-          reusable.count +
-          (yield* countEventsAbove(db, organizationId, selection, resolved, reusable.throughId));
-      } else {
-        count = yield* countEvents(db, organizationId, selection, resolved);
+      switch (keptUse(kept, version, maxNewIds)) {
+        case 'as is':
+          count = kept!.count;
+          break;
+        case 'brought up to date':
+          count =
+            kept!.count +
+            (yield* countEventsAbove(db, organizationId, selection, resolved, kept!.throughId));
+          break;
+        case 'read anew':
+          count = yield* countEvents(db, organizationId, selection, resolved);
       }
-      counts.set(key, { throughId, removed, count });
+      counts.set(key, { ...version, count });
       return count;
     },
 
@@ -154,32 +150,30 @@ function keptReads(db: Db): EventsListMemory {
       if (selection.values.length === 0) return [];
       const key = JSON.stringify([organizationId, selection.property, selection.values]);
       const kept = keptHours.get(key);
-      const reusable = kept?.removed === version.removed ? kept : undefined;
       let hours: HourCount[];
-      if (reusable && reusable.throughId === version.throughId) {
-        hours = reusable.hours;
-      } else if (
-        // On PostgreSQL a request in an older snapshot may find hours kept by a newer one.
-        reusable &&
-        reusable.throughId < version.throughId &&
-        version.throughId - reusable.throughId <= MAX_HOURS_DELTA
-      ) {
-        const touched = yield* hoursOfEventsAbove(
-          db,
-          organizationId,
-          reusable.throughId,
-          version.throughId,
-        );
-        hours =
-          touched.length === 0
-            ? reusable.hours
-            : mergeHours(
-                reusable.hours,
-                touched,
-                yield* readHours(organizationId, selection, touched),
-              );
-      } else {
-        hours = yield* readHours(organizationId, selection);
+      switch (keptUse(kept, version, MAX_HOURS_DELTA)) {
+        case 'as is':
+          hours = kept!.hours;
+          break;
+        case 'brought up to date': {
+          const touched = yield* hoursOfEventsAbove(
+            db,
+            organizationId,
+            kept!.throughId,
+            version.throughId,
+          );
+          hours =
+            touched.length === 0
+              ? kept!.hours
+              : mergeHours(
+                  kept!.hours,
+                  touched,
+                  yield* readHours(organizationId, selection, touched),
+                );
+          break;
+        }
+        case 'read anew':
+          hours = yield* readHours(organizationId, selection);
       }
       keptHours.set(key, { ...version, hours });
       return hours;
@@ -194,11 +188,7 @@ function keptReads(db: Db): EventsListMemory {
       if (query.after || Math.min(query.offset, fromEnd) < 2 * every) return null;
       const key = JSON.stringify([organizationId, query.filters, query.window, query.order]);
       let kept = keptPositions.get(key);
-      const usable =
-        kept?.removed === version.removed &&
-        kept.throughId <= version.throughId &&
-        version.throughId - kept.throughId <= MAX_NEW_IDS;
-      if (!usable) {
+      if (keptUse(kept, version, MAX_NEW_IDS) === 'read anew') {
         kept = {
           ...version,
           every,
@@ -229,6 +219,24 @@ function keptReads(db: Db): EventsListMemory {
       return null;
     },
   };
+}
+
+/**
+ * How a read kept at one version serves `version`: as is at the same one; brought up to date when
+ * only events with higher ids (at most `maxNewIds` of them) were added since, which are never
+ * added below the kept highest id (db/repositories/events.ts); read anew once retention removed
+ * events since, further behind, or ahead (on PostgreSQL a request in an older snapshot may find
+ * a read kept by a newer one).
+ */
+function keptUse(
+  kept: EventsVersion | undefined,
+  version: EventsVersion,
+  maxNewIds: number,
+): 'as is' | 'brought up to date' | 'read anew' {
+  if (!kept || kept.removed !== version.removed) return 'read anew';
+  const newIds = version.throughId - kept.throughId;
+  if (newIds === 0) return 'as is';
+  return newIds > 0 && newIds <= maxNewIds ? 'brought up to date' : 'read anew';
 }
 
 /** `hours` with the `touched` ones replaced by their counts read again (absent: none left). */
