@@ -34,6 +34,9 @@ export class StreamSlots {
     private readonly now: () => number = Date.now,
   ) {
     this.#timer = setInterval(() => {
+      // With no stream open there is nothing to renew: the rows dead processes left are removed
+      // by the next renewal in a process with streams, or by their key's next take.
+      if (this.#held.size === 0) return;
       const now = this.now();
       // A failed renewal is tried again at the next tick, within the lifetime.
       renewStreamSlots(this.db, [...this.#held], { now, until: now + SLOT_TTL_MS }).catch(() => {});
