@@ -1,10 +1,13 @@
 // A routed session on PostgreSQL costs the server and the database a round trip per statement,
 // more than most of those statements cost to run: the routing transaction stores an
 // Idempotency-Key answer in the sessions' own insert (db/repositories/sessions.ts), so a session
-// sends four (BEGIN, its read, its insert, COMMIT), keyed or not.
+// sends four (BEGIN with its turns taken, its read, its insert, COMMIT), keyed or not. A session
+// whose organization's write turn another writer holds waits for it before its read, and so is
+// not read and written twice.
 
 import { randomUUID } from 'node:crypto';
 import { sql } from 'drizzle-orm';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   IdempotencyKeyTakenError,
@@ -92,5 +95,34 @@ describe.skipIf(!onPostgres)('a routed session on PostgreSQL', () => {
     expect(retry.error).toBeInstanceOf(IdempotencyKeyTakenError);
     expect(retry.sent).toBe(4);
     expect(await storedSessions()).toBe(before);
+  });
+
+  it('waits for a writer holding its organization’s turn before its read, not after', async () => {
+    const { pool } = bed.api.db as Extract<typeof bed.api.db, { kind: 'postgres' }>;
+    // Another writer of the organization's events, as an import's batch is, on a connection of
+    // its own: its event's trigger takes the turn, and its counts are written when it commits.
+    const holder = new pg.Client(pool.options);
+    await holder.connect();
+    try {
+      await holder.query('BEGIN');
+      await holder.query('INSERT INTO events (organization_id, timestamp) VALUES ($1, $2)', [
+        bed.acme.organizationId,
+        new Date().toISOString(),
+      ]);
+      const before = sent.length;
+      const routing = statementsOfOneSession(bed.fx.targets.second);
+      const waiting = () =>
+        sent.slice(before).some((text) => text.includes('pg_advisory_xact_lock('));
+      await expect.poll(waiting).toBe(true);
+      await holder.query('COMMIT');
+      const routed = await routing;
+      expect(routed.session).toBeDefined();
+      // Tried the turn, rolled back, waited, and then the four statements of any session.
+      expect(routed.sent).toBe(7);
+      const reads = sent.slice(before).filter((text) => text.includes('channel_targets'));
+      expect(reads).toHaveLength(1);
+    } finally {
+      await holder.end();
+    }
   });
 });

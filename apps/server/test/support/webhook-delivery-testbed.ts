@@ -213,7 +213,7 @@ export async function routeSessions(
             user_id: `caller-${tenant.organizationId}-${index}`,
           },
         );
-        expect(routed.status).toBe(200);
+        expect(routed.status, JSON.stringify(routed.body)).toBe(200);
       }
     }),
   );

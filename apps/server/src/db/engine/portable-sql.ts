@@ -148,7 +148,7 @@ const MAX_TRANSACTION_ATTEMPTS = 10;
 
 /**
  * Runs steps on one connection of `pool` between `begin` and COMMIT, first taking the turns of
- * `holding` (takeTurns). A transaction the server aborts for a conflict with a concurrent one
+ * `holding` (beginTakingTurns). A transaction the server aborts for a conflict with a concurrent one
  * (40001, 40P01) runs again from the start. ROLLBACK after any failure (a cancelled statement too)
  * also undoes a SET LOCAL and lets go of the turns, so the connection goes back to the pool as it
  * came: nothing outlasts the transaction, as PgBouncer in transaction mode requires.
@@ -158,14 +158,14 @@ async function inPostgresTransaction<T>(
   begin: string,
   start: () => Steps<T>,
   budget?: () => Budget,
-  holding?: AdvisoryLocks,
+  holding?: readonly AdvisoryLock[],
 ): Promise<T> {
   for (let attempt = 1; ; attempt += 1) {
     const client = await pool.connect();
     let broken: Error | undefined;
     try {
-      await client.query(begin);
-      if (holding) await takeTurns(client, begin, holding);
+      if (holding?.length) await beginTakingTurns(client, begin, holding);
+      else await client.query(begin);
       const spend = budget?.();
       const result = await runStepsOnPostgres(client, start(), spend && (() => spend(client)));
       await client.query('COMMIT');
@@ -211,54 +211,62 @@ export async function runWriteSteps<T>(db: Db, start: () => Steps<T>): Promise<T
     : runStepsOnPostgres(db.pool, start());
 }
 
-/** PostgreSQL advisory locks (two-key form): one class, a key per lock. */
-export interface AdvisoryLocks {
+/** A PostgreSQL advisory lock (two-key form): a class of locks, and the key of one. */
+export interface AdvisoryLock {
   lockClass: number;
-  keys: readonly number[];
+  key: number;
 }
 
 /**
- * Takes the locks, transaction-scoped, in the statements right after `begin`. A SERIALIZABLE
- * transaction sees the rows committed before its first query started (PostgreSQL's SET
- * TRANSACTION page), a lock's wait included: one that waited inside for a lock would miss the
+ * Begins a transaction and takes the locks, transaction-scoped, in its first statement. A
+ * SERIALIZABLE transaction sees the rows committed before its first query started (PostgreSQL's
+ * SET TRANSACTION page), a lock's wait included: one that waited inside for a lock would miss the
  * holder's commit and fail (40001), again and again under steady load. So a lock is only tried
  * there; when another holds it, the transaction rolls back, waits for it in a statement of its
  * own (which takes it and lets it go at once) and begins again, and writers of one shared row (a
- * capped experiment's count) take turns. A holder that commits between the try's snapshot and its
- * lock makes a conflict, run again as any other. Never a session lock: behind PgBouncer in
- * transaction mode its unlock could reach another server connection, and another client the lock.
+ * capped experiment's count, an organization's event counts) take turns. A holder that commits
+ * between the try's snapshot and its lock makes a conflict, run again as any other. Never a
+ * session lock: behind PgBouncer in transaction mode its unlock could reach another server
+ * connection, and another client the lock.
  */
-async function takeTurns(
+async function beginTakingTurns(
   client: pg.PoolClient,
   begin: string,
-  { lockClass, keys }: AdvisoryLocks,
+  locks: readonly AdvisoryLock[],
 ): Promise<void> {
+  // The begin and every try in one round trip: the simple query protocol takes the two statements
+  // together but no parameters, so the locks' integers are written into the text.
+  const tries = locks.map(
+    (lock) => `pg_try_advisory_xact_lock(${int4(lock.lockClass)}, ${int4(lock.key)})`,
+  );
   for (;;) {
-    let busy: number | undefined;
-    for (const key of new Set(keys)) {
-      const { rows } = await client.query<{ taken: boolean }>(
-        'SELECT pg_try_advisory_xact_lock($1, $2) AS taken',
-        [lockClass, key],
-      );
-      if (!rows[0]!.taken) {
-        busy = key;
-        break;
-      }
-    }
-    if (busy === undefined) return;
+    const [, tried] = (await client.query(
+      `${begin}; SELECT ARRAY[${tries.join(', ')}] AS taken`,
+    )) as unknown as [pg.QueryResult, pg.QueryResult<{ taken: boolean[] }>];
+    const busyAt = tried.rows[0]!.taken.indexOf(false);
+    if (busyAt === -1) return;
+    // The others it took go with the ROLLBACK.
+    const busy = locks[busyAt]!;
     await client.query('ROLLBACK');
-    await client.query('SELECT pg_advisory_xact_lock($1, $2)', [lockClass, busy]);
-    await client.query(begin);
+    await client.query('SELECT pg_advisory_xact_lock($1, $2)', [busy.lockClass, busy.key]);
   }
+}
+
+/** `value` as SQL text, if it is an integer PostgreSQL's int4 holds. */
+function int4(value: number): string {
+  if (!Number.isInteger(value) || value < -(2 ** 31) || value >= 2 ** 31) {
+    throw new RangeError(`an advisory lock's class and key are int4 integers, not ${value}`);
+  }
+  return String(value);
 }
 
 /**
  * runStepsInTransaction on PostgreSQL, holding transaction-scoped advisory locks taken before any
- * other statement (takeTurns).
+ * other statement (beginTakingTurns).
  */
 export async function runStepsInTransactionHolding<T>(
   db: PostgresDb,
-  locks: AdvisoryLocks,
+  locks: readonly AdvisoryLock[],
   start: () => Steps<T>,
 ): Promise<T> {
   return inPostgresTransaction(

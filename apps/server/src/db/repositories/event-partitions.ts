@@ -16,6 +16,7 @@ import {
   selectRows,
   type Steps,
 } from '../engine/portable-sql.js';
+import { eventWriteTurn } from './sessions.js';
 
 /** Months made ahead of the current one: events dated up to three months on go in their own. */
 export const MONTHS_AHEAD = 3;
@@ -23,9 +24,7 @@ export const MONTHS_AHEAD = 3;
  * Any constant: the advisory lock class under which one process at a time changes the partitions
  * (taken before the transaction reads anything: runStepsInTransactionHolding).
  */
-const PARTITIONS_LOCK = { lockClass: 0x6167_6c70, keys: [0] }; // "aglp"
-/** The organizations' write turn: migration 0003's lock, which its trigger takes per insert. */
-const WRITE_TURN_LOCK_CLASS = 1634167909;
+const PARTITIONS_LOCK = [{ lockClass: 0x6167_6c70, key: 0 }]; // "aglp"
 /**
  * How long a drop waits for the table's lock: every query of events waits behind a drop that
  * waits, so it gives up soon and the next sweep tries again.
@@ -169,7 +168,8 @@ function* dropIfExpired(
     });
   if (!expired) return 0;
   for (const { organizationId, events } of held) {
-    yield* execute(sql`SELECT pg_advisory_xact_lock(${WRITE_TURN_LOCK_CLASS}, ${organizationId})`);
+    const turn = eventWriteTurn(organizationId);
+    yield* execute(sql`SELECT pg_advisory_xact_lock(${turn.lockClass}, ${turn.key})`);
     yield* execute(
       sql`UPDATE organizations
              SET events_removed = events_removed + ${events},

@@ -9,6 +9,7 @@ import {
   jsonText,
   prepared,
   selectList,
+  type AdvisoryLock,
   type Steps,
 } from '../engine/portable-sql.js';
 import {
@@ -319,6 +320,17 @@ export function* countCappedSessions(experimentId: number, count: number): Steps
 export function* insertRoutedSession(stored: SessionToStore): Steps<void> {
   yield* insertSession(sessionValues(stored));
   yield* insertEvent(sessionStartedEvent(stored));
+}
+
+/**
+ * An organization's write turn on PostgreSQL: the advisory lock migration 0003's trigger takes
+ * for each event inserted, so that the organization's events commit in id order. A SERIALIZABLE
+ * transaction that inserts events takes it before its first read (runStepsInTransactionHolding):
+ * one that waited for it at the insert would fail, its snapshot older than the event counts the
+ * holder committed meanwhile, as long as other writers kept the turn busy.
+ */
+export function eventWriteTurn(organizationId: number): AdvisoryLock {
+  return { lockClass: 1634167909, key: organizationId };
 }
 
 /**

@@ -1,20 +1,17 @@
 // Session routing on PostgreSQL: the sessions gathered in a turn of the event loop are routed in
 // one SERIALIZABLE transaction of set-based statements (the sessions repository's unnest reads and
-// writes), one batch in flight per organization. A batch that routes to a capped experiment runs
-// holding that experiment's advisory lock, taken before its first read; a batch the database
-// refuses is routed again a session at a time, so the session it refuses fails alone.
+// writes), one batch in flight per organization. A batch runs holding its organizations' event
+// write turns and its capped experiments' turns, taken before its first read; a batch the
+// database refuses is routed again a session at a time, so the session it refuses fails alone.
 
 import { nowIso } from '../../domain/timestamps.js';
 import { requireTarget, type RoutingTarget } from '../../domain/session-routing.js';
 import type { PostgresDb } from '../../db/engine/client.js';
 import { gatherBatches, type Outcome } from '../../db/engine/gather-batches.js';
-import {
-  runStepsInTransaction,
-  runStepsInTransactionHolding,
-  type Steps,
-} from '../../db/engine/portable-sql.js';
+import { runStepsInTransactionHolding, type Steps } from '../../db/engine/portable-sql.js';
 import { IdempotencyKeyTakenError } from '../../db/repositories/idempotency.js';
 import {
+  eventWriteTurn,
   insertRoutedSessions,
   readRoutingTargets,
   type RoutedSessionRecord,
@@ -103,9 +100,6 @@ function* routeBatch(
   }
   routed = routed.filter(({ route }) => !taken.has(route));
   if (routed.length > 0) {
-    // In organization order, so batches take the organizations' write turns (migration 0003's
-    // trigger) in one order and never wait on each other in a cycle.
-    routed.sort((a, b) => a.route.organizationId - b.route.organizationId);
     const stored = yield* insertRoutedSessions(
       routed.map(({ route, session }) => ({
         organizationId: route.organizationId,
@@ -133,26 +127,25 @@ function* routeBatch(
 }
 
 /**
- * Routes the batch in one transaction. A capped experiment's count is one row every batch routing
- * to it writes: batches that do take its turn (an advisory lock taken before any read), so under
- * load from several processes they wait for each other instead of failing their serializable
- * commits over and over. Batches without a capped experiment never wait.
+ * Routes the batch in one transaction, holding turns taken before any read (advisory locks), so
+ * that under load from several processes and the event import its writers wait for each other
+ * instead of failing their serializable commits over and over: its organizations' event write
+ * turns (the event counts are rows every event insert writes), and the turn of each capped
+ * experiment it routes to (whose session count is one row every batch routing to it writes).
  */
 async function routeInOneTransaction(
   db: PostgresDb,
   routes: RouteRequest[],
 ): Promise<Array<Outcome<RoutedSessionRecord>>> {
+  const writeTurns = [...new Set(routes.map((route) => route.organizationId))].map(eventWriteTurn);
   let held = knownCappedExperiments(db, routes);
   for (;;) {
     const turns = held;
+    const cappedTurns = turns.map((key) => ({ lockClass: CAPPED_EXPERIMENT_LOCK, key }));
     try {
-      return turns.length === 0
-        ? await runStepsInTransaction(db, () => routeBatch(routes, turns))
-        : await runStepsInTransactionHolding(
-            db,
-            { lockClass: CAPPED_EXPERIMENT_LOCK, keys: turns },
-            () => routeBatch(routes, turns),
-          );
+      return await runStepsInTransactionHolding(db, [...writeTurns, ...cappedTurns], () =>
+        routeBatch(routes, turns),
+      );
     } catch (error) {
       // Each round holds at least one more turn, so this ends.
       if (!(error instanceof CappedTurnNeeded)) throw error;
