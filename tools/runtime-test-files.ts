@@ -2,6 +2,8 @@
 // process, a thread, a socket, the inspector or the SQLite addon's own tests, used directly or
 // through a test/support module. scripts/test-on-node.sh --runtime runs these on another major
 // version; the other files call the app in-process (app.request), the same JavaScript on any.
+// A browser test is left out, as the console's are: its page runs in Chromium, and the server
+// under it only serves files, as in the other files.
 //
 //   tsx tools/runtime-test-files.ts   (paths relative to apps/server)
 
@@ -17,6 +19,8 @@ const RUNTIME_USE = new RegExp(
   ].join('|'),
 );
 const LOCAL_IMPORT = /from '\.\/(?:support\/)?([\w-]+)\.js'/g;
+/** What a browser test imports: the page it drives runs in Chromium, not in Node.js. */
+const BROWSER_USE = /from 'playwright-core'/;
 
 const TEST_DIR = fileURLToPath(new URL('../apps/server/test/', import.meta.url));
 
@@ -47,7 +51,10 @@ export function runtimeTestFiles(testDir = TEST_DIR): string[] {
     return uses;
   };
   return [...modules.keys()]
-    .filter((module) => module.endsWith('.test') && usesRuntime(module))
+    .filter(
+      (module) =>
+        module.endsWith('.test') && usesRuntime(module) && !BROWSER_USE.test(modules.get(module)!),
+    )
     .map((module) => `test/${module}.ts`)
     .sort();
 }

@@ -1,5 +1,6 @@
 // Which test files scripts/test-on-node.sh --runtime runs on another Node.js version: those that
-// exercise the runtime themselves or through any test/support module they import, and no other.
+// exercise the runtime themselves or through any test/support module they import, and no other;
+// not a browser test, whose page runs in Chromium.
 
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -31,6 +32,8 @@ describe('the runtime test files', () => {
       'cycle.test.ts': "import { a } from './support/a.js';",
       'support/a.ts': "import { b } from './b.js';",
       'support/b.ts': "import { a } from './a.js';",
+      'browser.test.ts':
+        "import { chromium } from 'playwright-core';\nimport { serve } from './support/server.js';",
     });
     expect(runtimeTestFiles(dir)).toEqual([
       'test/reader-threads.test.ts',
@@ -50,7 +53,11 @@ describe('the runtime test files', () => {
     ]) {
       expect(files).toContain(file);
     }
-    for (const file of ['test/fuzz-spec.test.ts', 'test/events-list-pages.test.ts']) {
+    for (const file of [
+      'test/fuzz-spec.test.ts',
+      'test/events-list-pages.test.ts',
+      'test/docs-browser.test.ts',
+    ]) {
       expect(files).not.toContain(file);
     }
   });
