@@ -43,14 +43,15 @@ const countAt = (version: EventsVersion) =>
 it('keeps, brings up to date, or counts anew, as the version asked for allows', async () => {
   // Counted anew at the first version's made-up stamp: all 5 events the table holds now.
   expect(await countAt(first)).toBe(5);
-  // Kept at that version: the same count, read again from nothing.
+  // One more event, but the same version asked for: the kept 5, where a count anew finds 6.
+  await insertTestEvents(db, [{ organizationId, timestamp: '2026-05-01T11:00:00.000Z' }]);
   expect(await countAt(first)).toBe(5);
-  // Two ids later: the kept 5 plus the 2 events with ids above the first version's.
+  // Two ids later: the kept 5 plus the 3 events with ids above the first version's.
   const later = { ...first, throughId: first.throughId + 2 };
-  expect(await countAt(later)).toBe(7);
+  expect(await countAt(later)).toBe(8);
   // An older version than the kept one is counted anew, not served the newer count.
-  expect(await countAt(first)).toBe(5);
+  expect(await countAt(first)).toBe(6);
   // So is a version after retention removed events.
   await countAt(later);
-  expect(await countAt({ ...later, removed: later.removed + 1 })).toBe(5);
+  expect(await countAt({ ...later, removed: later.removed + 1 })).toBe(6);
 });
