@@ -62,6 +62,7 @@ const BACKEND_INDEPENDENT = [
   'contract-validator',
   'db-caches',
   'db-gather-batches',
+  'db-rendered-once-sql',
   'db-schema-parity',
   'docs-browser',
   'error-codes',

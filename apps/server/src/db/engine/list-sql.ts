@@ -5,10 +5,44 @@
 
 import { and, Column, eq, is, or, sql, type SQL, type SQLWrapper } from 'drizzle-orm';
 import type { ListPosition, ListQuery, SearchFilter } from '../../vocabulary/list-query.js';
-import type { Spelling } from './client.js';
-import { idEquals, selectList, selectRows, valueSql, type Steps } from './portable-sql.js';
+import type { Db, Spelling } from './client.js';
+import {
+  idEquals,
+  renderedSql,
+  selectList,
+  selectRows,
+  valueSql,
+  type Steps,
+} from './portable-sql.js';
 
 export type ColumnMap<P extends string> = Record<P, SQLWrapper>;
+
+const renderedOnce = new WeakMap<object, Map<string, SQL>>();
+
+/**
+ * `build()`'s SQL as text rendered once per backend, `owner` and `key`, for a part of a statement
+ * that code fixes (a list's select list and FROM clause): rendering a dozen fields each time cost
+ * a list more than its read of a small page. Kept as built instead when it binds a value. `owner`
+ * and `key` come from code, never from a request, so what is kept is bounded by the code.
+ */
+export function renderedOnceSql(
+  kind: Db['kind'],
+  owner: object,
+  key: string,
+  build: () => SQL,
+): SQL {
+  let byKey = renderedOnce.get(owner);
+  if (!byKey) renderedOnce.set(owner, (byKey = new Map<string, SQL>()));
+  const kindKey = `${kind} ${key}`;
+  let kept = byKey.get(kindKey);
+  if (!kept) {
+    const built = build();
+    const { sql: text, params } = renderedSql(built, kind);
+    kept = params.length === 0 ? sql.raw(text) : built;
+    byKey.set(kindKey, kept);
+  }
+  return kept;
+}
 
 /** The largest code point: every text starting with the prefix sorts below prefix + this. */
 const AFTER_PREFIX = '\u{10FFFF}';
@@ -150,15 +184,16 @@ export function splitPage<R extends { id: number; sortKey: unknown }>(read: R[],
   return pageOf(read.slice(0, limit), read.length > limit);
 }
 
-/** What a list reads one organization's page of, for selectListPage. */
+/**
+ * What a list reads one organization's page of, for selectListPage: a module constant, as its
+ * select list and FROM clause are rendered once per table (renderedOnceSql).
+ */
 export interface ListTable<P extends string> extends Omit<ListSqlOptions<P>, 'spelling'> {
   /** FROM clause: the table, with what it joins for the record's fields. */
   from: SQL;
   /** FROM clause of the count, when the conditions need less than `from` (default `from`). */
   countFrom?: SQL;
   organizationColumn: SQLWrapper;
-  /** What every row of a nested list meets besides the organization (the parent's id). */
-  within?: SQL;
   primaryKey: SQLWrapper;
   /** The record's fields (their aliases are the record's keys) and the SQL each is read from. */
   fields: Record<string, SQLWrapper>;
@@ -167,26 +202,20 @@ export interface ListTable<P extends string> extends Omit<ListSqlOptions<P>, 'sp
 /**
  * One page of a list and the count of all its matches, in the same read: the rows of `query`'s
  * page (keyset after a cursor, else by offset), where the next page starts, and the total.
+ * `within` is what every row of a nested list meets besides the organization (the parent's id).
  */
 export function* selectListPage<P extends string, R extends { id: number }>(
   table: ListTable<P>,
   organizationId: number,
   query: ListQuery<P>,
-  spelling: Spelling,
+  { kind, spelling }: Pick<Db, 'kind' | 'spelling'>,
+  within?: SQL,
 ): Steps<{
   rows: Array<Omit<R & { sortKey: unknown }, 'sortKey'>>;
   totalCount: number;
   next: ListPosition | null;
 }> {
-  const {
-    from,
-    countFrom = from,
-    organizationColumn,
-    within,
-    primaryKey,
-    fields,
-    ...options
-  } = table;
+  const { from, countFrom = from, organizationColumn, primaryKey, fields, ...options } = table;
   const where = and(
     eq(organizationColumn, organizationId),
     within,
@@ -194,17 +223,20 @@ export function* selectListPage<P extends string, R extends { id: number }>(
   );
   const order = listOrder(query, table.columns, primaryKey, spelling);
   const { after, limitOffset } = pageWindow(query, table.columns, primaryKey);
-  const sortKey = table.columns[query.order.property];
+  const { property } = query.order;
+  const selected = renderedOnceSql(kind, table, `select ${property}`, () =>
+    selectList({ ...fields, sortKey: table.columns[property] }),
+  );
   const read =
     query.limit === 0
       ? []
       : yield* selectRows<R & { sortKey: unknown }>(
-          sql`SELECT ${selectList({ ...fields, sortKey })} FROM ${from}
+          sql`SELECT ${selected} FROM ${renderedOnceSql(kind, table, 'from', () => from)}
             WHERE ${and(where, after)} ORDER BY ${order} ${limitOffset}`,
         );
   const { rows, next } = splitPage(read, query.limit);
   const [total] = yield* selectRows<{ n: number }>(
-    sql`SELECT count(*) AS "n" FROM ${countFrom} WHERE ${where}`,
+    sql`SELECT count(*) AS "n" FROM ${renderedOnceSql(kind, table, 'count from', () => countFrom)} WHERE ${where}`,
   );
   return { rows, totalCount: total?.n ?? 0, next };
 }

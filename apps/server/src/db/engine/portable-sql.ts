@@ -76,8 +76,13 @@ export function prepared<R>(
 
 const DIALECTS = { sqlite: new SQLiteSyncDialect(), postgres: new PgDialect() };
 
+/** `query` as `kind`'s text and the values it binds. */
+export function renderedSql(query: SQL, kind: Db['kind']): RenderedSql {
+  return DIALECTS[kind].sqlToQuery(query);
+}
+
 function render(query: Query, kind: Db['kind']): RenderedSql & { name?: string } {
-  if ('sql' in query) return DIALECTS[kind].sqlToQuery(query.sql);
+  if ('sql' in query) return renderedSql(query.sql, kind);
   const { statement, values } = query;
   const rendered = (statement.rendered[kind] ??= DIALECTS[kind].sqlToQuery(statement.sql));
   return {

@@ -70,7 +70,7 @@ export async function listAgents(
   query: ListQuery<AgentProperty>,
 ): Promise<ListedPage<AgentRecord>> {
   const { rows, totalCount, next } = await runListRead(db, () =>
-    selectListPage<AgentProperty, AgentRecord>(AGENTS, organizationId, query, db.spelling),
+    selectListPage<AgentProperty, AgentRecord>(AGENTS, organizationId, query, db),
   );
   return { records: rows, totalCount, next };
 }
@@ -109,7 +109,7 @@ export async function listChannelTargets(
       CHANNEL_TARGETS,
       organizationId,
       query,
-      db.spelling,
+      db,
     ),
   );
   // 0 or 1 on SQLite, a boolean on PostgreSQL.

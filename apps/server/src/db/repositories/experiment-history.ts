@@ -11,7 +11,7 @@ import type {
   FieldChanges,
 } from '../../vocabulary/experiments.js';
 import type { ListedPage, ListQuery } from '../../vocabulary/list-query.js';
-import { selectListPage } from '../engine/list-sql.js';
+import { selectListPage, type ListTable } from '../engine/list-sql.js';
 import {
   execute,
   idEquals,
@@ -82,6 +82,18 @@ interface ExperimentChangeRow extends ChangeHeadRow {
   changes: FieldChanges | string;
 }
 
+const CHANGE_LIST_TABLE: ListTable<'id'> = {
+  from: sql`${experimentChanges}`,
+  organizationColumn: experimentChanges.organizationId,
+  primaryKey: experimentChanges.id,
+  columns: { id: experimentChanges.id },
+  fields: {
+    ...changeHeadColumns,
+    requestId: experimentChanges.requestId,
+    changes: experimentChanges.changes,
+  },
+};
+
 /**
  * One page of an experiment's history, newest first. The experiment may be deleted; null for an
  * id that never named an experiment of the organization (no record, no history).
@@ -104,21 +116,11 @@ export async function readHistoryPage(
     );
     if (!known) return null;
     const { rows, totalCount, next } = yield* selectListPage<'id', ExperimentChangeRow>(
-      {
-        from: sql`${experimentChanges}`,
-        organizationColumn: experimentChanges.organizationId,
-        within: idEquals(experimentChanges.experimentId, experimentId),
-        primaryKey: experimentChanges.id,
-        columns: { id: experimentChanges.id },
-        fields: {
-          ...changeHeadColumns,
-          requestId: experimentChanges.requestId,
-          changes: experimentChanges.changes,
-        },
-      },
+      CHANGE_LIST_TABLE,
       organizationId,
       query,
-      db.spelling,
+      db,
+      idEquals(experimentChanges.experimentId, experimentId),
     );
     const records = rows.map(
       ({ actorType, actorKeyId, actorKeyName, changes, ...row }): ExperimentChangeRecord => ({

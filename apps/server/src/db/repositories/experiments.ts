@@ -200,7 +200,7 @@ export async function listExperiments(
       EXPERIMENT_LIST_TABLE,
       organizationId,
       query,
-      db.spelling,
+      db,
     );
     return { records: yield* withVariants(rows), totalCount, next };
   });

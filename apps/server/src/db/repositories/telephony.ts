@@ -8,7 +8,7 @@ import { sql } from 'drizzle-orm';
 import type { A2pStatusProperty, MessagingPath } from '../../vocabulary/telephony.js';
 import type { ListPosition, ListQuery } from '../../vocabulary/list-query.js';
 import type { Db } from '../engine/client.js';
-import { selectListPage } from '../engine/list-sql.js';
+import { selectListPage, type ListTable } from '../engine/list-sql.js';
 import { idEquals, parsedJson, runSteps, selectList, selectRows } from '../engine/portable-sql.js';
 import {
   a2pBrands,
@@ -79,6 +79,14 @@ export async function isIncomingNumberOfChannel(
   return rows.length > 0;
 }
 
+const CHANNEL_NUMBERS_LIST_TABLE: ListTable<A2pStatusProperty> = {
+  from: sql`${telephonyNumbers}`,
+  organizationColumn: telephonyNumbers.organizationId,
+  primaryKey: telephonyNumbers.id,
+  columns: { phone: telephonyNumbers.phoneNumber },
+  fields: { id: telephonyNumbers.id, phone: telephonyNumbers.phoneNumber },
+};
+
 /** One page of a telephony channel's incoming numbers, in phone order. */
 export async function listChannelNumbers(
   db: Db,
@@ -88,17 +96,11 @@ export async function listChannelNumbers(
 ): Promise<{ phones: string[]; totalCount: number; next: ListPosition | null }> {
   const { rows, totalCount, next } = await runSteps(db, () =>
     selectListPage<A2pStatusProperty, { id: number; phone: string }>(
-      {
-        from: sql`${telephonyNumbers}`,
-        organizationColumn: telephonyNumbers.organizationId,
-        within: idEquals(telephonyNumbers.channelId, channelId),
-        primaryKey: telephonyNumbers.id,
-        columns: { phone: telephonyNumbers.phoneNumber },
-        fields: { id: telephonyNumbers.id, phone: telephonyNumbers.phoneNumber },
-      },
+      CHANNEL_NUMBERS_LIST_TABLE,
       organizationId,
       query,
-      db.spelling,
+      db,
+      idEquals(telephonyNumbers.channelId, channelId),
     ),
   );
   return { phones: rows.map((row) => row.phone), totalCount, next };

@@ -10,7 +10,7 @@ import type {
   WebhookDeliveryType,
 } from '../../vocabulary/webhooks.js';
 import type { Db } from '../engine/client.js';
-import { selectListPage } from '../engine/list-sql.js';
+import { selectListPage, type ListTable } from '../engine/list-sql.js';
 import {
   execute,
   idEquals,
@@ -49,6 +49,15 @@ const ATTEMPT_FIELDS = {
   nextAttemptAt: webhookAttempts.nextAttemptAt,
 };
 
+const ATTEMPT_LIST_TABLE: ListTable<WebhookDeliveryProperty> = {
+  from: sql`${webhookAttempts}`,
+  organizationColumn: webhookAttempts.organizationId,
+  primaryKey: webhookAttempts.id,
+  columns: { id: webhookAttempts.id, status: webhookAttempts.status },
+  fields: ATTEMPT_FIELDS,
+  windowColumn: webhookAttempts.attemptedAt,
+};
+
 /** One page of the endpoint's attempts (the caller has checked the endpoint is the organization's). */
 export async function listWebhookAttempts(
   db: Db,
@@ -61,18 +70,11 @@ export async function listWebhookAttempts(
       WebhookDeliveryProperty,
       WebhookAttemptRecord
     >(
-      {
-        from: sql`${webhookAttempts}`,
-        organizationColumn: webhookAttempts.organizationId,
-        within: idEquals(webhookAttempts.endpointId, endpointId),
-        primaryKey: webhookAttempts.id,
-        columns: { id: webhookAttempts.id, status: webhookAttempts.status },
-        fields: ATTEMPT_FIELDS,
-        windowColumn: webhookAttempts.attemptedAt,
-      },
+      ATTEMPT_LIST_TABLE,
       organizationId,
       query,
-      db.spelling,
+      db,
+      idEquals(webhookAttempts.endpointId, endpointId),
     );
     return { records: rows, totalCount, next };
   });

@@ -114,7 +114,7 @@ export async function listWebhookEndpoints(
       endpointListTable(db),
       organizationId,
       query,
-      db.spelling,
+      db,
     );
     return { records: rows.map(recordOf), totalCount, next };
   });

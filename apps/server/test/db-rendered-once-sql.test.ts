@@ -1,0 +1,63 @@
+// The parts of a list's statement that code fixes (its select list, its FROM clause) are rendered
+// as text once per backend: the text must be what drizzle renders each time on that backend, and
+// a part that binds a value must keep binding it.
+
+import { sql, type SQL } from 'drizzle-orm';
+import { PgDialect } from 'drizzle-orm/pg-core';
+import { SQLiteSyncDialect } from 'drizzle-orm/sqlite-core';
+import { describe, expect, it } from 'vitest';
+import { POSTGRES_SPELLING, SQLITE_SPELLING } from '../src/db/engine/client.js';
+import { renderedOnceSql } from '../src/db/engine/list-sql.js';
+import { selectList } from '../src/db/engine/portable-sql.js';
+import { agents } from '../src/db/schema/sqlite.js';
+
+const DIALECTS = { sqlite: new SQLiteSyncDialect(), postgres: new PgDialect() };
+const SPELLINGS = { sqlite: SQLITE_SPELLING, postgres: POSTGRES_SPELLING };
+
+describe.each(['sqlite', 'postgres'] as const)('renderedOnceSql on %s', (kind) => {
+  const render = (query: SQL) => DIALECTS[kind].sqlToQuery(query);
+
+  it('renders a part once per owner and key, as drizzle renders it there each time', () => {
+    const owner = {};
+    let builds = 0;
+    // A part spelled apart on the two backends: the text kept must be this backend's.
+    const build = () => {
+      builds += 1;
+      return selectList({
+        id: agents.id,
+        names: SPELLINGS[kind].joined(agents.name, ', ', agents.id),
+        sortKey: agents.name,
+      });
+    };
+    const statement = (part: SQL) => sql`SELECT ${part} FROM ${agents} WHERE ${agents.id} = ${7}`;
+    const first = statement(renderedOnceSql(kind, owner, 'select name', build));
+    const second = statement(renderedOnceSql(kind, owner, 'select name', build));
+    expect(builds).toBe(1);
+    const expected = render(statement(build()));
+    expect(render(first)).toEqual(expected);
+    expect(render(second)).toEqual(expected);
+    expect(expected.params).toEqual([7]);
+  });
+
+  it('builds anew for another key, owner or backend', () => {
+    const owner = {};
+    const built: string[] = [];
+    const build = (name: string) => () => {
+      built.push(name);
+      return selectList({ [name]: agents.name });
+    };
+    renderedOnceSql(kind, owner, 'a', build('a'));
+    renderedOnceSql(kind, owner, 'b', build('b'));
+    renderedOnceSql(kind, {}, 'a', build('a'));
+    renderedOnceSql(kind === 'sqlite' ? 'postgres' : 'sqlite', owner, 'a', build('a'));
+    renderedOnceSql(kind, owner, 'a', build('a'));
+    expect(built).toEqual(['a', 'b', 'a', 'a']);
+  });
+
+  it('keeps a part that binds a value as built, so the value is still bound', () => {
+    const part = renderedOnceSql(kind, {}, 'bound', () => sql`${agents.name} = ${'Ava'}`);
+    const { sql: text, params } = render(sql`SELECT 1 FROM ${agents} WHERE ${part}`);
+    expect(params).toEqual(['Ava']);
+    expect(text).toContain(kind === 'sqlite' ? '?' : '$1');
+  });
+});
