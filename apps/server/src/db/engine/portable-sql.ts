@@ -15,7 +15,7 @@ import { PgDialect } from 'drizzle-orm/pg-core';
 import { SQLiteSyncDialect } from 'drizzle-orm/sqlite-core';
 import type { Statement } from 'better-sqlite3';
 import type pg from 'pg';
-import { PREPARED_STATEMENTS, type Db, type PostgresDb, type SqliteDb } from './client.js';
+import { PREPARED_STATEMENTS, type Db, type SqliteDb } from './client.js';
 import { isConcurrencyConflict, QueryTimeoutError } from './errors.js';
 import { inWriteTransaction } from './sqlite-write-lock.js';
 import { perDatabase, remember } from './caches.js';
@@ -266,32 +266,27 @@ function int4(value: number): string {
 }
 
 /**
- * runStepsInTransaction on PostgreSQL, holding transaction-scoped advisory locks taken before any
- * other statement (beginTakingTurns).
- */
-export async function runStepsInTransactionHolding<T>(
-  db: PostgresDb,
-  locks: readonly AdvisoryLock[],
-  start: () => Steps<T>,
-): Promise<T> {
-  return inPostgresTransaction(
-    db.pool,
-    'BEGIN ISOLATION LEVEL SERIALIZABLE',
-    start,
-    undefined,
-    locks,
-  );
-}
-
-/**
  * Runs a sequence in one write transaction: SQLite's BEGIN IMMEDIATE (takes the write lock up
  * front, so two processes never deadlock upgrading a read lock); PostgreSQL's SERIALIZABLE (it
  * behaves as if no other transaction ran at the same time, as SQLite's single writer does, so the
  * repositories' read, check, write sequences hold across processes without row locks of their own).
+ * `turns`: transaction-scoped advisory locks PostgreSQL's transaction takes before any other
+ * statement (beginTakingTurns), so writers of one shared row wait for each other instead of
+ * failing; SQLite's one writer needs none.
  */
-export async function runStepsInTransaction<T>(db: Db, start: () => Steps<T>): Promise<T> {
+export async function runStepsInTransaction<T>(
+  db: Db,
+  start: () => Steps<T>,
+  turns: readonly AdvisoryLock[] = [],
+): Promise<T> {
   if (db.kind === 'postgres') {
-    return inPostgresTransaction(db.pool, 'BEGIN ISOLATION LEVEL SERIALIZABLE', start);
+    return inPostgresTransaction(
+      db.pool,
+      'BEGIN ISOLATION LEVEL SERIALIZABLE',
+      start,
+      undefined,
+      turns,
+    );
   }
   return inWriteTransaction(db, () => runStepsOnSqlite(db, start()));
 }

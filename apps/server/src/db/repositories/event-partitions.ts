@@ -12,7 +12,7 @@ import { isLockTimeout } from '../engine/errors.js';
 import {
   execute,
   runSteps,
-  runStepsInTransactionHolding,
+  runStepsInTransaction,
   selectRows,
   type Steps,
 } from '../engine/portable-sql.js';
@@ -22,7 +22,7 @@ import { eventWriteTurn } from './sessions.js';
 export const MONTHS_AHEAD = 3;
 /**
  * Any constant: the advisory lock class under which one process at a time changes the partitions
- * (taken before the transaction reads anything: runStepsInTransactionHolding).
+ * (taken before the transaction reads anything: runStepsInTransaction's turns).
  */
 const PARTITIONS_LOCK = [{ lockClass: 0x6167_6c70, key: 0 }]; // "aglp"
 /**
@@ -79,35 +79,39 @@ function bound(month: string) {
  * partitions directly, below the parent's triggers. Returns the names made.
  */
 export function ensureEventPartitions(db: PostgresDb, now = Date.now()): Promise<string[]> {
-  return runStepsInTransactionHolding(db, PARTITIONS_LOCK, function* () {
-    const partitions = yield* partitionsOf();
-    const covered = (month: string) =>
-      partitions.some(
-        ({ from, until }) => until !== null && (from ?? '') <= month && month < until,
-      );
-    const made: string[] = [];
-    for (let ahead = 0; ahead <= MONTHS_AHEAD; ahead += 1) {
-      const month = monthOf(now, ahead);
-      if (covered(month)) continue;
-      const name = `events_${month.replace('-', '_')}`;
-      const until = monthOf(now, ahead + 1);
-      const table = sql.identifier(name);
-      yield* execute(sql`CREATE TABLE ${table} (LIKE events INCLUDING DEFAULTS)`);
-      yield* execute(
-        sql`WITH moved AS (
+  return runStepsInTransaction(
+    db,
+    function* () {
+      const partitions = yield* partitionsOf();
+      const covered = (month: string) =>
+        partitions.some(
+          ({ from, until }) => until !== null && (from ?? '') <= month && month < until,
+        );
+      const made: string[] = [];
+      for (let ahead = 0; ahead <= MONTHS_AHEAD; ahead += 1) {
+        const month = monthOf(now, ahead);
+        if (covered(month)) continue;
+        const name = `events_${month.replace('-', '_')}`;
+        const until = monthOf(now, ahead + 1);
+        const table = sql.identifier(name);
+        yield* execute(sql`CREATE TABLE ${table} (LIKE events INCLUDING DEFAULTS)`);
+        yield* execute(
+          sql`WITH moved AS (
               DELETE FROM events_default WHERE timestamp >= ${month} AND timestamp < ${until}
               RETURNING *
             )
             INSERT INTO ${table} SELECT * FROM moved`,
-      );
-      yield* execute(
-        sql`ALTER TABLE events ATTACH PARTITION ${table}
+        );
+        yield* execute(
+          sql`ALTER TABLE events ATTACH PARTITION ${table}
             FOR VALUES FROM (${bound(month)}) TO (${bound(until)})`,
-      );
-      made.push(name);
-    }
-    return made;
-  });
+        );
+        made.push(name);
+      }
+      return made;
+    },
+    PARTITIONS_LOCK,
+  );
 }
 
 /**
@@ -135,8 +139,10 @@ export async function dropExpiredEventPartitions(
   for (const partition of await eventPartitions(db)) {
     if (partition.until === null || partition.until > latestCutoff) continue;
     try {
-      removed += await runStepsInTransactionHolding(db, PARTITIONS_LOCK, () =>
-        dropIfExpired(partition, cutoffOf),
+      removed += await runStepsInTransaction(
+        db,
+        () => dropIfExpired(partition, cutoffOf),
+        PARTITIONS_LOCK,
       );
     } catch (error) {
       if (!isLockTimeout(error)) throw error;

@@ -10,7 +10,6 @@ import type { Db } from '../engine/client.js';
 import {
   execute,
   runStepsInTransaction,
-  runStepsInTransactionHolding,
   runWriteSteps,
   selectRows,
   type AdvisoryLock,
@@ -43,10 +42,7 @@ export async function takeStreamSlot(
   keyId: string,
   terms: SlotTerms,
 ): Promise<string | null> {
-  const take = () => slotTaken(keyId, terms);
-  return db.kind === 'postgres'
-    ? runStepsInTransactionHolding(db, [slotTurn(keyId)], take)
-    : runStepsInTransaction(db, take);
+  return runStepsInTransaction(db, () => slotTaken(keyId, terms), [slotTurn(keyId)]);
 }
 
 /** A take's cap, and its clock: now, and when the slot it takes expires unless renewed. */

@@ -325,7 +325,7 @@ export function* insertRoutedSession(stored: SessionToStore): Steps<void> {
 /**
  * An organization's write turn on PostgreSQL: the advisory lock migration 0003's trigger takes
  * for each event inserted, so that the organization's events commit in id order. A SERIALIZABLE
- * transaction that inserts events takes it before its first read (runStepsInTransactionHolding):
+ * transaction that inserts events takes it before its first read (runStepsInTransaction's turns):
  * one that waited for it at the insert would fail, its snapshot older than the event counts the
  * holder committed meanwhile, as long as other writers kept the turn busy.
  */

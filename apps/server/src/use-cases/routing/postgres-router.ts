@@ -8,7 +8,7 @@ import { nowIso } from '../../domain/timestamps.js';
 import { requireTarget, type RoutingTarget } from '../../domain/session-routing.js';
 import type { PostgresDb } from '../../db/engine/client.js';
 import { gatherBatches, type Outcome } from '../../db/engine/gather-batches.js';
-import { runStepsInTransactionHolding, type Steps } from '../../db/engine/portable-sql.js';
+import { runStepsInTransaction, type Steps } from '../../db/engine/portable-sql.js';
 import { IdempotencyKeyTakenError } from '../../db/repositories/idempotency.js';
 import {
   eventWriteTurn,
@@ -143,9 +143,10 @@ async function routeInOneTransaction(
     const turns = held;
     const cappedTurns = turns.map((key) => ({ lockClass: CAPPED_EXPERIMENT_LOCK, key }));
     try {
-      return await runStepsInTransactionHolding(db, [...writeTurns, ...cappedTurns], () =>
-        routeBatch(routes, turns),
-      );
+      return await runStepsInTransaction(db, () => routeBatch(routes, turns), [
+        ...writeTurns,
+        ...cappedTurns,
+      ]);
     } catch (error) {
       // Each round holds at least one more turn, so this ends.
       if (!(error instanceof CappedTurnNeeded)) throw error;
