@@ -2,17 +2,41 @@
 // as text once per backend: the text must be what drizzle renders each time on that backend, and
 // a part that binds a value must keep binding it.
 
-import { sql, type SQL } from 'drizzle-orm';
+import { is, SQL, sql } from 'drizzle-orm';
 import { PgDialect } from 'drizzle-orm/pg-core';
 import { SQLiteSyncDialect } from 'drizzle-orm/sqlite-core';
 import { describe, expect, it } from 'vitest';
 import { POSTGRES_SPELLING, SQLITE_SPELLING } from '../src/db/engine/client.js';
-import { renderedOnceSql } from '../src/db/engine/list-sql.js';
+import { renderedOnceSql, selectListPage, type ListTable } from '../src/db/engine/list-sql.js';
 import { selectList } from '../src/db/engine/portable-sql.js';
 import { agents } from '../src/db/schema/sqlite.js';
+import type { ListQuery } from '../src/vocabulary/list-query.js';
 
 const DIALECTS = { sqlite: new SQLiteSyncDialect(), postgres: new PgDialect() };
 const SPELLINGS = { sqlite: SQLITE_SPELLING, postgres: POSTGRES_SPELLING };
+
+const AGENT_TABLE: ListTable<'id' | 'name'> = {
+  from: sql`${agents}`,
+  organizationColumn: agents.organizationId,
+  primaryKey: agents.id,
+  columns: { id: agents.id, name: agents.name },
+  fields: { id: agents.id, name: agents.name },
+};
+
+function nameOrder(direction: 'asc' | 'desc', limit: number): ListQuery<'id' | 'name'> {
+  return {
+    page: 0,
+    limit,
+    offset: 0,
+    filters: [],
+    order: { property: 'name', direction },
+    orderKind: 'text',
+    projection: null,
+    window: {},
+    after: null,
+    walk: 'agents',
+  };
+}
 
 describe.each(['sqlite', 'postgres'] as const)('renderedOnceSql on %s', (kind) => {
   const render = (query: SQL) => DIALECTS[kind].sqlToQuery(query);
@@ -59,5 +83,22 @@ describe.each(['sqlite', 'postgres'] as const)('renderedOnceSql on %s', (kind) =
     const { sql: text, params } = render(sql`SELECT 1 FROM ${agents} WHERE ${part}`);
     expect(params).toEqual(['Ava']);
     expect(text).toContain(kind === 'sqlite' ? '?' : '$1');
+  });
+
+  it('reads a page with the select list and FROM clause its table kept, whatever the page', () => {
+    const pageRead = (query: ListQuery<'id' | 'name'>) => {
+      const first = selectListPage(AGENT_TABLE, 1, query, {
+        kind,
+        spelling: SPELLINGS[kind],
+      }).next();
+      if (first.done || !('sql' in first.value)) throw new Error('no page read');
+      return first.value.sql;
+    };
+    const partsOf = (statement: SQL) => statement.queryChunks.filter((chunk) => is(chunk, SQL));
+    const [firstSelect, firstFrom] = partsOf(pageRead(nameOrder('asc', 5)));
+    const [select, from] = partsOf(pageRead(nameOrder('desc', 20)));
+    // The same objects, not new ones rendered again.
+    expect(select).toBe(firstSelect);
+    expect(from).toBe(firstFrom);
   });
 });

@@ -22,8 +22,9 @@ const renderedOnce = new WeakMap<object, Map<string, SQL>>();
 /**
  * `build()`'s SQL as text rendered once per backend, `owner` and `key`, for a part of a statement
  * that code fixes (a list's select list and FROM clause): rendering a dozen fields each time cost
- * a list more than its read of a small page. Kept as built instead when it binds a value. `owner`
- * and `key` come from code, never from a request, so what is kept is bounded by the code.
+ * a list more than its read of a small page (docs/benchmarks.md, "Figures behind the code"). Kept
+ * as built instead when it binds a value. `owner` and `key` come from code, never from a request,
+ * so what is kept is bounded by the code.
  */
 export function renderedOnceSql(
   kind: Db['kind'],

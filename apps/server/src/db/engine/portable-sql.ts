@@ -84,7 +84,7 @@ export function renderedSql(query: SQL, kind: Db['kind']): RenderedSql {
 function render(query: Query, kind: Db['kind']): RenderedSql & { name?: string } {
   if ('sql' in query) return renderedSql(query.sql, kind);
   const { statement, values } = query;
-  const rendered = (statement.rendered[kind] ??= DIALECTS[kind].sqlToQuery(statement.sql));
+  const rendered = (statement.rendered[kind] ??= renderedSql(statement.sql, kind));
   return {
     name: PREPARED_STATEMENTS ? statement.name : undefined,
     sql: rendered.sql,
