@@ -138,7 +138,8 @@ function failureText(error: unknown): string {
 /**
  * Sends attempts over one connection pool whose lookup refuses non-public addresses. undici is
  * loaded with the pool, on the first attempt: most server processes deliver nothing, and undici's
- * start-up in the bundle cost both their threads (the API's and the webhook thread) 60 ms of CPU.
+ * start-up cost every process start CPU in both its threads (docs/benchmarks.md, "Figures behind
+ * the code").
  */
 export class DeliveryClient {
   readonly #settings: TargetAddressSettings;
