@@ -52,7 +52,7 @@ describe('the endpoints one process delivers', () => {
     try {
       first.start();
       await expect.poll(() => first.size).toBe(SHARE);
-      // Turns later (one a second at this lease), still its share and no more.
+      // Turns later (two a second), still its share and no more.
       await new Promise((resolve) => setTimeout(resolve, 2_500));
       expect(first.size).toBe(SHARE);
       expect(await leasesByOwner()).toEqual([SHARE]);
