@@ -3,16 +3,13 @@
 // a part that binds a value must keep binding it.
 
 import { is, SQL, sql } from 'drizzle-orm';
-import { PgDialect } from 'drizzle-orm/pg-core';
-import { SQLiteSyncDialect } from 'drizzle-orm/sqlite-core';
 import { describe, expect, it } from 'vitest';
 import { POSTGRES_SPELLING, SQLITE_SPELLING } from '../src/db/engine/client.js';
 import { renderedOnceSql, selectListPage, type ListTable } from '../src/db/engine/list-sql.js';
-import { selectList } from '../src/db/engine/portable-sql.js';
+import { renderedSql, selectList } from '../src/db/engine/portable-sql.js';
 import { agents } from '../src/db/schema/sqlite.js';
 import type { ListQuery } from '../src/vocabulary/list-query.js';
 
-const DIALECTS = { sqlite: new SQLiteSyncDialect(), postgres: new PgDialect() };
 const SPELLINGS = { sqlite: SQLITE_SPELLING, postgres: POSTGRES_SPELLING };
 
 const AGENT_TABLE: ListTable<'id' | 'name'> = {
@@ -39,7 +36,7 @@ function nameOrder(direction: 'asc' | 'desc', limit: number): ListQuery<'id' | '
 }
 
 describe.each(['sqlite', 'postgres'] as const)('renderedOnceSql on %s', (kind) => {
-  const render = (query: SQL) => DIALECTS[kind].sqlToQuery(query);
+  const render = (query: SQL) => renderedSql(query, kind);
 
   it('renders a part once per owner and key, as drizzle renders it there each time', () => {
     const owner = {};
