@@ -1,6 +1,9 @@
 // The PostgreSQL test support's clean-up: a database is dropped whether or not a session still
 // holds it (a killed run's), since each run drops what the runs before it left behind.
 
+import { execFile } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import {
@@ -8,6 +11,8 @@ import {
   dropDatabase,
   freshDatabaseUrl,
   onPostgres,
+  runDatabasePrefix,
+  templateDatabase,
   withAdmin,
 } from './support/test-database.js';
 
@@ -43,5 +48,32 @@ describe.runIf(onPostgres)('dropDatabase', { timeout: 90_000 }, () => {
     expect(await databaseExists(name)).toBe(false);
     expect((await ended).message).toMatch(/terminat/);
     await holder.end().catch(() => {});
+  });
+});
+
+describe.runIf(onPostgres)('drop-run-databases.ts', { timeout: 90_000 }, () => {
+  const script = fileURLToPath(new URL('./support/drop-run-databases.ts', import.meta.url));
+  const tsx = fileURLToPath(new URL('../node_modules/.bin/tsx', import.meta.url));
+  const run = (env: Record<string, string>) =>
+    promisify(execFile)(tsx, [script], { env: { PATH: process.env.PATH!, ...env } });
+
+  it("drops the named run's databases and leaves other runs' alone", async () => {
+    const finishedRun = `finished${process.pid}`;
+    const names = [1, 2].map((n) => `${runDatabasePrefix(finishedRun)}${n}`);
+    await withAdmin(ADMIN_URL, async (admin) => {
+      for (const name of names) await admin.query(`CREATE DATABASE "${name}"`);
+    });
+    await run({ AGENTLINE_TEST_POSTGRES_URL: ADMIN_URL, AGENTLINE_TEST_RUN: finishedRun });
+    for (const name of names) expect(await databaseExists(name)).toBe(false);
+    expect(await databaseExists(templateDatabase(process.env.AGENTLINE_TEST_RUN!))).toBe(true);
+  });
+
+  it('says what to set when the server or the run is missing', async () => {
+    const failure = (await run({ AGENTLINE_TEST_RUN: '1' }).catch((error: unknown) => error)) as {
+      code?: number;
+      stderr?: string;
+    };
+    expect(failure.code).toBe(2);
+    expect(failure.stderr).toContain('set AGENTLINE_TEST_POSTGRES_URL and AGENTLINE_TEST_RUN');
   });
 });

@@ -1,8 +1,11 @@
 // Global set-up of the `postgres` test project: drops the databases of earlier runs that are gone
 // (a killed run leaves its databases behind), builds the migrated template this run's test
-// databases are copied from, and drops this run's databases at the end. Runs at the same time on
-// one server (two terminals, several agents) each keep to their own names.
+// databases are copied from, and at the end hands this run's databases to a process of their own
+// to drop (drop-run-databases.ts). Runs at the same time on one server (two terminals, several
+// agents) each keep to their own names.
 
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import type { TestProject } from 'vitest/node';
 import { createDb } from '../../src/db/engine/client.js';
 import { migrateDb } from '../../src/db/migrate.js';
@@ -30,7 +33,7 @@ function isRunning(pid: number): boolean {
 const DROPS_AT_ONCE = 4;
 
 /** Drops the test databases for which `shouldDrop(run id)` holds. */
-async function dropTestDatabases(
+export async function dropTestDatabases(
   adminUrl: string,
   shouldDrop: (runId: string) => boolean,
 ): Promise<void> {
@@ -53,7 +56,7 @@ async function dropTestDatabases(
   );
 }
 
-export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+export default async function setup(project: TestProject): Promise<() => void> {
   // The project's env reaches its test workers, not this process: read it from the config.
   const { AGENTLINE_TEST_POSTGRES_URL: adminUrl, AGENTLINE_TEST_RUN: runId } = project.config.env;
   if (!adminUrl || !runId) throw new Error('the postgres project sets its URL and run id');
@@ -62,5 +65,21 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const template = createDb(postgresUrlOf(adminUrl, templateDatabase(runId)));
   await migrateDb(template);
   await template.close();
-  return () => dropTestDatabases(adminUrl, (other) => other === runId);
+  return () => dropInBackground(adminUrl, runId);
+}
+
+/**
+ * Starts drop-run-databases.ts for this run's databases and returns without waiting for it: each
+ * DROP DATABASE waits for a checkpoint and removes some 500 files, so a run's hundred-odd took 40-60
+ * s after its last test (docs/benchmarks.md). The URL goes in the environment, not on a command
+ * line others can read. Should the process fail, the next run's set-up drops what it left.
+ */
+function dropInBackground(adminUrl: string, runId: string): void {
+  const tsx = fileURLToPath(new URL('../../node_modules/.bin/tsx', import.meta.url));
+  const script = fileURLToPath(new URL('./drop-run-databases.ts', import.meta.url));
+  spawn(tsx, [script], {
+    detached: true,
+    stdio: 'ignore',
+    env: { ...process.env, AGENTLINE_TEST_POSTGRES_URL: adminUrl, AGENTLINE_TEST_RUN: runId },
+  }).unref();
 }
