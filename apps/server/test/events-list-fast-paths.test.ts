@@ -213,15 +213,16 @@ async function expectSame(organizationId: number, params: Partial<ListParameters
   return plain.totalCount;
 }
 
+// 23 a page, a prime as seven was: some 95 page ends a shape, at a third of seven's cost.
 describe('every shape walked with cursors returns the plain list', () => {
-  it.each(SHAPES)('%s: seven at a time, both organizations', async (_, params) => {
+  it.each(SHAPES)('%s: 23 at a time, both organizations', async (_, params) => {
     for (const organizationId of [acme, globex]) {
       const walked: unknown[] = [];
       let cursor: string | undefined;
       for (;;) {
         // With a cursor, page is ignored.
         const q = await query(
-          { ...params, limit: 7, page: cursor ? 3 : 0, cursor },
+          { ...params, limit: 23, page: cursor ? 3 : 0, cursor },
           organizationId,
         );
         const page = await listEvents(db, organizationId, q);
