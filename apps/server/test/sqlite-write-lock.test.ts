@@ -144,8 +144,10 @@ describe.runIf(onSqlite)('a server process while another process holds the write
         answerMs.push(performance.now() - started);
         await sleep(50);
       }
+      // A loop asleep in the busy handler answers none of these until the lock goes, a second or
+      // more; 500 ms leaves a loaded machine its pauses (a CI run beside two others saw 262).
       expect(answerMs.length).toBeGreaterThan(5);
-      expect(Math.max(...answerMs)).toBeLessThan(250);
+      expect(Math.max(...answerMs)).toBeLessThan(500);
       holder.release();
       const answer = await routed;
       expect(answer.status).toBe(200);
