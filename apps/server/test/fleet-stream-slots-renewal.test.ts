@@ -1,6 +1,6 @@
 // A process renews its streams' slots while they are open, so they outlive SLOT_TTL_MS; a dead
 // process's slots stop counting once expired and are removed by a live process's renewal or by
-// their key's next take; a process with no stream open writes nothing on its renewal tick.
+// their key's next take; a process with no stream open has no renewal tick, so writes nothing.
 
 import { sql } from 'drizzle-orm';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -75,19 +75,24 @@ describe('the stream slots of one process', () => {
     expect(await slotRows('live-key')).toBe(0);
   });
 
-  it('writes nothing on its tick while it holds no slot; a take sweeps its key’s dead ones', async () => {
+  it('has no tick while it holds no slot; a take sweeps its key’s dead ones', async () => {
     clock = 2_000_000;
     vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
     const slots = new StreamSlots(db, PER_KEY, now);
     await deadProcessSlots('idle-key', PER_KEY);
     expect(await slots.take('idle-key')).toBeNull();
+    expect(vi.getTimerCount()).toBe(0);
     for (let i = 0; i < 4; i += 1) tick();
     // Nothing was renewed or swept: no slot is held here.
     await new Promise((resolve) => setTimeout(resolve, 50));
     expect(await slotRows('idle-key')).toBe(PER_KEY);
     // Expired, the dead slots count for nothing: the key's take removes them and succeeds.
-    expect(await slots.take('idle-key')).not.toBeNull();
+    const slot = await slots.take('idle-key');
+    expect(slot).not.toBeNull();
     expect(await slotRows('idle-key')).toBe(1);
+    expect(vi.getTimerCount()).toBe(1);
+    slots.release(slot!);
+    expect(vi.getTimerCount()).toBe(0);
     await slots.close();
   });
 });

@@ -26,23 +26,14 @@ export class StreamSlots {
   readonly #taking = new Map<string, Promise<unknown>>();
   /** Removals under way, which shutdown waits for. */
   readonly #releasing = new Set<Promise<void>>();
-  readonly #timer: NodeJS.Timeout;
+  /** The renewal tick, running only while a slot is held: an idle process, or app, has none. */
+  #timer: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly db: Db,
     readonly perKey: number,
     private readonly now: () => number = Date.now,
-  ) {
-    this.#timer = setInterval(() => {
-      // With no stream open there is nothing to renew: the rows dead processes left are removed
-      // by the next renewal in a process with streams, or by their key's next take.
-      if (this.#held.size === 0) return;
-      const now = this.now();
-      // A failed renewal is tried again at the next tick, within the lifetime.
-      renewStreamSlots(this.db, [...this.#held], { now, until: now + SLOT_TTL_MS }).catch(() => {});
-    }, RENEW_MS);
-    this.#timer.unref();
-  }
+  ) {}
 
   /** A slot of the key's, or null when it holds `perKey` streams in the fleet already. */
   take(keyId: string): Promise<string | null> {
@@ -55,7 +46,10 @@ export class StreamSlots {
           now,
           expiresAt: now + SLOT_TTL_MS,
         });
-        if (slot !== null) this.#held.add(slot);
+        if (slot !== null) {
+          this.#held.add(slot);
+          this.#timer ??= setInterval(() => this.#renew(), RENEW_MS).unref();
+        }
         return slot;
       });
     this.#taking.set(keyId, taken);
@@ -69,6 +63,7 @@ export class StreamSlots {
 
   release(slot: string): void {
     if (!this.#held.delete(slot)) return;
+    if (this.#held.size === 0) this.#stopRenewing();
     // Failed, the slot still lapses within SLOT_TTL_MS, no longer renewed.
     const releasing = releaseStreamSlots(this.db, [slot])
       .catch(() => {})
@@ -78,9 +73,22 @@ export class StreamSlots {
 
   /** Stops renewing and removes every slot still held (shutdown), once removals under way end. */
   async close(): Promise<void> {
-    clearInterval(this.#timer);
+    this.#stopRenewing();
     const held = [...this.#held];
     this.#held.clear();
     await Promise.all([...this.#releasing, releaseStreamSlots(this.db, held).catch(() => {})]);
+  }
+
+  // The rows dead processes left are removed by a renewal in a process with streams, or by their
+  // key's next take.
+  #renew(): void {
+    const now = this.now();
+    // A failed renewal is tried again at the next tick, within the lifetime.
+    renewStreamSlots(this.db, [...this.#held], { now, until: now + SLOT_TTL_MS }).catch(() => {});
+  }
+
+  #stopRenewing(): void {
+    clearInterval(this.#timer);
+    this.#timer = undefined;
   }
 }
