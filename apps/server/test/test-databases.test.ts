@@ -2,10 +2,10 @@
 // holds it (a killed run's), since each run drops what the runs before it left behind.
 
 import { execFile } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
+import { DROP_RUN_DATABASES } from './support/postgres-global-setup.js';
 import {
   directUrl,
   dropDatabase,
@@ -52,10 +52,9 @@ describe.runIf(onPostgres)('dropDatabase', { timeout: 90_000 }, () => {
 });
 
 describe.runIf(onPostgres)('drop-run-databases.ts', { timeout: 90_000 }, () => {
-  const script = fileURLToPath(new URL('./support/drop-run-databases.ts', import.meta.url));
-  const tsx = fileURLToPath(new URL('../node_modules/.bin/tsx', import.meta.url));
+  const [command, ...args] = DROP_RUN_DATABASES;
   const run = (env: Record<string, string>) =>
-    promisify(execFile)(tsx, [script], { env: { PATH: process.env.PATH!, ...env } });
+    promisify(execFile)(command, args, { env: { PATH: process.env.PATH!, ...env } });
 
   it("drops the named run's databases and leaves other runs' alone", async () => {
     const finishedRun = `finished${process.pid}`;

@@ -68,6 +68,12 @@ export default async function setup(project: TestProject): Promise<() => void> {
   return () => dropInBackground(adminUrl, runId);
 }
 
+/** The command that drops one run's databases (drop-run-databases.ts, through tsx). */
+export const DROP_RUN_DATABASES = [
+  fileURLToPath(new URL('../../node_modules/.bin/tsx', import.meta.url)),
+  fileURLToPath(new URL('./drop-run-databases.ts', import.meta.url)),
+] as const;
+
 /**
  * Starts drop-run-databases.ts for this run's databases and returns without waiting for it: each
  * DROP DATABASE waits for a checkpoint and removes some 500 files, so a run's hundred-odd took 40-60
@@ -75,9 +81,8 @@ export default async function setup(project: TestProject): Promise<() => void> {
  * line others can read. Should the process fail, the next run's set-up drops what it left.
  */
 function dropInBackground(adminUrl: string, runId: string): void {
-  const tsx = fileURLToPath(new URL('../../node_modules/.bin/tsx', import.meta.url));
-  const script = fileURLToPath(new URL('./drop-run-databases.ts', import.meta.url));
-  spawn(tsx, [script], {
+  const [command, ...args] = DROP_RUN_DATABASES;
+  spawn(command, args, {
     detached: true,
     stdio: 'ignore',
     env: { ...process.env, AGENTLINE_TEST_POSTGRES_URL: adminUrl, AGENTLINE_TEST_RUN: runId },
