@@ -76,7 +76,6 @@ const BACKEND_INDEPENDENT = [
   'webhooks-delivery-attempt',
   'webhooks-delivery-rules',
   'webhooks-delivery-target-address',
-  'webhooks-delivery-thread',
 ].map((name) => `test/${name}.test.ts`);
 
 const shared = {

@@ -380,6 +380,14 @@ export function statusChangesAfter(
   );
 }
 
+/** Whether any organization has a webhook endpoint: until one does, no process delivers. */
+export async function anyWebhookEndpoint(db: Db): Promise<boolean> {
+  const rows = await runSteps(db, () =>
+    selectRows(sql`SELECT 1 AS "one" FROM ${webhookEndpoints} LIMIT 1`),
+  );
+  return rows.length > 0;
+}
+
 /** The highest history id of every organization: what has been written, committed or not yet. */
 export async function highestHistoryId(db: Db): Promise<number> {
   const [row] = await runSteps(db, () =>

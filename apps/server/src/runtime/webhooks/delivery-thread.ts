@@ -1,10 +1,12 @@
 // The webhook thread (delivery-thread-entry.ts): the dispatcher of a server process runs there,
 // beside the API and not on its event loop, with a database connection of its own. Delivering
 // thousands of messages a second (HTTP requests, signatures, the delivery log) then does not
-// hold up the API's answers in the same process. runtime/start.ts starts it and stops it.
+// hold up the API's answers in the same process. runtime/start.ts starts it and stops it; the
+// thread itself starts once the database holds an endpoint.
 
 import type { Logger } from 'pino';
 import type { Db } from '../../db/engine/client.js';
+import { anyWebhookEndpoint } from '../../db/repositories/webhook-dispatch.js';
 import { startModuleThread } from '../module-thread.js';
 import { WebhookDispatcher, type DispatcherOptions } from './dispatcher.js';
 
@@ -23,10 +25,19 @@ export interface WebhookDelivery {
 
 /** An unexpected end of the thread is followed by a new one after this long. */
 const RESTART_AFTER_MS = 1000;
+/**
+ * How often a process without its thread looks for a first endpoint. The thread is a fifth to a
+ * third of a process's start-up CPU (docs/benchmarks.md, "Figures behind the code"), which the
+ * processes of a deployment without webhooks, and most of the test suite's, would spend for
+ * nothing; the first endpoint's first message waits this long at most, beside its retry
+ * schedule of seconds.
+ */
+const LOOK_EVERY_MS = 500;
 
 /**
- * Starts delivering webhooks for this process: in a thread, or on this event loop for a
- * `:memory:` SQLite database (it exists in `db`'s connection only, nothing another could open).
+ * Starts delivering webhooks for this process: in a thread once `db` holds an endpoint, or on
+ * this event loop for a `:memory:` SQLite database (it exists in `db`'s connection only, nothing
+ * another could open).
  */
 export function startWebhookDelivery(
   db: Db,
@@ -39,14 +50,34 @@ export function startWebhookDelivery(
     return { stop: () => dispatcher.stop() };
   }
   let stopping = false;
-  let thread = start();
+  let thread: ReturnType<typeof start> | undefined;
+  let looking: Promise<void> | undefined;
+  const look = () => {
+    looking ??= anyWebhookEndpoint(db)
+      .then(
+        (found) => {
+          if (!found || stopping || thread) return;
+          clearInterval(watch);
+          thread = start();
+        },
+        (error: unknown) => {
+          if (!stopping) logger.warn({ err: error }, 'could not look for webhook endpoints');
+        },
+      )
+      .finally(() => (looking = undefined));
+  };
+  const watch = setInterval(look, LOOK_EVERY_MS);
+  look();
   function start() {
     const worker = startModuleThread('./delivery-thread-entry', import.meta.url, data);
     let running = false;
     const ended = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
     const stopped = new Promise<void>((resolve) =>
       worker.on('message', (message) => {
-        if (message === 'running') running = true;
+        if (message === 'running') {
+          running = true;
+          logger.info('the webhook thread is running');
+        }
         if (message === 'stopped') resolve();
       }),
     );
@@ -69,6 +100,9 @@ export function startWebhookDelivery(
   return {
     stop: async () => {
       stopping = true;
+      clearInterval(watch);
+      await looking;
+      if (!thread) return;
       const { worker, ended, stopped, running } = thread;
       // A thread still loading its modules has taken no lease yet: nothing to hand over, and
       // waiting for it to load would hold the process's exit up.
