@@ -56,7 +56,8 @@ export function startWebhookDelivery(
     looking ??= anyWebhookEndpoint(db)
       .then(
         (found) => {
-          if (!found || stopping || thread) return;
+          // One look at a time, and none after the first find: the watch stops with it.
+          if (!found || stopping) return;
           clearInterval(watch);
           thread = start();
         },
