@@ -13,7 +13,7 @@ import { insertEventBatch } from '../src/db/repositories/event-import.js';
 import { ensureEventPartitions, eventPartitions } from '../src/db/repositories/event-partitions.js';
 import { setOrganizationRetention } from '../src/db/repositories/event-retention.js';
 import { createOrganization } from '../src/db/repositories/organizations.js';
-import { migratePostgresThrough } from './support/partial-migration.js';
+import { migrateThrough } from './support/partial-migration.js';
 import { recordStatements } from './support/sent-statements.js';
 import { sweepExpiredEvents } from '../src/use-cases/event-retention.js';
 import {
@@ -93,7 +93,7 @@ describe.runIf(onPostgres)('events in time partitions', () => {
     await withAdmin(ADMIN_URL, (admin) => admin.query(`CREATE DATABASE "${name}"`));
     const db = createDb(postgresUrlOf(ADMIN_URL, name)) as PostgresDb;
     opened.push(db);
-    if (through) await migratePostgresThrough(db, through);
+    if (through) await migrateThrough(db, through);
     else await migrateDb(db);
     return db;
   }

@@ -294,4 +294,37 @@ describe('list', () => {
     );
     expect(globexList.body.items.every((e) => e.target_id === globexFx.targets.second)).toBe(true);
   });
+
+  it("orders by agent_id as each one's control variant's agent, after its variants change", async () => {
+    const { pinned, alsoPinned, unpinned } = fx.agents;
+    const [low, middle, high] = [pinned, alsoPinned, unpinned].sort((a, b) => a - b) as [
+      number,
+      number,
+      number,
+    ];
+    const variantsOn = (control: number, other: number) => [
+      { name: 'control', weight: 50, is_control: true, agent_id: control },
+      { name: 'other', weight: 50, agent_id: other },
+    ];
+    const moved = await createDraft({ variants: variantsOn(high, middle) });
+    await createDraft({ variants: variantsOn(middle, high) });
+    // Its control moves past the other's: the order follows.
+    const update = await call('PUT', String(moved.id), {
+      name: moved.name,
+      variants: variantsOn(low, middle),
+    });
+    expect(update.status).toBe(200);
+    for (const direction of ['asc', 'desc'] as const) {
+      const page = await call<Schemas['ExperimentListResponse']>(
+        'GET',
+        `?order_by=agent_id&order_by_direction=${direction}&limit=1000`,
+      );
+      const keys = page.body.items.map((e) => ({
+        agent: e.variants!.find((v) => v.is_control)!.agent_id,
+        id: e.id,
+      }));
+      const ascending = [...keys].sort((a, b) => a.agent - b.agent || a.id - b.id);
+      expect(keys).toEqual(direction === 'asc' ? ascending : ascending.reverse());
+    }
+  });
 });

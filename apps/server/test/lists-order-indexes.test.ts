@@ -25,6 +25,7 @@ const INDEXED: Array<[string, 'prompts' | 'experiments', (db: Db) => SQLWrapper]
   ['updated_at', 'experiments', () => experiments.updatedAt],
   ['started_at', 'experiments', () => experiments.startedAt],
   ['stopped_at', 'experiments', () => experiments.stoppedAt],
+  ['agent_id', 'experiments', () => experiments.controlAgentId],
 ];
 
 describe('every indexed order of the prompts and experiments lists', () => {

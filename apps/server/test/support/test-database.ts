@@ -100,16 +100,20 @@ export async function dropDatabase(admin: pg.Client, name: string): Promise<void
   }
 }
 
-/** A fresh, empty (unmigrated for SQLite, migrated for PostgreSQL) database's URL. */
-export async function freshDatabaseUrl(): Promise<string> {
+/**
+ * A fresh, empty database's URL: unmigrated for SQLite, migrated for PostgreSQL (a copy of the
+ * run's template) unless `unmigrated` (for a migration's own test).
+ */
+export async function freshDatabaseUrl({ unmigrated = false } = {}): Promise<string> {
   if (!POSTGRES_ADMIN_URL) {
     return join(mkdtempSync(join(tmpdir(), 'agentline-test-')), 'agentline.db');
   }
   created += 1;
   const runId = process.env.AGENTLINE_TEST_RUN!;
   const name = `${runDatabasePrefix(runId)}${process.pid}_${created}`;
+  const template = unmigrated ? '' : ` TEMPLATE "${templateDatabase(runId)}"`;
   await withAdmin(POSTGRES_ADMIN_URL, (admin) =>
-    admin.query(`CREATE DATABASE "${name}" TEMPLATE "${templateDatabase(runId)}"`),
+    admin.query(`CREATE DATABASE "${name}"${template}`),
   );
   const url = postgresUrlOf(POSTGRES_ADMIN_URL, name);
   return THROUGH_PGBOUNCER ? throughPgbouncer(url) : url;

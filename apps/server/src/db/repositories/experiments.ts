@@ -165,7 +165,7 @@ const EXPERIMENT_COLUMNS: ColumnMap<ExperimentProperty> = {
   status: experiments.status,
   target_id: experiments.targetId,
   // Ordering by agent uses the control variant's agent; searching matches any variant's agent.
-  agent_id: sql`(SELECT ${experimentVariants.agentId} FROM ${experimentVariants} WHERE ${experimentVariants.experimentId} = ${experiments.id} AND ${experimentVariants.isControl} = TRUE)`,
+  agent_id: experiments.controlAgentId,
   created_at: experiments.createdAt,
   updated_at: experiments.updatedAt,
   started_at: experiments.startedAt,
@@ -268,7 +268,7 @@ export function experimentsNamed(
   );
 }
 
-type ExperimentValues = Omit<typeof experiments.$inferInsert, 'id'>;
+type ExperimentValues = Omit<typeof experiments.$inferInsert, 'id' | 'controlAgentId'>;
 
 /** Inserts an experiment row; returns its id. */
 export function* insertExperimentRow(values: ExperimentValues): Steps<number> {
@@ -296,16 +296,21 @@ export interface VariantValues {
   agentId: number;
 }
 
-/** Inserts the experiment's variants, in the order given. */
-export function insertVariants(
+/** Inserts the experiment's variants, in the order given, and keeps its control's agent. */
+export function* insertVariants(
   experimentId: number,
   variants: readonly VariantValues[],
 ): Steps<void> {
-  return execute(
+  yield* execute(
     sql`INSERT INTO ${experimentVariants} ${insertValues(
       experimentVariants,
       variants.map((v, position) => ({ ...v, experimentId, position })),
     )}`,
+  );
+  const controlAgentId = variants.find((v) => v.isControl)?.agentId ?? null;
+  yield* execute(
+    sql`UPDATE ${experiments} SET ${setValues(experiments, { controlAgentId })}
+        WHERE ${experiments.id} = ${experimentId}`,
   );
 }
 

@@ -453,6 +453,11 @@ export const experiments = pgTable(
     endedReason: text('ended_reason'),
     /** Sessions routed while running, kept only under a max_sessions cap (counted with each). */
     routedSessions: integer('routed_sessions').notNull().default(0),
+    /**
+     * The control variant's agent, written with the variants (insertVariants): what the list
+     * orders `agent_id` by, read from an index instead of looked up for every row it sorts.
+     */
+    controlAgentId: integer('control_agent_id'),
   },
   (t) => [
     index('experiments_organization_idx').on(t.organizationId, t.id),
@@ -470,6 +475,11 @@ export const experiments = pgTable(
     index('experiments_organization_stopped_at_idx').on(
       t.organizationId,
       t.stoppedAt.nullsFirst(),
+      t.id,
+    ),
+    index('experiments_organization_control_agent_idx').on(
+      t.organizationId,
+      t.controlAgentId.nullsFirst(),
       t.id,
     ),
     check('experiments_status_check', experimentStatusCheck(t.status)),

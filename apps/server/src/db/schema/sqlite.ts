@@ -468,6 +468,11 @@ export const experiments = sqliteTable(
     endedReason: text('ended_reason'),
     /** Sessions routed while running, kept only under a max_sessions cap (counted with each). */
     routedSessions: integer('routed_sessions').notNull().default(0),
+    /**
+     * The control variant's agent, written with the variants (insertVariants): what the list
+     * orders `agent_id` by, read from an index instead of looked up for every row it sorts.
+     */
+    controlAgentId: integer('control_agent_id'),
   },
   (t) => [
     index('experiments_organization_idx').on(t.organizationId, t.id),
@@ -480,6 +485,11 @@ export const experiments = sqliteTable(
     index('experiments_organization_updated_at_idx').on(t.organizationId, t.updatedAt, t.id),
     index('experiments_organization_started_at_idx').on(t.organizationId, t.startedAt, t.id),
     index('experiments_organization_stopped_at_idx').on(t.organizationId, t.stoppedAt, t.id),
+    index('experiments_organization_control_agent_idx').on(
+      t.organizationId,
+      t.controlAgentId,
+      t.id,
+    ),
     check('experiments_status_check', experimentStatusCheck(t.status)),
     // One running experiment per target, held by the database so concurrent starts (also from
     // several server processes) cannot both win.

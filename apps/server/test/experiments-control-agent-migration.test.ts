@@ -1,0 +1,76 @@
+// The migration that keeps each experiment's control agent on its row (the list's order by
+// agent_id) fills it in for the experiments stored before it: the control variant's agent, and
+// nothing for an experiment without a control (the records loader allows one).
+
+import { sql } from 'drizzle-orm';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createDb, type Db } from '../src/db/engine/client.js';
+import { migrateDb } from '../src/db/migrate.js';
+import { createTenant } from './support/harness.js';
+import { migrateThrough } from './support/partial-migration.js';
+import { loadRoutingFixture, type RoutingFixture } from './support/routing-fixture.js';
+import { freshDatabaseUrl, queryTestDb } from './support/test-database.js';
+
+/** The last migration of each database before the control agent was kept. */
+const BEFORE = { sqlite: '0023_lists_order_indexes', postgres: '0020_lists_order_indexes' };
+
+let db: Db;
+let fx: RoutingFixture;
+let organizationId: number;
+
+beforeAll(async () => {
+  db = createDb(await freshDatabaseUrl({ unmigrated: true }));
+  await migrateThrough(db, BEFORE[db.kind]);
+  ({ organizationId } = await createTenant(db, 'Acme'));
+  fx = await loadRoutingFixture(db, organizationId);
+});
+
+afterAll(async () => {
+  await db?.close();
+});
+
+/** An experiment as stored before the migration, with a variant per agent; returns its id. */
+async function storeExperiment(
+  name: string,
+  variants: ReadonlyArray<{ agentId: number; isControl: boolean }>,
+): Promise<number> {
+  const now = '2026-11-01T00:00:00.000Z';
+  const [row] = await queryTestDb<{ id: number }>(
+    db,
+    sql`INSERT INTO experiments (organization_id, name, target_id, created_at, updated_at)
+        VALUES (${organizationId}, ${name}, ${fx.targets.main}, ${now}, ${now}) RETURNING id`,
+  );
+  const truth = (value: boolean) =>
+    sql.raw(db.kind === 'sqlite' ? String(Number(value)) : String(value));
+  for (const [position, { agentId, isControl }] of variants.entries()) {
+    await queryTestDb(
+      db,
+      sql`INSERT INTO experiment_variants (experiment_id, position, name, weight, is_control, agent_id)
+          VALUES (${row!.id}, ${position}, ${`variant ${position}`}, 50, ${truth(isControl)}, ${agentId})`,
+    );
+  }
+  return row!.id;
+}
+
+describe('the migration keeping the control agent', () => {
+  it("fills in each stored experiment's control agent, and none without a control", async () => {
+    const { pinned, alsoPinned } = fx.agents;
+    const secondIsControl = await storeExperiment('second is control', [
+      { agentId: pinned, isControl: false },
+      { agentId: alsoPinned, isControl: true },
+    ]);
+    const noControl = await storeExperiment('no control', [
+      { agentId: pinned, isControl: false },
+      { agentId: alsoPinned, isControl: false },
+    ]);
+    await migrateDb(db);
+    const rows = await queryTestDb<{ id: number; controlAgentId: number | null }>(
+      db,
+      sql`SELECT id, control_agent_id AS "controlAgentId" FROM experiments ORDER BY id`,
+    );
+    expect(rows).toEqual([
+      { id: secondIsControl, controlAgentId: alsoPinned },
+      { id: noControl, controlAgentId: null },
+    ]);
+  });
+});
