@@ -18,6 +18,7 @@ const INDEXED: Array<[string, 'prompts' | 'experiments', (db: Db) => SQLWrapper]
   ['last_updated', 'prompts', () => prompts.lastUpdated],
   ['last_updated_by', 'prompts', () => prompts.lastUpdatedBy],
   ['session_end_enabled', 'prompts', () => prompts.sessionEndEnabled],
+  ['agent_count', 'prompts', () => prompts.agentCount],
   ['name', 'experiments', () => experiments.name],
   ['status', 'experiments', () => experiments.status],
   ['target_id', 'experiments', () => experiments.targetId],

@@ -27,7 +27,7 @@ import {
   selectRows,
   type Steps,
 } from '../engine/portable-sql.js';
-import { agents, prompts, promptTools, tools, type LlmConfig } from '../schema/sqlite.js';
+import { prompts, promptTools, tools, type LlmConfig } from '../schema/sqlite.js';
 import type { Spelling } from '../engine/client.js';
 
 export interface IdName {
@@ -36,7 +36,6 @@ export interface IdName {
 }
 
 export type PromptRow = typeof prompts.$inferSelect & {
-  agentCount: number;
   /** The tools' names joined by `,` in tool-id order. */
   toolNames: string;
   /** The prompt's tool ids in ascending order; empty when the tools were not asked for. */
@@ -64,15 +63,10 @@ export interface PromptPage extends PromptsWithTools {
   next: ListPosition | null;
 }
 
-// Correlated subqueries, so searching and ordering by these computed properties happen in SQL
-// over the whole list, not in memory over one page.
-const AGENT_COUNT = sql<number>`(SELECT count(*) FROM ${agents}
-  WHERE ${agents.promptId} = ${prompts.id}
-    AND ${agents.organizationId} = ${prompts.organizationId})`;
-
 /**
  * The prompt's tool names joined with commas, in tool id order: what `tools` is searched and
- * ordered by. The "C" collation of tools.name carries over to the joined names on PostgreSQL, so
+ * ordered by. A correlated subquery, so searching and ordering by it happen in SQL over the whole
+ * list, not in memory over one page. The "C" collation of tools.name carries over to the joined names on PostgreSQL, so
  * they sort by code point on both. The unary plus keeps SQLite from walking all the
  * organization's tools (by their organization's index) for each prompt: it starts from the
  * prompt's links and reaches each tool by its id.
@@ -98,7 +92,7 @@ const promptColumns = perDatabase(({ spelling }: Db): ColumnMap<PromptProperty> 
   llm_config: spelling.jsonText(prompts.llmConfig),
   last_updated: prompts.lastUpdated,
   last_updated_by: prompts.lastUpdatedBy,
-  agent_count: AGENT_COUNT,
+  agent_count: prompts.agentCount,
   session_end_enabled: prompts.sessionEndEnabled,
 }));
 
@@ -227,7 +221,6 @@ function promptsWithToolNamed(organizationId: number, spelling: Spelling) {
 const promptRow = perDatabase((db: Db) =>
   selectList({
     ...getTableColumns(prompts),
-    agentCount: AGENT_COUNT,
     toolNames: promptColumns(db).tools,
   }),
 );

@@ -141,6 +141,11 @@ export const prompts = pgTable(
     editComments: text('edit_comments'),
     lastUpdated: isoTimestamp('last_updated'),
     lastUpdatedBy: text('last_updated_by'),
+    /**
+     * The organization's agents on this prompt, kept by triggers on agents (migrations) whoever
+     * writes them: what the list shows, searches and orders `agent_count` by.
+     */
+    agentCount: integer('agent_count').notNull().default(0),
   },
   (t) => [
     index('prompts_organization_name_idx').on(t.organizationId, t.name),
@@ -158,6 +163,7 @@ export const prompts = pgTable(
       t.id,
     ),
     index('prompts_organization_session_end_idx').on(t.organizationId, t.sessionEndEnabled, t.id),
+    index('prompts_organization_agent_count_idx').on(t.organizationId, t.agentCount, t.id),
   ],
 );
 

@@ -166,6 +166,11 @@ export const prompts = sqliteTable(
     editComments: text('edit_comments'),
     lastUpdated: isoTimestamp('last_updated'),
     lastUpdatedBy: text('last_updated_by'),
+    /**
+     * The organization's agents on this prompt, kept by triggers on agents (migrations) whoever
+     * writes them: what the list shows, searches and orders `agent_count` by.
+     */
+    agentCount: integer('agent_count').notNull().default(0),
   },
   (t) => [
     index('prompts_organization_name_idx').on(t.organizationId, t.name),
@@ -178,6 +183,7 @@ export const prompts = sqliteTable(
     index('prompts_organization_last_updated_idx').on(t.organizationId, t.lastUpdated, t.id),
     index('prompts_organization_last_updated_by_idx').on(t.organizationId, t.lastUpdatedBy, t.id),
     index('prompts_organization_session_end_idx').on(t.organizationId, t.sessionEndEnabled, t.id),
+    index('prompts_organization_agent_count_idx').on(t.organizationId, t.agentCount, t.id),
   ],
 );
 
@@ -209,7 +215,7 @@ export const agents = sqliteTable(
   },
   (t) => [
     index('agents_organization_name_idx').on(t.organizationId, t.name),
-    // Covering for counting a prompt's agents within its organization (agent_count).
+    // A prompt's agents within its organization: the agents using a listed prompt's tools.
     index('agents_prompt_idx').on(t.promptId, t.organizationId),
   ],
 );

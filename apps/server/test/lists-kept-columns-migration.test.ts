@@ -1,6 +1,6 @@
-// The migration that keeps each experiment's control agent on its row (the list's order by
-// agent_id) fills it in for the experiments stored before it: the control variant's agent, and
-// nothing for an experiment without a control (the records loader allows one).
+// The migrations that keep list columns on their rows fill them in for the rows stored before
+// them: each experiment's control agent (its order by agent_id; nothing for an experiment without
+// a control, which the records loader allows) and each prompt's agent count.
 
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -11,7 +11,7 @@ import { migrateThrough } from './support/partial-migration.js';
 import { loadRoutingFixture, type RoutingFixture } from './support/routing-fixture.js';
 import { freshDatabaseUrl, queryTestDb } from './support/test-database.js';
 
-/** The last migration of each database before the control agent was kept. */
+/** The last migration of each database before these columns were kept. */
 const BEFORE = { sqlite: '0023_lists_order_indexes', postgres: '0020_lists_order_indexes' };
 
 let db: Db;
@@ -52,7 +52,7 @@ async function storeExperiment(
   return row!.id;
 }
 
-describe('the migration keeping the control agent', () => {
+describe('the migrations keeping list columns', () => {
   it("fills in each stored experiment's control agent, and none without a control", async () => {
     const { pinned, alsoPinned } = fx.agents;
     const secondIsControl = await storeExperiment('second is control', [
@@ -72,5 +72,17 @@ describe('the migration keeping the control agent', () => {
       { id: secondIsControl, controlAgentId: alsoPinned },
       { id: noControl, controlAgentId: null },
     ]);
+  });
+
+  it("fills in each prompt's agent count", async () => {
+    await migrateDb(db);
+    const rows = await queryTestDb<{ kept: number; counted: number | string }>(
+      db,
+      sql`SELECT p.agent_count AS "kept", (SELECT count(*) FROM agents a
+            WHERE a.prompt_id = p.id AND a.organization_id = p.organization_id) AS "counted"
+          FROM prompts p ORDER BY p.id`,
+    );
+    expect(rows.some((row) => row.kept > 0)).toBe(true);
+    expect(rows.map((row) => row.kept)).toEqual(rows.map((row) => Number(row.counted)));
   });
 });
