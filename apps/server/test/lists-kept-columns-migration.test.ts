@@ -1,11 +1,12 @@
 // The migrations that keep list columns on their rows fill them in for the rows stored before
 // them: each experiment's control agent (its order by agent_id; nothing for an experiment without
-// a control, which the records loader allows) and each prompt's agent count.
+// a control, which the records loader allows) and each prompt's agent count and tool names.
 
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDb, type Db } from '../src/db/engine/client.js';
 import { migrateDb } from '../src/db/migrate.js';
+import { ACME_RECORDS, loadRecords } from './fixtures/prompts-records.js';
 import { createTenant } from './support/harness.js';
 import { migrateThrough } from './support/partial-migration.js';
 import { loadRoutingFixture, type RoutingFixture } from './support/routing-fixture.js';
@@ -23,6 +24,8 @@ beforeAll(async () => {
   await migrateThrough(db, BEFORE[db.kind]);
   ({ organizationId } = await createTenant(db, 'Acme'));
   fx = await loadRoutingFixture(db, organizationId);
+  // Prompts with tools, of an organization of their own.
+  await loadRecords(db, (await createTenant(db, 'Globex')).organizationId, ACME_RECORDS);
 });
 
 afterAll(async () => {
@@ -84,5 +87,18 @@ describe('the migrations keeping list columns', () => {
     );
     expect(rows.some((row) => row.kept > 0)).toBe(true);
     expect(rows.map((row) => row.kept)).toEqual(rows.map((row) => Number(row.counted)));
+  });
+
+  it("fills in each prompt's tool names", async () => {
+    await migrateDb(db);
+    const rows = await queryTestDb<{ kept: string; joined: string | null }>(
+      db,
+      sql`SELECT p.tool_names AS "kept", (SELECT ${db.spelling.joined(sql`t.name`, ',', sql`t.id`)}
+            FROM prompt_tools pt JOIN tools t ON t.id = pt.tool_id
+            WHERE pt.prompt_id = p.id AND t.organization_id = p.organization_id) AS "joined"
+          FROM prompts p ORDER BY p.id`,
+    );
+    expect(rows.some((row) => row.kept !== '')).toBe(true);
+    expect(rows.map((row) => row.kept)).toEqual(rows.map((row) => row.joined ?? ''));
   });
 });

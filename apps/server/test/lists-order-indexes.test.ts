@@ -7,6 +7,7 @@
 import { sql, type SQLWrapper } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import type { Db } from '../src/db/engine/client.js';
+import { promptOrder } from '../src/db/repositories/prompts.js';
 import { experiments, prompts } from '../src/db/schema/sqlite.js';
 import { orderPlans } from './support/order-plans.js';
 
@@ -47,6 +48,28 @@ describe('every indexed order of the prompts and experiments lists', () => {
       } else {
         expect(plan).toMatch(new RegExp(`Index (Only )?Scan (Backward )?using ${table}_\\w+_idx`));
         expect(plan).not.toMatch(/^\s*(->\s+)?(Incremental )?Sort {2}\(/m);
+      }
+    },
+  );
+});
+
+describe("the prompts list's order by tools", () => {
+  it.each(['asc', 'desc'] as const)(
+    'is read from an index in %s order, sorting only names that tie on their indexed prefix',
+    async (direction) => {
+      const db = plans.db();
+      const plan = await plans.planOf(
+        sql`prompts`,
+        promptOrder(db, { property: 'tools', direction }),
+      );
+      if (db.kind === 'sqlite') {
+        expect(plan).toMatch(/USING (COVERING )?INDEX prompts_organization_tool_names_idx/);
+        expect(plan).not.toMatch(/TEMP B-TREE/);
+      } else {
+        expect(plan).toMatch(
+          /Index (Only )?Scan (Backward )?using prompts_organization_tool_names_idx/,
+        );
+        expect(plan).not.toMatch(/^\s*(->\s+)?Sort {2}\(/m);
       }
     },
   );

@@ -8,15 +8,15 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { agents, prompts, promptTools, tools } from '../src/db/schema/sqlite.js';
 import { findPrompts } from '../src/db/repositories/prompts.js';
 import { promptErrorIssueIds } from '../src/domain/prompt-validation.js';
-import { ACME_RECORDS, GLOBEX_RECORDS, loadRecords } from './fixtures/prompts-records.js';
+import { loadRecords } from './fixtures/prompts-records.js';
 import {
   createKey,
   createTenant,
-  createTestApi,
   type Schemas,
   type Tenant,
   type TestApi,
 } from './support/harness.js';
+import { openPromptsList } from './support/prompts-list-fixture.js';
 import { queryTestDb } from './support/test-database.js';
 
 let api: TestApi;
@@ -24,11 +24,7 @@ let acme: Tenant;
 let globex: Tenant;
 
 beforeAll(async () => {
-  api = await createTestApi();
-  acme = await createTenant(api.db, 'Acme');
-  globex = await createTenant(api.db, 'Globex');
-  await loadRecords(api.db, acme.organizationId, ACME_RECORDS);
-  await loadRecords(api.db, globex.organizationId, GLOBEX_RECORDS);
+  ({ api, acme, globex } = await openPromptsList());
 });
 
 afterAll(() => api.close());

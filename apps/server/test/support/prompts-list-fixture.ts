@@ -29,7 +29,7 @@ export async function openPromptsList() {
     expect(res.status).toBe(200);
     return res.body.items.map((item) => item.id);
   };
-  return { api, list, idsOf };
+  return { api, acme, globex, list, idsOf };
 }
 
 export type PromptsList = Awaited<ReturnType<typeof openPromptsList>>;

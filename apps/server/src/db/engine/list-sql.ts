@@ -129,6 +129,48 @@ export function listOrder<P extends string>(
 }
 
 /**
+ * How many characters of a long text PostgreSQL's order indexes hold: a B-tree entry holds at
+ * most about 2.7 kB, and such a text may be longer. An order by one reads the indexed prefix
+ * first, then the whole text among equal prefixes (only those are sorted: an incremental sort).
+ * That is the whole text's order because text compares by code point (COLLATE "C") on
+ * PostgreSQL, as SQLite compares all text.
+ */
+const ORDER_PREFIX_CHARACTERS = 200;
+
+/** The indexed prefix of a long text (the literal length matches its indexes). */
+export function orderPrefix(column: SQLWrapper): SQL {
+  return sql`left(${column}, ${sql.raw(String(ORDER_PREFIX_CHARACTERS))})`;
+}
+
+/** `ordered` (listOrder's ORDER BY of a long text) read through the text's indexed prefix. */
+export function prefixedOrder(
+  column: SQLWrapper,
+  direction: ListQuery<string>['order']['direction'],
+  ordered: SQL,
+  spelling: Spelling,
+): SQL {
+  return sql`${spelling.orderTerm(orderPrefix(column), direction)}, ${ordered}`;
+}
+
+/**
+ * A bound on a long text's indexed prefix past a position (value), so that the page after it
+ * starts with a seek into the prefix's index: the position alone compares the whole text, which
+ * no index holds. Descending in a column that holds NULLs, the rows past a position end with
+ * them, which no bound on the prefix takes in: that page walks the index from its start.
+ */
+export function prefixBound(
+  column: SQLWrapper,
+  direction: ListQuery<string>['order']['direction'],
+  value: ListPosition['value'] | undefined,
+  { nullable }: { nullable: boolean },
+): SQL | undefined {
+  if (value === null || value === undefined) return undefined;
+  const bound = orderPrefix(sql`${String(value)}`);
+  if (direction === 'asc') return sql`${orderPrefix(column)} >= ${bound}`;
+  return nullable ? undefined : sql`${orderPrefix(column)} <= ${bound}`;
+}
+
+/**
  * Rows after `position` in the order listOrder gives, so a cursor page starts right after the
  * previous one whatever was added meanwhile: (column, primary key) past (value, id) in the
  * order's direction, with NULL first ascending and last descending. The row-value comparison

@@ -9,7 +9,13 @@ import { and, eq, sql, type SQL } from 'drizzle-orm';
 import type { EventProperty } from '../../vocabulary/events.js';
 import type { ListPosition, ListQuery, SearchFilter } from '../../vocabulary/list-query.js';
 import type { Db } from '../engine/client.js';
-import { listConditions, listOrder, type ColumnMap } from '../engine/list-sql.js';
+import {
+  listConditions,
+  listOrder,
+  prefixBound,
+  prefixedOrder,
+  type ColumnMap,
+} from '../engine/list-sql.js';
 import { prepared, runReadSteps, selectRows, type Steps } from '../engine/portable-sql.js';
 import { perDatabase } from '../engine/caches.js';
 import { events, organizations } from '../schema/sqlite.js';
@@ -28,19 +34,13 @@ export const eventColumns = perDatabase(({ spelling }: Db): ColumnMap<EventPrope
   attributes: spelling.jsonText(events.attributes),
 }));
 
-/**
- * How many characters of a description or of attributes PostgreSQL's indexes hold (its
- * migration 0018): a B-tree entry holds at most about 2.7 kB, and either may be longer.
- */
-const ORDER_PREFIX_CHARACTERS = 200;
+/** Orders PostgreSQL reads through an indexed prefix (its migration 0018): long texts. */
 const PREFIX_ORDERED: ReadonlySet<EventProperty> = new Set(['description', 'attributes']);
 
 /**
  * The column (or expression) each property is ordered by. On PostgreSQL a description or
- * attributes is ordered by its indexed prefix first, then by the whole text among equal prefixes
- * (only those are sorted: an incremental sort). That is the whole text's order only when text
- * compares character by character, so both are ordered by code point (COLLATE "C"), which is
- * also how SQLite orders all text.
+ * attributes is ordered by its indexed prefix first, then by the whole text (list-sql.ts,
+ * orderPrefix), both by code point (COLLATE "C").
  */
 export const eventOrderColumns = perDatabase((db: Db): ColumnMap<EventProperty> =>
   db.kind === 'sqlite'
@@ -48,37 +48,27 @@ export const eventOrderColumns = perDatabase((db: Db): ColumnMap<EventProperty> 
     : { ...eventColumns(db), description: sql`(${events.description} COLLATE "C")` },
 );
 
-/** The indexed prefix a PostgreSQL order reads first (the literal length matches the index). */
-function orderPrefix(db: Db, property: EventProperty): SQL | undefined {
-  if (db.kind === 'sqlite' || !PREFIX_ORDERED.has(property)) return undefined;
-  const column = eventOrderColumns(db)[property];
-  return sql`left(${column}, ${sql.raw(String(ORDER_PREFIX_CHARACTERS))})`;
-}
+const prefixOrdered = (db: Db, property: EventProperty): boolean =>
+  db.kind === 'postgres' && PREFIX_ORDERED.has(property);
 
 /** ORDER BY of the list's order: the property's column, the id breaking ties. */
 export function eventOrder(db: Db, order: ListQuery<EventProperty>['order']): SQL {
-  const ordered = listOrder({ order }, eventOrderColumns(db), events.id, db.spelling);
-  const prefix = orderPrefix(db, order.property);
-  return prefix ? sql`${db.spelling.orderTerm(prefix, order.direction)}, ${ordered}` : ordered;
+  const columns = eventOrderColumns(db);
+  const ordered = listOrder({ order }, columns, events.id, db.spelling);
+  return prefixOrdered(db, order.property)
+    ? prefixedOrder(columns[order.property], order.direction, ordered, db.spelling)
+    : ordered;
 }
 
-/**
- * Ascending after a position on PostgreSQL, a bound on the indexed prefix, so the page starts
- * with a seek into the prefix's index (the position alone compares the whole text, which no index
- * holds). Descending, the events after a position end with the NULLs, which no bound on the
- * prefix takes in: that page walks the index from its start.
- */
-export function prefixBound(
+/** On PostgreSQL, the indexed prefix's bound past a position of a long text's order. */
+export function eventPrefixBound(
   db: Db,
   order: ListQuery<EventProperty>['order'],
   position: ListPosition | null,
 ): SQL | undefined {
-  const prefix = orderPrefix(db, order.property);
-  const value = position?.value;
-  if (!prefix || order.direction === 'desc' || value === null || value === undefined) {
-    return undefined;
-  }
-  return sql`${prefix} >= left(${String(value)}, ${sql.raw(String(ORDER_PREFIX_CHARACTERS))})`;
+  if (!prefixOrdered(db, order.property)) return undefined;
+  const column = eventOrderColumns(db)[order.property];
+  return prefixBound(column, order.direction, position?.value, { nullable: true });
 }
 
 /** More distinct values than this and resolving a substring to them stops paying off. */

@@ -19,7 +19,7 @@ import {
   eventOrder,
   eventOrderColumns,
   eventsAbove,
-  prefixBound,
+  eventPrefixBound,
   type Access,
   type ResolvedValues,
 } from './event-conditions.js';
@@ -30,7 +30,7 @@ type Order = ListQuery<EventProperty>['order'];
 export function eventsAfter(db: Db, order: Order, position: ListPosition): SQL | undefined {
   return and(
     afterPosition({ order }, eventOrderColumns(db), events.id, position),
-    prefixBound(db, order, position),
+    eventPrefixBound(db, order, position),
   );
 }
 

@@ -17,7 +17,7 @@ import {
   eventConditions,
   eventOrder,
   eventOrderColumns,
-  prefixBound,
+  eventPrefixBound,
   eventsAbove,
   NOTHING_RESOLVED,
   UNFILTERED,
@@ -227,7 +227,7 @@ function* readPage(
     // A cursor page: a seek to the position in the order's index, whatever its depth.
     const { after, limitOffset } = pageWindow(query, columns, events.id);
     const read = yield* selectRows<ListedEvent & { sortKey: unknown }>(
-      sql`${select} WHERE ${and(conditions, after, prefixBound(db, query.order, query.after))}
+      sql`${select} WHERE ${and(conditions, after, eventPrefixBound(db, query.order, query.after))}
           ORDER BY ${orderBy(db, query.order, access)} ${limitOffset}`,
     );
     return splitPage(read, query.limit);

@@ -15,6 +15,8 @@ import {
   listConditions,
   listOrder,
   pageWindow,
+  prefixBound,
+  prefixedOrder,
   splitPage,
   type ColumnMap,
 } from '../engine/list-sql.js';
@@ -36,8 +38,6 @@ export interface IdName {
 }
 
 export type PromptRow = typeof prompts.$inferSelect & {
-  /** The tools' names joined by `,` in tool-id order. */
-  toolNames: string;
   /** The prompt's tool ids in ascending order; empty when the tools were not asked for. */
   toolIds: number[];
 };
@@ -63,22 +63,6 @@ export interface PromptPage extends PromptsWithTools {
   next: ListPosition | null;
 }
 
-/**
- * The prompt's tool names joined with commas, in tool id order: what `tools` is searched and
- * ordered by. A correlated subquery, so searching and ordering by it happen in SQL over the whole
- * list, not in memory over one page. The "C" collation of tools.name carries over to the joined names on PostgreSQL, so
- * they sort by code point on both. The unary plus keeps SQLite from walking all the
- * organization's tools (by their organization's index) for each prompt: it starts from the
- * prompt's links and reaches each tool by its id.
- */
-function toolNames(spelling: Spelling): SQL<string> {
-  return sql<string>`coalesce((
-  SELECT ${spelling.joined(tools.name, ',', tools.id)}
-  FROM ${promptTools} JOIN ${tools} ON ${tools.id} = ${promptTools.toolId}
-  WHERE ${promptTools.promptId} = ${prompts.id}
-    AND +${tools.organizationId} = ${prompts.organizationId}), '')`;
-}
-
 // llm_config is searched and ordered by the JSON text JSON.stringify wrote when the prompt was
 // loaded.
 const promptColumns = perDatabase(({ spelling }: Db): ColumnMap<PromptProperty> => ({
@@ -88,7 +72,7 @@ const promptColumns = perDatabase(({ spelling }: Db): ColumnMap<PromptProperty> 
   description: prompts.description,
   name_description: prompts.name,
   context: prompts.context,
-  tools: toolNames(spelling),
+  tools: prompts.toolNames,
   llm_config: spelling.jsonText(prompts.llmConfig),
   last_updated: prompts.lastUpdated,
   last_updated_by: prompts.lastUpdatedBy,
@@ -217,13 +201,22 @@ function promptsWithToolNamed(organizationId: number, spelling: Spelling) {
   };
 }
 
-/** A prompt row with what its item computes in SQL. */
-const promptRow = perDatabase((db: Db) =>
-  selectList({
-    ...getTableColumns(prompts),
-    toolNames: promptColumns(db).tools,
-  }),
-);
+/** A prompt row. */
+const PROMPT_ROW = selectList(getTableColumns(prompts));
+
+const prefixOrdered = (db: Db, property: PromptProperty): boolean =>
+  db.kind === 'postgres' && property === 'tools';
+
+/**
+ * ORDER BY of the list's order, the id breaking ties; on PostgreSQL `tools` through its indexed
+ * prefix (list-sql.ts, orderPrefix): the joined names may be longer than an index entry holds.
+ */
+export function promptOrder(db: Db, order: ListQuery<PromptProperty>['order']): SQL {
+  const ordered = listOrder({ order }, promptColumns(db), prompts.id, db.spelling);
+  return prefixOrdered(db, order.property)
+    ? prefixedOrder(prompts.toolNames, order.direction, ordered, db.spelling)
+    : ordered;
+}
 
 type StoredPrompt = Omit<PromptRow, 'toolIds'>;
 
@@ -262,8 +255,11 @@ export async function listPrompts(
     }),
   );
   const columns = promptColumns(db);
-  const order = listOrder(query, columns, prompts.id, db.spelling);
+  const order = promptOrder(db, query.order);
   const { after, limitOffset } = pageWindow(query, columns, prompts.id);
+  const bound = prefixOrdered(db, query.order.property)
+    ? prefixBound(prompts.toolNames, query.order.direction, query.after?.value, { nullable: false })
+    : undefined;
   return runListRead(db, function* () {
     // The page is chosen first and only its rows get the computed columns: the database would
     // otherwise compute them for every row it sorts.
@@ -271,9 +267,9 @@ export async function listPrompts(
       query.limit === 0
         ? []
         : yield* selectPrompts<{ sortKey: unknown }>(
-            sql`SELECT ${promptRow(db)}, ${columns[query.order.property]} AS "sortKey"
+            sql`SELECT ${PROMPT_ROW}, ${columns[query.order.property]} AS "sortKey"
               FROM ${prompts}
-              WHERE ${prompts.id} IN (SELECT ${prompts.id} FROM ${prompts} WHERE ${and(where, after)}
+              WHERE ${prompts.id} IN (SELECT ${prompts.id} FROM ${prompts} WHERE ${and(where, after, bound)}
                 ORDER BY ${order} ${limitOffset})
               ORDER BY ${order}`,
           );
@@ -303,7 +299,7 @@ export async function findPrompts(
 ): Promise<PromptsWithTools> {
   return runSteps(db, function* () {
     const rows = yield* selectPrompts(
-      sql`SELECT ${promptRow(db)} FROM ${prompts}
+      sql`SELECT ${PROMPT_ROW} FROM ${prompts}
         WHERE ${prompts.organizationId} = ${organizationId} AND ${idIn(prompts.id, ids)}
         ORDER BY ${prompts.id}`,
     );

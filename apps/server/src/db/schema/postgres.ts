@@ -146,6 +146,12 @@ export const prompts = pgTable(
      * writes them: what the list shows, searches and orders `agent_count` by.
      */
     agentCount: integer('agent_count').notNull().default(0),
+    /**
+     * The names of the prompt's tools of its organization, joined by `,` in tool id order, kept
+     * by triggers on prompt_tools and tools (migrations) whoever writes them: what the list shows
+     * and orders `tools` by.
+     */
+    toolNames: text('tool_names').notNull().default(''),
   },
   (t) => [
     index('prompts_organization_name_idx').on(t.organizationId, t.name),
@@ -164,6 +170,12 @@ export const prompts = pgTable(
     ),
     index('prompts_organization_session_end_idx').on(t.organizationId, t.sessionEndEnabled, t.id),
     index('prompts_organization_agent_count_idx').on(t.organizationId, t.agentCount, t.id),
+    // The joined names may be longer than a B-tree entry holds: a prefix, as events' long texts.
+    index('prompts_organization_tool_names_idx').on(
+      t.organizationId,
+      sql`left(${t.toolNames}, 200) NULLS FIRST`,
+      t.id,
+    ),
   ],
 );
 

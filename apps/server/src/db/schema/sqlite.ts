@@ -171,6 +171,12 @@ export const prompts = sqliteTable(
      * writes them: what the list shows, searches and orders `agent_count` by.
      */
     agentCount: integer('agent_count').notNull().default(0),
+    /**
+     * The names of the prompt's tools of its organization, joined by `,` in tool id order, kept
+     * by triggers on prompt_tools and tools (migrations) whoever writes them: what the list shows
+     * and orders `tools` by.
+     */
+    toolNames: text('tool_names').notNull().default(''),
   },
   (t) => [
     index('prompts_organization_name_idx').on(t.organizationId, t.name),
@@ -184,6 +190,7 @@ export const prompts = sqliteTable(
     index('prompts_organization_last_updated_by_idx').on(t.organizationId, t.lastUpdatedBy, t.id),
     index('prompts_organization_session_end_idx').on(t.organizationId, t.sessionEndEnabled, t.id),
     index('prompts_organization_agent_count_idx').on(t.organizationId, t.agentCount, t.id),
+    index('prompts_organization_tool_names_idx').on(t.organizationId, t.toolNames, t.id),
   ],
 );
 
