@@ -177,8 +177,17 @@ describe("a prompt's tool names", () => {
       sql`INSERT INTO prompt_tools (prompt_id, tool_id)
           SELECT ${transfers!.id}, id FROM tools WHERE name = 'globex_lookup'`,
     );
+    // Every link of one prompt moved to another, in one statement.
+    await queryTestDb(
+      api.db,
+      sql`UPDATE prompt_tools SET prompt_id = (SELECT id FROM prompts WHERE name = 'Blank'
+            AND organization_id = ${acme.organizationId})
+          WHERE prompt_id = (SELECT id FROM prompts WHERE name = 'Order status (concise)'
+            AND organization_id = ${acme.organizationId})`,
+    );
     const kept = await keptToolNames();
-    expect(kept).toMatchObject({ Transfers: 'find_order' });
+    expect(kept).toMatchObject({ Transfers: 'find_order', 'Order status (concise)': '' });
+    expect(kept['Blank']).not.toBe('');
     expect(Object.values(kept).join(',')).not.toMatch(/hang_up|lookup_order|globex/);
     expect(kept).toEqual(await joinedAfresh());
   });

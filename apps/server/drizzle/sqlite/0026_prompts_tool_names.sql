@@ -8,21 +8,21 @@ CREATE TRIGGER `prompt_tools_names_insert` AFTER INSERT ON `prompt_tools`
 BEGIN
   UPDATE `prompts` SET tool_names = coalesce((SELECT group_concat(t.name, ',' ORDER BY t.id)
     FROM `prompt_tools` pt JOIN `tools` t ON t.id = pt.tool_id
-    WHERE pt.prompt_id = `prompts`.id AND t.organization_id = `prompts`.organization_id), '')
+    WHERE pt.prompt_id = `prompts`.id AND +t.organization_id = `prompts`.organization_id), '')
   WHERE id = new.prompt_id;
 END;--> statement-breakpoint
 CREATE TRIGGER `prompt_tools_names_delete` AFTER DELETE ON `prompt_tools`
 BEGIN
   UPDATE `prompts` SET tool_names = coalesce((SELECT group_concat(t.name, ',' ORDER BY t.id)
     FROM `prompt_tools` pt JOIN `tools` t ON t.id = pt.tool_id
-    WHERE pt.prompt_id = `prompts`.id AND t.organization_id = `prompts`.organization_id), '')
+    WHERE pt.prompt_id = `prompts`.id AND +t.organization_id = `prompts`.organization_id), '')
   WHERE id = old.prompt_id;
 END;--> statement-breakpoint
 CREATE TRIGGER `prompt_tools_names_update` AFTER UPDATE ON `prompt_tools`
 BEGIN
   UPDATE `prompts` SET tool_names = coalesce((SELECT group_concat(t.name, ',' ORDER BY t.id)
     FROM `prompt_tools` pt JOIN `tools` t ON t.id = pt.tool_id
-    WHERE pt.prompt_id = `prompts`.id AND t.organization_id = `prompts`.organization_id), '')
+    WHERE pt.prompt_id = `prompts`.id AND +t.organization_id = `prompts`.organization_id), '')
   WHERE id IN (old.prompt_id, new.prompt_id);
 END;--> statement-breakpoint
 CREATE TRIGGER `tools_names_update` AFTER UPDATE OF name, organization_id ON `tools`
@@ -30,10 +30,10 @@ WHEN old.name IS NOT new.name OR old.organization_id IS NOT new.organization_id
 BEGIN
   UPDATE `prompts` SET tool_names = coalesce((SELECT group_concat(t.name, ',' ORDER BY t.id)
     FROM `prompt_tools` pt JOIN `tools` t ON t.id = pt.tool_id
-    WHERE pt.prompt_id = `prompts`.id AND t.organization_id = `prompts`.organization_id), '')
+    WHERE pt.prompt_id = `prompts`.id AND +t.organization_id = `prompts`.organization_id), '')
   WHERE id IN (SELECT prompt_id FROM `prompt_tools` WHERE tool_id = new.id);
 END;--> statement-breakpoint
 -- The links stored before this migration.
 UPDATE `prompts` SET tool_names = coalesce((SELECT group_concat(t.name, ',' ORDER BY t.id)
   FROM `prompt_tools` pt JOIN `tools` t ON t.id = pt.tool_id
-  WHERE pt.prompt_id = `prompts`.id AND t.organization_id = `prompts`.organization_id), '');
+  WHERE pt.prompt_id = `prompts`.id AND +t.organization_id = `prompts`.organization_id), '');

@@ -91,14 +91,15 @@ export function* channelKindNamed(organizationId: number, name: string): Steps<s
   return existing?.kind;
 }
 
-/** Replaces the prompt's tools with these (each once). */
+/**
+ * Replaces the prompt's tools with these (each once), in one statement: the database joins their
+ * names for the list once (its triggers on prompt_tools, once a statement on PostgreSQL).
+ */
 export function* replacePromptTools(promptId: number, toolIds: Iterable<number>): Steps<void> {
   yield* execute(sql`DELETE FROM ${promptTools} WHERE ${promptTools.promptId} = ${promptId}`);
-  for (const toolId of toolIds) {
-    yield* execute(
-      sql`INSERT INTO ${promptTools} ${insertValues(promptTools, [{ promptId, toolId }])}`,
-    );
-  }
+  const links = [...toolIds].map((toolId) => ({ promptId, toolId }));
+  if (links.length === 0) return;
+  yield* execute(sql`INSERT INTO ${promptTools} ${insertValues(promptTools, links)}`);
 }
 
 /** The id of the channel's number `phoneNumber`, if it has it. */
