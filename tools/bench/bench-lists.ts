@@ -3,10 +3,7 @@
 
 import type { Db } from '../../apps/server/src/db/engine/client.js';
 import { runStepsInTransaction } from '../../apps/server/src/db/engine/portable-sql.js';
-import {
-  insertExperimentRow,
-  insertVariants,
-} from '../../apps/server/src/db/repositories/experiments.js';
+import { insertExperimentRow } from '../../apps/server/src/db/repositories/experiments.js';
 import { platformRecordsSchema } from '../../apps/server/src/records/format.js';
 import { loadPlatformRecords } from '../../apps/server/src/records/loader.js';
 import { TOPICS } from './bench-events.js';
@@ -66,21 +63,20 @@ async function seedExperiments(
     await runStepsInTransaction(db, function* () {
       for (let i = at; i < Math.min(count, at + BLOCK); i += 1) {
         const status = i > 0 && i < TARGETS ? 'running' : i % 3 === 0 ? 'draft' : 'stopped';
-        const id = yield* insertExperimentRow({
-          organizationId: tenant.organizationId,
-          name: `${nth(TOPICS, i * 3)} test ${i}`,
-          description:
-            i % 7 === 0 ? null : `Tries a ${nth(TOPICS, i)} flow #${(i * 4111) % 100_000}`,
-          targetId: tenant.targetIds[i % TARGETS]!,
-          status,
-          createdAt: instant(i, count),
-          updatedAt: instant(i, count, 3_600_000),
-          startedAt: status === 'draft' ? null : instant(i, count, 7_200_000),
-          stoppedAt: status === 'stopped' ? instant(i, count, 86_400_000) : null,
-          lastUpdatedBy: 'bench',
-        });
-        yield* insertVariants(
-          id,
+        yield* insertExperimentRow(
+          {
+            organizationId: tenant.organizationId,
+            name: `${nth(TOPICS, i * 3)} test ${i}`,
+            description:
+              i % 7 === 0 ? null : `Tries a ${nth(TOPICS, i)} flow #${(i * 4111) % 100_000}`,
+            targetId: tenant.targetIds[i % TARGETS]!,
+            status,
+            createdAt: instant(i, count),
+            updatedAt: instant(i, count, 3_600_000),
+            startedAt: status === 'draft' ? null : instant(i, count, 7_200_000),
+            stoppedAt: status === 'stopped' ? instant(i, count, 86_400_000) : null,
+            lastUpdatedBy: 'bench',
+          },
           ['a', 'b'].map((name, position) => ({
             name,
             weight: 50,

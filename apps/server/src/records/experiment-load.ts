@@ -4,11 +4,10 @@
 
 import type { Steps } from '../db/engine/portable-sql.js';
 import {
-  deleteVariants,
   experimentsNamed,
   experimentTarget,
   insertExperimentRow,
-  insertVariants,
+  replaceVariants,
   readExperiment,
   updateExperimentRow,
 } from '../db/repositories/experiments.js';
@@ -71,26 +70,26 @@ export function* loadExperiment(
     lastUpdatedBy: lastUpdatedByName(OPERATOR),
   };
   const action = existing ? 'updated' : 'created';
+  // An agent not found is a problem the load reports, and then it writes nothing.
+  const variants = agentIds.includes(null)
+    ? null
+    : experiment.variants.map((variant, position) => ({
+        name: variant.name,
+        weight: variant.weight,
+        isControl: variant.is_control,
+        agentId: agentIds[position]!,
+      }));
   let id: number;
   if (existing) {
     id = existing.id;
     yield* updateExperimentRow(id, fields);
+    if (variants) yield* replaceVariants(id, variants);
   } else {
     // The load's one moment, not the database's clock at the insert, which runs later: a new
     // experiment would otherwise be updated before it was created.
-    id = yield* insertExperimentRow({ ...fields, createdAt: now, organizationId });
+    id = yield* insertExperimentRow({ ...fields, createdAt: now, organizationId }, variants ?? []);
   }
-  if (agentIds.includes(null)) return { id, action };
-  yield* deleteVariants(id);
-  yield* insertVariants(
-    id,
-    experiment.variants.map((variant, position) => ({
-      name: variant.name,
-      weight: variant.weight,
-      isControl: variant.is_control,
-      agentId: agentIds[position]!,
-    })),
-  );
+  if (!variants) return { id, action };
   // The operator's change goes into the history in the load's transaction, as an API change
   // does; loading a draft again unchanged is no change and leaves no entry.
   const after = stateOf((yield* readExperiment(organizationId, id))!);

@@ -10,14 +10,13 @@ import { runStepsInTransaction, type Steps } from '../db/engine/portable-sql.js'
 import { appendChange } from '../db/repositories/experiment-history.js';
 import {
   deleteExperimentRow,
-  deleteVariants,
   dueEnds,
   experimentTarget,
   findAgentIds,
   findExperimentTarget,
   findRunningOnTargetOf,
   insertExperimentRow,
-  insertVariants,
+  replaceVariants,
   readExperiment,
   storeEnded,
   updateExperimentRow,
@@ -128,19 +127,21 @@ export async function createExperiment(
   );
   return runStepsInTransaction(db, function* () {
     const now = nowIso();
-    const id = yield* insertExperimentRow({
-      organizationId,
-      targetId: input.target_id,
-      name: write.name,
-      description: write.description,
-      endAt: write.endAt,
-      maxSessions: write.maxSessions,
-      status: 'draft',
-      createdAt: now,
-      updatedAt: now,
-      lastUpdatedBy: lastUpdatedByName(author),
-    });
-    yield* insertVariants(id, write.variants);
+    const id = yield* insertExperimentRow(
+      {
+        organizationId,
+        targetId: input.target_id,
+        name: write.name,
+        description: write.description,
+        endAt: write.endAt,
+        maxSessions: write.maxSessions,
+        status: 'draft',
+        createdAt: now,
+        updatedAt: now,
+        lastUpdatedBy: lastUpdatedByName(author),
+      },
+      write.variants,
+    );
     const record = yield* requireExperiment(organizationId, id);
     yield* recordChange(organizationId, id, now, 'created', author, null, stateOf(record));
     return record;
@@ -176,8 +177,7 @@ export async function updateExperiment(
       updatedAt: now,
       lastUpdatedBy: lastUpdatedByName(author),
     });
-    yield* deleteVariants(id);
-    yield* insertVariants(id, write.variants);
+    yield* replaceVariants(id, write.variants);
     const record = yield* requireExperiment(organizationId, id);
     yield* recordChange(
       organizationId,

@@ -270,11 +270,42 @@ export function experimentsNamed(
 
 type ExperimentValues = Omit<typeof experiments.$inferInsert, 'id' | 'controlAgentId'>;
 
-/** Inserts an experiment row; returns its id. */
-export function* insertExperimentRow(values: ExperimentValues): Steps<number> {
-  const [created] = yield* selectRows<{ id: number }>(
-    sql`INSERT INTO ${experiments} ${insertValues(experiments, [values])} RETURNING id`,
+export interface VariantValues {
+  name: string;
+  weight: number;
+  isControl: boolean;
+  agentId: number;
+}
+
+/**
+ * The agent of the variants' control, which the experiment's row keeps with them: what the list
+ * orders `agent_id` by, read from an index.
+ */
+function controlAgentOf(variants: readonly VariantValues[]): number | null {
+  return variants.find((v) => v.isControl)?.agentId ?? null;
+}
+
+/** Inserts the experiment's variants, in the order given. */
+function* insertVariants(experimentId: number, variants: readonly VariantValues[]): Steps<void> {
+  if (variants.length === 0) return;
+  yield* execute(
+    sql`INSERT INTO ${experimentVariants} ${insertValues(
+      experimentVariants,
+      variants.map((v, position) => ({ ...v, experimentId, position })),
+    )}`,
   );
+}
+
+/** Inserts an experiment row with its variants; returns its id. */
+export function* insertExperimentRow(
+  values: ExperimentValues,
+  variants: readonly VariantValues[],
+): Steps<number> {
+  const row = { ...values, controlAgentId: controlAgentOf(variants) };
+  const [created] = yield* selectRows<{ id: number }>(
+    sql`INSERT INTO ${experiments} ${insertValues(experiments, [row])} RETURNING id`,
+  );
+  yield* insertVariants(created!.id, variants);
   return created!.id;
 }
 
@@ -289,34 +320,23 @@ export function deleteExperimentRow(id: number): Steps<void> {
   return execute(sql`DELETE FROM ${experiments} WHERE ${experiments.id} = ${id}`);
 }
 
-export interface VariantValues {
-  name: string;
-  weight: number;
-  isControl: boolean;
-  agentId: number;
-}
-
-/** Inserts the experiment's variants, in the order given, and keeps its control's agent. */
-export function* insertVariants(
+/**
+ * Replaces the experiment's variants with these, in the order given. The row is written only when
+ * the control's agent changes: each write is a new row version in every index on PostgreSQL.
+ */
+export function* replaceVariants(
   experimentId: number,
   variants: readonly VariantValues[],
 ): Steps<void> {
   yield* execute(
-    sql`INSERT INTO ${experimentVariants} ${insertValues(
-      experimentVariants,
-      variants.map((v, position) => ({ ...v, experimentId, position })),
-    )}`,
+    sql`DELETE FROM ${experimentVariants} WHERE ${experimentVariants.experimentId} = ${experimentId}`,
   );
-  const controlAgentId = variants.find((v) => v.isControl)?.agentId ?? null;
+  yield* insertVariants(experimentId, variants);
+  const controlAgentId = controlAgentOf(variants);
   yield* execute(
     sql`UPDATE ${experiments} SET ${setValues(experiments, { controlAgentId })}
-        WHERE ${experiments.id} = ${experimentId}`,
-  );
-}
-
-export function deleteVariants(experimentId: number): Steps<void> {
-  return execute(
-    sql`DELETE FROM ${experimentVariants} WHERE ${experimentVariants.experimentId} = ${experimentId}`,
+        WHERE ${experiments.id} = ${experimentId}
+          AND ${experiments.controlAgentId} IS DISTINCT FROM ${controlAgentId}`,
   );
 }
 
