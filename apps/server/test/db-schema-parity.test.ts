@@ -91,17 +91,21 @@ const POSTGRES_ONLY_INDEXES: Record<string, string> = {
   events_organization_id_idx: '(organization_id, id)',
 };
 /**
- * An event's description or attributes, and a prompt's joined tool names, may be longer than a
- * PostgreSQL B-tree entry holds: their indexes hold a prefix of the text (db/engine/list-sql.ts,
- * orderPrefix). SQLite indexes the tool names whole, and has no index of the events' two: their
- * long, random keys halved its import's rate (src/db/schema/sqlite.ts).
+ * An event's description or attributes, and a prompt's joined tool names, description or
+ * context, may be longer than a PostgreSQL B-tree entry holds: their indexes hold a prefix of the
+ * text (db/engine/list-sql.ts, orderPrefix). SQLite indexes the prompts' whole, and has no index
+ * of the events' two: their long, random keys halved its import's rate (src/db/schema/sqlite.ts).
  */
 const POSTGRES_PREFIX_INDEXES: Record<string, Record<string, string>> = {
   events: {
     events_organization_description_idx: '(organization_id, <expression>, id)',
     events_organization_attributes_idx: '(organization_id, <expression>, id)',
   },
-  prompts: { prompts_organization_tool_names_idx: '(organization_id, <expression>, id)' },
+  prompts: {
+    prompts_organization_tool_names_idx: '(organization_id, <expression>, id)',
+    prompts_organization_description_idx: '(organization_id, <expression>, id)',
+    prompts_organization_context_idx: '(organization_id, <expression>, id)',
+  },
 };
 /** The prompts list orders by llm_config's text (spelling.jsonText): PostgreSQL indexes that. */
 const POSTGRES_JSON_TEXT_INDEXES: Record<string, Record<string, string>> = {

@@ -53,22 +53,22 @@ describe('every indexed order of the prompts and experiments lists', () => {
   );
 });
 
-describe("the prompts list's order by tools", () => {
-  it.each(['asc', 'desc'] as const)(
-    'is read from an index in %s order, sorting only names that tie on their indexed prefix',
-    async (direction) => {
+describe("the prompts list's orders by a long text", () => {
+  it.each(
+    (['tools', 'description', 'context'] as const).flatMap((property) =>
+      (['asc', 'desc'] as const).map((direction) => [property, direction] as const),
+    ),
+  )(
+    '%s %s is read from an index, sorting only texts that tie on their indexed prefix',
+    async (property, direction) => {
       const db = plans.db();
-      const plan = await plans.planOf(
-        sql`prompts`,
-        promptOrder(db, { property: 'tools', direction }),
-      );
+      const plan = await plans.planOf(sql`prompts`, promptOrder(db, { property, direction }));
+      const index = `prompts_organization_${property === 'tools' ? 'tool_names' : property}_idx`;
       if (db.kind === 'sqlite') {
-        expect(plan).toMatch(/USING (COVERING )?INDEX prompts_organization_tool_names_idx/);
+        expect(plan).toMatch(new RegExp(`USING (COVERING )?INDEX ${index}`));
         expect(plan).not.toMatch(/TEMP B-TREE/);
       } else {
-        expect(plan).toMatch(
-          /Index (Only )?Scan (Backward )?using prompts_organization_tool_names_idx/,
-        );
+        expect(plan).toMatch(new RegExp(`Index (Only )?Scan (Backward )?using ${index}`));
         expect(plan).not.toMatch(/^\s*(->\s+)?Sort {2}\(/m);
       }
     },

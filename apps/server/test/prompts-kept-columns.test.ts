@@ -237,7 +237,7 @@ const promptLinking = (name: string, tools: string[]) => ({
   tools,
 });
 
-describe('the order by tools', () => {
+describe('the orders by a long text', () => {
   it('loads and orders names longer than an index entry holds', async () => {
     const tenant = await createTenant(api.db, 'Initech');
     // 20 names of 200 characters: joined, 4 kB, past PostgreSQL's B-tree entry.
@@ -254,6 +254,36 @@ describe('the order by tools', () => {
       expect(await wholeByTools(tenant.key, direction)).toEqual(
         byCodePoint([names.join(','), names[19]!, ''], direction),
       );
+    }
+  });
+
+  it('loads and orders descriptions and contexts longer than an index entry holds', async () => {
+    const tenant = await createTenant(api.db, 'Hooli');
+    // 8,000 letters that do not compress, past PostgreSQL's B-tree entry even compressed; the
+    // first two tie on their first 200 and more.
+    const noise = (length: number, seed: number) => {
+      let state = seed;
+      return Array.from({ length }, () => {
+        state = (state * 1_103_515_245 + 12_345) % 2 ** 31;
+        return String.fromCharCode(97 + (state % 26));
+      }).join('');
+    };
+    const shared = noise(7_999, 1);
+    const texts = [`${shared}a`, `${shared}b`, `z${noise(7_999, 2)}`];
+    await loadRecords(api.db, tenant.organizationId, {
+      prompts: texts.map((text, i) => ({
+        ...promptLinking(`long ${i}`, []),
+        description: text,
+        context: text,
+      })),
+    });
+    for (const property of ['description', 'context'] as const) {
+      const res = await api.request<{ items: PromptItem[] }>(
+        'GET',
+        `/api/v1/prompts/?order_by=${property}&order_by_direction=desc&fields=name`,
+        { key: tenant.key },
+      );
+      expect(res.body.items.map((item) => item.name)).toEqual(['long 2', 'long 1', 'long 0']);
     }
   });
 

@@ -6,7 +6,7 @@
 // differs); the four tool queries are each backend's own, as their plans are. All six are one
 // list read (runListRead): one snapshot, within the list query timeout.
 
-import { and, eq, getTableColumns, sql, type SQL } from 'drizzle-orm';
+import { and, eq, getTableColumns, sql, type SQL, type SQLWrapper } from 'drizzle-orm';
 import type { ListPosition, ListQuery, SearchFilter } from '../../vocabulary/list-query.js';
 import type { PromptProperty } from '../../vocabulary/prompts.js';
 import type { Db } from '../engine/client.js';
@@ -204,18 +204,24 @@ function promptsWithToolNamed(organizationId: number, spelling: Spelling) {
 /** A prompt row. */
 const PROMPT_ROW = selectList(getTableColumns(prompts));
 
-const prefixOrdered = (db: Db, property: PromptProperty): boolean =>
-  db.kind === 'postgres' && property === 'tools';
-
 /**
- * ORDER BY of the list's order, the id breaking ties; on PostgreSQL `tools` through its indexed
- * prefix (list-sql.ts, orderPrefix): the joined names may be longer than an index entry holds.
+ * The long texts PostgreSQL orders through an indexed prefix (list-sql.ts, orderPrefix): joined
+ * names, a description or a context may be longer than an index entry holds.
  */
+const PREFIX_ORDERED: Partial<Record<PromptProperty, { column: SQLWrapper; nullable: boolean }>> = {
+  tools: { column: prompts.toolNames, nullable: false },
+  description: { column: prompts.description, nullable: true },
+  context: { column: prompts.context, nullable: true },
+};
+
+const prefixOrdered = (db: Db, property: PromptProperty) =>
+  db.kind === 'postgres' ? PREFIX_ORDERED[property] : undefined;
+
+/** ORDER BY of the list's order, the id breaking ties; on PostgreSQL a long text by its prefix. */
 export function promptOrder(db: Db, order: ListQuery<PromptProperty>['order']): SQL {
   const ordered = listOrder({ order }, promptColumns(db), prompts.id, db.spelling);
-  return prefixOrdered(db, order.property)
-    ? prefixedOrder(prompts.toolNames, order.direction, ordered, db.spelling)
-    : ordered;
+  const long = prefixOrdered(db, order.property);
+  return long ? prefixedOrder(long.column, order.direction, ordered, db.spelling) : ordered;
 }
 
 type StoredPrompt = Omit<PromptRow, 'toolIds'>;
@@ -257,9 +263,8 @@ export async function listPrompts(
   const columns = promptColumns(db);
   const order = promptOrder(db, query.order);
   const { after, limitOffset } = pageWindow(query, columns, prompts.id);
-  const bound = prefixOrdered(db, query.order.property)
-    ? prefixBound(prompts.toolNames, query.order.direction, query.after?.value, { nullable: false })
-    : undefined;
+  const long = prefixOrdered(db, query.order.property);
+  const bound = long && prefixBound(long.column, query.order.direction, query.after?.value, long);
   return runListRead(db, function* () {
     // The page is chosen first and only its rows get the computed columns: the database would
     // otherwise compute them for every row it sorts.

@@ -170,10 +170,21 @@ export const prompts = pgTable(
     ),
     index('prompts_organization_session_end_idx').on(t.organizationId, t.sessionEndEnabled, t.id),
     index('prompts_organization_agent_count_idx').on(t.organizationId, t.agentCount, t.id),
-    // The joined names may be longer than a B-tree entry holds: a prefix, as events' long texts.
+    // The joined names, a description and a context may be longer than a B-tree entry holds: a
+    // prefix of each, as of events' long texts.
     index('prompts_organization_tool_names_idx').on(
       t.organizationId,
       sql`left(${t.toolNames}, 200) NULLS FIRST`,
+      t.id,
+    ),
+    index('prompts_organization_description_idx').on(
+      t.organizationId,
+      sql`left(${t.description}, 200) NULLS FIRST`,
+      t.id,
+    ),
+    index('prompts_organization_context_idx').on(
+      t.organizationId,
+      sql`left(${t.context}, 200) NULLS FIRST`,
       t.id,
     ),
   ],

@@ -182,15 +182,17 @@ export const prompts = sqliteTable(
     index('prompts_organization_name_idx').on(t.organizationId, t.name),
     // The list's default order (id within an organization) and its count, without a sort.
     index('prompts_organization_idx').on(t.organizationId, t.id),
-    // The list's orders by a short column, read in order instead of sorting the organization's
-    // prompts (docs/benchmarks.md, "Every shape of the prompts and experiments lists"). The
-    // description and context may be long texts: ordering by them sorts.
+    // The list's orders, read in order instead of sorting the organization's prompts
+    // (docs/benchmarks.md, "Every shape of the prompts and experiments lists"). Long texts are
+    // indexed whole here; PostgreSQL holds a prefix of each.
     index('prompts_organization_llm_config_idx').on(t.organizationId, t.llmConfig, t.id),
     index('prompts_organization_last_updated_idx').on(t.organizationId, t.lastUpdated, t.id),
     index('prompts_organization_last_updated_by_idx').on(t.organizationId, t.lastUpdatedBy, t.id),
     index('prompts_organization_session_end_idx').on(t.organizationId, t.sessionEndEnabled, t.id),
     index('prompts_organization_agent_count_idx').on(t.organizationId, t.agentCount, t.id),
     index('prompts_organization_tool_names_idx').on(t.organizationId, t.toolNames, t.id),
+    index('prompts_organization_description_idx').on(t.organizationId, t.description, t.id),
+    index('prompts_organization_context_idx').on(t.organizationId, t.context, t.id),
   ],
 );
 

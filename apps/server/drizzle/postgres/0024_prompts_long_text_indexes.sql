@@ -1,0 +1,2 @@
+CREATE INDEX "prompts_organization_description_idx" ON "prompts" USING btree ("organization_id",left("description", 200) NULLS FIRST,"id");--> statement-breakpoint
+CREATE INDEX "prompts_organization_context_idx" ON "prompts" USING btree ("organization_id",left("context", 200) NULLS FIRST,"id");

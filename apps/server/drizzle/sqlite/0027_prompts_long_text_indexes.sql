@@ -1,0 +1,2 @@
+CREATE INDEX `prompts_organization_description_idx` ON `prompts` (`organization_id`,`description`,`id`);--> statement-breakpoint
+CREATE INDEX `prompts_organization_context_idx` ON `prompts` (`organization_id`,`context`,`id`);
