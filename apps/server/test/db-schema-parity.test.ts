@@ -93,7 +93,7 @@ const POSTGRES_ONLY_INDEXES: Record<string, string> = {
 /**
  * An event's description or attributes, and a prompt's joined tool names, description or
  * context, may be longer than a PostgreSQL B-tree entry holds: their indexes hold a prefix of the
- * text (db/engine/list-sql.ts, orderPrefix). SQLite indexes the prompts' whole, and has no index
+ * text (src/db/schema/order-prefix.ts). SQLite indexes the prompts' whole, and has no index
  * of the events' two: their long, random keys halved its import's rate (src/db/schema/sqlite.ts).
  */
 const POSTGRES_PREFIX_INDEXES: Record<string, Record<string, string>> = {

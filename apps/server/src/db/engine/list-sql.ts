@@ -5,6 +5,7 @@
 
 import { and, Column, eq, is, or, sql, type SQL, type SQLWrapper } from 'drizzle-orm';
 import type { ListPosition, ListQuery, SearchFilter } from '../../vocabulary/list-query.js';
+import { orderPrefix } from '../schema/order-prefix.js';
 import type { Db, Spelling } from './client.js';
 import {
   idEquals,
@@ -126,20 +127,6 @@ export function listOrder<P extends string>(
 ): SQL {
   const { direction, property } = query.order;
   return sql`${spelling.orderTerm(columns[property], direction)}, ${spelling.orderTerm(primaryKey, direction)}`;
-}
-
-/**
- * How many characters of a long text PostgreSQL's order indexes hold: a B-tree entry holds at
- * most about 2.7 kB, and such a text may be longer. An order by one reads the indexed prefix
- * first, then the whole text among equal prefixes (only those are sorted: an incremental sort).
- * That is the whole text's order because text compares by code point (COLLATE "C") on
- * PostgreSQL, as SQLite compares all text.
- */
-const ORDER_PREFIX_CHARACTERS = 200;
-
-/** The indexed prefix of a long text (the literal length matches its indexes). */
-export function orderPrefix(column: SQLWrapper): SQL {
-  return sql`left(${column}, ${sql.raw(String(ORDER_PREFIX_CHARACTERS))})`;
 }
 
 /** `ordered` (listOrder's ORDER BY of a long text) read through the text's indexed prefix. */

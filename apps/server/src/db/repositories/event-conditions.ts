@@ -39,8 +39,8 @@ const PREFIX_ORDERED: ReadonlySet<EventProperty> = new Set(['description', 'attr
 
 /**
  * The column (or expression) each property is ordered by. On PostgreSQL a description or
- * attributes is ordered by its indexed prefix first, then by the whole text (list-sql.ts,
- * orderPrefix), both by code point (COLLATE "C").
+ * attributes is ordered by its indexed prefix first, then by the whole text, both by code point
+ * (COLLATE "C"; schema/order-prefix.ts).
  */
 export const eventOrderColumns = perDatabase((db: Db): ColumnMap<EventProperty> =>
   db.kind === 'sqlite'

@@ -205,7 +205,7 @@ function promptsWithToolNamed(organizationId: number, spelling: Spelling) {
 const PROMPT_ROW = selectList(getTableColumns(prompts));
 
 /**
- * The long texts PostgreSQL orders through an indexed prefix (list-sql.ts, orderPrefix): joined
+ * The long texts PostgreSQL orders through an indexed prefix (schema/order-prefix.ts): joined
  * names, a description or a context may be longer than an index entry holds.
  */
 const PREFIX_ORDERED: Partial<Record<PromptProperty, { column: SQLWrapper; nullable: boolean }>> = {

@@ -20,6 +20,7 @@ import {
   uniqueIndex,
 } from 'drizzle-orm/pg-core';
 import type { Permission } from '../../vocabulary/permissions.js';
+import { orderPrefix } from './order-prefix.js';
 import {
   CHANNEL_KINDS,
   EXPERIMENT_STATUSES,
@@ -174,17 +175,17 @@ export const prompts = pgTable(
     // prefix of each, as of events' long texts.
     index('prompts_organization_tool_names_idx').on(
       t.organizationId,
-      sql`left(${t.toolNames}, 200) NULLS FIRST`,
+      sql`${orderPrefix(t.toolNames)} NULLS FIRST`,
       t.id,
     ),
     index('prompts_organization_description_idx').on(
       t.organizationId,
-      sql`left(${t.description}, 200) NULLS FIRST`,
+      sql`${orderPrefix(t.description)} NULLS FIRST`,
       t.id,
     ),
     index('prompts_organization_context_idx').on(
       t.organizationId,
-      sql`left(${t.context}, 200) NULLS FIRST`,
+      sql`${orderPrefix(t.context)} NULLS FIRST`,
       t.id,
     ),
   ],
@@ -434,12 +435,12 @@ export const events = pgTable(
     index('events_organization_source_id_idx').on(t.organizationId, t.sourceId.nullsFirst(), t.id),
     index('events_organization_description_idx').on(
       t.organizationId,
-      sql`left((${t.description} COLLATE "C"), 200) NULLS FIRST`,
+      sql`${orderPrefix(sql`(${t.description} COLLATE "C")`)} NULLS FIRST`,
       t.id,
     ),
     index('events_organization_attributes_idx').on(
       t.organizationId,
-      sql`left(((${t.attributes})::text COLLATE "C"), 200) NULLS FIRST`,
+      sql`${orderPrefix(sql`((${t.attributes})::text COLLATE "C")`)} NULLS FIRST`,
       t.id,
     ),
   ],
