@@ -266,8 +266,8 @@ export async function listPrompts(
   const long = prefixOrdered(db, query.order.property);
   const bound = long && prefixBound(long.column, query.order.direction, query.after?.value, long);
   return runListRead(db, function* () {
-    // The page is chosen first and only its rows get the computed columns: the database would
-    // otherwise compute them for every row it sorts.
+    // The page's ids are chosen first, from the order's index alone (the rows skipped to reach
+    // a deep page need not be read whole); then only the page's rows are read.
     const read =
       query.limit === 0
         ? []

@@ -484,8 +484,9 @@ export const experiments = pgTable(
     /** Sessions routed while running, kept only under a max_sessions cap (counted with each). */
     routedSessions: integer('routed_sessions').notNull().default(0),
     /**
-     * The control variant's agent, written with the variants (insertVariants): what the list
-     * orders `agent_id` by, read from an index instead of looked up for every row it sorts.
+     * The control variant's agent, written with the variants (insertExperimentRow,
+     * replaceVariants): what the list orders `agent_id` by, read from an index instead of looked
+     * up for every row it sorts.
      */
     controlAgentId: integer('control_agent_id'),
   },
