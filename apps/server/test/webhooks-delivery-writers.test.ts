@@ -10,6 +10,7 @@ import { Writable } from 'node:stream';
 import { sql } from 'drizzle-orm';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { runCli } from '../src/cli/run.js';
+import { DEFAULT_CONFIG } from '../src/config.js';
 import { webhookIdOf } from '../src/runtime/webhooks/delivery-attempt.js';
 import type { ServerProcess } from './support/server-process.js';
 import {
@@ -34,7 +35,7 @@ const ROUTED_PER_PROCESS = 100;
  * the endpoint and sends again what was delivered but not yet stored (the takeover test's
  * subject). Here one process holds the endpoint throughout, so each event arrives once.
  */
-const LEASE_MS = '15000';
+const LEASE_MS = String(DEFAULT_CONFIG.webhookLeaseMs);
 
 let bed: DeliveryTestbed;
 let servers: ServerProcess[];
