@@ -4,7 +4,7 @@
 import type { Statement } from 'better-sqlite3';
 import { sql } from 'drizzle-orm';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { agents, prompts, promptTools, tools } from '../src/db/schema/sqlite.js';
 import { findPrompts } from '../src/db/repositories/prompts.js';
 import { promptErrorIssueIds } from '../src/domain/prompt-validation.js';
@@ -16,18 +16,14 @@ import {
   type Tenant,
   type TestApi,
 } from './support/harness.js';
-import { openPromptsList } from './support/prompts-list-fixture.js';
+import { usePromptsList } from './support/prompts-list-fixture.js';
 import { queryTestDb } from './support/test-database.js';
 
 let api: TestApi;
 let acme: Tenant;
 let globex: Tenant;
 
-beforeAll(async () => {
-  ({ api, acme, globex } = await openPromptsList());
-});
-
-afterAll(() => api.close());
+usePromptsList((opened) => ({ api, acme, globex } = opened));
 
 /** `T` is the body expected: the page, or the error envelope of a refusal. */
 async function list<T = Schemas['PromptListResponse']>(query: string, key: string) {

@@ -5,21 +5,17 @@
 // removed link); another organization's agents and tools never count.
 
 import { sql } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ACME_RECORDS, loadRecords } from './fixtures/prompts-records.js';
 import { createTenant, type Tenant, type TestApi } from './support/harness.js';
-import { openPromptsList, type PromptItem } from './support/prompts-list-fixture.js';
+import { usePromptsList, type PromptItem } from './support/prompts-list-fixture.js';
 import { queryTestDb } from './support/test-database.js';
 
 let api: TestApi;
 let acme: Tenant;
 let globex: Tenant;
 
-beforeAll(async () => {
-  ({ api, acme, globex } = await openPromptsList());
-});
-
-afterAll(() => api.close());
+usePromptsList((opened) => ({ api, acme, globex } = opened));
 
 /** Acme's agent counts by prompt name, as the list shows them. */
 async function shownCounts(): Promise<Record<string, number>> {

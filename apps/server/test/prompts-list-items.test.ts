@@ -2,19 +2,14 @@
 // its validation issues, and the projections of `fields`. Records are loaded the way `agentline
 // load` loads them, and every response is checked against the spec by the harness.
 
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Schemas } from './support/harness.js';
 import { anyString } from './support/matchers.js';
-import { openPromptsList, search, type PromptsList } from './support/prompts-list-fixture.js';
+import { search, usePromptsList, type PromptsList } from './support/prompts-list-fixture.js';
 
-let api: PromptsList['api'];
 let list: PromptsList['list'];
 
-beforeAll(async () => {
-  ({ api, list } = await openPromptsList());
-});
-
-afterAll(() => api.close());
+usePromptsList((opened) => ({ list } = opened));
 
 const LOOKUP_ORDER = {
   id: 1,

@@ -2,25 +2,20 @@
 // ordering by every property, the time window and paging. Records are loaded the way `agentline
 // load` loads them, and every response is checked against the spec by the harness.
 
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { PromptProperty } from '../src/vocabulary/prompts.js';
 import type { Schemas } from './support/harness.js';
 import {
-  openPromptsList,
   search,
+  usePromptsList,
   type PromptItem,
   type PromptsList,
 } from './support/prompts-list-fixture.js';
 
-let api: PromptsList['api'];
 let list: PromptsList['list'];
 let idsOf: PromptsList['idsOf'];
 
-beforeAll(async () => {
-  ({ api, list, idsOf } = await openPromptsList());
-});
-
-afterAll(() => api.close());
+usePromptsList((opened) => ({ list, idsOf } = opened));
 
 describe('search', () => {
   it.each<[string, string, number[]]>([

@@ -2,7 +2,7 @@
 // loaded the way `agentline load` loads them (fixtures/prompts-records.ts), and the list read as
 // Acme.
 
-import { expect } from 'vitest';
+import { afterAll, beforeAll, expect } from 'vitest';
 import { ACME_RECORDS, GLOBEX_RECORDS, loadRecords } from '../fixtures/prompts-records.js';
 import { createTenant, createTestApi, type Schemas } from './harness.js';
 
@@ -12,7 +12,7 @@ export type PromptItem = Required<Schemas['Prompt']>;
 /** A page of prompts listed without `fields`. */
 type ItemPage = Omit<Schemas['PromptListResponse'], 'items'> & { items: PromptItem[] };
 
-export async function openPromptsList() {
+async function openPromptsList() {
   const api = await createTestApi();
   const acme = await createTenant(api.db, 'Acme');
   const globex = await createTenant(api.db, 'Globex');
@@ -33,6 +33,16 @@ export async function openPromptsList() {
 }
 
 export type PromptsList = Awaited<ReturnType<typeof openPromptsList>>;
+
+/** Opens the list before the file's tests and hands it to `onReady`; closes it after them. */
+export function usePromptsList(onReady: (opened: PromptsList) => void): void {
+  let opened: PromptsList | undefined;
+  beforeAll(async () => {
+    opened = await openPromptsList();
+    onReady(opened);
+  });
+  afterAll(() => opened?.api.close());
+}
 
 export function search(field: string, value: string): string {
   return `?search_fields=${field}&search_field_values=${encodeURIComponent(value)}`;
