@@ -17,15 +17,30 @@ let globex: Tenant;
 
 usePromptsList((opened) => ({ api, acme, globex } = opened));
 
-/** Acme's agent counts by prompt name, as the list shows them. */
-async function shownCounts(): Promise<Record<string, number>> {
+/** Acme's `field` by prompt name, as the list shows it, ordered by it. */
+async function shownByName<F extends 'agent_count' | 'tools'>(
+  field: F,
+): Promise<Record<string, PromptItem[F]>> {
   const res = await api.request<{ items: PromptItem[] }>(
     'GET',
-    '/api/v1/prompts/?limit=1000&fields=name&fields=agent_count',
+    `/api/v1/prompts/?limit=1000&fields=name&fields=${field}&order_by=${field}`,
     { key: acme.key },
   );
   expect(res.status).toBe(200);
-  return Object.fromEntries(res.body.items.map((item) => [item.name, item.agent_count]));
+  return Object.fromEntries(res.body.items.map((item) => [item.name, item[field]]));
+}
+
+/**
+ * Acme's kept `column` by prompt name, read from the rows: the list keeps its answers until the
+ * API or a load changes records, and a change by hand is neither.
+ */
+async function keptByName(column: 'agent_count' | 'tool_names') {
+  const rows = await queryTestDb<{ name: string; kept: number | string }>(
+    api.db,
+    sql`SELECT name AS "name", ${sql.identifier(column)} AS "kept" FROM prompts
+        WHERE organization_id = ${acme.organizationId}`,
+  );
+  return Object.fromEntries(rows.map((row) => [row.name, row.kept]));
 }
 
 /** What the agents table says, counted afresh: what every shown count must equal. */
@@ -41,7 +56,7 @@ async function countedAfresh(): Promise<Record<string, number>> {
 
 describe("a prompt's agent count", () => {
   it('follows a load that moves, adds and unassigns agents', async () => {
-    expect(await shownCounts()).toMatchObject({
+    expect(await shownByName('agent_count')).toMatchObject({
       'Order status': 2,
       'Order status (concise)': 1,
       Complaints: 3,
@@ -53,12 +68,12 @@ describe("a prompt's agent count", () => {
         { name: 'Idle agent', prompt: 'Complaints' },
       ],
     });
-    expect(await shownCounts()).toMatchObject({
+    expect(await shownByName('agent_count')).toMatchObject({
       'Order status': 1,
       'Order status (concise)': 2,
       Complaints: 5,
     });
-    expect(await shownCounts()).toEqual(await countedAfresh());
+    expect(await shownByName('agent_count')).toEqual(await countedAfresh());
   });
 
   it('follows agents changed by hand, and counts none of another organization', async () => {
@@ -79,28 +94,11 @@ describe("a prompt's agent count", () => {
       api.db,
       sql`UPDATE agents SET organization_id = ${globex.organizationId} WHERE name = 'Complaints 3'`,
     );
-    // Read from the rows: the list keeps its answers until the API or a load changes records.
-    const kept = await queryTestDb<{ name: string; n: number }>(
-      api.db,
-      sql`SELECT name AS "name", agent_count AS "n" FROM prompts
-          WHERE organization_id = ${acme.organizationId}`,
-    );
-    const keptCounts = Object.fromEntries(kept.map((row) => [row.name, row.n]));
+    const keptCounts = await keptByName('agent_count');
     expect(keptCounts).toMatchObject({ Complaints: 2 });
     expect(keptCounts).toEqual(await countedAfresh());
   });
 });
-
-/** Acme's tool names by prompt name, as the list shows them (`fields` narrows to what is read). */
-async function shownToolNames(): Promise<Record<string, string>> {
-  const res = await api.request<{ items: PromptItem[] }>(
-    'GET',
-    '/api/v1/prompts/?limit=1000&fields=name&fields=tools&order_by=tools',
-    { key: acme.key },
-  );
-  expect(res.status).toBe(200);
-  return Object.fromEntries(res.body.items.map((item) => [item.name, item.tools]));
-}
 
 /** The joined names computed afresh from the links: what every kept one must equal. */
 async function joinedAfresh(): Promise<Record<string, string>> {
@@ -125,24 +123,16 @@ async function joinedAfresh(): Promise<Record<string, string>> {
   );
 }
 
-/** Acme's kept tool names, read from the rows. */
-async function keptToolNames(): Promise<Record<string, string>> {
-  const rows = await queryTestDb<{ name: string; tools: string }>(
-    api.db,
-    sql`SELECT name AS "name", tool_names AS "tools" FROM prompts
-        WHERE organization_id = ${acme.organizationId}`,
-  );
-  return Object.fromEntries(rows.map((row) => [row.name, row.tools]));
-}
-
 describe("a prompt's tool names", () => {
   it('follow a load that links other tools', async () => {
-    expect(await shownToolNames()).toMatchObject({ Transfers: 'transfer_to_human,send_survey' });
+    expect(await shownByName('tools')).toMatchObject({
+      Transfers: 'transfer_to_human,send_survey',
+    });
     const transfers = ACME_RECORDS.prompts!.find((prompt) => prompt.name === 'Transfers')!;
     await loadRecords(api.db, acme.organizationId, {
       prompts: [{ ...transfers, tools: ['send_survey', 'lookup_order'] }],
     });
-    const shown = await shownToolNames();
+    const shown = await shownByName('tools');
     expect(shown).toMatchObject({ Transfers: 'lookup_order,send_survey' });
     expect(shown).toEqual(await joinedAfresh());
   });
@@ -181,7 +171,7 @@ describe("a prompt's tool names", () => {
           WHERE prompt_id = (SELECT id FROM prompts WHERE name = 'Order status (concise)'
             AND organization_id = ${acme.organizationId})`,
     );
-    const kept = await keptToolNames();
+    const kept = await keptByName('tool_names');
     expect(kept).toMatchObject({ Transfers: 'find_order', 'Order status (concise)': '' });
     expect(kept['Blank']).not.toBe('');
     expect(Object.values(kept).join(',')).not.toMatch(/hang_up|lookup_order|globex/);
