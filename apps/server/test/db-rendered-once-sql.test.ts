@@ -83,13 +83,13 @@ describe.each(['sqlite', 'postgres'] as const)('renderedOnceSql on %s', (kind) =
   });
 
   it('reads a page with the select list and FROM clause its table kept, whatever the page', () => {
+    /** The statement that reads the page, after the count (of 1,000 agents) before it. */
     const pageRead = (query: ListQuery<'id' | 'name'>) => {
-      const first = selectListPage(AGENT_TABLE, 1, query, {
-        kind,
-        spelling: SPELLINGS[kind],
-      }).next();
-      if (first.done || !('sql' in first.value)) throw new Error('no page read');
-      return first.value.sql;
+      const steps = selectListPage(AGENT_TABLE, 1, query, { kind, spelling: SPELLINGS[kind] });
+      steps.next();
+      const read = steps.next([{ n: 1000 }]);
+      if (read.done || !('sql' in read.value)) throw new Error('no page read');
+      return read.value.sql;
     };
     const partsOf = (statement: SQL) => statement.queryChunks.filter((chunk) => is(chunk, SQL));
     const [firstSelect, firstFrom] = partsOf(pageRead(nameOrder('asc', 5)));

@@ -91,10 +91,11 @@ const POSTGRES_ONLY_INDEXES: Record<string, string> = {
   events_organization_id_idx: '(organization_id, id)',
 };
 /**
- * An event's description or attributes, and a prompt's joined tool names, description or
- * context, may be longer than a PostgreSQL B-tree entry holds: their indexes hold a prefix of the
- * text (src/db/schema/order-prefix.ts). SQLite indexes the prompts' whole, and has no index
- * of the events' two: their long, random keys halved its import's rate (src/db/schema/sqlite.ts).
+ * An event's description or attributes, a prompt's joined tool names, description or context,
+ * and an experiment's description may be longer than a PostgreSQL B-tree entry holds: their
+ * indexes hold a prefix of the text (src/db/schema/order-prefix.ts). SQLite indexes the prompts'
+ * and experiments' whole, and has no index of the events' two: their long, random keys halved its
+ * import's rate (src/db/schema/sqlite.ts).
  */
 const POSTGRES_PREFIX_INDEXES: Record<string, Record<string, string>> = {
   events: {
@@ -106,6 +107,7 @@ const POSTGRES_PREFIX_INDEXES: Record<string, Record<string, string>> = {
     prompts_organization_description_idx: '(organization_id, <expression>, id)',
     prompts_organization_context_idx: '(organization_id, <expression>, id)',
   },
+  experiments: { experiments_organization_description_idx: '(organization_id, <expression>, id)' },
 };
 /** The prompts list orders by llm_config's text (spelling.jsonText): PostgreSQL indexes that. */
 const POSTGRES_JSON_TEXT_INDEXES: Record<string, Record<string, string>> = {

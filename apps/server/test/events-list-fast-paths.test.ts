@@ -55,7 +55,7 @@ async function plainList(db: Db, organizationId: number, query: ListQuery<EventP
   const { spelling } = db;
   const where = and(
     eq(events.organizationId, organizationId),
-    ...listConditions(query, { columns, windowColumn: events.timestamp, spelling }),
+    ...listConditions(query, organizationId, { columns, windowColumn: events.timestamp, spelling }),
   );
   const order = listOrder(query, columns, events.id, spelling);
   return runListRead(db, function* () {
@@ -409,7 +409,7 @@ describe.runIf(onPostgres)('the trigram index on PostgreSQL', () => {
     // list merged (until then the planner rightly prices the index higher than a scan).
     await queryTestDb(db, sql`VACUUM (ANALYZE) events`);
     const needle = await query(search([['description', 'NEEDLE']]));
-    const conditions = listConditions(needle, {
+    const conditions = listConditions(needle, initech, {
       columns: eventColumns(db),
       windowColumn: events.timestamp,
       spelling: db.spelling,

@@ -1,7 +1,8 @@
 // Cursor paging over HTTP, for the events, prompts and experiments lists on both backends: a walk
-// that follows next_cursor gives exactly the single-page list in every order (ties and NULLs
-// included), new records arriving during a walk cause no duplicates or skips, and a cursor that
-// was altered, belongs to another organization or to another query is a 422.
+// that follows next_cursor, or one page number after another, gives exactly the single-page list
+// in every order (ties and NULLs included), new records arriving during a walk cause no
+// duplicates or skips, and a cursor that was altered, belongs to another organization or to
+// another query is a 422.
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import spec from '../src/generated/openapi.json' with { type: 'json' };
@@ -108,6 +109,29 @@ describe.each(LISTS)('$path walked with cursors', ({ path, properties }) => {
       expect(await walk(path, query, 2), `${path} ${query}`).toEqual(whole.body.items);
     }
   });
+
+  // A page past the middle is read from the other end of the list, in the reverse order.
+  it.each(['asc', 'desc'])(
+    'by number equals the single page, page by page (%s)',
+    async (direction) => {
+      for (const property of properties) {
+        const query = `order_by=${property}&order_by_direction=${direction}`;
+        const whole = await get(`${path}?${query}&limit=1000`);
+        const total = whole.body.total_count ?? 0;
+        expect(total).toBeGreaterThan(3);
+        const pages: unknown[] = [];
+        for (let page = 0; page * 3 <= total; page += 1) {
+          const res = await get(`${path}?${query}&limit=3&page=${page}`);
+          expect(res.body.total_count).toBe(total);
+          expect(res.body.next_cursor === null, `${path} ${query} page ${page}`).toBe(
+            (page + 1) * 3 >= total,
+          );
+          pages.push(...res.body.items);
+        }
+        expect(pages, `${path} ${query}`).toEqual(whole.body.items);
+      }
+    },
+  );
 
   it('equals the single page in the default order, with a search', async () => {
     const search = 'search_fields=id&search_field_values=1&order_by=id';

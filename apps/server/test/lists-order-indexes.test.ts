@@ -1,13 +1,15 @@
 // The prompts and experiments lists' orders that have an index are read from it, on both
 // databases: a page of such an order, in either direction, reads its rows in order and stops at
 // the page's end, where an order without one sorted all the organization's rows first
-// (docs/benchmarks.md, "Every shape of the prompts and experiments lists"). The orders that sort
-// (a long text, or a value computed per row) are listed there.
+// (docs/benchmarks.md, "Every shape of the prompts and experiments lists"); a long text, through
+// its indexed prefix on PostgreSQL, sorting only the rows whose prefixes tie.
 
-import { sql, type SQLWrapper } from 'drizzle-orm';
+import { sql, type SQL, type SQLWrapper } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import type { Db } from '../src/db/engine/client.js';
-import { promptOrder } from '../src/db/repositories/prompts.js';
+import { tableOrder } from '../src/db/engine/list-sql.js';
+import { experimentsList } from '../src/db/repositories/experiments.js';
+import { promptsList } from '../src/db/repositories/prompts.js';
 import { experiments, prompts } from '../src/db/schema/sqlite.js';
 import { orderPlans } from './support/order-plans.js';
 
@@ -53,17 +55,49 @@ describe('every indexed order of the prompts and experiments lists', () => {
   );
 });
 
-describe("the prompts list's orders by a long text", () => {
+type Direction = 'asc' | 'desc';
+
+/** Each long text: its table, the list's property, its indexed column and the list's order. */
+const LONG_TEXTS: Array<[string, string, string, (db: Db, direction: Direction) => SQL]> = [
+  [
+    'prompts',
+    'tools',
+    'tool_names',
+    (db, direction) => tableOrder(promptsList(db), db, { property: 'tools', direction }),
+  ],
+  [
+    'prompts',
+    'description',
+    'description',
+    (db, direction) => tableOrder(promptsList(db), db, { property: 'description', direction }),
+  ],
+  [
+    'prompts',
+    'context',
+    'context',
+    (db, direction) => tableOrder(promptsList(db), db, { property: 'context', direction }),
+  ],
+  [
+    'experiments',
+    'description',
+    'description',
+    (db, direction) => tableOrder(experimentsList, db, { property: 'description', direction }),
+  ],
+];
+
+describe("the prompts and experiments lists' orders by a long text", () => {
   it.each(
-    (['tools', 'description', 'context'] as const).flatMap((property) =>
-      (['asc', 'desc'] as const).map((direction) => [property, direction] as const),
+    LONG_TEXTS.flatMap(([table, property, indexed, orderOf]) =>
+      (['asc', 'desc'] as const).map(
+        (direction) => [table, property, direction, indexed, orderOf] as const,
+      ),
     ),
   )(
-    '%s %s is read from an index, sorting only texts that tie on their indexed prefix',
-    async (property, direction) => {
+    '%s by %s %s is read from an index, sorting only texts that tie on their indexed prefix',
+    async (table, _property, direction, indexed, orderOf) => {
       const db = plans.db();
-      const plan = await plans.planOf(sql`prompts`, promptOrder(db, { property, direction }));
-      const index = `prompts_organization_${property === 'tools' ? 'tool_names' : property}_idx`;
+      const plan = await plans.planOf(sql`${sql.identifier(table)}`, orderOf(db, direction));
+      const index = `${table}_organization_${indexed}_idx`;
       if (db.kind === 'sqlite') {
         expect(plan).toMatch(new RegExp(`USING (COVERING )?INDEX ${index}`));
         expect(plan).not.toMatch(/TEMP B-TREE/);

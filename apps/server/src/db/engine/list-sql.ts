@@ -88,22 +88,26 @@ export interface ListSqlOptions<P extends string> {
   /** The two columns a `text_either` property searches (name_description). */
   either?: readonly [SQLWrapper, SQLWrapper];
   /**
-   * A property's own condition, for when its column would be slow to search; returning
-   * undefined falls back to searching the column.
+   * A property's own condition among the organization's rows, for when its column would be slow
+   * to search; returning undefined falls back to searching the column.
    */
-  conditions?: Partial<Record<P, (filter: SearchFilter<P>) => SQL | undefined>>;
+  conditions?: Partial<
+    Record<P, (filter: SearchFilter<P>, organizationId: number) => SQL | undefined>
+  >;
   /** The database's spelling: the same search renders differently on each. */
   spelling: Spelling;
 }
 
+/** The conditions of `query`'s searches and window among the organization's rows. */
 export function listConditions<P extends string>(
   query: Pick<ListQuery<P>, 'filters' | 'window'>,
+  organizationId: number,
   options: ListSqlOptions<P>,
 ): SQL[] {
   const conditions: SQL[] = [];
   for (const filter of query.filters) {
     const condition =
-      options.conditions?.[filter.property]?.(filter) ??
+      options.conditions?.[filter.property]?.(filter, organizationId) ??
       filterCondition(filter, options.columns, options.spelling, options.either);
     if (condition) conditions.push(condition);
   }
@@ -214,59 +218,141 @@ export function splitPage<R extends { id: number; sortKey: unknown }>(read: R[],
   return pageOf(read.slice(0, limit), read.length > limit);
 }
 
+/** The same order in the other direction (NULLs move to the other end with it). */
+export function reversedOrder<P extends string>(
+  order: ListQuery<P>['order'],
+): ListQuery<P>['order'] {
+  return { ...order, direction: order.direction === 'asc' ? 'desc' : 'asc' };
+}
+
+/** How a page by number is read: `take` rows after skipping `skip` of the list in `order`. */
+export interface NumberedPage<P extends string> {
+  order: ListQuery<P>['order'];
+  skip: number;
+  take: number;
+  /** Whether `order` is the query's reversed, so the rows read come last first. */
+  reversed: boolean;
+  /** Whether rows follow the page. */
+  hasMore: boolean;
+}
+
 /**
- * What a list reads one organization's page of, for selectListPage: a module constant, as its
- * select list and FROM clause are rendered once per table (renderedOnceSql).
+ * How to read the page `query.offset` rows into a list of `totalCount` matches, or null for a
+ * page past its end. An OFFSET skips rows one by one, so a page past the middle is read from the
+ * other end, in the reverse order: the last page then costs what page 0 does. The count must be
+ * of the same snapshot as the read (runListRead).
+ */
+export function numberedPage<P extends string>(
+  query: Pick<ListQuery<P>, 'offset' | 'limit' | 'order'>,
+  totalCount: number,
+): NumberedPage<P> | null {
+  const end = Math.min(query.offset + query.limit, totalCount);
+  if (query.offset >= end) return null;
+  const reversed = query.offset > totalCount - end;
+  return {
+    order: reversed ? reversedOrder(query.order) : query.order,
+    skip: reversed ? totalCount - end : query.offset,
+    take: end - query.offset,
+    reversed,
+    hasMore: end < totalCount,
+  };
+}
+
+/** A long text a list orders through its indexed prefix on PostgreSQL (schema/order-prefix.ts). */
+export interface PrefixOrdered {
+  column: SQLWrapper;
+  nullable: boolean;
+}
+
+/**
+ * What a list reads one organization's page of, for selectListPage: a module constant (or one
+ * per database handle), as its select list and FROM clause are rendered once per table
+ * (renderedOnceSql).
  */
 export interface ListTable<P extends string> extends Omit<ListSqlOptions<P>, 'spelling'> {
   /** FROM clause: the table, with what it joins for the record's fields. */
   from: SQL;
-  /** FROM clause of the count, when the conditions need less than `from` (default `from`). */
+  /**
+   * FROM clause of the count and of the choice of a page's keys, when the conditions and the
+   * orders need less than `from` (default `from`).
+   */
   countFrom?: SQL;
   organizationColumn: SQLWrapper;
   primaryKey: SQLWrapper;
   /** The record's fields (their aliases are the record's keys) and the SQL each is read from. */
   fields: Record<string, SQLWrapper>;
+  /**
+   * The properties whose values may be longer than an index entry holds: PostgreSQL orders them
+   * through the indexed prefix, SQLite (whose indexes take any length) by the whole value.
+   */
+  prefixOrdered?: Partial<Record<P, PrefixOrdered>>;
+}
+
+const prefixOrderedOn = <P extends string>(table: ListTable<P>, kind: Db['kind'], property: P) =>
+  kind === 'postgres' ? table.prefixOrdered?.[property] : undefined;
+
+/** ORDER BY of `order` in `table`'s list, the primary key breaking ties. */
+export function tableOrder<P extends string>(
+  table: ListTable<P>,
+  { kind, spelling }: Pick<Db, 'kind' | 'spelling'>,
+  order: ListQuery<P>['order'],
+): SQL {
+  const ordered = listOrder({ order }, table.columns, table.primaryKey, spelling);
+  const long = prefixOrderedOn(table, kind, order.property);
+  return long ? prefixedOrder(long.column, order.direction, ordered, spelling) : ordered;
 }
 
 /**
- * One page of a list and the count of all its matches, in the same read: the rows of `query`'s
- * page (keyset after a cursor, else by offset), where the next page starts, and the total.
+ * One page of a list and the count of all its matches, in one snapshot: the rows of `query`'s
+ * page (keyset after a cursor, else by number), where the next page starts, and the total.
  * `within` is what every row of a nested list meets besides the organization (the parent's id).
+ * The page's keys are chosen first from the order's index alone, so the rows skipped to reach a
+ * deep page are never read whole nor joined; then only the page's rows are read.
  */
 export function* selectListPage<P extends string, R extends { id: number }>(
   table: ListTable<P>,
   organizationId: number,
   query: ListQuery<P>,
-  { kind, spelling }: Pick<Db, 'kind' | 'spelling'>,
+  db: Pick<Db, 'kind' | 'spelling'>,
   within?: SQL,
 ): Steps<{
   rows: Array<Omit<R & { sortKey: unknown }, 'sortKey'>>;
   totalCount: number;
   next: ListPosition | null;
 }> {
+  const { kind, spelling } = db;
   const { from, countFrom = from, organizationColumn, primaryKey, fields, ...options } = table;
   const where = and(
     eq(organizationColumn, organizationId),
     within,
-    ...listConditions(query, { ...options, spelling }),
+    ...listConditions(query, organizationId, { ...options, spelling }),
   );
-  const order = listOrder(query, table.columns, primaryKey, spelling);
-  const { after, limitOffset } = pageWindow(query, table.columns, primaryKey);
+  const [counted] = yield* selectRows<{ n: number }>(
+    sql`SELECT count(*) AS "n" FROM ${renderedOnceSql(kind, table, 'count from', () => countFrom)} WHERE ${where}`,
+  );
+  const totalCount = counted?.n ?? 0;
   const { property } = query.order;
   const selected = renderedOnceSql(kind, table, `select ${property}`, () =>
     selectList({ ...fields, sortKey: table.columns[property] }),
   );
-  const read =
-    query.limit === 0
-      ? []
-      : yield* selectRows<R & { sortKey: unknown }>(
-          sql`SELECT ${selected} FROM ${renderedOnceSql(kind, table, 'from', () => from)}
-            WHERE ${and(where, after)} ORDER BY ${order} ${limitOffset}`,
-        );
-  const { rows, next } = splitPage(read, query.limit);
-  const [total] = yield* selectRows<{ n: number }>(
-    sql`SELECT count(*) AS "n" FROM ${renderedOnceSql(kind, table, 'count from', () => countFrom)} WHERE ${where}`,
-  );
-  return { rows, totalCount: total?.n ?? 0, next };
+  /** The page's rows in the query's order, of the keys `chosen` picks in `order`. */
+  const readRows = (order: ListQuery<P>['order'], chosen: SQL, limit: SQL) =>
+    selectRows<R & { sortKey: unknown }>(
+      sql`SELECT ${selected} FROM ${renderedOnceSql(kind, table, 'from', () => from)}
+        WHERE ${primaryKey} IN (SELECT ${primaryKey} FROM ${renderedOnceSql(kind, table, 'count from', () => countFrom)}
+          WHERE ${chosen} ORDER BY ${tableOrder(table, db, order)} ${limit})
+        ORDER BY ${tableOrder(table, db, query.order)}`,
+    );
+  if (query.limit === 0) return { rows: [], totalCount, next: null };
+  if (query.after) {
+    const { after, limitOffset } = pageWindow(query, table.columns, primaryKey);
+    const long = prefixOrderedOn(table, kind, property);
+    const bound = long && prefixBound(long.column, query.order.direction, query.after.value, long);
+    const read = yield* readRows(query.order, and(where, after, bound)!, limitOffset);
+    return { ...splitPage(read, query.limit), totalCount };
+  }
+  const page = numberedPage(query, totalCount);
+  if (!page) return { rows: [], totalCount, next: null };
+  const read = yield* readRows(page.order, where!, sql`LIMIT ${page.take} OFFSET ${page.skip}`);
+  return { ...pageOf(read, page.hasMore), totalCount };
 }

@@ -186,7 +186,7 @@ export function eventConditions(
     : eq(events.organizationId, organizationId);
   return and(
     organization,
-    ...listConditions(query, {
+    ...listConditions(query, organizationId, {
       columns: eventColumns(db),
       windowColumn: events.timestamp,
       spelling: db.spelling,

@@ -11,7 +11,7 @@ import { and, sql, type SQL } from 'drizzle-orm';
 import type { EventProperty } from '../../vocabulary/events.js';
 import type { ListPosition, ListQuery } from '../../vocabulary/list-query.js';
 import type { Db } from '../engine/client.js';
-import { afterPosition } from '../engine/list-sql.js';
+import { afterPosition, reversedOrder } from '../engine/list-sql.js';
 import { selectRows, type Steps } from '../engine/portable-sql.js';
 import { events } from '../schema/sqlite.js';
 import {
@@ -71,10 +71,7 @@ export function* newBefore(
   position: ListPosition,
 ): Steps<number> {
   // Before a position in the order is after it in the reverse order.
-  const reverse: Order = {
-    ...query.order,
-    direction: query.order.direction === 'asc' ? 'desc' : 'asc',
-  };
+  const reverse = reversedOrder(query.order);
   const [counted] = yield* selectRows<{ n: number }>(
     sql`SELECT count(*) AS n FROM ${eventsAbove(db, organizationId, query, resolved, afterId)}
         AND ${afterPosition({ order: reverse }, eventOrderColumns(db), events.id, position)}`,

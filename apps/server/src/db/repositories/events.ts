@@ -9,7 +9,7 @@ import type { EventProperty } from '../../vocabulary/events.js';
 import type { ListPosition, ListQuery } from '../../vocabulary/list-query.js';
 import type { JsonText } from '../../vocabulary/json-text.js';
 import type { Db } from '../engine/client.js';
-import { pageOf, pageWindow, splitPage } from '../engine/list-sql.js';
+import { numberedPage, pageOf, pageWindow, splitPage } from '../engine/list-sql.js';
 import { runListRead, runSteps, selectRows, type Steps } from '../engine/portable-sql.js';
 import { events } from '../schema/sqlite.js';
 import {
@@ -232,8 +232,8 @@ function* readPage(
     );
     return splitPage(read, query.limit);
   }
-  const end = Math.min(query.offset + query.limit, totalCount);
-  if (query.offset >= end) return { rows: [], next: null };
+  const page = numberedPage(query, totalCount);
+  if (!page) return { rows: [], next: null };
   // The page starts in its hour, or deep in another order at a kept position before it
   // (event-positions.ts): only the events between are skipped one by one. Those positions are
   // of the ascending order, and a descending page is read ascending, reversed: past a position
@@ -242,7 +242,7 @@ function* readPage(
   const ascending: ListQuery<EventProperty> = {
     ...query,
     order: { ...query.order, direction: 'asc' },
-    offset: totalCount - end,
+    offset: totalCount - query.offset - page.take,
   };
   const start = hours
     ? pageStart(hours, query.offset, query.order.direction, access)!
@@ -258,25 +258,18 @@ function* readPage(
     const read = yield* selectRows<ListedEvent & { sortKey: unknown }>(
       sql`${select} WHERE ${and(conditions, start.from)}
           ORDER BY ${orderBy(db, reversed ? ascending.order : query.order, access)}
-          LIMIT ${end - query.offset} OFFSET ${start.skip}`,
+          LIMIT ${page.take} OFFSET ${start.skip}`,
     );
     if (reversed) read.reverse();
-    return pageOf(read, end < totalCount);
+    return pageOf(read, page.hasMore);
   }
-  // Past the middle, the page is near the other end: skip fewer rows in the reverse order.
-  const reverse = query.offset > totalCount - end;
-  const order: ListQuery<EventProperty>['order'] = reverse
-    ? { ...query.order, direction: query.order.direction === 'asc' ? 'desc' : 'asc' }
-    : query.order;
-  const skip = reverse ? totalCount - end : query.offset;
   const read = yield* selectRows<ListedEvent & { sortKey: unknown }>(
     sql`${select} WHERE ${conditions}
-        ORDER BY ${orderBy(db, order, access)}
-        LIMIT ${end - query.offset} OFFSET ${skip}`,
+        ORDER BY ${orderBy(db, page.order, access)}
+        LIMIT ${page.take} OFFSET ${page.skip}`,
   );
-  if (reverse) read.reverse();
-  // Count and page come from one snapshot, so the count tells whether a next page exists.
-  return pageOf(read, end < totalCount);
+  if (page.reversed) read.reverse();
+  return pageOf(read, page.hasMore);
 }
 
 function* listing(

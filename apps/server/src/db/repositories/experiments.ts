@@ -176,9 +176,10 @@ function usesAgent(agentId: number): SQL {
   return sql`EXISTS (SELECT 1 FROM ${experimentVariants} WHERE ${experimentVariants.experimentId} = ${experiments.id} AND ${idEquals(experimentVariants.agentId, agentId)})`;
 }
 
-const EXPERIMENT_LIST_TABLE: ListTable<ExperimentProperty> = {
+export const experimentsList: ListTable<ExperimentProperty> = {
   from: EXPERIMENTS_WITH_TARGETS,
-  // The conditions read the experiments table only: its count needs no join.
+  // The conditions and orders read the experiments table only: its count and the choice of a
+  // page need no join.
   countFrom: sql`${experiments}`,
   organizationColumn: experiments.organizationId,
   primaryKey: experiments.id,
@@ -187,6 +188,7 @@ const EXPERIMENT_LIST_TABLE: ListTable<ExperimentProperty> = {
   windowColumn: experiments.createdAt,
   // Ordering by agent uses the control variant's agent; searching matches any variant's.
   conditions: { agent_id: (f) => usesAgent(Number(f.value)) },
+  prefixOrdered: { description: { column: experiments.description, nullable: true } },
 };
 
 /** One page of the organization's experiments as stored. */
@@ -197,7 +199,7 @@ export async function listExperiments(
 ): Promise<ListedPage<ExperimentRecord>> {
   return runListRead(db, function* () {
     const { rows, totalCount, next } = yield* selectListPage<ExperimentProperty, ExperimentRow>(
-      EXPERIMENT_LIST_TABLE,
+      experimentsList,
       organizationId,
       query,
       db,

@@ -2,24 +2,16 @@
 // and `agentline demo`. A page costs the same number of queries whatever its size: the page and
 // its count, then (when the items show tools) four more for the whole page at once: which tools
 // its prompts link, those tools, the prompts linking them and the agents using those prompts.
-// The page and its count are the same SQL on both backends (the handle's spelling spells what
-// differs); the four tool queries are each backend's own, as their plans are. All six are one
-// list read (runListRead): one snapshot, within the list query timeout.
+// The page and its count are the shared list reader's (selectListPage); the four tool queries
+// are each backend's own, as their plans are. All six are one list read (runListRead): one
+// snapshot, within the list query timeout.
 
-import { and, eq, getTableColumns, sql, type SQL, type SQLWrapper } from 'drizzle-orm';
+import { getTableColumns, sql, type SQL } from 'drizzle-orm';
 import type { ListPosition, ListQuery, SearchFilter } from '../../vocabulary/list-query.js';
 import type { PromptProperty } from '../../vocabulary/prompts.js';
 import type { Db } from '../engine/client.js';
 import { perDatabase } from '../engine/caches.js';
-import {
-  listConditions,
-  listOrder,
-  pageWindow,
-  prefixBound,
-  prefixedOrder,
-  splitPage,
-  type ColumnMap,
-} from '../engine/list-sql.js';
+import { selectListPage, type ListTable } from '../engine/list-sql.js';
 import {
   idIn,
   parsedJson,
@@ -62,23 +54,6 @@ export interface PromptPage extends PromptsWithTools {
   /** Where the next page starts; null on the last page. */
   next: ListPosition | null;
 }
-
-// llm_config is searched and ordered by the JSON text JSON.stringify wrote when the prompt was
-// loaded.
-const promptColumns = perDatabase(({ spelling }: Db): ColumnMap<PromptProperty> => ({
-  id: prompts.id,
-  name: prompts.name,
-  name_exact: prompts.name,
-  description: prompts.description,
-  name_description: prompts.name,
-  context: prompts.context,
-  tools: prompts.toolNames,
-  llm_config: spelling.jsonText(prompts.llmConfig),
-  last_updated: prompts.lastUpdated,
-  last_updated_by: prompts.lastUpdatedBy,
-  agent_count: prompts.agentCount,
-  session_end_enabled: prompts.sessionEndEnabled,
-}));
 
 type ToolLink = { promptId: number; toolId: number };
 type ToolUser = IdName & { toolId: number };
@@ -191,8 +166,8 @@ const idName = ({ id, name }: IdName): IdName => ({ id, name });
  * within one tool name, so the prompts linking a tool whose name contains it are the same
  * prompts, found from the organization's tools by index.
  */
-function promptsWithToolNamed(organizationId: number, spelling: Spelling) {
-  return (filter: SearchFilter<PromptProperty>): SQL | undefined => {
+function promptsWithToolNamed(spelling: Spelling) {
+  return (filter: SearchFilter<PromptProperty>, organizationId: number): SQL | undefined => {
     const value = String(filter.value);
     if (value.includes(',')) return undefined;
     return sql`${prompts.id} IN (SELECT ${promptTools.promptId} FROM ${promptTools}
@@ -202,27 +177,42 @@ function promptsWithToolNamed(organizationId: number, spelling: Spelling) {
 }
 
 /** A prompt row. */
-const PROMPT_ROW = selectList(getTableColumns(prompts));
+const PROMPT_FIELDS = getTableColumns(prompts);
+const PROMPT_ROW = selectList(PROMPT_FIELDS);
 
 /**
- * The long texts PostgreSQL orders through an indexed prefix (schema/order-prefix.ts): joined
- * names, a description or a context may be longer than an index entry holds.
+ * The prompts list. llm_config is searched and ordered by the JSON text JSON.stringify wrote when
+ * the prompt was loaded; the joined tool names, a description or a context may be longer than
+ * an index entry holds.
  */
-const PREFIX_ORDERED: Partial<Record<PromptProperty, { column: SQLWrapper; nullable: boolean }>> = {
-  tools: { column: prompts.toolNames, nullable: false },
-  description: { column: prompts.description, nullable: true },
-  context: { column: prompts.context, nullable: true },
-};
-
-const prefixOrdered = (db: Db, property: PromptProperty) =>
-  db.kind === 'postgres' ? PREFIX_ORDERED[property] : undefined;
-
-/** ORDER BY of the list's order, the id breaking ties; on PostgreSQL a long text by its prefix. */
-export function promptOrder(db: Db, order: ListQuery<PromptProperty>['order']): SQL {
-  const ordered = listOrder({ order }, promptColumns(db), prompts.id, db.spelling);
-  const long = prefixOrdered(db, order.property);
-  return long ? prefixedOrder(long.column, order.direction, ordered, db.spelling) : ordered;
-}
+export const promptsList = perDatabase(({ spelling }: Db): ListTable<PromptProperty> => ({
+  from: sql`${prompts}`,
+  organizationColumn: prompts.organizationId,
+  primaryKey: prompts.id,
+  fields: PROMPT_FIELDS,
+  columns: {
+    id: prompts.id,
+    name: prompts.name,
+    name_exact: prompts.name,
+    description: prompts.description,
+    name_description: prompts.name,
+    context: prompts.context,
+    tools: prompts.toolNames,
+    llm_config: spelling.jsonText(prompts.llmConfig),
+    last_updated: prompts.lastUpdated,
+    last_updated_by: prompts.lastUpdatedBy,
+    agent_count: prompts.agentCount,
+    session_end_enabled: prompts.sessionEndEnabled,
+  },
+  windowColumn: prompts.lastUpdated,
+  either: [prompts.name, prompts.description],
+  conditions: { tools: promptsWithToolNamed(spelling) },
+  prefixOrdered: {
+    tools: { column: prompts.toolNames, nullable: false },
+    description: { column: prompts.description, nullable: true },
+    context: { column: prompts.context, nullable: true },
+  },
+}));
 
 type StoredPrompt = Omit<PromptRow, 'toolIds'>;
 
@@ -232,17 +222,12 @@ type DriverPrompt = Omit<StoredPrompt, 'llmConfig' | 'sessionEndEnabled'> & {
   sessionEndEnabled: boolean | number;
 };
 
-/** `Extra`: columns the query selects beside the prompt's own (a list's sort key). */
-function* selectPrompts<Extra extends object = object>(
-  query: SQL,
-): Steps<Array<StoredPrompt & Extra>> {
-  const rows = yield* selectRows<DriverPrompt & Extra>(query);
-  return rows.map((row) => ({
-    ...row,
-    llmConfig: parsedJson(row.llmConfig),
-    sessionEndEnabled: Boolean(row.sessionEndEnabled),
-  }));
-}
+/** A prompt as stored, from its row as the driver returns it. */
+const storedPrompt = <Row extends DriverPrompt>(row: Row) => ({
+  ...row,
+  llmConfig: parsedJson(row.llmConfig),
+  sessionEndEnabled: Boolean(row.sessionEndEnabled),
+});
 
 export async function listPrompts(
   db: Db,
@@ -250,49 +235,24 @@ export async function listPrompts(
   query: ListQuery<PromptProperty>,
   { withTools }: { withTools: boolean },
 ): Promise<PromptPage> {
-  const where = and(
-    eq(prompts.organizationId, organizationId),
-    ...listConditions(query, {
-      columns: promptColumns(db),
-      windowColumn: prompts.lastUpdated,
-      either: [prompts.name, prompts.description],
-      conditions: { tools: promptsWithToolNamed(organizationId, db.spelling) },
-      spelling: db.spelling,
-    }),
-  );
-  const columns = promptColumns(db);
-  const order = promptOrder(db, query.order);
-  const { after, limitOffset } = pageWindow(query, columns, prompts.id);
-  const long = prefixOrdered(db, query.order.property);
-  const bound = long && prefixBound(long.column, query.order.direction, query.after?.value, long);
   return runListRead(db, function* () {
-    // The page's ids are chosen first, from the order's index alone (the rows skipped to reach
-    // a deep page need not be read whole); then only the page's rows are read.
-    const read =
-      query.limit === 0
-        ? []
-        : yield* selectPrompts<{ sortKey: unknown }>(
-            sql`SELECT ${PROMPT_ROW}, ${columns[query.order.property]} AS "sortKey"
-              FROM ${prompts}
-              WHERE ${prompts.id} IN (SELECT ${prompts.id} FROM ${prompts} WHERE ${and(where, after, bound)}
-                ORDER BY ${order} ${limitOffset})
-              ORDER BY ${order}`,
-          );
-    const { rows: pageRows, next } = splitPage(read, query.limit);
-    const [total] = yield* selectRows<{ n: number }>(
-      sql`SELECT count(*) AS n FROM ${prompts} WHERE ${where}`,
+    const page = yield* selectListPage<PromptProperty, DriverPrompt>(
+      promptsList(db),
+      organizationId,
+      query,
+      db,
     );
-    const totalCount = total?.n ?? 0;
-
+    const rows = page.rows.map(storedPrompt);
+    const { totalCount, next } = page;
     if (!withTools) {
       return {
-        rows: pageRows.map((row) => ({ ...row, toolIds: [] })),
+        rows: rows.map((row) => ({ ...row, toolIds: [] })),
         tools: new Map(),
         totalCount,
         next,
       };
     }
-    return { ...(yield* withTheirTools(db, organizationId, pageRows)), totalCount, next };
+    return { ...(yield* withTheirTools(db, organizationId, rows)), totalCount, next };
   });
 }
 
@@ -303,11 +263,11 @@ export async function findPrompts(
   ids: readonly number[],
 ): Promise<PromptsWithTools> {
   return runSteps(db, function* () {
-    const rows = yield* selectPrompts(
+    const rows = (yield* selectRows<DriverPrompt>(
       sql`SELECT ${PROMPT_ROW} FROM ${prompts}
         WHERE ${prompts.organizationId} = ${organizationId} AND ${idIn(prompts.id, ids)}
         ORDER BY ${prompts.id}`,
-    );
+    )).map(storedPrompt);
     return yield* withTheirTools(db, organizationId, rows);
   });
 }

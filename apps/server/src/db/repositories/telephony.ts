@@ -9,7 +9,14 @@ import type { A2pStatusProperty, MessagingPath } from '../../vocabulary/telephon
 import type { ListPosition, ListQuery } from '../../vocabulary/list-query.js';
 import type { Db } from '../engine/client.js';
 import { selectListPage, type ListTable } from '../engine/list-sql.js';
-import { idEquals, parsedJson, runSteps, selectList, selectRows } from '../engine/portable-sql.js';
+import {
+  idEquals,
+  parsedJson,
+  runListRead,
+  runSteps,
+  selectList,
+  selectRows,
+} from '../engine/portable-sql.js';
 import {
   a2pBrands,
   a2pCampaigns,
@@ -94,7 +101,7 @@ export async function listChannelNumbers(
   channelId: number,
   query: ListQuery<A2pStatusProperty>,
 ): Promise<{ phones: string[]; totalCount: number; next: ListPosition | null }> {
-  const { rows, totalCount, next } = await runSteps(db, () =>
+  const { rows, totalCount, next } = await runListRead(db, () =>
     selectListPage<A2pStatusProperty, { id: number; phone: string }>(
       CHANNEL_NUMBERS_LIST_TABLE,
       organizationId,

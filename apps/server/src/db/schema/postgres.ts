@@ -513,6 +513,13 @@ export const experiments = pgTable(
       t.controlAgentId.nullsFirst(),
       t.id,
     ),
+    // A description may be longer than an index entry holds: its first characters are indexed,
+    // as the prompts' long texts.
+    index('experiments_organization_description_idx').on(
+      t.organizationId,
+      sql`${orderPrefix(t.description)} NULLS FIRST`,
+      t.id,
+    ),
     check('experiments_status_check', experimentStatusCheck(t.status)),
     uniqueIndex('experiments_one_running_per_target')
       .on(t.targetId)

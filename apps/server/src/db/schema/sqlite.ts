@@ -493,7 +493,7 @@ export const experiments = sqliteTable(
   (t) => [
     index('experiments_organization_idx').on(t.organizationId, t.id),
     // The list's orders by a column, read in order instead of sorting the organization's
-    // experiments (as the prompts'). The description may be a long text: ordering by it sorts.
+    // experiments (as the prompts').
     index('experiments_organization_name_idx').on(t.organizationId, t.name, t.id),
     index('experiments_organization_status_idx').on(t.organizationId, t.status, t.id),
     index('experiments_organization_target_idx').on(t.organizationId, t.targetId, t.id),
@@ -506,6 +506,7 @@ export const experiments = sqliteTable(
       t.controlAgentId,
       t.id,
     ),
+    index('experiments_organization_description_idx').on(t.organizationId, t.description, t.id),
     check('experiments_status_check', experimentStatusCheck(t.status)),
     // One running experiment per target, held by the database so concurrent starts (also from
     // several server processes) cannot both win.

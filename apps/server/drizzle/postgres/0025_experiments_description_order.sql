@@ -1,0 +1,1 @@
+CREATE INDEX "experiments_organization_description_idx" ON "experiments" USING btree ("organization_id",left("description", 200) NULLS FIRST,"id");

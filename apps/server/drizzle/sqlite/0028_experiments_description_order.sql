@@ -1,0 +1,1 @@
+CREATE INDEX `experiments_organization_description_idx` ON `experiments` (`organization_id`,`description`,`id`);
