@@ -2,7 +2,8 @@
 // databases: a page of such an order, in either direction, reads its rows in order and stops at
 // the page's end, where an order without one sorted all the organization's rows first
 // (docs/benchmarks.md, "Every shape of the prompts and experiments lists"); a long text, through
-// its indexed prefix on PostgreSQL, sorting only the rows whose prefixes tie.
+// its indexed prefix on PostgreSQL, sorting only the rows whose prefixes tie. The experiments'
+// agent_id search starts from the agent's variants.
 
 import { sql, type SQL, type SQLWrapper } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
@@ -107,4 +108,24 @@ describe("the prompts and experiments lists' orders by a long text", () => {
       }
     },
   );
+});
+
+describe("the experiments list's agent_id search", () => {
+  it("starts from the agent's variants, by index, instead of every experiment's", async () => {
+    const db = plans.db();
+    const filter = { property: 'agent_id', kind: 'integer', value: 7 } as const;
+    const plan = await plans.planOf(
+      sql`experiments`,
+      sql`id`,
+      experimentsList.conditions!.agent_id!(filter, 1),
+    );
+    if (db.kind === 'sqlite') {
+      // Not a subquery run for each of the organization's experiments.
+      expect(plan).toMatch(/LIST SUBQUERY/);
+      expect(plan).not.toMatch(/CORRELATED/);
+      expect(plan).toMatch(/COVERING INDEX experiment_variants_agent_idx \(agent_id=\?\)/);
+    } else {
+      expect(plan).toMatch(/Index (Only )?Scan (on|using) experiment_variants_agent_idx/);
+    }
+  });
 });

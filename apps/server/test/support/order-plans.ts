@@ -1,6 +1,7 @@
-// The plan of one organization's ordered page, for the tests that hold each list order to an
-// index (events-list-order-indexes.test.ts, lists-order-indexes.test.ts): a fresh database
-// with one organization, and the plan as text, one line per step.
+// The plan of one organization's ordered page (of the rows meeting a condition), for the tests
+// that hold each list order to an index (events-list-order-indexes.test.ts,
+// lists-order-indexes.test.ts): a fresh database with one organization, and the plan as text,
+// one line per step.
 
 import { sql, type SQL } from 'drizzle-orm';
 import { afterAll, beforeAll } from 'vitest';
@@ -12,7 +13,7 @@ import { createTestDb } from './test-database.js';
 /** A migrated database with one organization for the file's tests; its plans of `table`. */
 export function orderPlans(): {
   db: () => Db;
-  planOf: (table: SQL, order: SQL) => Promise<string>;
+  planOf: (table: SQL, order: SQL, condition?: SQL) => Promise<string>;
 } {
   let db: Db;
   let organizationId: number;
@@ -21,9 +22,9 @@ export function orderPlans(): {
     organizationId = (await createOrganization(db, 'Acme')).id;
   });
   afterAll(() => db.close());
-  const planOf = (table: SQL, order: SQL): Promise<string> => {
+  const planOf = (table: SQL, order: SQL, condition = sql`TRUE`): Promise<string> => {
     const page = sql`SELECT id FROM ${table} WHERE organization_id = ${organizationId}
-                     ORDER BY ${order} LIMIT 25`;
+                     AND ${condition} ORDER BY ${order} LIMIT 25`;
     return runListRead(db, function* () {
       if (db.kind === 'sqlite') {
         const rows = yield* selectRows<{ detail: string }>(sql`EXPLAIN QUERY PLAN ${page}`);

@@ -172,8 +172,9 @@ const EXPERIMENT_COLUMNS: ColumnMap<ExperimentProperty> = {
   stopped_at: experiments.stoppedAt,
 };
 
+/** The experiments with a variant of the agent, found from the agent's variants by index. */
 function usesAgent(agentId: number): SQL {
-  return sql`EXISTS (SELECT 1 FROM ${experimentVariants} WHERE ${experimentVariants.experimentId} = ${experiments.id} AND ${idEquals(experimentVariants.agentId, agentId)})`;
+  return sql`${experiments.id} IN (SELECT ${experimentVariants.experimentId} FROM ${experimentVariants} WHERE ${idEquals(experimentVariants.agentId, agentId)})`;
 }
 
 export const experimentsList: ListTable<ExperimentProperty> = {

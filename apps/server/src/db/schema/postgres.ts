@@ -542,7 +542,11 @@ export const experimentVariants = pgTable(
       .notNull()
       .references(() => agents.id),
   },
-  (t) => [index('experiment_variants_experiment_idx').on(t.experimentId, t.position)],
+  (t) => [
+    index('experiment_variants_experiment_idx').on(t.experimentId, t.position),
+    // As on SQLite.
+    index('experiment_variants_agent_idx').on(t.agentId, t.experimentId),
+  ],
 );
 
 export const experimentChanges = pgTable(

@@ -531,7 +531,12 @@ export const experimentVariants = sqliteTable(
       .notNull()
       .references(() => agents.id),
   },
-  (t) => [index('experiment_variants_experiment_idx').on(t.experimentId, t.position)],
+  (t) => [
+    index('experiment_variants_experiment_idx').on(t.experimentId, t.position),
+    // The experiments using an agent: the list's agent_id search starts from them instead of
+    // looking at every experiment's variants, and an agent's delete checks its references here.
+    index('experiment_variants_agent_idx').on(t.agentId, t.experimentId),
+  ],
 );
 
 /**

@@ -1,0 +1,1 @@
+CREATE INDEX `experiment_variants_agent_idx` ON `experiment_variants` (`agent_id`,`experiment_id`);
