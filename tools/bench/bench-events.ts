@@ -4,7 +4,7 @@
 
 import { createWriteStream } from 'node:fs';
 import type { Db } from '../../apps/server/src/db/engine/client.js';
-import { seeded, type BenchDatabase } from './harness.js';
+import { seeded, vacuumWhenSettled, type BenchDatabase } from './harness.js';
 import { serverBuild } from '../../apps/server/test/support/server-build.js';
 import { entryArgs } from '../../apps/server/test/support/server-process.js';
 import {
@@ -130,11 +130,10 @@ export async function buildEvents(
     `built ${total} events on ${db.kind} in ${buildSeconds.toFixed(1)} s (${Math.round(total / buildSeconds)} events/s, ${upkeep} included)`,
   );
   if (db.kind === 'postgres') {
-    // What autovacuum does soon after a bulk load anyway: statistics for the planner, the
-    // trigram index's pending list merged, the visibility map that lets counts read the indexes
-    // alone, and the hour counts' row versions that each batch's update left behind.
+    // Also the trigram index's pending list merged, and the hour counts' row versions that each
+    // batch's update left behind.
     const vacuumStart = performance.now();
-    await db.pool.query('VACUUM (ANALYZE) events, event_counts');
+    await vacuumWhenSettled(db, 'events, event_counts');
     console.log(
       `VACUUM (ANALYZE) events, event_counts: ${((performance.now() - vacuumStart) / 1000).toFixed(1)} s`,
     );

@@ -8,7 +8,7 @@ import { platformRecordsSchema } from '../../apps/server/src/records/format.js';
 import { loadPlatformRecords } from '../../apps/server/src/records/loader.js';
 import { TOPICS } from './bench-events.js';
 import { benchRoutingTenant } from './bench-tenant.js';
-import { seeded, type BenchDatabase } from './harness.js';
+import { seeded, vacuumWhenSettled, type BenchDatabase } from './harness.js';
 
 export const AGENTS = 20;
 const TARGETS = 10;
@@ -91,7 +91,7 @@ async function seedExperiments(
 
 /**
  * A new routing organization (bench-tenant.ts) with AGENTS agents and TARGETS targets, and `count`
- * prompts or experiments; on PostgreSQL analyzed, as autovacuum soon would after a bulk load.
+ * prompts or experiments; on PostgreSQL vacuumed, as autovacuum soon would after a bulk load.
  */
 export async function organizationWithList(
   database: BenchDatabase,
@@ -106,7 +106,7 @@ export async function organizationWithList(
     });
     if (resource === 'prompts') await seedPrompts(db, made.organizationId, count);
     else await seedExperiments(db, made, count);
-    if (db.kind === 'postgres') await db.pool.query('VACUUM (ANALYZE)');
+    await vacuumWhenSettled(db);
     return made;
   });
   console.log(
