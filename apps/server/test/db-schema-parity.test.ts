@@ -121,6 +121,7 @@ const POSTGRES_INDEXES_ENDING_IN_ID = new Set([
   'events_organization_type_idx',
   'events_organization_source_idx',
   'events_organization_source_id_idx',
+  'prompts_organization_name_idx',
 ]);
 
 describe('the SQLite and PostgreSQL schemas', () => {

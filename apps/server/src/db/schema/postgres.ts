@@ -155,7 +155,10 @@ export const prompts = pgTable(
     toolNames: text('tool_names').notNull().default(''),
   },
   (t) => [
-    index('prompts_organization_name_idx').on(t.organizationId, t.name),
+    // With the id, which breaks ties in the list's order by name: without it a page by name
+    // sorted each run of equal names and read every skipped row from the table for its id
+    // (SQLite's indexes end with the rowid).
+    index('prompts_organization_name_idx').on(t.organizationId, t.name, t.id),
     index('prompts_organization_idx').on(t.organizationId, t.id),
     // As on SQLite; llm_config is ordered by its text (spelling.jsonText).
     index('prompts_organization_llm_config_idx').on(
