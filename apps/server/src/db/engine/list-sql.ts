@@ -327,8 +327,9 @@ export function* selectListPage<P extends string, R extends { id: number }>(
     within,
     ...listConditions(query, organizationId, { ...options, spelling }),
   );
+  const keysFrom = renderedOnceSql(kind, table, 'count from', () => countFrom);
   const [counted] = yield* selectRows<{ n: number }>(
-    sql`SELECT count(*) AS "n" FROM ${renderedOnceSql(kind, table, 'count from', () => countFrom)} WHERE ${where}`,
+    sql`SELECT count(*) AS "n" FROM ${keysFrom} WHERE ${where}`,
   );
   const totalCount = counted?.n ?? 0;
   const { property } = query.order;
@@ -339,8 +340,8 @@ export function* selectListPage<P extends string, R extends { id: number }>(
   const readRows = (order: ListQuery<P>['order'], chosen: SQL, limit: SQL) =>
     selectRows<R & { sortKey: unknown }>(
       sql`SELECT ${selected} FROM ${renderedOnceSql(kind, table, 'from', () => from)}
-        WHERE ${primaryKey} IN (SELECT ${primaryKey} FROM ${renderedOnceSql(kind, table, 'count from', () => countFrom)}
-          WHERE ${chosen} ORDER BY ${tableOrder(table, db, order)} ${limit})
+        WHERE ${primaryKey} IN (SELECT ${primaryKey} FROM ${keysFrom} WHERE ${chosen}
+          ORDER BY ${tableOrder(table, db, order)} ${limit})
         ORDER BY ${tableOrder(table, db, query.order)}`,
     );
   if (query.limit === 0) return { rows: [], totalCount, next: null };
