@@ -3,12 +3,13 @@
 // the page's end, where an order without one sorted all the organization's rows first
 // (docs/benchmarks.md, "Every shape of the prompts and experiments lists"); a long text, through
 // its indexed prefix on PostgreSQL, sorting only the rows whose prefixes tie. The experiments'
-// agent_id search starts from the agent's variants.
+// agent_id search starts from the agent's variants; on SQLite the prompts' name_description
+// search tests each of its columns in that column's index.
 
 import { sql, type SQL, type SQLWrapper } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import type { Db } from '../src/db/engine/client.js';
-import { tableOrder } from '../src/db/engine/list-sql.js';
+import { listWhere, tableOrder } from '../src/db/engine/list-sql.js';
 import { experimentsList } from '../src/db/repositories/experiments.js';
 import { promptsList } from '../src/db/repositories/prompts.js';
 import { experiments, prompts } from '../src/db/schema/sqlite.js';
@@ -133,6 +134,24 @@ describe("the experiments list's agent_id search", () => {
       expect(plan).toMatch(/COVERING INDEX experiment_variants_agent_idx \(agent_id=\?\)/);
     } else {
       expect(plan).toMatch(/Index (Only )?Scan (on|using) experiment_variants_agent_idx/);
+    }
+  });
+});
+
+describe("the prompts list's name_description search", () => {
+  it('tests each column in its own index, not every row of the table', async () => {
+    const db = plans.db();
+    const filter = { property: 'name_description', kind: 'text_either', value: 'refund' } as const;
+    const where = listWhere(promptsList(db), 1, { filters: [filter], window: {} }, db);
+    const plan = await plans.planOf(sql`prompts`, sql`id`, where);
+    if (db.kind === 'sqlite') {
+      expect(plan).toMatch(/COVERING INDEX prompts_organization_name_idx/);
+      expect(plan).toMatch(/COVERING INDEX prompts_organization_description_idx/);
+      expect(plan).not.toMatch(/^SCAN prompts$/m);
+      expect(plan).not.toMatch(/CORRELATED/);
+    } else {
+      // PostgreSQL indexes only a prefix of the description: both halves stay one condition.
+      expect(plan).not.toMatch(/SubPlan/);
     }
   });
 });

@@ -53,7 +53,7 @@ function filterCondition<P extends string>(
   filter: SearchFilter<P>,
   columns: ColumnMap<P>,
   spelling: Spelling,
-  either?: readonly [SQLWrapper, SQLWrapper],
+  either?: EitherSearch,
 ): SQL | undefined {
   const column = columns[filter.property];
   switch (filter.kind) {
@@ -61,10 +61,11 @@ function filterCondition<P extends string>(
     case 'json':
       return spelling.contains(column, String(filter.value));
     case 'text_either': {
-      const [first, second] = either ?? [column, column];
+      const [first, second] = either?.columns ?? [column, column];
+      const half = either?.half ?? ((condition: SQL) => condition);
       return or(
-        spelling.contains(first, String(filter.value)),
-        spelling.contains(second, String(filter.value)),
+        half(spelling.contains(first, String(filter.value))),
+        half(spelling.contains(second, String(filter.value))),
       );
     }
     case 'datetime':
@@ -81,12 +82,23 @@ function filterCondition<P extends string>(
   }
 }
 
+/** The two columns a `text_either` property searches (name_description). */
+export interface EitherSearch {
+  columns: readonly [SQLWrapper, SQLWrapper];
+  /**
+   * How each column's half of the OR is tested (default: as it is). SQLite can seek no index for
+   * an OR of substrings, so it reads the table's row for every one of the organization's rows;
+   * selectListPage has it test each half in that column's own index instead (an `IN` subquery
+   * each, both columns being indexed for their orders), which reads a fourth as much.
+   */
+  half?: (condition: SQL) => SQL;
+}
+
 export interface ListSqlOptions<P extends string> {
   columns: ColumnMap<P>;
   /** The column the time window applies to (a list without one takes no window parameters). */
   windowColumn?: SQLWrapper;
-  /** The two columns a `text_either` property searches (name_description). */
-  either?: readonly [SQLWrapper, SQLWrapper];
+  either?: EitherSearch;
   /**
    * A property's own condition among the organization's rows, for when its column would be slow
    * to search; returning undefined falls back to searching the column.
@@ -302,6 +314,31 @@ export function tableOrder<P extends string>(
   return long ? prefixedOrder(long.column, order.direction, ordered, spelling) : ordered;
 }
 
+/** The condition of the organization's rows of `table` that `query`'s searches and window match. */
+export function listWhere<P extends string>(
+  table: ListTable<P>,
+  organizationId: number,
+  query: Pick<ListQuery<P>, 'filters' | 'window'>,
+  { kind, spelling }: Pick<Db, 'kind' | 'spelling'>,
+  within?: SQL,
+): SQL {
+  const { from, countFrom = from, organizationColumn, primaryKey, ...options } = table;
+  const ofOrganization = eq(organizationColumn, organizationId);
+  const either = options.either && {
+    ...options.either,
+    half:
+      kind === 'sqlite'
+        ? (condition: SQL) =>
+            sql`${primaryKey} IN (SELECT ${primaryKey} FROM ${renderedOnceSql(kind, table, 'count from', () => countFrom)} WHERE ${ofOrganization} AND ${condition})`
+        : undefined,
+  };
+  return and(
+    ofOrganization,
+    within,
+    ...listConditions(query, organizationId, { ...options, either, spelling }),
+  )!;
+}
+
 /**
  * One page of a list and the count of all its matches, in one snapshot: the rows of `query`'s
  * page (keyset after a cursor, else by number), where the next page starts, and the total.
@@ -320,14 +357,10 @@ export function* selectListPage<P extends string, R extends { id: number }>(
   totalCount: number;
   next: ListPosition | null;
 }> {
-  const { kind, spelling } = db;
-  const { from, countFrom = from, organizationColumn, primaryKey, fields, ...options } = table;
-  const where = and(
-    eq(organizationColumn, organizationId),
-    within,
-    ...listConditions(query, organizationId, { ...options, spelling }),
-  );
+  const { kind } = db;
+  const { from, countFrom = from, primaryKey, fields } = table;
   const keysFrom = renderedOnceSql(kind, table, 'count from', () => countFrom);
+  const where = listWhere(table, organizationId, query, db, within);
   const [counted] = yield* selectRows<{ n: number }>(
     sql`SELECT count(*) AS "n" FROM ${keysFrom} WHERE ${where}`,
   );
@@ -354,6 +387,6 @@ export function* selectListPage<P extends string, R extends { id: number }>(
   }
   const page = numberedPage(query, totalCount);
   if (!page) return { rows: [], totalCount, next: null };
-  const read = yield* readRows(page.order, where!, sql`LIMIT ${page.take} OFFSET ${page.skip}`);
+  const read = yield* readRows(page.order, where, sql`LIMIT ${page.take} OFFSET ${page.skip}`);
   return { ...pageOf(read, page.hasMore), totalCount };
 }

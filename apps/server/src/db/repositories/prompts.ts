@@ -205,7 +205,7 @@ export const promptsList = perDatabase(({ spelling }: Db): ListTable<PromptPrope
     session_end_enabled: prompts.sessionEndEnabled,
   },
   windowColumn: prompts.lastUpdated,
-  either: [prompts.name, prompts.description],
+  either: { columns: [prompts.name, prompts.description] },
   conditions: { tools: promptsWithToolNamed(spelling) },
   prefixOrdered: {
     tools: { column: prompts.toolNames, nullable: false },
