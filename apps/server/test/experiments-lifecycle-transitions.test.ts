@@ -255,6 +255,27 @@ describe('list', () => {
     for (const e of byAgent.body.items) {
       expect(e.variants?.map((v) => v.agent_id)).toContain(fx.agents.flawed);
     }
+    // Two agent_id searches: the experiments with a variant of each.
+    const both = await createDraft({
+      variants: [
+        { name: 'control', weight: 50, is_control: true, agent_id: fx.agents.pinned },
+        { name: 'candidate', weight: 50, agent_id: fx.agents.unpinned },
+      ],
+    });
+    const byPinned = await call<Schemas['ExperimentListResponse']>(
+      'GET',
+      `?search_fields=agent_id&search_field_values=${fx.agents.pinned}&limit=1000`,
+    );
+    const byBoth = await call<Schemas['ExperimentListResponse']>(
+      'GET',
+      `?search_fields=agent_id&search_fields=agent_id&search_field_values=${fx.agents.pinned}&search_field_values=${fx.agents.unpinned}&limit=1000`,
+    );
+    const withBoth = byPinned.body.items.filter((e) =>
+      e.variants?.some((v) => v.agent_id === fx.agents.unpinned),
+    );
+    expect(byBoth.body.items.map((e) => e.id)).toEqual(withBoth.map((e) => e.id));
+    expect(byBoth.body.items.map((e) => e.id)).toContain(both.id);
+    expect(byBoth.body.total_count).toBeLessThan(byPinned.body.total_count!);
     const badAgent = await call<Schemas['HTTPValidationError']>(
       'GET',
       '?search_fields=agent_id&search_field_values=seven',

@@ -3,8 +3,9 @@
 // the page's end, where an order without one sorted all the organization's rows first
 // (docs/benchmarks.md, "Every shape of the prompts and experiments lists"); a long text, through
 // its indexed prefix on PostgreSQL, sorting only the rows whose prefixes tie. The experiments'
-// agent_id search starts from the agent's variants; on SQLite the prompts' name_description
-// search tests each of its columns in that column's index.
+// agent_id search starts from the agent's variants, and several intersect before any seek, as the
+// prompts' tools searches do; on SQLite the prompts' name_description search tests each of its
+// columns in that column's index.
 
 import { sql, type SQL, type SQLWrapper } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
@@ -119,13 +120,17 @@ describe("the prompts and experiments lists' orders by a long text", () => {
 });
 
 describe("the experiments list's agent_id search", () => {
+  const byAgents = (...agentIds: number[]) => ({
+    filters: agentIds.map((value) => ({ property: 'agent_id', kind: 'integer', value }) as const),
+    window: {},
+  });
+
   it("starts from the agent's variants, by index, instead of every experiment's", async () => {
     const db = plans.db();
-    const filter = { property: 'agent_id', kind: 'integer', value: 7 } as const;
     const plan = await plans.planOf(
       sql`experiments`,
       sql`id`,
-      experimentsList.conditions!.agent_id!(filter, 1),
+      listWhere(experimentsList, 1, byAgents(7), db),
     );
     if (db.kind === 'sqlite') {
       // Not a subquery run for each of the organization's experiments.
@@ -135,6 +140,35 @@ describe("the experiments list's agent_id search", () => {
     } else {
       expect(plan).toMatch(/Index (Only )?Scan (on|using) experiment_variants_agent_idx/);
     }
+  });
+
+  it("intersects several agents' experiments before seeking any", async () => {
+    const db = plans.db();
+    const plan = await plans.planOf(
+      sql`experiments`,
+      sql`id`,
+      listWhere(experimentsList, 1, byAgents(7, 8, 9), db),
+    );
+    // Not a seek for each combination of the agents' experiments' ids (SQLite: `id=? AND rowid=?`).
+    expect(plan).not.toMatch(/id=\? AND rowid=\?/);
+    expect(plan.match(/experiment_variants_agent_idx/g)).toHaveLength(3);
+    if (db.kind === 'sqlite') expect(plan).toMatch(/INTERSECT/);
+  });
+});
+
+describe("the prompts list's tools search", () => {
+  it("intersects several tools' prompts before seeking any", async () => {
+    const db = plans.db();
+    const filters = ['lookup', 'send'].map(
+      (value) => ({ property: 'tools', kind: 'text', value }) as const,
+    );
+    const plan = await plans.planOf(
+      sql`prompts`,
+      sql`id`,
+      listWhere(promptsList(db), 1, { filters, window: {} }, db),
+    );
+    expect(plan).not.toMatch(/id=\? AND rowid=\?/);
+    if (db.kind === 'sqlite') expect(plan).toMatch(/INTERSECT/);
   });
 });
 

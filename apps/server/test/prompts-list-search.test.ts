@@ -56,6 +56,12 @@ describe('search', () => {
     expect(await idsOf(search('context', '100_'))).toEqual([]);
   });
 
+  it('combines several tools searches with AND', async () => {
+    const bothTools =
+      '?search_fields=tools&search_fields=tools&search_field_values=lookup_order&search_field_values=HANG';
+    expect(await idsOf(bothTools)).toEqual([1]);
+  });
+
   it('combines several pairs with AND', async () => {
     expect(
       await idsOf(

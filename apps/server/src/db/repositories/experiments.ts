@@ -172,9 +172,9 @@ const EXPERIMENT_COLUMNS: ColumnMap<ExperimentProperty> = {
   stopped_at: experiments.stoppedAt,
 };
 
-/** The experiments with a variant of the agent, found from the agent's variants by index. */
-function usesAgent(agentId: number): SQL {
-  return sql`${experiments.id} IN (SELECT ${experimentVariants.experimentId} FROM ${experimentVariants} WHERE ${idEquals(experimentVariants.agentId, agentId)})`;
+/** The ids of the experiments with a variant of the agent, from the agent's variants by index. */
+function usingAgent(agentId: number): SQL {
+  return sql`SELECT ${experimentVariants.experimentId} FROM ${experimentVariants} WHERE ${idEquals(experimentVariants.agentId, agentId)}`;
 }
 
 export const experimentsList: ListTable<ExperimentProperty> = {
@@ -188,7 +188,7 @@ export const experimentsList: ListTable<ExperimentProperty> = {
   fields: EXPERIMENT_FIELDS,
   windowColumn: experiments.createdAt,
   // Ordering by agent uses the control variant's agent; searching matches any variant's.
-  conditions: { agent_id: (f) => usesAgent(Number(f.value)) },
+  keySearches: { agent_id: (f) => usingAgent(Number(f.value)) },
   prefixOrdered: { description: { column: experiments.description, nullable: true } },
 };
 

@@ -164,15 +164,15 @@ const idName = ({ id, name }: IdName): IdName => ({ id, name });
 /**
  * Searching `tools` without building every prompt's joined names: a value without a comma lies
  * within one tool name, so the prompts linking a tool whose name contains it are the same
- * prompts, found from the organization's tools by index.
+ * prompts, whose ids are found from the organization's tools by index.
  */
 function promptsWithToolNamed(spelling: Spelling) {
   return (filter: SearchFilter<PromptProperty>, organizationId: number): SQL | undefined => {
     const value = String(filter.value);
     if (value.includes(',')) return undefined;
-    return sql`${prompts.id} IN (SELECT ${promptTools.promptId} FROM ${promptTools}
+    return sql`SELECT ${promptTools.promptId} FROM ${promptTools}
       JOIN ${tools} ON ${tools.id} = ${promptTools.toolId}
-      WHERE ${tools.organizationId} = ${organizationId} AND ${spelling.contains(tools.name, value)})`;
+      WHERE ${tools.organizationId} = ${organizationId} AND ${spelling.contains(tools.name, value)}`;
   };
 }
 
@@ -206,7 +206,7 @@ export const promptsList = perDatabase(({ spelling }: Db): ListTable<PromptPrope
   },
   windowColumn: prompts.lastUpdated,
   either: { columns: [prompts.name, prompts.description] },
-  conditions: { tools: promptsWithToolNamed(spelling) },
+  keySearches: { tools: promptsWithToolNamed(spelling) },
   prefixOrdered: {
     tools: { column: prompts.toolNames, nullable: false },
     description: { column: prompts.description, nullable: true },
