@@ -146,6 +146,13 @@ function promptCells(_tenant: Tenant, count: number): Cell[] {
     ['last_updated_by', (i) => [['last_updated_by', `editor${i % 50}@`]]],
     ['agent_count', (i) => [['agent_count', String(i % 4)]]],
     ['session_end_enabled', (i) => [['session_end_enabled', nth(['true', 'false'], i)]]],
+    [
+      'tools + tools',
+      (i) => [
+        ['tools', '_tool_'],
+        ['tools', `_tool_${index(i) % toolsFor(count)}`],
+      ],
+    ],
   ];
   return [...orderCells(enumValues.PromptProperties), ...searchCells(searches)];
 }
@@ -166,6 +173,13 @@ function experimentCells(tenant: Tenant, count: number): Cell[] {
     ...(['created_at', 'updated_at', 'started_at', 'stopped_at'] as const).map(
       (field): [string, Pairs] => [`${field} "2026-MM"`, (i) => [[field, month(i)]]],
     ),
+    [
+      'agent_id + agent_id',
+      (i) => [
+        ['agent_id', String(nth(agentIds, i))],
+        ['agent_id', String(nth(agentIds, i + 1))],
+      ],
+    ],
     [
       'status + name',
       (i) => [
