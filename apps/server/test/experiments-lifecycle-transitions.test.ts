@@ -241,6 +241,14 @@ describe('list', () => {
       '?search_fields=name&search_field_values=NEEDLE',
     );
     expect(byName.body.items.map((e) => e.id)).toEqual([named.id]);
+    // Two substring searches: the rows that match both.
+    const twoSubstrings = (status: string) =>
+      call<Schemas['ExperimentListResponse']>(
+        'GET',
+        `?search_fields=status&search_fields=name&search_field_values=${status}&search_field_values=haystack`,
+      );
+    expect((await twoSubstrings('DRAFT')).body.items.map((e) => e.id)).toEqual([named.id]);
+    expect((await twoSubstrings('stop')).body.total_count).toBe(0);
     const exact = await call<Schemas['ExperimentListResponse']>(
       'GET',
       '?search_fields=name_exact&search_field_values=needle%20in%20the%20haystack',

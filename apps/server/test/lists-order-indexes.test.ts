@@ -5,7 +5,7 @@
 // its indexed prefix on PostgreSQL, sorting only the rows whose prefixes tie. The experiments'
 // agent_id search starts from the agent's variants, and several intersect before any seek, as the
 // prompts' tools searches do; on SQLite the prompts' name_description search tests each of its
-// columns in that column's index.
+// columns in that column's index, as a second substring search does.
 
 import { sql, type SQL, type SQLWrapper } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
@@ -169,6 +169,32 @@ describe("the prompts list's tools search", () => {
     );
     expect(plan).not.toMatch(/id=\? AND rowid=\?/);
     if (db.kind === 'sqlite') expect(plan).toMatch(/INTERSECT/);
+  });
+});
+
+describe('two substring searches of the experiments list', () => {
+  it.each<Array<'status' | 'name' | 'description'>>([
+    ['status', 'name'],
+    ['name', 'status'],
+    ['description', 'name'],
+  ])('%s and %s: the second is read from its own index, not the table', async (first, second) => {
+    const db = plans.db();
+    const filters = [first, second].map(
+      (property) => ({ property, kind: 'text', value: 'stopped' }) as const,
+    );
+    const plan = await plans.planOf(
+      sql`experiments`,
+      sql`id`,
+      listWhere(experimentsList, 1, { filters, window: {} }, db),
+    );
+    if (db.kind === 'sqlite') {
+      // The second column's matches come from its index, as a list each row is tested against.
+      expect(plan).toMatch(/LIST SUBQUERY/);
+      expect(plan).toMatch(new RegExp(`COVERING INDEX experiments_organization_${second}_idx`));
+      expect(plan).not.toMatch(/\bid=\?/);
+    } else {
+      expect(plan).not.toMatch(/SubPlan/);
+    }
   });
 });
 

@@ -88,7 +88,7 @@ export interface EitherSearch {
   /**
    * How each column's half of the OR is tested (default: as it is). SQLite can seek no index for
    * an OR of substrings, so it reads the table's row for every one of the organization's rows;
-   * selectListPage has it test each half in that column's own index instead (an `IN` subquery
+   * listWhere has it test each half in that column's own index instead (an `IN` subquery
    * each, both columns being indexed for their orders), which reads a fourth as much.
    */
   half?: (condition: SQL) => SQL;
@@ -341,6 +341,24 @@ export function tableOrder<P extends string>(
   return long ? prefixedOrder(long.column, order.direction, ordered, spelling) : ordered;
 }
 
+/**
+ * The properties of `query`'s substring searches (text and JSON, searched in their own column) past
+ * the first one's. SQLite seeks no index for a substring: it reads one such search's column from
+ * that column's index (organization, column, id), where it finds the id, but every other
+ * column from the table's row, a read several times dearer; listWhere has it read each of them
+ * from its own index too.
+ */
+function laterSubstringProperties<P extends string>(
+  table: ListTable<P>,
+  filters: ListQuery<P>['filters'],
+): P[] {
+  const substrings = filters
+    .filter(({ kind }) => kind === 'text' || kind === 'json')
+    .map(({ property }) => property)
+    .filter((property) => !table.keySearches?.[property] && !table.conditions?.[property]);
+  return [...new Set(substrings)].slice(1);
+}
+
 /** The condition of the organization's rows of `table` that `query`'s searches and window match. */
 export function listWhere<P extends string>(
   table: ListTable<P>,
@@ -351,19 +369,28 @@ export function listWhere<P extends string>(
 ): SQL {
   const { from, countFrom = from, organizationColumn, primaryKey, keySearches, ...options } = table;
   const ofOrganization = eq(organizationColumn, organizationId);
+  /** The keys of the organization's rows that meet `condition` on one column, from its index. */
+  const fromOwnIndex = (condition: SQL) =>
+    sql`SELECT ${primaryKey} FROM ${renderedOnceSql(kind, table, 'count from', () => countFrom)} WHERE ${ofOrganization} AND ${condition}`;
+  const onSqlite = kind === 'sqlite';
   const either = options.either && {
     ...options.either,
-    half:
-      kind === 'sqlite'
-        ? (condition: SQL) =>
-            sql`${primaryKey} IN (SELECT ${primaryKey} FROM ${renderedOnceSql(kind, table, 'count from', () => countFrom)} WHERE ${ofOrganization} AND ${condition})`
-        : undefined,
+    half: onSqlite
+      ? (condition: SQL) => sql`${primaryKey} IN (${fromOwnIndex(condition)})`
+      : undefined,
   };
+  const conditions: Partial<Record<P, OwnSearch<P>>> = { ...options.conditions };
+  for (const property of onSqlite ? laterSubstringProperties(table, query.filters) : []) {
+    // Tested against the list of keys, never sought by them: a seek would read the table's row.
+    conditions[property] = (filter) =>
+      sql`+${primaryKey} IN (${fromOwnIndex(filterCondition(filter, options.columns, spelling)!)})`;
+  }
   return and(
     ofOrganization,
     within,
     ...listConditions(query, organizationId, {
       ...options,
+      conditions,
       either,
       keyed: keySearches && { primaryKey, searches: keySearches },
       spelling,
