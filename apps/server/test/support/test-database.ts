@@ -1,12 +1,12 @@
 // The database a test runs on. One suite serves both backends: vitest runs it once per project
 // (vitest.config.ts), which sets AGENTLINE_TEST_BACKEND, the run's id and, for `postgres`,
 // AGENTLINE_TEST_POSTGRES_URL (read only there: a variable exported in the shell reaches the
-// `sqlite` project's workers too). Every call
-// gives a fresh, empty database: a file in a temporary folder, or a new PostgreSQL database
-// copied from a migrated template (test/support/postgres-global-setup.ts), which takes a few
-// milliseconds instead of running every migration again. With AGENTLINE_TEST_THROUGH_PGBOUNCER,
-// the tests reach those databases through PgBouncer in transaction mode
-// (AGENTLINE_TEST_PGBOUNCER_URL), while creating them still goes straight to PostgreSQL.
+// `sqlite` project's workers too). Every call gives a fresh, empty database: a file in the run's
+// temporary folder (run-temp-dir.ts, which removes it), or a new PostgreSQL database copied from
+// a migrated template (test/support/postgres-global-setup.ts), which takes a few milliseconds
+// instead of running every migration again. With AGENTLINE_TEST_THROUGH_PGBOUNCER, the tests
+// reach those databases through PgBouncer in transaction mode (AGENTLINE_TEST_PGBOUNCER_URL),
+// while creating them still goes straight to PostgreSQL.
 
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -18,6 +18,7 @@ import { createDb, isPostgresUrl, type Db, type SqliteDb } from '../../src/db/en
 import { migrateDb } from '../../src/db/migrate.js';
 import { insertValues, runSteps, selectRows } from '../../src/db/engine/portable-sql.js';
 import { events, sessions } from '../../src/db/schema/sqlite.js';
+import { RUN_TEMP_DIR_VARIABLE } from './run-temp-dir.js';
 
 export const TEST_BACKEND: Db['kind'] =
   process.env.AGENTLINE_TEST_BACKEND === 'postgres' ? 'postgres' : 'sqlite';
@@ -106,7 +107,8 @@ export async function dropDatabase(admin: pg.Client, name: string): Promise<void
  */
 export async function freshDatabaseUrl({ unmigrated = false } = {}): Promise<string> {
   if (!POSTGRES_ADMIN_URL) {
-    return join(mkdtempSync(join(tmpdir(), 'agentline-test-')), 'agentline.db');
+    const folder = process.env[RUN_TEMP_DIR_VARIABLE] ?? tmpdir();
+    return join(mkdtempSync(join(folder, 'agentline-test-')), 'agentline.db');
   }
   created += 1;
   const runId = process.env.AGENTLINE_TEST_RUN!;
