@@ -10,8 +10,11 @@ import { healthzLoop, percentile, readReplay, replayedEvent } from './support/re
 import { startServerProcess, type ServerProcess } from './support/server-process.js';
 import { createSharedTestDb, type SharedTestDb } from './support/test-database.js';
 
-/** What a replay may add to /healthz's p99 and max here: far below the stall of a blocking one. */
-const STALL_P99_MS = 150;
+/**
+ * What a replay may add to /healthz's p99 and max here: far below the stall of a blocking one.
+ * On PostgreSQL beside the whole suite, replays that do not block added 30-185 ms to the p99.
+ */
+const STALL_P99_MS = 300;
 const STALL_MAX_MS = 500;
 const REPLAY_EVENTS = Number(process.env['AGENTLINE_TEST_REPLAY_EVENTS'] ?? 200_000);
 const BUFFER_BYTES = 1024 * 1024;
