@@ -5,7 +5,8 @@
 import { is, SQL, sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { POSTGRES_SPELLING, SQLITE_SPELLING } from '../src/db/engine/client.js';
-import { renderedOnceSql, selectListPage, type ListTable } from '../src/db/engine/list-sql.js';
+import { renderedOnceSql } from '../src/db/engine/list-sql.js';
+import { selectListPage, type ListTable } from '../src/db/engine/list-table.js';
 import { renderedSql, selectList } from '../src/db/engine/portable-sql.js';
 import { agents } from '../src/db/schema/sqlite.js';
 import type { ListQuery } from '../src/vocabulary/list-query.js';

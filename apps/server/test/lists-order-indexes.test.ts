@@ -10,7 +10,7 @@
 import { sql, type SQL, type SQLWrapper } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import type { Db } from '../src/db/engine/client.js';
-import { listWhere, tableOrder } from '../src/db/engine/list-sql.js';
+import { listWhere, tableOrder } from '../src/db/engine/list-table.js';
 import { experimentsList } from '../src/db/repositories/experiments.js';
 import { promptsList } from '../src/db/repositories/prompts.js';
 import { experiments, prompts } from '../src/db/schema/sqlite.js';

@@ -3,18 +3,11 @@
 // Both backends get the same results: the functions take the database's spelling (client.ts),
 // and a repository maps a JSON column to its text (`spelling.jsonText`).
 
-import { and, Column, eq, is, or, sql, type SQL, type SQLWrapper } from 'drizzle-orm';
+import { Column, is, or, sql, type SQL, type SQLWrapper } from 'drizzle-orm';
 import type { ListPosition, ListQuery, SearchFilter } from '../../vocabulary/list-query.js';
 import { orderPrefix } from '../schema/order-prefix.js';
 import type { Db, Spelling } from './client.js';
-import {
-  idEquals,
-  renderedSql,
-  selectList,
-  selectRows,
-  valueSql,
-  type Steps,
-} from './portable-sql.js';
+import { idEquals, renderedSql, valueSql } from './portable-sql.js';
 
 export type ColumnMap<P extends string> = Record<P, SQLWrapper>;
 
@@ -49,7 +42,7 @@ export function renderedOnceSql(
 /** The largest code point: every text starting with the prefix sorts below prefix + this. */
 const AFTER_PREFIX = '\u{10FFFF}';
 
-function filterCondition<P extends string>(
+export function filterCondition<P extends string>(
   filter: SearchFilter<P>,
   columns: ColumnMap<P>,
   spelling: Spelling,
@@ -111,7 +104,7 @@ export interface ListSqlOptions<P extends string> {
 }
 
 /** SQL of a property's search among the organization's rows, or undefined for the column's. */
-type OwnSearch<P extends string> = (
+export type OwnSearch<P extends string> = (
   filter: SearchFilter<P>,
   organizationId: number,
 ) => SQL | undefined;
@@ -293,159 +286,4 @@ export function numberedPage<P extends string>(
     reversed,
     hasMore: end < totalCount,
   };
-}
-
-/** A long text a list orders through its indexed prefix on PostgreSQL (schema/order-prefix.ts). */
-export interface PrefixOrdered {
-  column: SQLWrapper;
-  nullable: boolean;
-}
-
-/**
- * What a list reads one organization's page of, for selectListPage: a module constant (or one
- * per database handle), as its select list and FROM clause are rendered once per table
- * (renderedOnceSql).
- */
-export interface ListTable<P extends string> extends Omit<ListSqlOptions<P>, 'spelling' | 'keyed'> {
-  /** Searches that find their rows' keys elsewhere (listConditions intersects them). */
-  keySearches?: KeySearches<P>;
-  /** FROM clause: the table, with what it joins for the record's fields. */
-  from: SQL;
-  /**
-   * FROM clause of the count and of the choice of a page's keys, when the conditions and the
-   * orders need less than `from` (default `from`).
-   */
-  countFrom?: SQL;
-  organizationColumn: SQLWrapper;
-  primaryKey: SQLWrapper;
-  /** The record's fields (their aliases are the record's keys) and the SQL each is read from. */
-  fields: Record<string, SQLWrapper>;
-  /**
-   * The properties whose values may be longer than an index entry holds: PostgreSQL orders them
-   * through the indexed prefix, SQLite (whose indexes take any length) by the whole value.
-   */
-  prefixOrdered?: Partial<Record<P, PrefixOrdered>>;
-}
-
-const prefixOrderedOn = <P extends string>(table: ListTable<P>, kind: Db['kind'], property: P) =>
-  kind === 'postgres' ? table.prefixOrdered?.[property] : undefined;
-
-/** ORDER BY of `order` in `table`'s list, the primary key breaking ties. */
-export function tableOrder<P extends string>(
-  table: ListTable<P>,
-  { kind, spelling }: Pick<Db, 'kind' | 'spelling'>,
-  order: ListQuery<P>['order'],
-): SQL {
-  const ordered = listOrder({ order }, table.columns, table.primaryKey, spelling);
-  const long = prefixOrderedOn(table, kind, order.property);
-  return long ? prefixedOrder(long.column, order.direction, ordered, spelling) : ordered;
-}
-
-/**
- * The properties of `query`'s substring searches (text and JSON, searched in their own column) past
- * the first one's. SQLite seeks no index for a substring: it reads one such search's column from
- * that column's index (organization, column, id), where it finds the id, but every other
- * column from the table's row, a read several times dearer; listWhere has it read each of them
- * from its own index too.
- */
-function laterSubstringProperties<P extends string>(
-  table: ListTable<P>,
-  filters: ListQuery<P>['filters'],
-): P[] {
-  const substrings = filters
-    .filter(({ kind }) => kind === 'text' || kind === 'json')
-    .map(({ property }) => property)
-    .filter((property) => !table.keySearches?.[property] && !table.conditions?.[property]);
-  return [...new Set(substrings)].slice(1);
-}
-
-/** The condition of the organization's rows of `table` that `query`'s searches and window match. */
-export function listWhere<P extends string>(
-  table: ListTable<P>,
-  organizationId: number,
-  query: Pick<ListQuery<P>, 'filters' | 'window'>,
-  { kind, spelling }: Pick<Db, 'kind' | 'spelling'>,
-  within?: SQL,
-): SQL {
-  const { from, countFrom = from, organizationColumn, primaryKey, keySearches, ...options } = table;
-  const ofOrganization = eq(organizationColumn, organizationId);
-  /** The keys of the organization's rows that meet `condition` on one column, from its index. */
-  const fromOwnIndex = (condition: SQL) =>
-    sql`SELECT ${primaryKey} FROM ${renderedOnceSql(kind, table, 'count from', () => countFrom)} WHERE ${ofOrganization} AND ${condition}`;
-  const onSqlite = kind === 'sqlite';
-  const either = options.either && {
-    ...options.either,
-    half: onSqlite
-      ? (condition: SQL) => sql`${primaryKey} IN (${fromOwnIndex(condition)})`
-      : undefined,
-  };
-  const conditions: Partial<Record<P, OwnSearch<P>>> = { ...options.conditions };
-  for (const property of onSqlite ? laterSubstringProperties(table, query.filters) : []) {
-    // Tested against the list of keys, never sought by them: a seek would read the table's row.
-    conditions[property] = (filter) =>
-      sql`+${primaryKey} IN (${fromOwnIndex(filterCondition(filter, options.columns, spelling)!)})`;
-  }
-  return and(
-    ofOrganization,
-    within,
-    ...listConditions(query, organizationId, {
-      ...options,
-      conditions,
-      either,
-      keyed: keySearches && { primaryKey, searches: keySearches },
-      spelling,
-    }),
-  )!;
-}
-
-/**
- * One page of a list and the count of all its matches, in one snapshot: the rows of `query`'s
- * page (keyset after a cursor, else by number), where the next page starts, and the total.
- * `within` is what every row of a nested list meets besides the organization (the parent's id).
- * The page's keys are chosen first from the order's index alone, so the rows skipped to reach a
- * deep page are never read whole nor joined; then only the page's rows are read.
- */
-export function* selectListPage<P extends string, R extends { id: number }>(
-  table: ListTable<P>,
-  organizationId: number,
-  query: ListQuery<P>,
-  db: Pick<Db, 'kind' | 'spelling'>,
-  within?: SQL,
-): Steps<{
-  rows: Array<Omit<R & { sortKey: unknown }, 'sortKey'>>;
-  totalCount: number;
-  next: ListPosition | null;
-}> {
-  const { kind } = db;
-  const { from, countFrom = from, primaryKey, fields } = table;
-  const keysFrom = renderedOnceSql(kind, table, 'count from', () => countFrom);
-  const where = listWhere(table, organizationId, query, db, within);
-  const [counted] = yield* selectRows<{ n: number }>(
-    sql`SELECT count(*) AS "n" FROM ${keysFrom} WHERE ${where}`,
-  );
-  const totalCount = counted?.n ?? 0;
-  const { property } = query.order;
-  const selected = renderedOnceSql(kind, table, `select ${property}`, () =>
-    selectList({ ...fields, sortKey: table.columns[property] }),
-  );
-  /** The page's rows in the query's order, of the keys `chosen` picks in `order`. */
-  const readRows = (order: ListQuery<P>['order'], chosen: SQL, limit: SQL) =>
-    selectRows<R & { sortKey: unknown }>(
-      sql`SELECT ${selected} FROM ${renderedOnceSql(kind, table, 'from', () => from)}
-        WHERE ${primaryKey} IN (SELECT ${primaryKey} FROM ${keysFrom} WHERE ${chosen}
-          ORDER BY ${tableOrder(table, db, order)} ${limit})
-        ORDER BY ${tableOrder(table, db, query.order)}`,
-    );
-  if (query.limit === 0) return { rows: [], totalCount, next: null };
-  if (query.after) {
-    const { after, limitOffset } = pageWindow(query, table.columns, primaryKey);
-    const long = prefixOrderedOn(table, kind, property);
-    const bound = long && prefixBound(long.column, query.order.direction, query.after.value, long);
-    const read = yield* readRows(query.order, and(where, after, bound)!, limitOffset);
-    return { ...splitPage(read, query.limit), totalCount };
-  }
-  const page = numberedPage(query, totalCount);
-  if (!page) return { rows: [], totalCount, next: null };
-  const read = yield* readRows(page.order, where, sql`LIMIT ${page.take} OFFSET ${page.skip}`);
-  return { ...pageOf(read, page.hasMore), totalCount };
 }

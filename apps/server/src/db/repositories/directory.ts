@@ -7,7 +7,7 @@ import { sql } from 'drizzle-orm';
 import type { AgentProperty, ChannelTargetProperty } from '../../vocabulary/directory.js';
 import type { ListedPage, ListQuery } from '../../vocabulary/list-query.js';
 import type { Db } from '../engine/client.js';
-import { selectListPage, type ListTable } from '../engine/list-sql.js';
+import { selectListPage, type ListTable } from '../engine/list-table.js';
 import { runListRead, runSteps, selectList, selectRows } from '../engine/portable-sql.js';
 import {
   agents,

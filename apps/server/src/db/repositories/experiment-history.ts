@@ -11,7 +11,7 @@ import type {
   FieldChanges,
 } from '../../vocabulary/experiments.js';
 import type { ListedPage, ListQuery } from '../../vocabulary/list-query.js';
-import { selectListPage, type ListTable } from '../engine/list-sql.js';
+import { selectListPage, type ListTable } from '../engine/list-table.js';
 import {
   execute,
   idEquals,

@@ -14,7 +14,8 @@ import type {
   ExperimentProperty,
   ExperimentStatus,
 } from '../../vocabulary/experiments.js';
-import { selectListPage, type ColumnMap, type ListTable } from '../engine/list-sql.js';
+import type { ColumnMap } from '../engine/list-sql.js';
+import { selectListPage, type ListTable } from '../engine/list-table.js';
 import {
   execute,
   idEquals,

@@ -11,7 +11,7 @@ import type { ListPosition, ListQuery, SearchFilter } from '../../vocabulary/lis
 import type { PromptProperty } from '../../vocabulary/prompts.js';
 import type { Db } from '../engine/client.js';
 import { perDatabase } from '../engine/caches.js';
-import { selectListPage, type ListTable } from '../engine/list-sql.js';
+import { selectListPage, type ListTable } from '../engine/list-table.js';
 import {
   idIn,
   parsedJson,

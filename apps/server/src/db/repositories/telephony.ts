@@ -8,7 +8,7 @@ import { sql } from 'drizzle-orm';
 import type { A2pStatusProperty, MessagingPath } from '../../vocabulary/telephony.js';
 import type { ListPosition, ListQuery } from '../../vocabulary/list-query.js';
 import type { Db } from '../engine/client.js';
-import { selectListPage, type ListTable } from '../engine/list-sql.js';
+import { selectListPage, type ListTable } from '../engine/list-table.js';
 import {
   idEquals,
   parsedJson,

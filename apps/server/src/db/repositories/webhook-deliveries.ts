@@ -10,7 +10,7 @@ import type {
   WebhookDeliveryType,
 } from '../../vocabulary/webhooks.js';
 import type { Db } from '../engine/client.js';
-import { selectListPage, type ListTable } from '../engine/list-sql.js';
+import { selectListPage, type ListTable } from '../engine/list-table.js';
 import {
   execute,
   idEquals,

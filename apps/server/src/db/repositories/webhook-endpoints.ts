@@ -9,7 +9,8 @@ import type { ListedPage, ListQuery } from '../../vocabulary/list-query.js';
 import type { WebhookEndpointProperty, WebhookMessageType } from '../../vocabulary/webhooks.js';
 import type { Db } from '../engine/client.js';
 import { perDatabase } from '../engine/caches.js';
-import { selectListPage, type ColumnMap, type ListTable } from '../engine/list-sql.js';
+import type { ColumnMap } from '../engine/list-sql.js';
+import { selectListPage, type ListTable } from '../engine/list-table.js';
 import {
   idEquals,
   insertValues,
