@@ -32,7 +32,10 @@ export interface PrefixOrdered {
  * per database handle), as its select list and FROM clause are rendered once per table
  * (renderedOnceSql).
  */
-export interface ListTable<P extends string> extends Omit<ListSqlOptions<P>, 'spelling' | 'keyed'> {
+export interface ListTable<P extends string> extends Omit<
+  ListSqlOptions<P>,
+  'spelling' | 'keyed' | 'conditions'
+> {
   /** Searches that find their rows' keys elsewhere (listConditions intersects them). */
   keySearches?: KeySearches<P>;
   /** FROM clause: the table, with what it joins for the record's fields. */
@@ -52,6 +55,10 @@ export interface ListTable<P extends string> extends Omit<ListSqlOptions<P>, 'sp
    */
   prefixOrdered?: Partial<Record<P, PrefixOrdered>>;
 }
+
+/** FROM clause of the count and of the choice of a page's keys, rendered once per table. */
+const keysFrom = <P extends string>(table: ListTable<P>, kind: Db['kind']) =>
+  renderedOnceSql(kind, table, 'count from', () => table.countFrom ?? table.from);
 
 const prefixOrderedOn = <P extends string>(table: ListTable<P>, kind: Db['kind'], property: P) =>
   kind === 'postgres' ? table.prefixOrdered?.[property] : undefined;
@@ -83,7 +90,7 @@ function laterSubstringProperties<P extends string>(
   const substrings = filters
     .filter(({ kind }) => kind === 'text' || kind === 'json')
     .map(({ property }) => property)
-    .filter((property) => !table.keySearches?.[property] && !table.conditions?.[property]);
+    .filter((property) => !table.keySearches?.[property]);
   return [...new Set(substrings)].slice(1);
 }
 
@@ -95,11 +102,11 @@ export function listWhere<P extends string>(
   { kind, spelling }: Pick<Db, 'kind' | 'spelling'>,
   within?: SQL,
 ): SQL {
-  const { from, countFrom = from, organizationColumn, primaryKey, keySearches, ...options } = table;
+  const { organizationColumn, primaryKey, keySearches, ...options } = table;
   const ofOrganization = eq(organizationColumn, organizationId);
   /** The keys of the organization's rows that meet `condition` on one column, from its index. */
   const fromOwnIndex = (condition: SQL) =>
-    sql`SELECT ${primaryKey} FROM ${renderedOnceSql(kind, table, 'count from', () => countFrom)} WHERE ${ofOrganization} AND ${condition}`;
+    sql`SELECT ${primaryKey} FROM ${keysFrom(table, kind)} WHERE ${ofOrganization} AND ${condition}`;
   const onSqlite = kind === 'sqlite';
   const either = options.either && {
     ...options.either,
@@ -107,7 +114,7 @@ export function listWhere<P extends string>(
       ? (condition: SQL) => sql`${primaryKey} IN (${fromOwnIndex(condition)})`
       : undefined,
   };
-  const conditions: Partial<Record<P, OwnSearch<P>>> = { ...options.conditions };
+  const conditions: Partial<Record<P, OwnSearch<P>>> = {};
   for (const property of onSqlite ? laterSubstringProperties(table, query.filters) : []) {
     // Tested against the list of keys, never sought by them: a seek would read the table's row.
     conditions[property] = (filter) =>
@@ -145,11 +152,11 @@ export function* selectListPage<P extends string, R extends { id: number }>(
   next: ListPosition | null;
 }> {
   const { kind } = db;
-  const { from, countFrom = from, primaryKey, fields } = table;
-  const keysFrom = renderedOnceSql(kind, table, 'count from', () => countFrom);
+  const { from, primaryKey, fields } = table;
+  const keys = keysFrom(table, kind);
   const where = listWhere(table, organizationId, query, db, within);
   const [counted] = yield* selectRows<{ n: number }>(
-    sql`SELECT count(*) AS "n" FROM ${keysFrom} WHERE ${where}`,
+    sql`SELECT count(*) AS "n" FROM ${keys} WHERE ${where}`,
   );
   const totalCount = counted?.n ?? 0;
   const { property } = query.order;
@@ -160,7 +167,7 @@ export function* selectListPage<P extends string, R extends { id: number }>(
   const readRows = (order: ListQuery<P>['order'], chosen: SQL, limit: SQL) =>
     selectRows<R & { sortKey: unknown }>(
       sql`SELECT ${selected} FROM ${renderedOnceSql(kind, table, 'from', () => from)}
-        WHERE ${primaryKey} IN (SELECT ${primaryKey} FROM ${keysFrom} WHERE ${chosen}
+        WHERE ${primaryKey} IN (SELECT ${primaryKey} FROM ${keys} WHERE ${chosen}
           ORDER BY ${tableOrder(table, db, order)} ${limit})
         ORDER BY ${tableOrder(table, db, query.order)}`,
     );
