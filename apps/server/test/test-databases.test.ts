@@ -1,22 +1,37 @@
-// The PostgreSQL test support's clean-up: a database is dropped whether or not a session still
-// holds it (a killed run's), since each run drops what the runs before it left behind.
+// The test support's clean-up: a PostgreSQL database is dropped whether or not a session still
+// holds it (a killed run's), since each run drops what the runs before it left behind; a SQLite
+// test database lies in the run's folder, which the run removes (support/run-temp-dir.ts).
 
 import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { dirname, relative } from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { DROP_RUN_DATABASES } from './support/postgres-global-setup.js';
+import { RUN_TEMP_DIR_VARIABLE } from './support/run-temp-dir.js';
 import {
   directUrl,
   dropDatabase,
   freshDatabaseUrl,
   onPostgres,
+  onSqlite,
   runDatabasePrefix,
   templateDatabase,
   withAdmin,
 } from './support/test-database.js';
 
 const ADMIN_URL = process.env.AGENTLINE_TEST_POSTGRES_URL!;
+
+describe.runIf(onSqlite)('a SQLite test database', () => {
+  it("lies in the run's folder, which the run's teardown removes", async () => {
+    const runFolder = process.env[RUN_TEMP_DIR_VARIABLE];
+    expect(runFolder).toBeDefined();
+    const file = await freshDatabaseUrl();
+    expect(existsSync(dirname(file))).toBe(true);
+    expect(relative(runFolder!, file).startsWith('..')).toBe(false);
+  });
+});
 
 async function databaseExists(name: string): Promise<boolean> {
   const { rows } = await withAdmin(ADMIN_URL, (admin) =>
