@@ -2,14 +2,24 @@
 // statements per tick (db/repositories/event-feed-reads.ts), not in a few statements per
 // organization: on PostgreSQL each statement is a round trip that costs the server and the
 // database more CPU than the rows it brings, and a server with streams open in many organizations
-// polls five times a second.
+// polls five times a second. On PostgreSQL its events read is prepared, so each connection plans
+// it once, where planning it cost more than running it.
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Db } from '../src/db/engine/client.js';
+import { sql } from 'drizzle-orm';
+import { createDb, PREPARED_STATEMENTS, type Db } from '../src/db/engine/client.js';
+import { migrateDb } from '../src/db/migrate.js';
+import { readNewEvents } from '../src/db/repositories/event-feed-reads.js';
 import type { FeedEvent } from '../src/db/repositories/events.js';
 import { EventFeed } from '../src/runtime/event-feed.js';
 import { createTenant, type Tenant } from './support/harness.js';
-import { createTestDb, insertTestEvents } from './support/test-database.js';
+import {
+  createTestDb,
+  freshDatabaseUrl,
+  insertTestEvents,
+  onPostgres,
+  queryTestDb,
+} from './support/test-database.js';
 
 let db: Db;
 let tenants: Tenant[];
@@ -119,5 +129,29 @@ describe('the live feed', () => {
     // the statements of one.
     expect(one).toBeGreaterThan(0);
     expect(eight).toBeLessThan(one * 2);
+  });
+});
+
+describe.skipIf(!onPostgres || !PREPARED_STATEMENTS)('the live feed on PostgreSQL', () => {
+  it('plans its events read once per connection, however many ticks ask it', async () => {
+    // One connection, so the prepared statements listed are the ones the reads used.
+    const single = createDb(await freshDatabaseUrl(), { poolSize: 1 });
+    try {
+      await migrateDb(single);
+      const tenant = await createTenant(single, 'Feed reads');
+      const watched = [{ organizationId: tenant.organizationId, afterId: 0, withRemovals: false }];
+      const TICKS = 8;
+      for (let tick = 0; tick < TICKS; tick += 1) await readNewEvents(single, watched, 100);
+      const reads = await queryTestDb<{ generic: number; custom: number }>(
+        single,
+        sql`SELECT generic_plans AS generic, custom_plans AS custom FROM pg_prepared_statements
+             WHERE statement LIKE '%CROSS JOIN LATERAL%'`,
+      );
+      // One statement, prepared once, run by every tick.
+      expect(reads).toHaveLength(1);
+      expect(Number(reads[0]!.generic) + Number(reads[0]!.custom)).toBe(TICKS);
+    } finally {
+      await single.close();
+    }
   });
 });

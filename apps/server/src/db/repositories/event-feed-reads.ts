@@ -7,8 +7,8 @@
 // in that statement's snapshot, and none can appear later.
 
 import { sql, type SQL } from 'drizzle-orm';
-import type { Db } from '../engine/client.js';
-import { runSteps, selectRows } from '../engine/portable-sql.js';
+import { POSTGRES_SPELLING, type Db } from '../engine/client.js';
+import { prepared, runSteps, selectRows } from '../engine/portable-sql.js';
 import { events, organizations } from '../schema/sqlite.js';
 import { eventsAbove, NOTHING_RESOLVED } from './event-conditions.js';
 import { itemJson, type EventStreamQuery, type FeedEvent } from './events.js';
@@ -33,6 +33,24 @@ export interface NewEvents {
   /** The highest id retention had removed, read after the events (0 when not asked for). */
   removedThrough: number;
 }
+
+/**
+ * PostgreSQL's read of the watched organizations' new events: each organization's, from its own
+ * position, by its index on (organization, id). Prepared, as the feed asks it five times a
+ * second per process: planned each time, its plan cost more than its run (docs/benchmarks.md).
+ */
+const newEventsOnPostgres = prepared<FeedEvent & { organizationId: number }>(
+  sql`SELECT w.organization_id AS "organizationId", e.id, e.json
+      FROM unnest(CAST(${sql.placeholder('organizationIds')} AS integer[]),
+                  CAST(${sql.placeholder('afterIds')} AS bigint[]))
+        AS w(organization_id, after_id)
+      CROSS JOIN LATERAL (
+        SELECT id, ${itemJson({ spelling: POSTGRES_SPELLING }, null)} AS json FROM events
+        WHERE organization_id = w.organization_id AND id > w.after_id
+        ORDER BY id LIMIT ${sql.placeholder('limit')}
+      ) e
+      ORDER BY w.organization_id, e.id`,
+);
 
 /**
  * The new events of each watched organization, up to `limit` events a statement, in the same
@@ -75,18 +93,11 @@ export async function readNewEvents(
         more,
       }));
     } else {
-      const rows = yield* selectRows<FeedEvent & { organizationId: number }>(
-        sql`SELECT w.organization_id AS "organizationId", e.id, e.json
-            FROM unnest(CAST(${sql.param(organizationIds)} AS integer[]),
-                        CAST(${sql.param(watched.map((w) => w.afterId))} AS bigint[]))
-              AS w(organization_id, after_id)
-            CROSS JOIN LATERAL (
-              SELECT id, ${json} AS json FROM events
-              WHERE organization_id = w.organization_id AND id > w.after_id
-              ORDER BY id LIMIT ${limit}
-            ) e
-            ORDER BY w.organization_id, e.id`,
-      );
+      const rows = yield* newEventsOnPostgres({
+        organizationIds,
+        afterIds: watched.map((w) => w.afterId),
+        limit,
+      });
       const rowsOf = rowsByOrganization(rows, watched);
       batches = watched.map(({ organizationId, afterId }) => {
         const of = rowsOf.get(organizationId) ?? [];

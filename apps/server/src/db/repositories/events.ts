@@ -180,7 +180,10 @@ function orderBy(db: Db, order: ListQuery<EventProperty>['order'], access: Acces
  * properties are the projected ones in the wire order; attributes are embedded as JSON (stored
  * as JSON text on SQLite, a json column on PostgreSQL), not quoted as a string.
  */
-export function itemJson({ spelling }: Db, projection: ReadonlySet<string> | null): SQL {
+export function itemJson(
+  { spelling }: Pick<Db, 'spelling'>,
+  projection: ReadonlySet<string> | null,
+): SQL {
   const properties = projection
     ? EventProperties.filter((property) => projection.has(property))
     : EventProperties;
