@@ -6,9 +6,10 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sql, type SQL } from 'drizzle-orm';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDb, describeDatabaseUrl, type Db } from '../src/db/engine/client.js';
-import { migrateDb } from '../src/db/migrate.js';
+import { MIGRATION_LOCK_KEY, migrateDb } from '../src/db/migrate.js';
 import { isForeignKeyViolation, isUniqueViolation } from '../src/db/engine/errors.js';
 import {
   execute,
@@ -19,6 +20,7 @@ import {
 } from '../src/db/engine/portable-sql.js';
 import { createOrganization, findOrganization } from '../src/db/repositories/organizations.js';
 import { organizations } from '../src/db/schema/sqlite.js';
+import { recordStatements } from './support/sent-statements.js';
 import {
   createTestDb,
   freshDatabaseUrl,
@@ -109,12 +111,54 @@ describe.runIf(onSqlite)('createDb and migrateDb on SQLite', () => {
 
 describe.runIf(onPostgres)('createDb and migrateDb on PostgreSQL', () => {
   it('migrates again without effect, also from several connections at once', async () => {
-    const url = await freshDatabaseUrl();
+    const url = await freshDatabaseUrl({ unmigrated: true });
     const processes = [createDb(url), createDb(url), createDb(url)];
     // Three "processes" starting together: the advisory lock lets one migrate at a time.
     await Promise.all(processes.map((each) => migrateDb(each)));
+    await Promise.all(processes.map((each) => migrateDb(each)));
     expect(await migrationsApplied(processes[0]!)).toBe(journalLength('postgres'));
     await Promise.all(processes.map((each) => each.close()));
+  });
+
+  it('waits for the migration turn only where a migration is missing', async () => {
+    const [migrated, fresh] = [
+      await freshDatabaseUrl(),
+      await freshDatabaseUrl({ unmigrated: true }),
+    ];
+    // Another process's turn on each database (advisory locks are per database), held until
+    // released below.
+    const others = [
+      new pg.Client({ connectionString: migrated }),
+      new pg.Client({ connectionString: fresh }),
+    ];
+    for (const other of others) {
+      await other.connect();
+      await other.query('BEGIN');
+      await other.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK_KEY]);
+    }
+    const [starting, migrating] = [createDb(migrated), createDb(fresh)];
+    if (starting.kind !== 'postgres') throw new Error(`${migrated} opened as SQLite`);
+    try {
+      const ended = (work: Promise<void>, ms: number) =>
+        Promise.race([
+          work.then(() => 'ended'),
+          new Promise((resolve) => setTimeout(resolve, ms, 'waiting')),
+        ]);
+      // The migrated database is ready as it is: no turn to wait for, and its resume token
+      // secret is read, not written again (planning that insert cost more than the rest).
+      const sent = recordStatements(starting.pool);
+      expect(await ended(migrateDb(starting), 10_000)).toBe('ended');
+      expect(sent.some((text) => text.startsWith('SELECT'))).toBe(true);
+      expect(sent.filter((text) => /INSERT INTO "resume_token_secret"/.test(text))).toEqual([]);
+      const migration = migrateDb(migrating);
+      expect(await ended(migration, 1_000)).toBe('waiting');
+      await others[1]!.query('ROLLBACK');
+      await migration;
+      expect(await migrationsApplied(migrating)).toBe(journalLength('postgres'));
+    } finally {
+      await Promise.all(others.map((other) => other.end()));
+      await Promise.all([starting.close(), migrating.close()]);
+    }
   });
 
   it('never shows the password of a database URL', () => {

@@ -6,8 +6,11 @@ import { drizzle as drizzleSqlite } from 'drizzle-orm/better-sqlite3';
 import { migrate as migrateSqlite } from 'drizzle-orm/better-sqlite3/migrator';
 import { drizzle as drizzlePostgres } from 'drizzle-orm/node-postgres';
 import { migrate as migratePostgres } from 'drizzle-orm/node-postgres/migrator';
+import { readMigrationFiles } from 'drizzle-orm/migrator';
+import { sql } from 'drizzle-orm';
 import pg from 'pg';
-import type { Db } from './engine/client.js';
+import type { Db, PostgresDb } from './engine/client.js';
+import { runSteps, selectRows } from './engine/portable-sql.js';
 import { ensureCursorSecret } from './repositories/cursor-secrets.js';
 import { ensureResumeTokenSecret } from './repositories/resume-tokens.js';
 import { ensureEventPartitions } from './repositories/event-partitions.js';
@@ -20,7 +23,7 @@ const MIGRATIONS_FOLDERS = {
 };
 
 /** Any constant: the key of the advisory lock that lets one process at a time migrate. */
-const MIGRATION_LOCK_KEY = 0x6167_6c6d; // "aglm"
+export const MIGRATION_LOCK_KEY = 0x6167_6c6d; // "aglm"
 
 /**
  * Applies the committed migrations that have not run yet, and stores the first list cursor secret
@@ -35,12 +38,49 @@ export async function migrateDb(db: Db): Promise<void> {
     await ensureSecrets(db);
     return;
   }
-  // Several processes may start at once on one database: they take turns, and the later ones
-  // find nothing left to apply. The turn is a transaction-scoped lock, held by a transaction left
-  // open on a connection of its own (beside the pool, whose only connection the migrator may
-  // need) until the migrator is done: a session lock would not hold behind PgBouncer in
-  // transaction mode, where the migrator's statements and the unlock may each reach another
-  // server connection than the lock, and another process's lock the same one.
+  if (!(await hasEveryMigration(db))) await migratePostgresInTurn(db);
+  // The inserts need no lock: each writes a secret only where none exists.
+  await ensureSecrets(db);
+  // The months events are about to go in, before an import or a server writes any.
+  await ensureEventPartitions(db);
+}
+
+/**
+ * Whether the PostgreSQL database has every committed migration: drizzle applies those newer than
+ * the last one recorded, so none is left when that one is as new as the newest file. Asked
+ * before the turn, which a start on a migrated database then skips: the turn's connection of its
+ * own cost PostgreSQL as much CPU as the start's other statements (docs/benchmarks.md).
+ */
+async function hasEveryMigration(db: Db): Promise<boolean> {
+  const newest = Math.max(
+    ...readMigrationFiles({ migrationsFolder: MIGRATIONS_FOLDERS.postgres }).map(
+      (migration) => migration.folderMillis,
+    ),
+  );
+  try {
+    const [row] = await runSteps(db, () =>
+      selectRows<{ last: number | null }>(
+        sql`SELECT max(created_at) AS last FROM drizzle.__drizzle_migrations`,
+      ),
+    );
+    return row?.last != null && Number(row.last) >= newest;
+  } catch (error) {
+    // A database never migrated has no such table (42P01), or not even its schema (3F000).
+    if (['42P01', '3F000'].includes((error as { code?: string }).code ?? '')) return false;
+    throw error;
+  }
+}
+
+/**
+ * Applies PostgreSQL's missing migrations. Several processes may start at once on one database:
+ * they take turns, and the later ones find nothing left to apply. The turn is a
+ * transaction-scoped lock, held by a transaction left open on a connection of its own (beside the
+ * pool, whose only connection the migrator may need) until the migrator is done: a session lock
+ * would not hold behind PgBouncer in transaction mode, where the migrator's statements and the
+ * unlock may each reach another server connection than the lock, and another process's lock the
+ * same one.
+ */
+async function migratePostgresInTurn(db: PostgresDb): Promise<void> {
   const turn = new pg.Client(db.pool.options);
   await turn.connect();
   try {
@@ -54,10 +94,6 @@ export async function migrateDb(db: Db): Promise<void> {
     await turn.query('ROLLBACK').catch(() => {});
     await turn.end();
   }
-  // The inserts need no lock: each writes a secret only where none exists.
-  await ensureSecrets(db);
-  // The months events are about to go in, before an import or a server writes any.
-  await ensureEventPartitions(db);
 }
 
 async function ensureSecrets(db: Db): Promise<void> {

@@ -10,9 +10,13 @@ import { events, resumeTokenSecret } from '../schema/sqlite.js';
  * Stores `secret` (domain/server-secrets.ts), and the highest event id as the bound of decimal
  * tokens, unless there is a secret. Processes that start at the same time may all try: the first
  * insert takes id 1 and the others do nothing (the primary key), so one secret is left. (`WHERE
- * true`: without it SQLite reads ON CONFLICT as the join's ON.)
+ * true`: without it SQLite reads ON CONFLICT as the join's ON.) The secret is read first, as
+ * every process start passes here: PostgreSQL plans the insert's max over each partition of the
+ * events table, which took longer than the rest of a start's statements together
+ * (docs/benchmarks.md).
  */
 export async function ensureResumeTokenSecret(db: Db, secret: string): Promise<void> {
+  if (await readResumeTokenSecret(db)) return;
   await runSteps(db, () =>
     execute(
       sql`INSERT INTO ${resumeTokenSecret} (id, secret, decimal_through)
