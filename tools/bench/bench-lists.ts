@@ -20,7 +20,8 @@ const instant = (i: number, count: number, plusMs = 0) =>
     Date.parse('2026-01-01T00:00:00Z') + ((i * 7919) % count) * (31_536_000_000 / count) + plusMs,
   ).toISOString();
 
-const nth = <T>(list: readonly T[], i: number): T => list[i % list.length]!;
+/** The item at `i`, counting round the list again past its end. */
+export const nth = <T>(list: readonly T[], i: number): T => list[i % list.length]!;
 const range = (length: number) => Array.from({ length }, (_, i) => i);
 
 /** How many tools `count` prompts link: each linked by about six prompts, as tools are shared. */

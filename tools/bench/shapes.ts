@@ -12,7 +12,7 @@ import {
   type AgentlineClient,
 } from '../../packages/sdk/src/index.js';
 import { organizationWithEvents, TOPICS } from './bench-events.js';
-import { AGENTS, organizationWithList, toolsFor } from './bench-lists.js';
+import { AGENTS, nth, organizationWithList, toolsFor } from './bench-lists.js';
 import { benchRoutingTenant, randomCaller } from './bench-tenant.js';
 import { options, withBenchDatabase, withServer, type BenchDatabase } from './harness.js';
 import { openLoop } from './open-loop.js';
@@ -37,9 +37,6 @@ interface Cell {
 }
 
 type Pairs = (i: number) => Array<[string, string]>;
-
-/** The i-th of a list of values, round and round: each sample takes the next. */
-const nth = <T>(list: readonly T[], i: number): T => list[i % list.length]!;
 
 /** Each property as order_by, both directions, at page 0, the middle and the last page. */
 const orderCells = (properties: readonly string[]): Cell[] =>
