@@ -3,7 +3,6 @@
 
 import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
-import { findWebhookEndpointPositions } from '../src/db/repositories/webhook-endpoints.js';
 import { resumeTokensOf } from '../src/runtime/resume-tokens.js';
 import { webhookEndpoints } from '../src/db/schema/sqlite.js';
 import { createWebhookEndpoint } from '../src/use-cases/webhook-endpoints.js';
@@ -12,6 +11,7 @@ import { cellsOf, useLoadWorkspace } from './support/cli-load-workspace.js';
 import type { Schemas } from './support/harness.js';
 import { insertTestEvents, queryTestDb } from './support/test-database.js';
 import { insertWebhookAttempts } from './support/webhook-attempts.js';
+import { findWebhookEndpointPositions } from './support/webhooks-testbed.js';
 
 const ACME = 1;
 let workspace: TempWorkspace;

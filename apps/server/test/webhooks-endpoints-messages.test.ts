@@ -5,12 +5,11 @@
 import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { resumeTokensOf } from '../src/runtime/resume-tokens.js';
-import { findWebhookEndpointPositions } from '../src/db/repositories/webhook-endpoints.js';
 import { experimentChanges, webhookAttempts, webhookMessages } from '../src/db/schema/sqlite.js';
 import { insertValues } from '../src/db/engine/portable-sql.js';
 import { expectProblem } from './support/experiments-testbed.js';
 import { createTenant, type Schemas, type Tenant, type TestApi } from './support/harness.js';
-import { useWebhooksTestbed } from './support/webhooks-testbed.js';
+import { findWebhookEndpointPositions, useWebhooksTestbed } from './support/webhooks-testbed.js';
 import { insertTestEvents, queryTestDb } from './support/test-database.js';
 
 let api: TestApi;

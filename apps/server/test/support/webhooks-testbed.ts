@@ -4,6 +4,12 @@
 // for that (test/webhooks-endpoints-input.test.ts checks the refusals with them off).
 
 import { afterAll, beforeAll } from 'vitest';
+import type { Db } from '../../src/db/engine/client.js';
+import { runSteps } from '../../src/db/engine/portable-sql.js';
+import {
+  webhookEndpointPositions,
+  type WebhookPositions,
+} from '../../src/db/repositories/webhook-endpoints.js';
 import { createTenant, createTestApi, type Tenant, type TestApi } from './harness.js';
 
 export interface WebhooksTestbed {
@@ -37,4 +43,13 @@ export function useWebhooksTestbed(onReady: (testbed: WebhooksTestbed) => void) 
     });
   };
   return { call };
+}
+
+/** An endpoint's stored positions in the events and in its own history (null: no such endpoint). */
+export function findWebhookEndpointPositions(
+  db: Db,
+  organizationId: number,
+  id: number,
+): Promise<WebhookPositions | null> {
+  return runSteps(db, () => webhookEndpointPositions(organizationId, id));
 }

@@ -279,14 +279,6 @@ export function* webhookEndpointPositions(
     : null;
 }
 
-export async function findWebhookEndpointPositions(
-  db: Db,
-  organizationId: number,
-  id: number,
-): Promise<WebhookPositions | null> {
-  return runSteps(db, () => webhookEndpointPositions(organizationId, id));
-}
-
 /** Moves the endpoint's positions (a replay moves them back). */
 export function storeWebhookEndpointPositions(
   organizationId: number,
