@@ -372,7 +372,10 @@ describe('a provider failure is a 502 for the whole page', () => {
     expect(response.status).toBe(502);
     expect(response.body.code).toBe('PROVIDER_UNAVAILABLE');
     expect(response.body.detail).toContain(`did not answer within ${TIMEOUT_MS} ms`);
-    expect(performance.now() - started).toBeLessThan(TIMEOUT_MS + 700);
+    // Within one timeout of its own, not the provider's 5 s nor two timeouts one after the
+    // other; the rest is the page's other reads on a machine shared with the whole suite (a CI
+    // run took 2,952 ms).
+    expect(performance.now() - started).toBeLessThan(TIMEOUT_MS * 2 - 500);
     expect(twilio.requests.filter((r) => r.startsWith('/v1/Services?'))).toHaveLength(1);
   });
 
