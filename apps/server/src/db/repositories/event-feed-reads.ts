@@ -66,7 +66,6 @@ export async function readNewEvents(
   if (watched.length === 0) return [];
   return runSteps(db, function* () {
     const organizationIds = watched.map((w) => w.organizationId);
-    const json = itemJson(db, null);
     let batches: Array<Omit<NewEvents, 'removedThrough'>>;
     if (db.kind === 'sqlite') {
       // SQLite's ids are one sequence for all organizations (highestEventId reads the table's),
@@ -78,7 +77,7 @@ export async function readNewEvents(
         highest <= lowest
           ? []
           : yield* selectRows<FeedEvent & { organizationId: number }>(
-              sql`SELECT ${events.organizationId} AS "organizationId", id, ${json} AS json
+              sql`SELECT ${events.organizationId} AS "organizationId", id, ${itemJson(db, null)} AS json
                   FROM events NOT INDEXED
                   WHERE id > ${lowest} AND id <= ${highest}
                     AND ${events.organizationId} IN (${idList(organizationIds)})
