@@ -10,6 +10,7 @@ import { readMigrationFiles } from 'drizzle-orm/migrator';
 import { sql } from 'drizzle-orm';
 import pg from 'pg';
 import type { Db, PostgresDb } from './engine/client.js';
+import { isMissingRelation } from './engine/errors.js';
 import { runSteps, selectRows } from './engine/portable-sql.js';
 import { ensureCursorSecret } from './repositories/cursor-secrets.js';
 import { ensureResumeTokenSecret } from './repositories/resume-tokens.js';
@@ -65,8 +66,8 @@ async function hasEveryMigration(db: Db): Promise<boolean> {
     );
     return row?.last != null && Number(row.last) >= newest;
   } catch (error) {
-    // A database never migrated has no such table (42P01), or not even its schema (3F000).
-    if (['42P01', '3F000'].includes((error as { code?: string }).code ?? '')) return false;
+    // A database never migrated has no such table, or not even its schema.
+    if (isMissingRelation(error)) return false;
     throw error;
   }
 }

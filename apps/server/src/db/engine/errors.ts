@@ -48,6 +48,12 @@ export function isLockTimeout(error: unknown): boolean {
   return found?.backend === 'postgres' && found.code === '55P03';
 }
 
+/** True when a PostgreSQL statement names a table (42P01) or schema (3F000) that does not exist. */
+export function isMissingRelation(error: unknown): boolean {
+  const found = driverCode(error);
+  return found?.backend === 'postgres' && (found.code === '42P01' || found.code === '3F000');
+}
+
 export function isForeignKeyViolation(error: unknown): boolean {
   const found = driverCode(error);
   return (
