@@ -9,8 +9,7 @@
 #   bash scripts/test-on-node.sh 22
 #   bash scripts/test-on-node.sh 24 --runtime
 #
-# --runtime: the SDK's tests (not its type tests: TypeScript checks the same types whichever
-# Node.js runs it) and, of the server's, only the files that exercise what differs between
+# --runtime: the SDK's tests and, of the server's, only the files that exercise what differs between
 # Node.js versions (server processes, threads, sockets, the SQLite addon's own tests:
 # tools/runtime-test-files.ts picks them); the other files call the app in-process, the same
 # JavaScript on every version.
@@ -38,7 +37,7 @@ pnpm install --frozen-lockfile --prefer-offline
 # The console's browser tests are left out: the page runs in Chromium, not in Node.js, and the
 # server under it is what the suite covers on this version.
 if [ "$scope" = --runtime ]; then
-  pnpm --filter @agentline/sdk exec vitest run
+  pnpm --filter @agentline/sdk test
   picked="$(pnpm exec tsx tools/runtime-test-files.ts)"
   mapfile -t files <<<"$picked"
   echo "test-on-node: ${#files[@]} server test files that exercise the runtime" >&2

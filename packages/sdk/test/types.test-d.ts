@@ -1,5 +1,6 @@
-// Compile-time guarantees of the SDK's types (run by `vitest --typecheck`, with
-// exactOptionalPropertyTypes on, the strictest setting a customer may use).
+// Compile-time guarantees of the SDK's types, checked by `pnpm typecheck` (the SDK's tsconfig takes
+// test/ in, with exactOptionalPropertyTypes on, the strictest setting a customer may use): a
+// failed expectTypeOf is a type error there.
 
 import { expectTypeOf, test } from 'vitest';
 import {
