@@ -1,4 +1,5 @@
-// The SDK as a customer gets it: pack it, install the tarball into a fresh project outside the
+// The SDK as a customer gets it: build it and check the package (the SDK's `check:package`:
+// publint, attw, the size budget), pack it, install the tarball into a fresh project outside the
 // workspace (no workspace links), then run an ES module and a CommonJS script against a real
 // server on 127.0.0.1, and type-check a TypeScript file and every TypeScript example of the
 // package's README.
@@ -70,7 +71,7 @@ function run(
 
 let stopServer: (() => Promise<unknown>) | undefined;
 try {
-  run('pnpm', ['--filter', '@agentline/sdk', 'build'], ROOT);
+  process.stdout.write(run('pnpm', ['--filter', '@agentline/sdk', 'check:package'], ROOT));
   run('pnpm', ['pack', '--pack-destination', work], join(ROOT, 'packages/sdk'));
   const tarball = readdirSync(work).find((name) => name.endsWith('.tgz'))!;
 
