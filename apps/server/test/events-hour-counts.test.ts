@@ -8,8 +8,10 @@ import { dirname } from 'node:path';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDb, type Db } from '../src/db/engine/client.js';
+import { execute, runListRead, selectRows } from '../src/db/engine/portable-sql.js';
 import { migrateDb } from '../src/db/migrate.js';
 import { insertEventBatch } from '../src/db/repositories/event-import.js';
+import { readHours } from '../src/db/repositories/event-pages.js';
 import { removeEventsBefore } from '../src/db/repositories/event-retention.js';
 import { createOrganization } from '../src/db/repositories/organizations.js';
 import {
@@ -171,5 +173,32 @@ describe('the hour counts', () => {
     expect(await Promise.all(imports)).toEqual([200, 200, 200, 200]);
     await sweep;
     await expectCountsOfEvents(db);
+  });
+
+  it("are read from their key alone, never from the table's rows", async () => {
+    // A list's page number and total come from the organization's hours of one value (or all
+    // events): the key holds each count, so the read walks the key's entries alone (SQLite's
+    // table is its key, WITHOUT ROWID; PostgreSQL's key INCLUDEs the count, migration 0028),
+    // where the rows of one organization's hours are spread over the table's pages.
+    const hours = readHours(acme, { property: '', values: [''] }).next().value as {
+      sql: Parameters<typeof selectRows>[0];
+    };
+    const plan = await runListRead(db, function* () {
+      if (db.kind === 'sqlite') {
+        const rows = yield* selectRows<{ detail: string }>(sql`EXPLAIN QUERY PLAN ${hours.sql}`);
+        return rows.map((row) => row.detail).join('\n');
+      }
+      // A few rows are cheaper to read whole than through an index: forbidding that asks which
+      // index reads can serve the statement.
+      yield* execute(sql`SET LOCAL enable_seqscan = off`);
+      yield* execute(sql`SET LOCAL enable_bitmapscan = off`);
+      const rows = yield* selectRows<{ 'QUERY PLAN': string }>(sql`EXPLAIN ${hours.sql}`);
+      return rows.map((row) => row['QUERY PLAN']).join('\n');
+    });
+    expect(plan).toMatch(
+      onSqlite
+        ? /SEARCH event_counts USING PRIMARY KEY/
+        : /Index Only Scan using event_counts_organization_id_property_value_hour_pk/,
+    );
   });
 });
