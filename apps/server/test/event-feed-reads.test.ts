@@ -3,13 +3,14 @@
 // organization: on PostgreSQL each statement is a round trip that costs the server and the
 // database more CPU than the rows it brings, and a server with streams open in many organizations
 // polls five times a second. On PostgreSQL its events read is prepared, so each connection plans
-// it once, where planning it cost more than running it.
+// it once, where planning it cost more than running it; and its match of the live searches reads
+// the batch from the partitioned table once, not once per search.
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'drizzle-orm';
 import { createDb, PREPARED_STATEMENTS, type Db } from '../src/db/engine/client.js';
 import { migrateDb } from '../src/db/migrate.js';
-import { readNewEvents } from '../src/db/repositories/event-feed-reads.js';
+import { matchStatement, readNewEvents } from '../src/db/repositories/event-feed-reads.js';
 import type { FeedEvent } from '../src/db/repositories/events.js';
 import { EventFeed } from '../src/runtime/event-feed.js';
 import { createTenant, type Tenant } from './support/harness.js';
@@ -153,5 +154,28 @@ describe.skipIf(!onPostgres || !PREPARED_STATEMENTS)('the live feed on PostgreSQ
     } finally {
       await single.close();
     }
+  });
+});
+
+describe.runIf(onPostgres)("the live feed's matches on PostgreSQL", () => {
+  it('read the batch from the events table once, however many searches it matches', async () => {
+    const jobs = tenants.slice(0, 4).flatMap(({ organizationId }) =>
+      [everything, sessionsOnly].map((query) => ({
+        organizationId,
+        query,
+        afterId: 10,
+        throughId: 1_000,
+      })),
+    );
+    const plan = (
+      await queryTestDb<{ 'QUERY PLAN': string }>(db, sql`EXPLAIN ${matchStatement(db, jobs)}`)
+    ).map((row) => row['QUERY PLAN']);
+    const [partitions] = await queryTestDb<{ n: number }>(
+      db,
+      sql`SELECT count(*)::int AS n FROM pg_inherits WHERE inhparent = 'events'::regclass`,
+    );
+    // Each search reads the batch's rows; only the batch's read scans the partitions, once each.
+    expect(plan.filter((line) => line.includes('CTE Scan on events')).length).toBe(jobs.length);
+    expect(plan.filter((line) => / on events_\w+/.test(line)).length).toBe(partitions!.n);
   });
 });

@@ -159,18 +159,36 @@ export async function matchingEventIdsOf(
 ): Promise<Array<Set<number>>> {
   if (jobs.length === 0) return [];
   const rows = await runSteps(db, () =>
-    selectRows<{ job: number; id: number }>(
-      sql.join(
-        jobs.map(
-          ({ organizationId, query, afterId, throughId }, index) =>
-            sql`SELECT ${sql.raw(String(index))} AS job, id
-                FROM ${eventsAbove(db, organizationId, query, NOTHING_RESOLVED, afterId, throughId)}`,
-        ),
-        sql` UNION ALL `,
-      ),
-    ),
+    selectRows<{ job: number; id: number }>(matchStatement(db, jobs)),
   );
   const matches = jobs.map(() => new Set<number>());
   for (const { job, id } of rows) matches[job]!.add(id);
   return matches;
+}
+
+/**
+ * The jobs' matches, one SELECT each in a UNION ALL. On PostgreSQL the batch's rows are read once
+ * into a CTE that takes the table's name, so each job's conditions, written against the events
+ * table, read those few rows: planned as one scan of the partitions instead of one per job and
+ * partition (20 jobs: 34 ms of planning before, 1.1 ms after; docs/benchmarks.md).
+ */
+export function matchStatement(db: Db, jobs: readonly MatchJob[]): SQL {
+  const branches = sql.join(
+    jobs.map(
+      ({ organizationId, query, afterId, throughId }, index) =>
+        sql`SELECT ${sql.raw(String(index))} AS job, id
+            FROM ${eventsAbove(db, organizationId, query, NOTHING_RESOLVED, afterId, throughId)}`,
+    ),
+    sql` UNION ALL `,
+  );
+  if (db.kind === 'sqlite') return branches;
+  const organizationIds = [...new Set(jobs.map((job) => job.organizationId))];
+  const lowest = Math.min(...jobs.map((job) => job.afterId));
+  const highest = Math.max(...jobs.map((job) => job.throughId));
+  // Inside its own definition the CTE's name still means the table (a WITH without RECURSIVE).
+  return sql`WITH events AS MATERIALIZED (
+      SELECT * FROM ${events}
+      WHERE ${events.organizationId} IN (${idList(organizationIds)})
+        AND ${events.id} > ${lowest} AND ${events.id} <= ${highest})
+    ${branches}`;
 }
