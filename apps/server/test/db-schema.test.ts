@@ -139,11 +139,18 @@ describe.runIf(onPostgres)('createDb and migrateDb on PostgreSQL', () => {
     const [starting, migrating] = [createDb(migrated), createDb(fresh)];
     if (starting.kind !== 'postgres') throw new Error(`${migrated} opened as SQLite`);
     try {
-      const ended = (work: Promise<void>, ms: number) =>
-        Promise.race([
-          work.then(() => 'ended'),
-          new Promise((resolve) => setTimeout(resolve, ms, 'waiting')),
-        ]);
+      // Whether `work` ends within `ms`; the timer goes either way, so none outlives the test.
+      const ended = async (work: Promise<void>, ms: number) => {
+        let timer: NodeJS.Timeout | undefined;
+        try {
+          return await Promise.race([
+            work.then(() => 'ended'),
+            new Promise((resolve) => (timer = setTimeout(resolve, ms, 'waiting'))),
+          ]);
+        } finally {
+          clearTimeout(timer);
+        }
+      };
       // The migrated database is ready as it is: no turn to wait for, and its resume token
       // secret is read, not written again (planning that insert cost more than the rest).
       const sent = recordStatements(starting.pool);
