@@ -170,8 +170,7 @@ export async function matchingEventIdsOf(
  * The jobs' matches, one SELECT each in a UNION ALL. On PostgreSQL each organization's batch is
  * read once into a CTE that takes the table's name, so each job's conditions, written against the
  * events table, read those few rows: planned as one scan of the partitions instead of one per job
- * and partition (20 organizations' searches: 31-38 ms of planning before, 1 ms after, and the same
- * 6 ms of execution; docs/benchmarks.md).
+ * and partition, which cost more than running it (docs/benchmarks.md, Figures behind the code).
  */
 export function matchStatement(db: Db, jobs: readonly MatchJob[]): SQL {
   const branches = sql.join(
@@ -196,7 +195,7 @@ export function matchStatement(db: Db, jobs: readonly MatchJob[]): SQL {
   const walks = [...ranges.values()];
   // Inside its own definition the CTE's name still means the table (a WITH without RECURSIVE).
   // OFFSET 0 keeps the planner from flattening the walks into one join, which it hashed over a
-  // scan of every partition (165-187 ms for 20 organizations' last 50 events, against 6 ms).
+  // scan of every partition.
   return sql`WITH events AS MATERIALIZED (
       SELECT batch.*
       FROM unnest(CAST(${sql.param([...ranges.keys()])} AS integer[]),
