@@ -14,6 +14,7 @@ import { matchStatement, readNewEvents } from '../src/db/repositories/event-feed
 import type { FeedEvent } from '../src/db/repositories/events.js';
 import { EventFeed } from '../src/runtime/event-feed.js';
 import { createTenant, type Tenant } from './support/harness.js';
+import { planText } from './support/order-plans.js';
 import {
   createTestDb,
   freshDatabaseUrl,
@@ -167,9 +168,7 @@ describe.runIf(onPostgres)("the live feed's matches on PostgreSQL", () => {
         throughId: 1_000,
       })),
     );
-    const plan = (
-      await queryTestDb<{ 'QUERY PLAN': string }>(db, sql`EXPLAIN ${matchStatement(db, jobs)}`)
-    ).map((row) => row['QUERY PLAN']);
+    const plan = (await planText(db, matchStatement(db, jobs))).split('\n');
     const [partitions] = await queryTestDb<{ n: number }>(
       db,
       sql`SELECT count(*)::int AS n FROM pg_inherits WHERE inhparent = 'events'::regclass`,

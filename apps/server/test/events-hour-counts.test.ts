@@ -5,10 +5,9 @@
 
 import { readFileSync, rmSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { sql } from 'drizzle-orm';
+import { sql, type SQL } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDb, type Db } from '../src/db/engine/client.js';
-import { execute, runListRead, selectRows } from '../src/db/engine/portable-sql.js';
 import { migrateDb } from '../src/db/migrate.js';
 import { insertEventBatch } from '../src/db/repositories/event-import.js';
 import { readHours } from '../src/db/repositories/event-pages.js';
@@ -22,6 +21,7 @@ import {
   toImport,
   type TestEvent,
 } from './support/test-database.js';
+import { planText } from './support/order-plans.js';
 
 interface CountRow {
   organization_id: number;
@@ -180,21 +180,10 @@ describe('the hour counts', () => {
     // events): the key holds each count, so the read walks the key's entries alone (SQLite's
     // table is its key, WITHOUT ROWID; PostgreSQL's key INCLUDEs the count, migration 0028),
     // where the rows of one organization's hours are spread over the table's pages.
-    const hours = readHours(acme, { property: '', values: [''] }).next().value as {
-      sql: Parameters<typeof selectRows>[0];
-    };
-    const plan = await runListRead(db, function* () {
-      if (db.kind === 'sqlite') {
-        const rows = yield* selectRows<{ detail: string }>(sql`EXPLAIN QUERY PLAN ${hours.sql}`);
-        return rows.map((row) => row.detail).join('\n');
-      }
-      // A few rows are cheaper to read whole than through an index: forbidding that asks which
-      // index reads can serve the statement.
-      yield* execute(sql`SET LOCAL enable_seqscan = off`);
-      yield* execute(sql`SET LOCAL enable_bitmapscan = off`);
-      const rows = yield* selectRows<{ 'QUERY PLAN': string }>(sql`EXPLAIN ${hours.sql}`);
-      return rows.map((row) => row['QUERY PLAN']).join('\n');
-    });
+    const hours = readHours(acme, { property: '', values: [''] }).next().value as { sql: SQL };
+    // A few rows are cheaper to read whole than through an index: forbidding that asks which
+    // index reads can serve the statement.
+    const plan = await planText(db, hours.sql, ['enable_seqscan', 'enable_bitmapscan']);
     expect(plan).toMatch(
       onSqlite
         ? /SEARCH event_counts USING PRIMARY KEY/
