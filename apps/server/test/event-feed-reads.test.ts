@@ -177,4 +177,58 @@ describe.runIf(onPostgres)("the live feed's matches on PostgreSQL", () => {
     expect(plan.filter((line) => line.includes('CTE Scan on events')).length).toBe(jobs.length);
     expect(plan.filter((line) => / on events_\w+/.test(line)).length).toBe(partitions!.n);
   });
+
+  it("reads each organization's own batch, however far apart their positions", async () => {
+    const [quiet, busy] = [tenants[6]!.organizationId, tenants[7]!.organizationId];
+    const at = (i: number) => new Date(Date.UTC(2026, 10, 30, 9, 0, i)).toISOString();
+    const idsOf = async (organizationId: number) =>
+      (
+        await queryTestDb<{ id: number }>(
+          db,
+          sql`SELECT id FROM events WHERE organization_id = ${organizationId} ORDER BY id`,
+        )
+      ).map((row) => Number(row.id));
+    // The quiet organization's batch is the one event it wrote since its last read; the busy
+    // one's, the last two of the fifty it wrote in between.
+    await insertTestEvents(db, [{ organizationId: quiet, timestamp: at(0) }]);
+    const quietAfter = (await idsOf(quiet)).at(-1)!;
+    await insertTestEvents(
+      db,
+      Array.from({ length: 50 }, (_, i) => ({ organizationId: busy, timestamp: at(i + 1) })),
+    );
+    await insertTestEvents(db, [{ organizationId: quiet, timestamp: at(60) }]);
+    const busyIds = await idsOf(busy);
+    const jobs = [
+      {
+        organizationId: quiet,
+        query: everything,
+        afterId: quietAfter,
+        throughId: (await idsOf(quiet)).at(-1)!,
+      },
+      {
+        organizationId: busy,
+        query: everything,
+        afterId: busyIds.at(-3)!,
+        throughId: busyIds.at(-1)!,
+      },
+    ];
+    const [explained] = await queryTestDb<{ 'QUERY PLAN': Array<{ Plan: PlanNode }> }>(
+      db,
+      sql`EXPLAIN (ANALYZE, FORMAT JSON) ${matchStatement(db, jobs)}`,
+    );
+    // One id range for both would take in the busy organization's fifty events too.
+    const batch = nodes(explained!['QUERY PLAN'][0]!.Plan).find(
+      (node) => node['Subplan Name'] === 'CTE events',
+    );
+    expect(batch?.['Actual Rows']).toBe(3);
+  });
 });
+
+interface PlanNode {
+  'Subplan Name'?: string;
+  'Actual Rows'?: number;
+  Plans?: PlanNode[];
+}
+
+/** A plan's nodes, the root first. */
+const nodes = (node: PlanNode): PlanNode[] => [node, ...(node.Plans ?? []).flatMap(nodes)];
