@@ -1976,7 +1976,11 @@ export interface components {
          *     least the next page of every walk in progress) and is refused after the one after it.
          *
          *     A cursor is written in the URL-safe base64 alphabet and `.` (a 422
-         *     `string_pattern_mismatch` otherwise).
+         *     `string_pattern_mismatch` otherwise), and is never longer than 4,096 characters, however
+         *     long the text a list is ordered by: of a text it keeps the first 256 characters, and the
+         *     next page reads the rest from the item it marks. If that item is deleted before the next
+         *     page is asked, the page starts after those 256 characters, so it may repeat items whose
+         *     text starts with them; it never skips one.
          */
         Cursor: string;
         /** @description Maximum number of items on the page (0 returns only the counts). */
@@ -2062,7 +2066,11 @@ export interface operations {
                  *     least the next page of every walk in progress) and is refused after the one after it.
                  *
                  *     A cursor is written in the URL-safe base64 alphabet and `.` (a 422
-                 *     `string_pattern_mismatch` otherwise).
+                 *     `string_pattern_mismatch` otherwise), and is never longer than 4,096 characters, however
+                 *     long the text a list is ordered by: of a text it keeps the first 256 characters, and the
+                 *     next page reads the rest from the item it marks. If that item is deleted before the next
+                 *     page is asked, the page starts after those 256 characters, so it may repeat items whose
+                 *     text starts with them; it never skips one.
                  */
                 cursor?: components["parameters"]["Cursor"];
                 /** @description Maximum number of items on the page (0 returns only the counts). */
@@ -2173,7 +2181,11 @@ export interface operations {
                  *     least the next page of every walk in progress) and is refused after the one after it.
                  *
                  *     A cursor is written in the URL-safe base64 alphabet and `.` (a 422
-                 *     `string_pattern_mismatch` otherwise).
+                 *     `string_pattern_mismatch` otherwise), and is never longer than 4,096 characters, however
+                 *     long the text a list is ordered by: of a text it keeps the first 256 characters, and the
+                 *     next page reads the rest from the item it marks. If that item is deleted before the next
+                 *     page is asked, the page starts after those 256 characters, so it may repeat items whose
+                 *     text starts with them; it never skips one.
                  */
                 cursor?: components["parameters"]["Cursor"];
                 /** @description Maximum number of items on the page (0 returns only the counts). */
@@ -2312,7 +2324,11 @@ export interface operations {
                  *     least the next page of every walk in progress) and is refused after the one after it.
                  *
                  *     A cursor is written in the URL-safe base64 alphabet and `.` (a 422
-                 *     `string_pattern_mismatch` otherwise).
+                 *     `string_pattern_mismatch` otherwise), and is never longer than 4,096 characters, however
+                 *     long the text a list is ordered by: of a text it keeps the first 256 characters, and the
+                 *     next page reads the rest from the item it marks. If that item is deleted before the next
+                 *     page is asked, the page starts after those 256 characters, so it may repeat items whose
+                 *     text starts with them; it never skips one.
                  */
                 cursor?: components["parameters"]["Cursor"];
                 /** @description Maximum number of items on the page (0 returns only the counts). */
@@ -2371,7 +2387,11 @@ export interface operations {
                  *     least the next page of every walk in progress) and is refused after the one after it.
                  *
                  *     A cursor is written in the URL-safe base64 alphabet and `.` (a 422
-                 *     `string_pattern_mismatch` otherwise).
+                 *     `string_pattern_mismatch` otherwise), and is never longer than 4,096 characters, however
+                 *     long the text a list is ordered by: of a text it keeps the first 256 characters, and the
+                 *     next page reads the rest from the item it marks. If that item is deleted before the next
+                 *     page is asked, the page starts after those 256 characters, so it may repeat items whose
+                 *     text starts with them; it never skips one.
                  */
                 cursor?: components["parameters"]["Cursor"];
                 /** @description Maximum number of items on the page (0 returns only the counts). */
@@ -2826,7 +2846,11 @@ export interface operations {
                  *     least the next page of every walk in progress) and is refused after the one after it.
                  *
                  *     A cursor is written in the URL-safe base64 alphabet and `.` (a 422
-                 *     `string_pattern_mismatch` otherwise).
+                 *     `string_pattern_mismatch` otherwise), and is never longer than 4,096 characters, however
+                 *     long the text a list is ordered by: of a text it keeps the first 256 characters, and the
+                 *     next page reads the rest from the item it marks. If that item is deleted before the next
+                 *     page is asked, the page starts after those 256 characters, so it may repeat items whose
+                 *     text starts with them; it never skips one.
                  */
                 cursor?: components["parameters"]["Cursor"];
                 /** @description Maximum number of items on the page (0 returns only the counts). */
@@ -2884,7 +2908,11 @@ export interface operations {
                  *     least the next page of every walk in progress) and is refused after the one after it.
                  *
                  *     A cursor is written in the URL-safe base64 alphabet and `.` (a 422
-                 *     `string_pattern_mismatch` otherwise).
+                 *     `string_pattern_mismatch` otherwise), and is never longer than 4,096 characters, however
+                 *     long the text a list is ordered by: of a text it keeps the first 256 characters, and the
+                 *     next page reads the rest from the item it marks. If that item is deleted before the next
+                 *     page is asked, the page starts after those 256 characters, so it may repeat items whose
+                 *     text starts with them; it never skips one.
                  */
                 cursor?: components["parameters"]["Cursor"];
                 /** @description Maximum number of items on the page (0 returns only the counts). */
@@ -2948,7 +2976,11 @@ export interface operations {
                  *     least the next page of every walk in progress) and is refused after the one after it.
                  *
                  *     A cursor is written in the URL-safe base64 alphabet and `.` (a 422
-                 *     `string_pattern_mismatch` otherwise).
+                 *     `string_pattern_mismatch` otherwise), and is never longer than 4,096 characters, however
+                 *     long the text a list is ordered by: of a text it keeps the first 256 characters, and the
+                 *     next page reads the rest from the item it marks. If that item is deleted before the next
+                 *     page is asked, the page starts after those 256 characters, so it may repeat items whose
+                 *     text starts with them; it never skips one.
                  */
                 cursor?: components["parameters"]["Cursor"];
                 /** @description Maximum number of items on the page (0 returns only the counts). */
@@ -3121,7 +3153,11 @@ export interface operations {
                  *     least the next page of every walk in progress) and is refused after the one after it.
                  *
                  *     A cursor is written in the URL-safe base64 alphabet and `.` (a 422
-                 *     `string_pattern_mismatch` otherwise).
+                 *     `string_pattern_mismatch` otherwise), and is never longer than 4,096 characters, however
+                 *     long the text a list is ordered by: of a text it keeps the first 256 characters, and the
+                 *     next page reads the rest from the item it marks. If that item is deleted before the next
+                 *     page is asked, the page starts after those 256 characters, so it may repeat items whose
+                 *     text starts with them; it never skips one.
                  */
                 cursor?: components["parameters"]["Cursor"];
                 /** @description Maximum number of items on the page (0 returns only the counts). */
@@ -3564,7 +3600,11 @@ export interface operations {
                  *     least the next page of every walk in progress) and is refused after the one after it.
                  *
                  *     A cursor is written in the URL-safe base64 alphabet and `.` (a 422
-                 *     `string_pattern_mismatch` otherwise).
+                 *     `string_pattern_mismatch` otherwise), and is never longer than 4,096 characters, however
+                 *     long the text a list is ordered by: of a text it keeps the first 256 characters, and the
+                 *     next page reads the rest from the item it marks. If that item is deleted before the next
+                 *     page is asked, the page starts after those 256 characters, so it may repeat items whose
+                 *     text starts with them; it never skips one.
                  */
                 cursor?: components["parameters"]["Cursor"];
                 /** @description Maximum number of items on the page (0 returns only the counts). */

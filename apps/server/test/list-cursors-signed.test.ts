@@ -21,7 +21,11 @@ import { cursorSecrets, webhookEndpoints } from '../src/db/schema/sqlite.js';
 import * as postgresSchema from '../src/db/schema/postgres.js';
 import type { AgentProperty } from '../src/vocabulary/directory.js';
 import { everyValueOf } from '../src/vocabulary/spec-enums.js';
-import type { CursorSigner, NullableKeys } from '../src/domain/list-query.js';
+import {
+  CURSOR_TEXT_CODE_POINTS,
+  type CursorSigner,
+  type NullableKeys,
+} from '../src/domain/list-query.js';
 import { createWorkspace, type TempWorkspace } from './fixtures/cli-harness.js';
 import { afterConcurrentInserts } from './support/concurrent-secret-inserts.js';
 import { ACME_RECORDS, loadRecords } from './fixtures/prompts-records.js';
@@ -191,6 +195,24 @@ describe.each(CURSOR_LISTS)('$path', ({ path, resource }) => {
         expect(res.body.detail).toEqual([
           { loc: ['query', 'cursor'], msg: stringMatching(MISFIT), type: 'value_error' },
         ]);
+      }
+    }
+  });
+
+  it('takes a cut text only as long as a cursor cuts it to, in an order by a text', async () => {
+    for (const order of orders) {
+      const walk = walkOf(resource, acme.organizationId, order);
+      const isText = ['text', 'exact', 'text_either', 'json'].includes(
+        resource.kinds[order.property]!,
+      );
+      const cut = (value: unknown) =>
+        withCursor(path, order, sealedPayload(signer, [walk, value, 1, true]));
+      const res = await api.request('GET', cut('é'.repeat(CURSOR_TEXT_CODE_POINTS)), {
+        key: acme.key,
+      });
+      expect(res.status, `${path} ${orderQuery(order)}`).toBe(isText ? 200 : 422);
+      for (const value of ['é'.repeat(CURSOR_TEXT_CODE_POINTS - 1), null, 1]) {
+        await expectCursorProblem(cut(value), MISFIT);
       }
     }
   });

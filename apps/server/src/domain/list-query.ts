@@ -119,7 +119,8 @@ function windowBound(name: 'start_datetime' | 'end_datetime', raw: string | unde
   return { value };
 }
 
-// A cursor is `<payload>.<seal>`: the payload is base64url JSON [walk, value, id], the seal what a
+// A cursor is `<payload>.<seal>`: the payload is base64url JSON [walk, value, id] ([walk, start,
+// id, true] when the value is a long text, of which it carries the start), the seal what a
 // CursorSigner made of it (the server's: the id of a secret and an HMAC-SHA256 under it). Cursors
 // carry nothing a client could not see (the last item's value and id); the seal makes a cursor
 // that the server did not give out a clear 422 instead of a page at a position a client chose,
@@ -171,6 +172,23 @@ function cursorValue(kind: PropertyKind, value: ListPosition['value']): ListPosi
   return kind === 'boolean' && typeof value === 'number' ? value !== 0 : value;
 }
 
+/**
+ * The most of a text a cursor carries, in code points (each up to 6 bytes of JSON): within the
+ * 4,096 characters the spec allows a cursor, and more than PostgreSQL's order indexes hold of a
+ * text (db/schema/order-prefix.ts), which the page after it seeks by.
+ */
+export const CURSOR_TEXT_CODE_POINTS = 256;
+
+/** The first CURSOR_TEXT_CODE_POINTS code points of `text`, or null if it has no more. */
+function cutText(text: string): string | null {
+  let end = 0;
+  for (let points = 0; points < CURSOR_TEXT_CODE_POINTS; points += 1) {
+    if (end >= text.length) return null;
+    end += text.codePointAt(end)! > 0xffff ? 2 : 1;
+  }
+  return end < text.length ? text.slice(0, end) : null;
+}
+
 /** The cursor that continues `query` after `position`. */
 export function encodeCursor(
   query: ListQuery<string>,
@@ -178,9 +196,10 @@ export function encodeCursor(
   signer: CursorSigner,
 ): string {
   const value = cursorValue(query.orderKind, position.value);
-  const payload = Buffer.from(JSON.stringify([query.walk, value, position.id])).toString(
-    'base64url',
-  );
+  const cut = typeof value === 'string' ? cutText(value) : null;
+  const parts =
+    cut === null ? [query.walk, value, position.id] : [query.walk, cut, position.id, true];
+  const payload = Buffer.from(JSON.stringify(parts)).toString('base64url');
   return `${payload}.${signer.seal(payload)}`;
 }
 
@@ -257,7 +276,8 @@ async function decodeCursor(
   } catch {
     parts = null;
   }
-  if (!Array.isArray(parts) || parts.length !== 3) {
+  const cut = Array.isArray(parts) && parts.length === 4 && parts[3] === true;
+  if (!Array.isArray(parts) || !(parts.length === 3 || cut)) {
     return cursorProblem(`is not a cursor this API gave out; ${START_AGAIN}`);
   }
   const [cursorWalk, value, id] = parts as unknown[];
@@ -269,12 +289,17 @@ async function decodeCursor(
   const kind = resource.kinds[order.property]!;
   const nullable = resource.nullable.includes(order.property);
   const idRange = resource.ids === 'bigint' ? BIGINT_RANGE : INTEGER_RANGE;
-  if (!fitsProperty(kind, nullable, value) || !isIntegerIn(id, idRange)) {
+  // A cut value is a text's start, of the length encodeCursor cuts to.
+  const fits =
+    fitsProperty(kind, nullable && !cut, value) &&
+    (!cut || (typeof value === 'string' && [...value].length === CURSOR_TEXT_CODE_POINTS));
+  if (!fits || !isIntegerIn(id, idRange)) {
     return cursorProblem(
       `does not mark a place in this list: ordered by ${order.property}, a cursor holds ${KIND_NAMES[kind]}${nullable ? ' or null' : ''} and an id; ${START_AGAIN}`,
     );
   }
-  return { value: value as ListPosition['value'], id };
+  const position = { value: value as ListPosition['value'], id };
+  return cut ? { ...position, cut } : position;
 }
 
 /**

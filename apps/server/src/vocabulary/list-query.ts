@@ -17,6 +17,11 @@ export type SortDirection = 'asc' | 'desc';
 export interface ListPosition {
   value: string | number | boolean | null;
   id: number;
+  /**
+   * `value` is only the start of a long text (a cursor carries no more: domain/list-query.ts);
+   * the whole is the value of the item `id`, which the page's read takes up again.
+   */
+  cut?: true;
 }
 
 /** One page of a list's records, with how many match in all and where the next page starts. */

@@ -7,7 +7,7 @@ import { Column, is, or, sql, type SQL, type SQLWrapper } from 'drizzle-orm';
 import type { ListPosition, ListQuery, SearchFilter } from '../../vocabulary/list-query.js';
 import { orderPrefix } from '../schema/order-prefix.js';
 import type { Db, Spelling } from './client.js';
-import { idEquals, renderedSql, valueSql } from './portable-sql.js';
+import { idEquals, renderedSql, selectRows, valueSql, type Steps } from './portable-sql.js';
 
 export type ColumnMap<P extends string> = Record<P, SQLWrapper>;
 
@@ -214,6 +214,23 @@ export function afterPosition<P extends string>(
   return value === null
     ? sql`(${column} IS NULL AND ${primaryKey} < ${id})`
     : sql`((${column}, ${primaryKey}) < (${valueSql(value)}, ${id})${orNull})`;
+}
+
+/**
+ * A cursor's position, whole. A cut one holds only the start of a long text: the value is read
+ * again from the item the position marks, by `itemValue` (the ordered property of the
+ * organization's row with the position's id), in the page's own snapshot. If that item was deleted
+ * since, or its text no longer starts so, the start stands for it (the page may then repeat items
+ * whose text starts the same: the spec's Cursor parameter says so).
+ */
+export function* wholePosition(position: ListPosition, itemValue: SQL): Steps<ListPosition> {
+  const { value, id } = position;
+  if (!position.cut) return position;
+  const [item] = yield* selectRows<{ value: unknown }>(itemValue);
+  const whole = item?.value;
+  return typeof whole === 'string' && whole.startsWith(value as string)
+    ? { value: whole, id }
+    : { value, id };
 }
 
 /**

@@ -15,11 +15,12 @@ import {
   prefixedOrder,
   renderedOnceSql,
   splitPage,
+  wholePosition,
   type KeySearches,
   type ListSqlOptions,
   type OwnSearch,
 } from './list-sql.js';
-import { selectList, selectRows, type Steps } from './portable-sql.js';
+import { idEquals, selectList, selectRows, type Steps } from './portable-sql.js';
 
 /** A long text a list orders through its indexed prefix on PostgreSQL (schema/order-prefix.ts). */
 export interface PrefixOrdered {
@@ -173,9 +174,18 @@ export function* selectListPage<P extends string, R extends { id: number }>(
     );
   if (query.limit === 0) return { rows: [], totalCount, next: null };
   if (query.after) {
-    const { after, limitOffset } = pageWindow(query, table.columns, primaryKey);
+    const position = yield* wholePosition(
+      query.after,
+      sql`SELECT ${table.columns[property]} AS "value" FROM ${keys}
+        WHERE ${eq(table.organizationColumn, organizationId)} AND ${idEquals(primaryKey, query.after.id)}`,
+    );
+    const { after, limitOffset } = pageWindow(
+      { ...query, after: position },
+      table.columns,
+      primaryKey,
+    );
     const long = prefixOrderedOn(table, kind, property);
-    const bound = long && prefixBound(long.column, query.order.direction, query.after.value, long);
+    const bound = long && prefixBound(long.column, query.order.direction, position.value, long);
     const read = yield* readRows(query.order, and(where, after, bound)!, limitOffset);
     return { ...splitPage(read, query.limit), totalCount };
   }

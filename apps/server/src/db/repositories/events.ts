@@ -3,14 +3,14 @@
 // between reads is runtime/event-list-memory.ts's (EventsListMemory). How they fit together, and
 // why: docs/architecture.md, "Reading the events list".
 
-import { and, sql, type SQL } from 'drizzle-orm';
+import { and, eq, sql, type SQL } from 'drizzle-orm';
 import { EventProperties } from '../../generated/enum-values.js';
 import type { EventProperty } from '../../vocabulary/events.js';
 import type { ListPosition, ListQuery } from '../../vocabulary/list-query.js';
 import type { JsonText } from '../../vocabulary/json-text.js';
 import type { Db } from '../engine/client.js';
-import { numberedPage, pageOf, pageWindow, splitPage } from '../engine/list-sql.js';
-import { runListRead, runSteps, selectRows, type Steps } from '../engine/portable-sql.js';
+import { numberedPage, pageOf, pageWindow, splitPage, wholePosition } from '../engine/list-sql.js';
+import { idEquals, runListRead, runSteps, selectRows, type Steps } from '../engine/portable-sql.js';
 import { events } from '../schema/sqlite.js';
 import {
   eventColumns,
@@ -228,9 +228,14 @@ function* readPage(
   const conditions = eventConditions(db, organizationId, query, resolved, access);
   if (query.after) {
     // A cursor page: a seek to the position in the order's index, whatever its depth.
-    const { after, limitOffset } = pageWindow(query, columns, events.id);
+    const position = yield* wholePosition(
+      query.after,
+      sql`SELECT ${columns[query.order.property]} AS "value" FROM events
+        WHERE ${eq(events.organizationId, organizationId)} AND ${idEquals(events.id, query.after.id)}`,
+    );
+    const { after, limitOffset } = pageWindow({ ...query, after: position }, columns, events.id);
     const read = yield* selectRows<ListedEvent & { sortKey: unknown }>(
-      sql`${select} WHERE ${and(conditions, after, eventPrefixBound(db, query.order, query.after))}
+      sql`${select} WHERE ${and(conditions, after, eventPrefixBound(db, query.order, position))}
           ORDER BY ${orderBy(db, query.order, access)} ${limitOffset}`,
     );
     return splitPage(read, query.limit);
