@@ -65,7 +65,8 @@ beforeAll(async () => {
           accountSid: ACCOUNT_SID,
           authToken: AUTH_TOKEN,
           baseUrl: twilio.baseUrl,
-          timeoutMs: 300,
+          // No test here makes the fake wait: a bound that a busy machine's CLI process cannot miss.
+          timeoutMs: 10_000,
           numbers: ['+12125550101', '+12125550100'],
         }),
         { name: 'Chat', kind: 'web_chat' },
