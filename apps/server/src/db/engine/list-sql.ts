@@ -218,15 +218,27 @@ export function afterPosition<P extends string>(
 
 /**
  * A cursor's position, whole. A cut one holds only the start of a long text: the value is read
- * again from the item the position marks, by `itemValue` (the ordered property of the
- * organization's row with the position's id), in the page's own snapshot. If that item was deleted
- * since, or its text no longer starts so, the start stands for it (the page may then repeat items
- * whose text starts the same: the spec's Cursor parameter says so).
+ * again, in the page's own snapshot, from the item the position marks: the row of `from` with
+ * the position's id as `primaryKey` that `ofOrganization` admits, its `column`. If that item was
+ * deleted since, or its text no longer starts so, the start stands for it (the page may then
+ * repeat items whose text starts the same: the spec's Cursor parameter says so).
  */
-export function* wholePosition(position: ListPosition, itemValue: SQL): Steps<ListPosition> {
+export function* wholePosition(
+  position: ListPosition,
+  {
+    column,
+    from,
+    primaryKey,
+    ofOrganization,
+  }: Record<'column' | 'from' | 'primaryKey', SQLWrapper> & {
+    ofOrganization: SQL;
+  },
+): Steps<ListPosition> {
   const { value, id } = position;
   if (!position.cut) return position;
-  const [item] = yield* selectRows<{ value: unknown }>(itemValue);
+  const [item] = yield* selectRows<{ value: unknown }>(
+    sql`SELECT ${column} AS "value" FROM ${from} WHERE ${ofOrganization} AND ${idEquals(primaryKey, id)}`,
+  );
   const whole = item?.value;
   return typeof whole === 'string' && whole.startsWith(value as string)
     ? { value: whole, id }

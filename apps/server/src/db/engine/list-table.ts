@@ -20,7 +20,7 @@ import {
   type ListSqlOptions,
   type OwnSearch,
 } from './list-sql.js';
-import { idEquals, selectList, selectRows, type Steps } from './portable-sql.js';
+import { selectList, selectRows, type Steps } from './portable-sql.js';
 
 /** A long text a list orders through its indexed prefix on PostgreSQL (schema/order-prefix.ts). */
 export interface PrefixOrdered {
@@ -174,11 +174,12 @@ export function* selectListPage<P extends string, R extends { id: number }>(
     );
   if (query.limit === 0) return { rows: [], totalCount, next: null };
   if (query.after) {
-    const position = yield* wholePosition(
-      query.after,
-      sql`SELECT ${table.columns[property]} AS "value" FROM ${keys}
-        WHERE ${eq(table.organizationColumn, organizationId)} AND ${idEquals(primaryKey, query.after.id)}`,
-    );
+    const position = yield* wholePosition(query.after, {
+      column: table.columns[property],
+      from: keys,
+      primaryKey,
+      ofOrganization: eq(table.organizationColumn, organizationId),
+    });
     const { after, limitOffset } = pageWindow(
       { ...query, after: position },
       table.columns,

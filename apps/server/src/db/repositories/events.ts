@@ -10,7 +10,7 @@ import type { ListPosition, ListQuery } from '../../vocabulary/list-query.js';
 import type { JsonText } from '../../vocabulary/json-text.js';
 import type { Db } from '../engine/client.js';
 import { numberedPage, pageOf, pageWindow, splitPage, wholePosition } from '../engine/list-sql.js';
-import { idEquals, runListRead, runSteps, selectRows, type Steps } from '../engine/portable-sql.js';
+import { runListRead, runSteps, selectRows, type Steps } from '../engine/portable-sql.js';
 import { events } from '../schema/sqlite.js';
 import {
   eventColumns,
@@ -228,11 +228,12 @@ function* readPage(
   const conditions = eventConditions(db, organizationId, query, resolved, access);
   if (query.after) {
     // A cursor page: a seek to the position in the order's index, whatever its depth.
-    const position = yield* wholePosition(
-      query.after,
-      sql`SELECT ${columns[query.order.property]} AS "value" FROM events
-        WHERE ${eq(events.organizationId, organizationId)} AND ${idEquals(events.id, query.after.id)}`,
-    );
+    const position = yield* wholePosition(query.after, {
+      column: columns[query.order.property],
+      from: events,
+      primaryKey: events.id,
+      ofOrganization: eq(events.organizationId, organizationId),
+    });
     const { after, limitOffset } = pageWindow({ ...query, after: position }, columns, events.id);
     const read = yield* selectRows<ListedEvent & { sortKey: unknown }>(
       sql`${select} WHERE ${and(conditions, after, eventPrefixBound(db, query.order, position))}
