@@ -2,10 +2,16 @@
 // that follows next_cursor, or one page number after another, gives exactly the single-page list
 // in every order (ties and NULLs included), new records arriving during a walk cause no
 // duplicates or skips, and a cursor that was altered, belongs to another organization or to
-// another query is a 422.
+// another query is a 422. Some events and experiments have texts longer than a cursor carries
+// (domain/list-query.ts, CURSOR_TEXT_CODE_POINTS), sharing a start that long, so only the whole
+// text tells their order: every cursor stays within the spec's maxLength, and the next page takes
+// the rest up from the item it marks.
 
+import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import spec from '../src/generated/openapi.json' with { type: 'json' };
+import { CURSOR_TEXT_CODE_POINTS } from '../src/domain/list-query.js';
+import { events } from '../src/db/schema/sqlite.js';
 import { ACME_RECORDS, loadRecords } from './fixtures/prompts-records.js';
 import type { Schemas, Tenant, TestApi } from './support/harness.js';
 import { stringMatching } from './support/matchers.js';
@@ -14,7 +20,7 @@ import {
   experimentBody,
   type RoutingFixture,
 } from './support/routing-fixture.js';
-import { insertTestEvents } from './support/test-database.js';
+import { insertTestEvents, queryTestDb } from './support/test-database.js';
 
 let api: TestApi;
 let acme: Tenant;
@@ -75,7 +81,42 @@ beforeAll(async () => {
       await api.request('POST', `/api/v1/experiments/${created.body.id}/stop`, { key: acme.key });
     }
   }
+  await insertLongTexts();
 });
+
+/** Longer than a cursor carries in code points, in characters of 1 to 6 bytes of JSON each. */
+const SHARED_START = 'a é 中 😀 \u0001 '.repeat(CURSOR_TEXT_CODE_POINTS / 4);
+/** The long texts differ only past their shared start, in an order other than their insertion's. */
+const LONG_TAILS = ['m', 'c', 'x', 'c2', 'a', 'q'];
+/** The type of the events with long texts, to search them out. */
+const LONG_TYPE = 'long-note';
+const CURSOR_MAX_LENGTH = spec.components.parameters.Cursor.schema.maxLength;
+
+/** Acme's events and experiments with long texts. */
+async function insertLongTexts() {
+  await insertTestEvents(
+    api.db,
+    LONG_TAILS.map((tail, i) => ({
+      organizationId: acme.organizationId,
+      timestamp: `2026-03-0${1 + i}T11:00:00.000Z`,
+      type: LONG_TYPE,
+      description: `${SHARED_START}${'.'.repeat(5000)}${tail}`,
+      attributes: { text: `${SHARED_START}${'.'.repeat(5000)}${tail}` },
+    })),
+  );
+  for (const [i, tail] of LONG_TAILS.entries()) {
+    const created = await api.request('POST', '/api/v1/experiments/', {
+      key: acme.key,
+      body: {
+        ...experimentBody(fx.targets.main, [fx.agents.pinned, fx.agents.alsoPinned]),
+        name: `Long ${i}`,
+        // Three bytes a character: past 4,096 characters once encoded whole.
+        description: `${'中'.repeat(1900)}${tail}`,
+      },
+    });
+    expect(created.status).toBe(200);
+  }
+}
 
 afterAll(() => api.close());
 
@@ -95,6 +136,7 @@ async function walk(path: string, query: string, limit: number) {
     items.push(...res.body.items);
     cursor = res.body.next_cursor;
     if (cursor === null) return items;
+    expect(cursor?.length ?? 0, `${path}?${query}`).toBeLessThanOrEqual(CURSOR_MAX_LENGTH);
   }
   throw new Error('the walk did not end');
 }
@@ -267,5 +309,21 @@ describe('a cursor that does not fit', () => {
       `/api/v1/prompts/?order_by=name&cursor=${encodeURIComponent(cursor)}`,
       /another query/,
     );
+  });
+});
+
+describe('a cursor of a long text', () => {
+  it('whose item was deleted before the next page continues after its start, skipping nothing', async () => {
+    const query = `search_fields=type&search_field_values=${LONG_TYPE}&order_by=description`;
+    const whole = await get(`/api/v1/events/?${query}&limit=100`);
+    expect(whole.body.items).toHaveLength(LONG_TAILS.length);
+    const first = await get(`/api/v1/events/?${query}&limit=1`);
+    const marked = first.body.items[0]!.description as string;
+    await queryTestDb(api.db, sql`DELETE FROM ${events} WHERE description = ${marked}`);
+    const next = await get(
+      `/api/v1/events/?${query}&limit=100&cursor=${encodeURIComponent(first.body.next_cursor!)}`,
+    );
+    expect(next.status).toBe(200);
+    expect(next.body.items).toEqual(whole.body.items.slice(1));
   });
 });
