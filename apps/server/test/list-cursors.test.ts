@@ -11,6 +11,7 @@ import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import spec from '../src/generated/openapi.json' with { type: 'json' };
 import { CURSOR_TEXT_CODE_POINTS } from '../src/domain/list-query.js';
+import { ORDER_PREFIX_CHARACTERS } from '../src/db/schema/order-prefix.js';
 import { events } from '../src/db/schema/sqlite.js';
 import { ACME_RECORDS, loadRecords } from './fixtures/prompts-records.js';
 import type { Schemas, Tenant, TestApi } from './support/harness.js';
@@ -313,6 +314,10 @@ describe('a cursor that does not fit', () => {
 });
 
 describe('a cursor of a long text', () => {
+  it('carries at least the start PostgreSQL indexes, which the next page seeks by', () => {
+    expect(CURSOR_TEXT_CODE_POINTS).toBeGreaterThanOrEqual(ORDER_PREFIX_CHARACTERS);
+  });
+
   it('whose item was deleted before the next page continues after its start, skipping nothing', async () => {
     const query = `search_fields=type&search_field_values=${LONG_TYPE}&order_by=description`;
     const whole = await get(`/api/v1/events/?${query}&limit=100`);

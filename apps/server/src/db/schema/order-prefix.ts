@@ -8,7 +8,7 @@
 
 import { sql, type SQL, type SQLWrapper } from 'drizzle-orm';
 
-const ORDER_PREFIX_CHARACTERS = 200;
+export const ORDER_PREFIX_CHARACTERS = 200;
 
 /** The indexed prefix of a long text. */
 export function orderPrefix(text: SQLWrapper): SQL {
