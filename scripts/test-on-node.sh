@@ -32,6 +32,23 @@ export PATH="$bin:$PATH"
 # the same registry package; a machine-wide npm `nodedir` would point at another version's.
 export npm_config_nodedir="$(dirname "$bin")"
 echo "test-on-node: Node $(node -v), installing in $copy" >&2
+# better-sqlite3 12 compiles SQLite on install wherever its prebuilt binary cannot be downloaded
+# (a fresh CI machine), the costliest part of this install; 13 ships its binaries in the package.
+# Node.js 22 and later load 13 alone (better-sqlite3-napi, apps/server/src/db/engine/
+# sqlite-driver.ts), so on those the copy's install leaves 12 unbuilt.
+if [ "$major" -ge 22 ]; then
+  node --input-type=module -e '
+    import { readFileSync, writeFileSync } from "node:fs";
+    const napi = /better-sqlite3-napi:\n\s+specifier: .*\n\s+version: (better-sqlite3@[\d.]+)/
+      .exec(readFileSync("pnpm-lock.yaml", "utf8"));
+    if (!napi) throw new Error("test-on-node: pnpm-lock.yaml names no better-sqlite3-napi version");
+    const manifest = JSON.parse(readFileSync("package.json", "utf8"));
+    const built = manifest.pnpm.onlyBuiltDependencies;
+    if (!built.includes("better-sqlite3")) throw new Error("test-on-node: package.json builds no better-sqlite3");
+    built.splice(built.indexOf("better-sqlite3"), 1, napi[1]);
+    writeFileSync("package.json", JSON.stringify(manifest, null, 2));
+  '
+fi
 ensure_pnpm
 pnpm install --frozen-lockfile --prefer-offline
 # The console's browser tests are left out: the page runs in Chromium, not in Node.js, and the
