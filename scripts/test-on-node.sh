@@ -37,17 +37,11 @@ echo "test-on-node: Node $(node -v), installing in $copy" >&2
 # Node.js 22 and later load 13 alone (better-sqlite3-napi, apps/server/src/db/engine/
 # sqlite-driver.ts), so on those the copy's install leaves 12 unbuilt.
 if [ "$major" -ge 22 ]; then
-  node --input-type=module -e '
-    import { readFileSync, writeFileSync } from "node:fs";
-    const napi = /better-sqlite3-napi:\n\s+specifier: .*\n\s+version: (better-sqlite3@[\d.]+)/
-      .exec(readFileSync("pnpm-lock.yaml", "utf8"));
-    if (!napi) throw new Error("test-on-node: pnpm-lock.yaml names no better-sqlite3-napi version");
-    const manifest = JSON.parse(readFileSync("package.json", "utf8"));
-    const built = manifest.pnpm.onlyBuiltDependencies;
-    if (!built.includes("better-sqlite3")) throw new Error("test-on-node: package.json builds no better-sqlite3");
-    built.splice(built.indexOf("better-sqlite3"), 1, napi[1]);
-    writeFileSync("package.json", JSON.stringify(manifest, null, 2));
-  '
+  napi="$(sed -nE '/^ +better-sqlite3-napi:$/{n;n;s/^ +version: (better-sqlite3@[0-9.]+)$/\1/p;}' pnpm-lock.yaml)"
+  [ -n "$napi" ] || { echo "test-on-node: pnpm-lock.yaml names no better-sqlite3-napi version" >&2; exit 1; }
+  grep -qx '  - better-sqlite3' pnpm-workspace.yaml ||
+    { echo "test-on-node: pnpm-workspace.yaml's onlyBuiltDependencies names no better-sqlite3" >&2; exit 1; }
+  sed -i "s/^  - better-sqlite3\$/  - $napi/" pnpm-workspace.yaml
 fi
 ensure_pnpm
 pnpm install --frozen-lockfile --prefer-offline
