@@ -34,11 +34,13 @@ export npm_config_nodedir="$(dirname "$bin")"
 echo "test-on-node: Node $(node -v), installing in $copy" >&2
 # better-sqlite3 12 compiles SQLite on install wherever its prebuilt binary cannot be downloaded
 # (a fresh CI machine), the costliest part of this install; 13 ships its binaries in the package.
-# Node.js 22 and later load 13 alone (better-sqlite3-napi, apps/server/src/db/engine/
-# sqlite-driver.ts), so on those the copy's install leaves 12 unbuilt.
-if [ "$major" -ge 22 ]; then
-  napi="$(sed -nE '/^ +better-sqlite3-napi:$/{n;n;s/^ +version: (better-sqlite3@[0-9.]+)$/\1/p;}' pnpm-lock.yaml)"
-  [ -n "$napi" ] || { echo "test-on-node: pnpm-lock.yaml names no better-sqlite3-napi version" >&2; exit 1; }
+# Where 13's engines field lets pnpm install it (better-sqlite3-napi), the server loads it alone
+# (apps/server/src/db/engine/sqlite-driver.ts), so there the copy's install leaves 12 unbuilt.
+napi="$(sed -nE '/^ +better-sqlite3-napi:$/{n;n;s/^ +version: (better-sqlite3@[0-9.]+)$/\1/p;}' pnpm-lock.yaml)"
+napi_from="$(grep -A2 "^  $napi:\$" pnpm-lock.yaml | sed -nE "s/^ +engines: \{node: '>=([0-9]+)'\}$/\1/p")"
+[ -n "$napi" ] && [ -n "$napi_from" ] ||
+  { echo "test-on-node: pnpm-lock.yaml names no better-sqlite3-napi version and engines" >&2; exit 1; }
+if [ "$major" -ge "$napi_from" ]; then
   grep -qx '  - better-sqlite3' pnpm-workspace.yaml ||
     { echo "test-on-node: pnpm-workspace.yaml's onlyBuiltDependencies names no better-sqlite3" >&2; exit 1; }
   sed -i "s/^  - better-sqlite3\$/  - $napi/" pnpm-workspace.yaml
