@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Proves the deployable folder stands alone: builds it, copies it outside the repository, and on a
 # fresh database there creates a key and imports events with the folder's own CLI, starts the
-# server with plain `node`, and expects 200 from /readyz and an authenticated events list holding
-# the imported events.
+# server with plain `node`, and expects 200 from /readyz, an authenticated events list holding
+# the imported events, the console and the API reference (whose package comes without its own
+# dependencies).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib/local-server.sh
@@ -54,4 +55,11 @@ grep -q '"total_count":2' response.json || {
 }
 expect_200 "$base/console/"
 grep -q '<div id="app">' response.json || { echo "deploy-check: /console/ is not the console's page" >&2; exit 1; }
-echo "deploy-check: the deployed folder imports events, answers /readyz, lists them and serves the console (200)"
+expect_200 "$base/docs"
+expect_200 "$base/docs/scalar.js"
+# The API reference's package is installed without its own dependencies (.pnpmfile.cjs): its
+# browser bundle above needs none, so pnpm's folder for it holds the package alone.
+beside="$(cd server/node_modules/.pnpm/@scalar+api-reference@*/node_modules && find . -mindepth 1 -maxdepth 2 ! -name @scalar)"
+[ "$beside" = ./@scalar/api-reference ] ||
+  { echo "deploy-check: @scalar/api-reference was installed with dependencies: $beside" >&2; exit 1; }
+echo "deploy-check: the deployed folder imports events, answers /readyz, lists them, serves the console and the API reference (200)"
