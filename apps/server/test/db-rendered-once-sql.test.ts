@@ -4,7 +4,7 @@
 
 import { is, SQL, sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
-import { POSTGRES_SPELLING, SQLITE_SPELLING } from '../src/db/engine/client.js';
+import { POSTGRES_SPELLING, SQLITE_SPELLING } from '../src/db/engine/spelling.js';
 import { renderedOnceSql } from '../src/db/engine/list-sql.js';
 import { selectListPage, type ListTable } from '../src/db/engine/list-table.js';
 import { renderedSql, selectList } from '../src/db/engine/portable-sql.js';

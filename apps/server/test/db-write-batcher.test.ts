@@ -6,7 +6,8 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createDb, prepareServerConnection, type SqliteDb } from '../src/db/engine/client.js';
+import { createDb, prepareServerConnection } from '../src/db/engine/client.js';
+import type { SqliteDb } from '../src/db/engine/sqlite-open.js';
 import { Database } from '../src/db/engine/sqlite-driver.js';
 import { batchedWrite } from '../src/db/engine/write-batcher.js';
 

@@ -8,7 +8,8 @@
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'drizzle-orm';
-import { createDb, PREPARED_STATEMENTS, type Db } from '../src/db/engine/client.js';
+import { createDb, type Db } from '../src/db/engine/client.js';
+import { PREPARED_STATEMENTS } from '../src/db/engine/portable-sql.js';
 import { migrateDb } from '../src/db/migrate.js';
 import { matchStatement, readNewEvents } from '../src/db/repositories/event-feed-reads.js';
 import type { FeedEvent } from '../src/db/repositories/events.js';

@@ -3,7 +3,7 @@
 // process, and the threads close when asked. SQLite only: PostgreSQL reads do not block.
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createDb, type Db } from '../src/db/engine/client.js';
@@ -17,6 +17,7 @@ import { EVENT_LIST } from '../src/domain/events.js';
 import { parseListQuery, type ListParameters } from '../src/domain/list-query.js';
 import { createTenant, type Tenant } from './support/harness.js';
 import { startServerProcess, type ServerProcess } from './support/server-process.js';
+import { serverBuild } from './support/server-build.js';
 import { freshDatabaseUrl, onSqlite } from './support/test-database.js';
 
 const EVENTS = 120_000;
@@ -150,5 +151,21 @@ describe.runIf(onSqlite)('the events list on SQLite reader threads', () => {
       expect(healthzEnds).toBeLessThan(slowEnd);
       expect(lightListEnds.filter((end) => end < slowEnd).length).toBeGreaterThanOrEqual(2);
     });
+  });
+});
+
+describe.runIf(onSqlite)("the reader threads' file, as deployed", () => {
+  it('holds no PostgreSQL driver: a thread that reads SQLite alone does not load one', async () => {
+    // Loading pg took most of a reader thread's start (docs/benchmarks.md, "Figures behind the
+    // code"); the bundle's source map lists every module it holds.
+    const map = JSON.parse(
+      readFileSync(join((await serverBuild())!, 'event-read-worker.js.map'), 'utf8'),
+    ) as { sources: string[] };
+    expect(map.sources.some((source) => source.endsWith('src/runtime/event-read-worker.ts'))).toBe(
+      true,
+    );
+    expect(map.sources.filter((source) => /\/node_modules\/pg(-[a-z]+)?\//.test(source))).toEqual(
+      [],
+    );
   });
 });

@@ -1,10 +1,10 @@
 // The write-ahead log's file gives its disk back: after a burst of writes that outran the
 // checkpoints (an import beside a live server), the next commit once the log is checkpointed
-// starts it again and cuts the file to WAL_SIZE_LIMIT_BYTES (src/db/engine/client.ts).
+// starts it again and cuts the file to WAL_SIZE_LIMIT_BYTES (src/db/engine/sqlite-open.ts).
 
 import { statSync } from 'node:fs';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { openSqlite, WAL_SIZE_LIMIT_BYTES, type SqliteDb } from '../src/db/engine/client.js';
+import { openSqlite, WAL_SIZE_LIMIT_BYTES, type SqliteDb } from '../src/db/engine/sqlite-open.js';
 import { freshDatabaseUrl, onSqlite } from './support/test-database.js';
 
 describe.runIf(onSqlite)('the SQLite write-ahead log on disk', () => {

@@ -7,7 +7,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { sql } from 'drizzle-orm';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createDb, type SqliteDb } from '../src/db/engine/client.js';
+import { createDb } from '../src/db/engine/client.js';
+import type { SqliteDb } from '../src/db/engine/sqlite-open.js';
 import { Database } from '../src/db/engine/sqlite-driver.js';
 import { migrateDb } from '../src/db/migrate.js';
 import { runStepsInTransaction, selectRows } from '../src/db/engine/portable-sql.js';

@@ -1,7 +1,7 @@
 // A thread of the events SQLite readers (event-readers.ts): its own connection, one job at a time.
 
 import { parentPort, workerData } from 'node:worker_threads';
-import { openSqlite } from '../db/engine/client.js';
+import { openSqlite } from '../db/engine/sqlite-open.js';
 import type { ReaderJob } from './event-readers.js';
 import { replayEvents } from '../db/repositories/events.js';
 import { listEvents } from './event-list-memory.js';

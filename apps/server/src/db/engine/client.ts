@@ -1,29 +1,12 @@
 // Opens the database named by a DATABASE_URL: SQLite (a file path or `:memory:`, the embedded
-// default) or PostgreSQL (`postgres://...`, for several server processes on one database).
-// Repositories run their queries through portable-sql.ts, so handlers call the same functions
-// whichever it is; what the two spell differently they take from the handle's `spelling`, below
-// (what stays per backend by design is listed in docs/architecture.md).
+// default; sqlite-open.ts) or PostgreSQL (`postgres://...`, for several server processes on one
+// database). Repositories run their queries through portable-sql.ts, so handlers call the same
+// functions whichever it is; what the two spell differently they take from the handle's
+// `spelling` (spelling.ts; what stays per backend by design is listed in docs/architecture.md).
 
-import { mkdirSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
-import type BetterSqlite3 from 'better-sqlite3';
-import { Column, is, sql, type SQL, type SQLWrapper } from 'drizzle-orm';
 import pg from 'pg';
-import { Database } from './sqlite-driver.js';
-
-export interface SqliteDb {
-  kind: 'sqlite';
-  /** How queries spell what the two databases spell differently (Spelling, below). */
-  spelling: Spelling;
-  /**
-   * The one connection: portable-sql.ts runs queries on it; the group commit and the event
-   * import also open transactions on it directly.
-   */
-  sqlite: BetterSqlite3.Database;
-  /** How long a list read may run (0: no limit); only the reader threads can stop one. */
-  listQueryTimeoutMs: number;
-  close(): Promise<void>;
-}
+import { POSTGRES_SPELLING, type Spelling } from './spelling.js';
+import { openSqlite, type SqliteDb } from './sqlite-open.js';
 
 export interface PostgresDb {
   kind: 'postgres';
@@ -64,18 +47,9 @@ export function describeDatabaseUrl(databaseUrl: string): string {
   }
 }
 
-/**
- * Whether PostgreSQL runs the hot statements as named prepared statements (portable-sql.ts
- * `prepared`): unless DATABASE_PREPARED_STATEMENTS is `false`, which a pooler in transaction mode
- * needs (PgBouncer before 1.21 does not carry them between a client's transactions). Read here,
- * where every process that opens PostgreSQL passes (the server, its webhook thread, the CLI);
- * config.ts refuses a value other than true or false at start.
- */
-export const PREPARED_STATEMENTS = process.env.DATABASE_PREPARED_STATEMENTS !== 'false';
-
 // count(*) and bigint ids arrive as int8, which node-postgres leaves as strings (they may exceed
 // 2^53). Agentline's counts and ids stay far below that, so they are read as numbers everywhere.
-pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number(value));
+pg.types.setTypeParser(pg.types.builtins.INT8, Number);
 
 export interface DbOptions {
   /** PostgreSQL connections this process may open, list reads' and the others' together. */
@@ -101,7 +75,7 @@ export function splitPoolSize(total: number): { lists: number; others: number } 
 export function createDb(databaseUrl: string, options: DbOptions = {}): Db {
   return isPostgresUrl(databaseUrl)
     ? openPostgres(databaseUrl, options)
-    : openSqlite(databaseUrl, options);
+    : openSqlite(databaseUrl, options.listQueryTimeoutMs);
 }
 
 /** A pool of at most `max` connections to `databaseUrl`, named `applicationName` on the server. */
@@ -187,149 +161,3 @@ export function prepareServerConnection(db: Db): void {
   db.sqlite.pragma('temp_store = MEMORY');
   db.sqlite.pragma('cache_size = -2000');
 }
-
-/**
- * How long a write waits for another connection's write lock before it fails as a busy database
- * (a 503): the CLI next to a running server, or a second server process, holds it for a commit.
- */
-export const SQLITE_BUSY_TIMEOUT_MS = 5000;
-
-/**
- * The write-ahead log's size on disk once SQLite starts it again from its first byte. It holds a
- * few MB while the server serves, but an import outruns the checkpoints and leaves it hundreds of
- * MB long (771 MB after 100,000 events beside a live server); SQLite reuses such a file without
- * shrinking it, so without this limit the disk stays taken until the last connection closes.
- */
-export const WAL_SIZE_LIMIT_BYTES = 64 * 1024 * 1024;
-
-/** A SQLite database file (created if missing) or `:memory:`. */
-export function openSqlite(databaseUrl: string, options: DbOptions = {}): SqliteDb {
-  if (databaseUrl !== ':memory:') mkdirSync(dirname(resolve(databaseUrl)), { recursive: true });
-  const sqlite = new Database(databaseUrl);
-  sqlite.pragma('journal_mode = WAL');
-  sqlite.pragma(`journal_size_limit = ${WAL_SIZE_LIMIT_BYTES}`);
-  sqlite.pragma('foreign_keys = ON');
-  sqlite.pragma(`busy_timeout = ${SQLITE_BUSY_TIMEOUT_MS}`);
-  // Safe with WAL: a power cut can lose the last commits but never corrupts the file.
-  sqlite.pragma('synchronous = NORMAL');
-  // 64 MB instead of 2 MB: the events table has eleven indexes, and bulk imports slow down
-  // sharply once their pages no longer fit. Memory is taken only as pages are used.
-  sqlite.pragma('cache_size = -65536');
-  const listQueryTimeoutMs = options.listQueryTimeoutMs ?? 0;
-  return {
-    kind: 'sqlite',
-    spelling: SQLITE_SPELLING,
-    sqlite,
-    listQueryTimeoutMs,
-    close: async () => {
-      sqlite.close();
-    },
-  };
-}
-
-// Everything SQLite and PostgreSQL spell differently, in one place: repositories write each query
-// once and take these pieces from `db.spelling`; no repository tests which database it is for a
-// spelling.
-
-export interface JsonField {
-  /** The key: one of the code's own names, written into the SQL as a literal. */
-  name: string;
-  value: SQLWrapper;
-  /** The value holds JSON: embedded as such, not quoted as a string. */
-  isJson: boolean;
-}
-
-export interface Spelling {
-  /**
-   * Case-insensitive substring match, with LIKE's wildcards in `value` matched literally. SQLite's
-   * LIKE folds ASCII case only; so does PostgreSQL's ILIKE on the "C"-collated columns, and its
-   * pg_trgm indexes serve it.
-   */
-  contains(column: SQLWrapper, value: string): SQL;
-  /**
-   * A JSON column as the text it was stored as, searched and ordered byte by byte: SQLite keeps
-   * JSON as text; PostgreSQL's json type keeps the text verbatim, and "C" orders it as SQLite does.
-   */
-  jsonText(column: SQLWrapper): SQL;
-  /** `values` joined with `separator` in `order`: group_concat, or string_agg. */
-  joined(values: SQLWrapper, separator: string, order: SQLWrapper): SQL;
-  /**
-   * One ORDER BY term with NULL first ascending and last descending, as SQLite has it. PostgreSQL's
-   * default is the opposite, so there it is spelled out, except for a NOT NULL column: its planner
-   * does not know that the clause changes nothing there, and would sort rather than walk an index.
-   */
-  orderTerm(column: SQLWrapper, direction: 'asc' | 'desc'): SQL;
-  /** A JSON object of these fields, as text. */
-  jsonObject(fields: readonly JsonField[]): SQL;
-  /**
-   * `WITH RECURSIVE name(column) AS (anchor UNION ALL step) select`, evaluated only until `limit`
-   * rows: SQLite takes the LIMIT inside the recursion; PostgreSQL refuses it there and evaluates a
-   * recursion only as far as the outer query reads it.
-   */
-  limitedRecursion(cte: SQL, anchor: SQL, step: SQL, select: SQL, limit: number): SQL;
-}
-
-function containsPattern(value: string): string {
-  return `%${value.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-}
-
-/**
- * A string literal written into the SQL, for the code's own constants (JSON keys, separators):
- * as a bound parameter PostgreSQL could not always infer its type in these functions.
- */
-function literal(text: string): SQL {
-  return sql.raw(`'${text.replaceAll("'", "''")}'`);
-}
-
-function fieldList(fields: readonly JsonField[], value: (field: JsonField) => SQL): SQL {
-  return sql.join(
-    fields.map((field) => sql`${literal(field.name)}, ${value(field)}`),
-    sql`, `,
-  );
-}
-
-function direction(value: 'asc' | 'desc'): SQL {
-  return sql.raw(value === 'asc' ? 'ASC' : 'DESC');
-}
-
-export const SQLITE_SPELLING: Spelling = {
-  contains: (column, value) => sql`${column} LIKE ${containsPattern(value)} ESCAPE '\\'`,
-  jsonText: (column) => sql`${column}`,
-  joined: (values, separator, order) =>
-    sql`group_concat(${values}, ${literal(separator)} ORDER BY ${order})`,
-  orderTerm: (column, order) => sql`${column} ${direction(order)}`,
-  // SQLite keeps JSON as text: json() marks it as JSON for json_object.
-  jsonObject: (fields) =>
-    sql`json_object(${fieldList(fields, ({ value, isJson }) => (isJson ? sql`json(${value})` : sql`${value}`))})`,
-  limitedRecursion: (cte, anchor, step, select, limit) =>
-    sql`WITH RECURSIVE ${cte} AS (${anchor} UNION ALL ${step} LIMIT ${limit}) ${select}`,
-};
-
-export const POSTGRES_SPELLING: Spelling = {
-  contains: (column, value) => sql`${column} ILIKE ${containsPattern(value)} ESCAPE '\\'`,
-  jsonText: (column) => sql`(${column}::text COLLATE "C")`,
-  joined: (values, separator, order) =>
-    sql`string_agg(${values}, ${literal(separator)} ORDER BY ${order})`,
-  orderTerm: (column, order) => {
-    if (is(column, Column) && column.notNull) return sql`${column} ${direction(order)}`;
-    return sql`${column} ${direction(order)} ${sql.raw(order === 'asc' ? 'NULLS FIRST' : 'NULLS LAST')}`;
-  },
-  // Spelled out rather than json_build_object, whose text puts spaces around every `:` and after
-  // every `,`: the same item is then the same bytes as SQLite's compact json_object (to_json
-  // escapes as SQLite does; a json column is embedded as stored).
-  jsonObject: (fields) =>
-    sql`(${sql.join(
-      [
-        ...fields.flatMap(({ name, value, isJson }, index) => [
-          literal(`${index === 0 ? '{' : ','}${JSON.stringify(name)}:`),
-          isJson
-            ? sql`coalesce(${value}::text, 'null')`
-            : sql`coalesce(to_json(${value})::text, 'null')`,
-        ]),
-        literal('}'),
-      ],
-      sql` || `,
-    )})`,
-  limitedRecursion: (cte, anchor, step, select, limit) =>
-    sql`WITH RECURSIVE ${cte} AS (${anchor} UNION ALL ${step}) ${select} LIMIT ${limit}`,
-};

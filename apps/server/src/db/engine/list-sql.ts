@@ -6,7 +6,8 @@
 import { Column, is, or, sql, type SQL, type SQLWrapper } from 'drizzle-orm';
 import type { ListPosition, ListQuery, SearchFilter } from '../../vocabulary/list-query.js';
 import { orderPrefix } from '../schema/order-prefix.js';
-import type { Db, Spelling } from './client.js';
+import type { Db } from './client.js';
+import type { Spelling } from './spelling.js';
 import { idEquals, renderedSql, selectRows, valueSql, type Steps } from './portable-sql.js';
 
 export type ColumnMap<P extends string> = Record<P, SQLWrapper>;

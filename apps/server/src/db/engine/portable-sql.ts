@@ -15,7 +15,8 @@ import { PgDialect } from 'drizzle-orm/pg-core';
 import { SQLiteSyncDialect } from 'drizzle-orm/sqlite-core';
 import type { Statement } from 'better-sqlite3';
 import type pg from 'pg';
-import { PREPARED_STATEMENTS, type Db, type SqliteDb } from './client.js';
+import type { Db } from './client.js';
+import type { SqliteDb } from './sqlite-open.js';
 import { isConcurrencyConflict, QueryTimeoutError } from './errors.js';
 import { inWriteTransaction } from './sqlite-write-lock.js';
 import { perDatabase, remember } from './caches.js';
@@ -50,13 +51,19 @@ export function* execute(query: SQL): Generator<Query, void, Row[]> {
 }
 
 /**
+ * Whether the hot statements run as named prepared statements on PostgreSQL (`prepared`): not
+ * when DATABASE_PREPARED_STATEMENTS is `false`, as a pooler in transaction mode needs (PgBouncer
+ * before 1.21 does not carry them between a client's transactions); config.ts refuses others.
+ */
+export const PREPARED_STATEMENTS = process.env.DATABASE_PREPARED_STATEMENTS !== 'false';
+
+/**
  * A statement for a hot path, with its values as `sql.placeholder(key)`. Building and rendering a
  * query costs more than running it there, so it is rendered once per backend; SQLite prepares it
  * once per database, and each PostgreSQL connection parses and plans it once, as a named
  * prepared statement (the routing read's plan alone took 0.25 ms, more than running it), unless
- * DATABASE_PREPARED_STATEMENTS is false (db/engine/client.ts): behind a pooler in transaction
- * mode, the next transaction may run on a server connection that never saw the name, or that
- * another client already prepared it on.
+ * PREPARED_STATEMENTS is false: behind a pooler in transaction mode, the next transaction may run
+ * on a server connection that never saw the name, or that another client already prepared it on.
  */
 let preparedCount = 0;
 

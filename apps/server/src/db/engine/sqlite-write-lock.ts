@@ -7,7 +7,7 @@
 // order behind the first, so one timer asks for all of them.
 
 import { perDatabase } from './caches.js';
-import { SQLITE_BUSY_TIMEOUT_MS, type SqliteDb } from './client.js';
+import type { SqliteDb } from './sqlite-open.js';
 
 /** The first wait after a refused BEGIN; each next one doubles, up to LONGEST_RETRY_MS. */
 const FIRST_RETRY_MS = 1;
@@ -18,11 +18,13 @@ interface Waiter {
   work: () => unknown;
   resolve: (value: unknown) => void;
   reject: (error: unknown) => void;
-  /** When it began waiting: past SQLITE_BUSY_TIMEOUT_MS it fails as a busy database. */
+  /** When it began waiting: past the busy timeout it fails as a busy database. */
   since: number;
 }
 
 interface WriteLock {
+  /** The connection's busy_timeout, as openSqlite set it (SQLITE_BUSY_TIMEOUT_MS). */
+  busyTimeoutMs: number;
   waiting: Waiter[];
   timer: NodeJS.Timeout | undefined;
   statements: {
@@ -33,6 +35,7 @@ interface WriteLock {
 }
 
 const writeLockOf = perDatabase((db: SqliteDb): WriteLock => ({
+  busyTimeoutMs: db.sqlite.pragma('busy_timeout', { simple: true }) as number,
   waiting: [],
   timer: undefined,
   statements: {
@@ -48,7 +51,7 @@ function isBusy(error: unknown): boolean {
 }
 
 /** Takes the write lock if no other connection holds it; false (at once) if one does. */
-function tryBegin(db: SqliteDb, { statements }: WriteLock): boolean {
+function tryBegin(db: SqliteDb, { busyTimeoutMs, statements }: WriteLock): boolean {
   // Not prepared once: SQLite applies this pragma when the statement is prepared, not when it runs.
   db.sqlite.pragma('busy_timeout = 0');
   try {
@@ -58,7 +61,7 @@ function tryBegin(db: SqliteDb, { statements }: WriteLock): boolean {
     if (isBusy(error)) return false;
     throw error;
   } finally {
-    db.sqlite.pragma(`busy_timeout = ${SQLITE_BUSY_TIMEOUT_MS}`);
+    db.sqlite.pragma(`busy_timeout = ${busyTimeoutMs}`);
   }
 }
 
@@ -88,7 +91,7 @@ function askAgain(db: SqliteDb, lock: WriteLock, waitMs: number): void {
         continue;
       }
       if (!began) {
-        if (Date.now() - head.since < SQLITE_BUSY_TIMEOUT_MS) {
+        if (Date.now() - head.since < lock.busyTimeoutMs) {
           askAgain(db, lock, Math.min(waitMs * 2, LONGEST_RETRY_MS));
           return;
         }

@@ -7,7 +7,7 @@
 // savepoint of one write transaction, so one that fails (an unknown target) rolls back alone.
 
 import { perDatabase } from './caches.js';
-import type { SqliteDb } from './client.js';
+import type { SqliteDb } from './sqlite-open.js';
 import { gatherBatches, type Outcome } from './gather-batches.js';
 import { inWriteTransaction } from './sqlite-write-lock.js';
 

@@ -7,7 +7,8 @@
 // in that statement's snapshot, and none can appear later.
 
 import { sql, type SQL } from 'drizzle-orm';
-import { POSTGRES_SPELLING, type Db } from '../engine/client.js';
+import type { Db } from '../engine/client.js';
+import { POSTGRES_SPELLING } from '../engine/spelling.js';
 import { prepared, runSteps, selectRows } from '../engine/portable-sql.js';
 import { events, organizations } from '../schema/sqlite.js';
 import { eventsAbove, NOTHING_RESOLVED } from './event-conditions.js';

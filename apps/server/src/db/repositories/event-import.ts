@@ -4,7 +4,8 @@
 import { sql } from 'drizzle-orm';
 import type { Statement } from 'better-sqlite3';
 import { EventProperties } from '../../generated/enum-values.js';
-import type { Db, PostgresDb, SqliteDb } from '../engine/client.js';
+import type { Db, PostgresDb } from '../engine/client.js';
+import type { SqliteDb } from '../engine/sqlite-open.js';
 import { perDatabase } from '../engine/caches.js';
 import { runSteps, selectRows } from '../engine/portable-sql.js';
 
@@ -161,7 +162,7 @@ export function prepareImportConnection(db: Db): void {
 /**
  * After an import: copies into the database what is left of the log, as far as a live server's
  * reads allow. A checkpoint that waited for those reads (FULL, TRUNCATE) would stop every write
- * of the server meanwhile; the file is cut to WAL_SIZE_LIMIT_BYTES (engine/client.ts) when the log
+ * of the server meanwhile; the file is cut to WAL_SIZE_LIMIT_BYTES (engine/sqlite-open.ts) when the log
  * starts again, or removed when the last connection closes.
  */
 export function finishImportConnection(db: Db): void {

@@ -22,7 +22,7 @@ import {
   type Steps,
 } from '../engine/portable-sql.js';
 import { prompts, promptTools, tools, type LlmConfig } from '../schema/sqlite.js';
-import type { Spelling } from '../engine/client.js';
+import type { Spelling } from '../engine/spelling.js';
 
 export interface IdName {
   id: number;

@@ -1,7 +1,7 @@
 // Session routing on SQLite: each session in a savepoint of a group commit (write-batcher.ts),
 // BEGIN IMMEDIATE serialising the writers, so one that fails (an unknown target) rolls back alone.
 
-import type { SqliteDb } from '../../db/engine/client.js';
+import type { SqliteDb } from '../../db/engine/sqlite-open.js';
 import { runStepsOnSqlite, type Steps } from '../../db/engine/portable-sql.js';
 import { batchedWrite } from '../../db/engine/write-batcher.js';
 import {
