@@ -8,7 +8,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { sql } from 'drizzle-orm';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createDb } from '../src/db/engine/client.js';
-import type { SqliteDb } from '../src/db/engine/sqlite-open.js';
+import { openSqlite, SQLITE_BUSY_TIMEOUT_MS, type SqliteDb } from '../src/db/engine/sqlite-open.js';
 import { Database } from '../src/db/engine/sqlite-driver.js';
 import { migrateDb } from '../src/db/migrate.js';
 import { runStepsInTransaction, selectRows } from '../src/db/engine/portable-sql.js';
@@ -100,6 +100,28 @@ describe.runIf(onSqlite)('SQLite writes while another connection holds the write
     await inWriteTransaction(db, insert(2));
     expect(stored()).toEqual([2]);
   }, 15_000);
+
+  it('waits as long as its connection was opened to wait, not a fixed time', async () => {
+    const shortWait = openSqlite(file);
+    shortWait.sqlite.pragma('busy_timeout = 300');
+    const holder = holdWriteLock(file);
+    const started = performance.now();
+    try {
+      const write = inWriteTransaction(shortWait, () =>
+        shortWait.sqlite.prepare('INSERT INTO lock_probe VALUES (1)').run(),
+      );
+      await expect(write).rejects.toMatchObject({ code: 'SQLITE_BUSY' });
+    } finally {
+      holder.release();
+    }
+    const waited = performance.now() - started;
+    expect(waited).toBeGreaterThanOrEqual(300);
+    expect(waited).toBeLessThan(SQLITE_BUSY_TIMEOUT_MS);
+    // The lock gives the connection back its own timeout after each BEGIN it tries.
+    expect(shortWait.sqlite.pragma('busy_timeout', { simple: true })).toBe(300);
+    await shortWait.close();
+    expect(stored()).toEqual([]);
+  });
 });
 
 describe.runIf(onSqlite)('a server process while another process holds the write lock', () => {
