@@ -162,8 +162,8 @@ export function prepareImportConnection(db: Db): void {
 /**
  * After an import: copies into the database what is left of the log, as far as a live server's
  * reads allow. A checkpoint that waited for those reads (FULL, TRUNCATE) would stop every write
- * of the server meanwhile; the file is cut to WAL_SIZE_LIMIT_BYTES (engine/sqlite-open.ts) when the log
- * starts again, or removed when the last connection closes.
+ * of the server meanwhile; the file is cut to WAL_SIZE_LIMIT_BYTES (engine/sqlite-open.ts) when
+ * the log starts again, or removed when the last connection closes.
  */
 export function finishImportConnection(db: Db): void {
   if (db.kind === 'sqlite') db.sqlite.pragma('wal_checkpoint(PASSIVE)');
