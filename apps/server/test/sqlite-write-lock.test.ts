@@ -103,23 +103,27 @@ describe.runIf(onSqlite)('SQLite writes while another connection holds the write
 
   it('waits as long as its connection was opened to wait, not a fixed time', async () => {
     const shortWait = openSqlite(file);
-    shortWait.sqlite.pragma('busy_timeout = 300');
-    const holder = holdWriteLock(file);
-    const started = performance.now();
     try {
-      const write = inWriteTransaction(shortWait, () =>
-        shortWait.sqlite.prepare('INSERT INTO lock_probe VALUES (1)').run(),
-      );
-      await expect(write).rejects.toMatchObject({ code: 'SQLITE_BUSY' });
+      shortWait.sqlite.pragma('busy_timeout = 300');
+      const holder = holdWriteLock(file);
+      const started = performance.now();
+      try {
+        const write = inWriteTransaction(shortWait, () =>
+          shortWait.sqlite.prepare('INSERT INTO lock_probe VALUES (1)').run(),
+        );
+        await expect(write).rejects.toMatchObject({ code: 'SQLITE_BUSY' });
+      } finally {
+        holder.release();
+      }
+      const waited = performance.now() - started;
+      expect(waited).toBeGreaterThanOrEqual(300);
+      expect(waited).toBeLessThan(SQLITE_BUSY_TIMEOUT_MS);
+      // The lock gives the connection back its own timeout after each BEGIN it tries.
+      expect(shortWait.sqlite.pragma('busy_timeout', { simple: true })).toBe(300);
     } finally {
-      holder.release();
+      // Closed whatever failed, or the next test's database file stays open.
+      await shortWait.close();
     }
-    const waited = performance.now() - started;
-    expect(waited).toBeGreaterThanOrEqual(300);
-    expect(waited).toBeLessThan(SQLITE_BUSY_TIMEOUT_MS);
-    // The lock gives the connection back its own timeout after each BEGIN it tries.
-    expect(shortWait.sqlite.pragma('busy_timeout', { simple: true })).toBe(300);
-    await shortWait.close();
     expect(stored()).toEqual([]);
   });
 });
