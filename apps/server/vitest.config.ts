@@ -12,7 +12,9 @@ import { isPostgresUrl } from './src/db/engine/client.js';
 // and for PgBouncer in transaction mode in front of it, which test/pgbouncer.test.ts uses:
 // AGENTLINE_TEST_PGBOUNCER_URL, or scripts/pgbouncer-setup.sh's default.
 // AGENTLINE_TEST_THROUGH_PGBOUNCER=true sends every PostgreSQL test database's connections
-// through that PgBouncer (test/support/test-database.ts).
+// through that PgBouncer (test/support/test-database.ts). AGENTLINE_TEST_KEEP_DATABASES=true
+// leaves a run's databases to the next run's set-up to drop, for a machine thrown away after the
+// run (CI), where dropping them would only spend its CPU (test/support/postgres-global-setup.ts).
 // AGENTLINE_TEST_BACKENDS=sqlite runs the SQLite half alone (scripts/test-on-node.sh, for the
 // other Node.js versions).
 const DEFAULT_POSTGRES_URL = 'postgres://agentline:agentline@127.0.0.1:5432/agentline';
@@ -103,6 +105,15 @@ function throughPgbouncer(): boolean {
   );
 }
 
+function keepDatabases(): boolean {
+  const keep = process.env.AGENTLINE_TEST_KEEP_DATABASES;
+  if (keep === undefined) return false;
+  if (keep === 'true') return true;
+  throw new Error(
+    `AGENTLINE_TEST_KEEP_DATABASES is "true" or unset; it holds ${JSON.stringify(keep)}`,
+  );
+}
+
 function testWorkers(): number {
   const workers = process.env.AGENTLINE_TEST_WORKERS ?? '3';
   if (!/^[1-9]\d*$/.test(workers)) {
@@ -158,6 +169,7 @@ export default defineConfig(async () => {
           ...(postgresReadUrl ? { AGENTLINE_TEST_POSTGRES_READ_URL: postgresReadUrl } : {}),
           ...(pgbouncerUrl ? { AGENTLINE_TEST_PGBOUNCER_URL: pgbouncerUrl } : {}),
           ...(through ? { AGENTLINE_TEST_THROUGH_PGBOUNCER: 'true' } : {}),
+          ...(keepDatabases() ? { AGENTLINE_TEST_KEEP_DATABASES: 'true' } : {}),
           // Names this run's databases (test/support/test-database.ts).
           AGENTLINE_TEST_RUN: String(process.pid),
         },

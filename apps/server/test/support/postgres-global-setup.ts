@@ -1,7 +1,7 @@
 // Global set-up of the `postgres` test project: drops the databases of earlier runs that are gone
 // (a killed run leaves its databases behind), builds the migrated template this run's test
 // databases are copied from, and at the end hands this run's databases to a process of their own
-// to drop (drop-run-databases.ts). Runs at the same time on one server (two terminals, several
+// to drop (drop-run-databases.ts), unless AGENTLINE_TEST_KEEP_DATABASES keeps them. Runs at the same time on one server (two terminals, several
 // agents) each keep to their own names.
 
 import { spawn } from 'node:child_process';
@@ -58,14 +58,21 @@ export async function dropTestDatabases(
 
 export default async function setup(project: TestProject): Promise<() => void> {
   // The project's env reaches its test workers, not this process: read it from the config.
-  const { AGENTLINE_TEST_POSTGRES_URL: adminUrl, AGENTLINE_TEST_RUN: runId } = project.config.env;
+  const {
+    AGENTLINE_TEST_POSTGRES_URL: adminUrl,
+    AGENTLINE_TEST_RUN: runId,
+    AGENTLINE_TEST_KEEP_DATABASES: keep,
+  } = project.config.env;
   if (!adminUrl || !runId) throw new Error('the postgres project sets its URL and run id');
   await dropTestDatabases(adminUrl, (other) => !/^\d+$/.test(other) || !isRunning(Number(other)));
   await withAdmin(adminUrl, (admin) => admin.query(`CREATE DATABASE "${templateDatabase(runId)}"`));
   const template = createDb(postgresUrlOf(adminUrl, templateDatabase(runId)));
   await migrateDb(template);
   await template.close();
-  return () => dropInBackground(adminUrl, runId);
+  // Kept, they are dropped by the next run's set-up above, as a killed run's are.
+  return () => {
+    if (keep !== 'true') dropInBackground(adminUrl, runId);
+  };
 }
 
 /** The command that drops one run's databases (drop-run-databases.ts, through tsx). */
