@@ -7,19 +7,12 @@
 # it was.
 #
 #   bash scripts/test-on-node.sh 22
-#   bash scripts/test-on-node.sh 24 --runtime
-#
-# --runtime: the SDK's tests and, of the server's, only the files that exercise what differs between
-# Node.js versions (server processes, threads, sockets, the SQLite addon's own tests:
-# tools/runtime-test-files.ts picks them); the other files call the app in-process, the same
-# JavaScript on every version.
+#   AGENTLINE_TEST_BACKENDS=sqlite bash scripts/test-on-node.sh 24   (CI's run)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib/pnpm.sh
 
-major="${1:?usage: bash scripts/test-on-node.sh MAJOR [--runtime] (for example 22)}"
-scope="${2:-all}"
-[ "$scope" = all ] || [ "$scope" = --runtime ] || { echo "test-on-node: the second word is --runtime or nothing, not $scope" >&2; exit 1; }
+major="${1:?usage: bash scripts/test-on-node.sh MAJOR (for example 22)}"
 bin="$(bash scripts/node-runtime.sh "$major")"
 copy="$(mktemp -d)/agentline"
 trap 'rm -rf "$(dirname "$copy")"' EXIT
@@ -49,12 +42,4 @@ ensure_pnpm
 pnpm install --frozen-lockfile --prefer-offline
 # The console's browser tests are left out: the page runs in Chromium, not in Node.js, and the
 # server under it is what the suite covers on this version.
-if [ "$scope" = --runtime ]; then
-  pnpm --filter @agentline/sdk test
-  picked="$(pnpm exec tsx tools/runtime-test-files.ts)"
-  mapfile -t files <<<"$picked"
-  echo "test-on-node: ${#files[@]} server test files that exercise the runtime" >&2
-  pnpm --filter @agentline/server exec vitest run "${files[@]}"
-else
-  pnpm -r --filter '!console' --workspace-concurrency=1 test
-fi
+pnpm -r --filter '!console' --workspace-concurrency=1 test

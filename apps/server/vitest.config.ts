@@ -1,7 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { configDefaults, defineConfig, type TestProjectInlineConfiguration } from 'vitest/config';
-import { isPostgresUrl } from './src/db/engine/client.js';
+import { isPostgresUrl, type Db } from './src/db/engine/client.js';
 
 // The whole suite runs once per backend. PostgreSQL is reached through
 // AGENTLINE_TEST_POSTGRES_URL (a role that may create databases; `.ci/run` and
@@ -15,8 +15,8 @@ import { isPostgresUrl } from './src/db/engine/client.js';
 // through that PgBouncer (test/support/test-database.ts). AGENTLINE_TEST_KEEP_DATABASES=true
 // leaves a run's databases to the next run's set-up to drop, for a machine thrown away after the
 // run (CI), where dropping them would only spend its CPU (test/support/postgres-global-setup.ts).
-// AGENTLINE_TEST_BACKENDS=sqlite runs the SQLite half alone (scripts/test-on-node.sh, for the
-// other Node.js versions).
+// AGENTLINE_TEST_BACKENDS=sqlite or =postgres runs that half alone (`.ci/run` runs each on a
+// Node.js version of its own).
 const DEFAULT_POSTGRES_URL = 'postgres://agentline:agentline@127.0.0.1:5432/agentline';
 const DEFAULT_POSTGRES_READ_URL = 'postgres://agentline:agentline@127.0.0.1:5433/agentline';
 const DEFAULT_PGBOUNCER_URL = 'postgres://agentline:agentline@127.0.0.1:6432/agentline';
@@ -87,12 +87,15 @@ const shared = {
   hookTimeout: 60_000,
 };
 
-function postgresWanted(): boolean {
+type Backend = Db['kind'];
+
+/** The halves to run: both unless AGENTLINE_TEST_BACKENDS names one. */
+function wantedBackends(): Backend[] {
   const backends = process.env.AGENTLINE_TEST_BACKENDS;
-  if (backends === undefined) return true;
-  if (backends === 'sqlite') return false;
+  if (backends === undefined) return ['sqlite', 'postgres'];
+  if (backends === 'sqlite' || backends === 'postgres') return [backends];
   throw new Error(
-    `AGENTLINE_TEST_BACKENDS is "sqlite" (SQLite alone) or unset (both); it holds ${JSON.stringify(backends)}`,
+    `AGENTLINE_TEST_BACKENDS is "sqlite" or "postgres" (that half alone) or unset (both); it holds ${JSON.stringify(backends)}`,
   );
 }
 
@@ -125,7 +128,8 @@ function testWorkers(): number {
 }
 
 export default defineConfig(async () => {
-  const postgresUrl = postgresWanted()
+  const backends = wantedBackends();
+  const postgresUrl = backends.includes('postgres')
     ? await reachablePostgresUrl(
         'AGENTLINE_TEST_POSTGRES_URL',
         DEFAULT_POSTGRES_URL,
@@ -150,12 +154,16 @@ export default defineConfig(async () => {
   if (through && postgresUrl && !pgbouncerUrl) {
     throw new Error('AGENTLINE_TEST_THROUGH_PGBOUNCER is set but no PgBouncer answers');
   }
-  const projects: TestProjectInlineConfiguration[] = [
-    {
+  if (!backends.includes('sqlite') && !postgresUrl) {
+    throw new Error('AGENTLINE_TEST_BACKENDS=postgres, but no PostgreSQL answers (see above)');
+  }
+  const projects: TestProjectInlineConfiguration[] = [];
+  if (backends.includes('sqlite')) {
+    projects.push({
       extends: true,
       test: { ...shared, name: 'sqlite', env: { AGENTLINE_TEST_BACKEND: 'sqlite' } },
-    },
-  ];
+    });
+  }
   if (postgresUrl) {
     projects.push({
       extends: true,
