@@ -1,9 +1,10 @@
 // The quick start's demo, for the console's end-to-end tests: a fresh SQLite database with the
 // demo organization (`agentline demo`, with 2,000 events: what the pages show and do is the same
 // as with the quick start's 100,000, whose generation took a fifth of the file's time), a
-// read-only key beside its admin key, and the real server (`src/main.ts` under tsx, as `pnpm
-// start` runs it) on a fixed port of 127.0.0.1, so that it can be stopped and started again where
-// the open page expects it.
+// read-only key beside its admin key, and the real server (bundled as it is deployed, by the
+// server's test support: under tsx each of the file's six processes compiled the sources again)
+// on a fixed port of 127.0.0.1, so that it can be stopped and started again where the open page
+// expects it.
 
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -12,9 +13,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { serverBuild } from '../../../server/test/support/server-build.js';
+import { entryArgs } from '../../../server/test/support/server-process.js';
 
 const SERVER_DIR = fileURLToPath(new URL('../../../server/', import.meta.url));
-const TSX = ['--import', 'tsx'];
 
 export interface DemoServer {
   baseUrl: string;
@@ -37,14 +39,14 @@ async function freePort(): Promise<number> {
 async function cli(databaseUrl: string, args: string[]): Promise<string> {
   const { stdout } = await promisify(execFile)(
     process.execPath,
-    [...TSX, 'src/cli/main.ts', ...args],
+    [...entryArgs('cli/main', await serverBuild()), ...args],
     { cwd: SERVER_DIR, env: { ...process.env, DATABASE_URL: databaseUrl } },
   );
   return stdout;
 }
 
-function startServer(databaseUrl: string, port: number): Promise<ChildProcess> {
-  const child = spawn(process.execPath, [...TSX, 'src/main.ts'], {
+async function startServer(databaseUrl: string, port: number): Promise<ChildProcess> {
+  const child = spawn(process.execPath, entryArgs('main', await serverBuild()), {
     cwd: SERVER_DIR,
     env: {
       ...process.env,
