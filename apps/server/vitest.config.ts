@@ -99,22 +99,12 @@ function wantedBackends(): Backend[] {
   );
 }
 
-function throughPgbouncer(): boolean {
-  const through = process.env.AGENTLINE_TEST_THROUGH_PGBOUNCER;
-  if (through === undefined) return false;
-  if (through === 'true') return true;
-  throw new Error(
-    `AGENTLINE_TEST_THROUGH_PGBOUNCER is "true" or unset; it holds ${JSON.stringify(through)}`,
-  );
-}
-
-function keepDatabases(): boolean {
-  const keep = process.env.AGENTLINE_TEST_KEEP_DATABASES;
-  if (keep === undefined) return false;
-  if (keep === 'true') return true;
-  throw new Error(
-    `AGENTLINE_TEST_KEEP_DATABASES is "true" or unset; it holds ${JSON.stringify(keep)}`,
-  );
+/** A variable that is "true" or unset: true when it is "true", and an error for anything else. */
+function flagSet(variable: string): boolean {
+  const value = process.env[variable];
+  if (value === undefined) return false;
+  if (value === 'true') return true;
+  throw new Error(`${variable} is "true" or unset; it holds ${JSON.stringify(value)}`);
 }
 
 function testWorkers(): number {
@@ -150,7 +140,7 @@ export default defineConfig(async () => {
         'scripts/pgbouncer-setup.sh',
       )
     : null;
-  const through = throughPgbouncer();
+  const through = flagSet('AGENTLINE_TEST_THROUGH_PGBOUNCER');
   if (through && postgresUrl && !pgbouncerUrl) {
     throw new Error('AGENTLINE_TEST_THROUGH_PGBOUNCER is set but no PgBouncer answers');
   }
@@ -177,7 +167,9 @@ export default defineConfig(async () => {
           ...(postgresReadUrl ? { AGENTLINE_TEST_POSTGRES_READ_URL: postgresReadUrl } : {}),
           ...(pgbouncerUrl ? { AGENTLINE_TEST_PGBOUNCER_URL: pgbouncerUrl } : {}),
           ...(through ? { AGENTLINE_TEST_THROUGH_PGBOUNCER: 'true' } : {}),
-          ...(keepDatabases() ? { AGENTLINE_TEST_KEEP_DATABASES: 'true' } : {}),
+          ...(flagSet('AGENTLINE_TEST_KEEP_DATABASES')
+            ? { AGENTLINE_TEST_KEEP_DATABASES: 'true' }
+            : {}),
           // Names this run's databases (test/support/test-database.ts).
           AGENTLINE_TEST_RUN: String(process.pid),
         },
