@@ -8,7 +8,8 @@ import { dirname, relative } from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
-import { DROP_RUN_DATABASES } from './support/postgres-global-setup.js';
+import type { TestProject } from 'vitest/node';
+import setUpPostgres, { DROP_RUN_DATABASES } from './support/postgres-global-setup.js';
 import { RUN_TEMP_DIR_VARIABLE } from './support/run-temp-dir.js';
 import {
   directUrl,
@@ -80,6 +81,34 @@ describe.runIf(onPostgres)('drop-run-databases.ts', { timeout: 90_000 }, () => {
     await run({ AGENTLINE_TEST_POSTGRES_URL: ADMIN_URL, AGENTLINE_TEST_RUN: finishedRun });
     for (const name of names) expect(await databaseExists(name)).toBe(false);
     expect(await databaseExists(templateDatabase(process.env.AGENTLINE_TEST_RUN!))).toBe(true);
+  });
+
+  it("keeps a run's databases when told to, and a later run's set-up drops them", async () => {
+    // Run ids above any pid: no such process runs, as after a finished run.
+    const runOf = (runId: string, keep: boolean) =>
+      ({
+        config: {
+          env: {
+            AGENTLINE_TEST_POSTGRES_URL: ADMIN_URL,
+            AGENTLINE_TEST_RUN: runId,
+            ...(keep ? { AGENTLINE_TEST_KEEP_DATABASES: 'true' } : {}),
+          },
+        },
+      }) as unknown as TestProject;
+    const kept = `${runDatabasePrefix('999999991')}1`;
+    const teardown = await setUpPostgres(runOf('999999991', true));
+    await withAdmin(ADMIN_URL, (admin) => admin.query(`CREATE DATABASE "${kept}"`));
+    expect(teardown()).toBeNull();
+    expect(await databaseExists(kept)).toBe(true);
+    expect(await databaseExists(templateDatabase('999999991'))).toBe(true);
+
+    const laterTeardown = await setUpPostgres(runOf('999999992', false));
+    expect(await databaseExists(kept)).toBe(false);
+    expect(await databaseExists(templateDatabase('999999991'))).toBe(false);
+    const dropper = laterTeardown()!;
+    const exitCode = await new Promise((resolve) => dropper.once('exit', resolve));
+    expect(exitCode).toBe(0);
+    expect(await databaseExists(templateDatabase('999999992'))).toBe(false);
   });
 
   it('says what to set when the server or the run is missing', async () => {

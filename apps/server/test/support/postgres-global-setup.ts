@@ -4,7 +4,7 @@
 // to drop (drop-run-databases.ts), unless AGENTLINE_TEST_KEEP_DATABASES keeps them. Runs at the same time on one server (two terminals, several
 // agents) each keep to their own names.
 
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import type { TestProject } from 'vitest/node';
 import { createDb } from '../../src/db/engine/client.js';
@@ -56,7 +56,8 @@ export async function dropTestDatabases(
   );
 }
 
-export default async function setup(project: TestProject): Promise<() => void> {
+/** The run's teardown: the process it starts to drop the run's databases, or null if it keeps them. */
+export default async function setup(project: TestProject): Promise<() => ChildProcess | null> {
   // The project's env reaches its test workers, not this process: read it from the config.
   const {
     AGENTLINE_TEST_POSTGRES_URL: adminUrl,
@@ -70,9 +71,7 @@ export default async function setup(project: TestProject): Promise<() => void> {
   await migrateDb(template);
   await template.close();
   // Kept, they are dropped by the next run's set-up above, as a killed run's are.
-  return () => {
-    if (keep !== 'true') dropInBackground(adminUrl, runId);
-  };
+  return () => (keep === 'true' ? null : dropInBackground(adminUrl, runId));
 }
 
 /** The command that drops one run's databases (drop-run-databases.ts, through tsx). */
@@ -87,11 +86,13 @@ export const DROP_RUN_DATABASES = [
  * s after its last test (docs/benchmarks.md). The URL goes in the environment, not on a command
  * line others can read. Should the process fail, the next run's set-up drops what it left.
  */
-function dropInBackground(adminUrl: string, runId: string): void {
+function dropInBackground(adminUrl: string, runId: string): ChildProcess {
   const [command, ...args] = DROP_RUN_DATABASES;
-  spawn(command, args, {
+  const child = spawn(command, args, {
     detached: true,
     stdio: 'ignore',
     env: { ...process.env, AGENTLINE_TEST_POSTGRES_URL: adminUrl, AGENTLINE_TEST_RUN: runId },
-  }).unref();
+  });
+  child.unref();
+  return child;
 }
