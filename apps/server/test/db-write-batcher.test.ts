@@ -2,14 +2,13 @@
 // batchedWrite is SQLite's (each write in its own savepoint), so its tests open SQLite databases
 // of their own whichever backend the project runs on.
 
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createDb, prepareServerConnection } from '../src/db/engine/client.js';
 import type { SqliteDb } from '../src/db/engine/sqlite-open.js';
 import { Database } from '../src/db/engine/sqlite-driver.js';
 import { batchedWrite } from '../src/db/engine/write-batcher.js';
+import { runTempFolder } from './support/run-temp-dir.js';
 
 function openSqlite(url: string): SqliteDb {
   const opened = createDb(url);
@@ -32,7 +31,7 @@ const texts = () => db.sqlite.prepare('SELECT text FROM notes ORDER BY id').pluc
 
 describe('batchedWrite', () => {
   it('commits writes issued together in one transaction and answers each', async () => {
-    const file = join(mkdtempSync(join(tmpdir(), 'agentline-batch-')), 'batch.db');
+    const file = join(runTempFolder('agentline-batch-'), 'batch.db');
     const fileDb = openSqlite(file);
     fileDb.sqlite.exec('CREATE TABLE notes (id INTEGER PRIMARY KEY, text TEXT NOT NULL UNIQUE)');
     const reader = new Database(file, { readonly: true });
@@ -77,7 +76,7 @@ describe('batchedWrite', () => {
   it("rolls back a failed write that touched many pages, on a file with the server's settings", async () => {
     // prepareServerConnection keeps the savepoints' journals in memory: a rolled-back write must
     // still restore every page it changed, here enough to split the table's pages many times.
-    const fileDb = openSqlite(join(mkdtempSync(join(tmpdir(), 'agentline-batch-')), 'server.db'));
+    const fileDb = openSqlite(join(runTempFolder('agentline-batch-'), 'server.db'));
     prepareServerConnection(fileDb);
     expect(fileDb.sqlite.pragma('temp_store', { simple: true })).toBe(2);
     expect(fileDb.sqlite.pragma('cache_size', { simple: true })).toBe(-2000);

@@ -1,6 +1,5 @@
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { OpenAPIHono } from '@hono/zod-openapi';
@@ -22,6 +21,7 @@ import {
 } from '../src/contract/param-coercion.js';
 import type { Schemas } from './support/harness.js';
 import { diffOpenApiDocuments } from './support/openapi-diff.js';
+import { runTempFolder } from './support/run-temp-dir.js';
 
 interface RoutesModule {
   routes: Record<string, RouteConfig>;
@@ -251,7 +251,7 @@ describe('routes generated from the fixture spec (every supported feature)', () 
       paramCoercion: new URL('../src/contract/param-coercion.ts', import.meta.url).href,
       enumValues: './enum-values.ts',
     });
-    const folder = mkdtempSync(join(tmpdir(), 'agentline-routes-'));
+    const folder = runTempFolder('agentline-routes-');
     writeFileSync(join(folder, 'enum-values.ts'), generateEnumValuesModule(fixture));
     const file = join(folder, 'routes.ts');
     writeFileSync(file, source);

@@ -3,9 +3,8 @@
 // issue; the database cases run on both backends.
 
 import { execFile } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { Socket } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { gzipSync } from 'node:zlib';
@@ -20,6 +19,7 @@ import { anyString, stringContaining } from './support/matchers.js';
 import { sendRaw, startLiveServer, type LiveServer } from './support/live-server.js';
 import { startServerProcess, type ServerProcess } from './support/server-process.js';
 import { freshDatabaseUrl } from './support/test-database.js';
+import { runTempFolder } from './support/run-temp-dir.js';
 import {
   createRoutingTestbed,
   experimentBody,
@@ -105,7 +105,7 @@ describe('1. a heavy body without a key', () => {
 
   it('is refused with 401 in under 200 ms while /healthz answers in under 100 ms', async () => {
     expect(heavy.length).toBeGreaterThan(850_000);
-    const bodyFile = join(mkdtempSync(join(tmpdir(), 'agentline-heavy-')), 'body.json');
+    const bodyFile = join(runTempFolder('agentline-heavy-'), 'body.json');
     writeFileSync(bodyFile, heavy);
     // The client's own first fetch loads and connects its HTTP stack: not the server's time.
     await fetch(`${separate.baseUrl}/healthz`);

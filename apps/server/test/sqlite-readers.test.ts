@@ -3,8 +3,7 @@
 // process, and the threads close when asked. SQLite only: PostgreSQL reads do not block.
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createDb, type Db } from '../src/db/engine/client.js';
 import { migrateDb } from '../src/db/migrate.js';
@@ -19,6 +18,7 @@ import { createTenant, type Tenant } from './support/harness.js';
 import { startServerProcess, type ServerProcess } from './support/server-process.js';
 import { serverBuild } from './support/server-build.js';
 import { freshDatabaseUrl, onSqlite } from './support/test-database.js';
+import { runTempFolder } from './support/run-temp-dir.js';
 
 const EVENTS = 120_000;
 let databaseUrl: string;
@@ -92,7 +92,7 @@ describe.runIf(onSqlite)('the events list on SQLite reader threads', () => {
   });
 
   it('answers with an error, and does not restart forever, when a thread cannot start', async () => {
-    const notADatabase = join(mkdtempSync(join(tmpdir(), 'agentline-readers-')), 'junk.db');
+    const notADatabase = join(runTempFolder('agentline-readers-'), 'junk.db');
     writeFileSync(notADatabase, 'this is not a SQLite database'.repeat(100));
     const readers = startEventReaders(notADatabase, 1);
     try {

@@ -8,8 +8,7 @@
 // reach those databases through PgBouncer in transaction mode (AGENTLINE_TEST_PGBOUNCER_URL),
 // while creating them still goes straight to PostgreSQL.
 
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { sql, type SQL } from 'drizzle-orm';
 import type { EventToImport } from '../../src/db/repositories/event-import.js';
@@ -19,7 +18,7 @@ import type { SqliteDb } from '../../src/db/engine/sqlite-open.js';
 import { migrateDb } from '../../src/db/migrate.js';
 import { insertValues, runSteps, selectRows } from '../../src/db/engine/portable-sql.js';
 import { events, sessions } from '../../src/db/schema/sqlite.js';
-import { RUN_TEMP_DIR_VARIABLE } from './run-temp-dir.js';
+import { runTempFolder } from './run-temp-dir.js';
 
 export const TEST_BACKEND: Db['kind'] =
   process.env.AGENTLINE_TEST_BACKEND === 'postgres' ? 'postgres' : 'sqlite';
@@ -108,8 +107,7 @@ export async function dropDatabase(admin: pg.Client, name: string): Promise<void
  */
 export async function freshDatabaseUrl({ unmigrated = false } = {}): Promise<string> {
   if (!POSTGRES_ADMIN_URL) {
-    const folder = process.env[RUN_TEMP_DIR_VARIABLE] ?? tmpdir();
-    return join(mkdtempSync(join(folder, 'agentline-test-')), 'agentline.db');
+    return join(runTempFolder('agentline-test-'), 'agentline.db');
   }
   created += 1;
   const runId = process.env.AGENTLINE_TEST_RUN!;
