@@ -3,7 +3,7 @@
 // process, and the threads close when asked. SQLite only: PostgreSQL reads do not block.
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createDb, type Db } from '../src/db/engine/client.js';
 import { migrateDb } from '../src/db/migrate.js';
@@ -86,6 +86,22 @@ describe.runIf(onSqlite)('the events list on SQLite reader threads', () => {
         ]);
         expect(fromThread).toEqual(fromInline);
       }
+    } finally {
+      await readers.close();
+    }
+  });
+
+  it('starts its threads with the first read, not before', async () => {
+    // The process's threads, counted by Linux: each reader is one (here, running TypeScript, two:
+    // tsx's loader hooks run on a thread of their own).
+    const threads = () => readdirSync('/proc/self/task').length;
+    const job = { organizationId: acme.organizationId, query: await query({}) };
+    const before = threads();
+    const readers = startEventReaders(databaseUrl, 2);
+    try {
+      expect(threads()).toBe(before);
+      await readers.listEvents(job);
+      expect(threads()).toBeGreaterThanOrEqual(before + 2);
     } finally {
       await readers.close();
     }

@@ -1,6 +1,6 @@
 // Long SQLite reads (the events list: its page and its count; a stream's replay) run in worker
-// threads, started with the runtime (start.ts) and handed to the app, each with a read
-// connection of its own to the same WAL database. better-sqlite3 is synchronous: on the
+// threads, handed to the app by the runtime (start.ts) and started by the first such read, each
+// with a read connection of its own to the same WAL database. better-sqlite3 is synchronous: on the
 // event loop, one slow page would hold up every other request of the process, /healthz included.
 // Small indexed lookups (the API key, a prompt page from its cache) stay inline, where they cost
 // less than a round trip to a thread.
@@ -60,7 +60,9 @@ export interface SqliteReaderOptions {
 
 /**
  * `count` worker threads reading `databaseUrl` (a SQLite file), each one job at a time, given to
- * a thread once it has opened its connection.
+ * a thread once it has opened its connection. The threads start with the first job: each is a
+ * Node.js environment of its own, dear to start, and a server that never reads an events page
+ * or replays a stream (one that only routes sessions, say) needs none.
  *
  * A job past `timeoutMs` is answered with QueryTimeoutError at once, and its thread terminated.
  * better-sqlite3 cannot interrupt a statement, so the thread ends only when the statement it is
@@ -80,6 +82,7 @@ export function startEventReaders(
   const stopping = new Map<Worker, { replaced: boolean }>();
   const waiting: Job[] = [];
   let nextId = 0;
+  let begun = false;
   let closing = false;
 
   /** Threads that are, or will be, there to take jobs. */
@@ -157,10 +160,12 @@ export function startEventReaders(
     worker.on('error', () => {});
   };
 
-  for (let i = 0; i < count; i += 1) start();
-
   const run = (job: ReaderJob) =>
     new Promise<EventsPage | FeedEvent[]>((resolve, reject) => {
+      if (!begun && !closing) {
+        begun = true;
+        for (let i = 0; i < count; i += 1) start();
+      }
       if (capacity() === 0) {
         reject(new Error('no events reader thread is running'));
         return;
