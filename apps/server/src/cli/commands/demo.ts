@@ -17,6 +17,14 @@ import { describeLoadSummary } from './load.js';
 
 const DEFAULT_DEMO_EVENTS = 100_000;
 const DEMO_ORGANIZATION = 'Demo Org';
+/**
+ * Events per transaction of the demo's import: larger than an import's default, since the demo
+ * mostly runs before any server (the quick start), where larger batches fill the database in far
+ * fewer writes, and still short enough a hold of SQLite's write lock for a server running beside
+ * it to route through (cli/event-import.ts, DEFAULT_EVENT_BATCH_SIZE, says what a batch holds).
+ * docs/benchmarks.md ("Figures behind the code") has the measurements.
+ */
+const DEMO_EVENT_BATCH_SIZE = 2000;
 
 function eventCountFrom(raw: string | boolean | undefined): number {
   if (raw === undefined) return DEFAULT_DEMO_EVENTS;
@@ -66,11 +74,16 @@ export const demoCommand: Command = {
     );
     context.note(`loaded records: ${describeLoadSummary(summarizeLoad(records))}`);
 
-    const counts = await importEventStream(context, organization.id, {
-      name: 'demo events',
-      entries: demoEvents(eventCount, new Date(), records),
-      size: eventCount,
-    });
+    const counts = await importEventStream(
+      context,
+      organization.id,
+      {
+        name: 'demo events',
+        entries: demoEvents(eventCount, new Date(), records),
+        size: eventCount,
+      },
+      DEMO_EVENT_BATCH_SIZE,
+    );
     context.note(describeImport(counts));
 
     const baseUrl = `http://127.0.0.1:${context.config.port}`;
