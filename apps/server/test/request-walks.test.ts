@@ -88,6 +88,11 @@ function fromTheHandlerDown(name: string, walk: Set<string>, middleware: Set<str
   return files;
 }
 
+/** What a failed check of a walk shows: every file of the walk and of the middleware. */
+function walkShown(files: string[], middleware: Set<string>): string {
+  return `walk: ${files.join(' ')}; middleware: ${[...middleware].sort().join(' ')}`;
+}
+
 describe('the walks of three operations', () => {
   it(`lists events through at most ${BOUNDS.eventsList} files`, async () => {
     const denied = await createKey(api.db, acme.organizationId, ['PROMPTS_READ']);
@@ -110,7 +115,7 @@ describe('the walks of three operations', () => {
     const listed = (page: number) => async () => expect((await list(page)).status).toBe(200);
     const walk = await filesRunBy(listed(1), listed(4), listed(5));
     const files = fromTheHandlerDown('events list', walk, middleware);
-    expect(files).toContain('routes/events/events.handlers.ts');
+    expect(files, walkShown(files, middleware)).toContain('routes/events/events.handlers.ts');
     expect(files.length, files.join(' ')).toBeLessThanOrEqual(BOUNDS.eventsList);
   });
 
@@ -144,7 +149,9 @@ describe('the walks of three operations', () => {
       await started(onMainLater)();
     });
     const files = fromTheHandlerDown('experiment start', walk, middleware);
-    expect(files).toContain('routes/experiments/experiments.handlers.ts');
+    expect(files, walkShown(files, middleware)).toContain(
+      'routes/experiments/experiments.handlers.ts',
+    );
     expect(files.length, files.join(' ')).toBeLessThanOrEqual(BOUNDS.experimentStart);
   });
 
@@ -178,7 +185,7 @@ describe('the walks of three operations', () => {
       );
       expect(receiver.received).toHaveLength(4);
       const files = fromTheHandlerDown('webhook delivery', walk, new Set());
-      expect(files).toContain('runtime/webhooks/delivery-attempt.ts');
+      expect(files, walkShown(files, new Set())).toContain('runtime/webhooks/delivery-attempt.ts');
       expect(files.length, files.join(' ')).toBeLessThanOrEqual(BOUNDS.webhookDelivery);
     } finally {
       await dispatcher.stop();
