@@ -1,8 +1,8 @@
 // Global set-up of the `postgres` test project: drops the databases of earlier runs that are gone
 // (a killed run leaves its databases behind), builds the migrated template this run's test
 // databases are copied from, and at the end hands this run's databases to a process of their own
-// to drop (drop-run-databases.ts), unless AGENTLINE_TEST_KEEP_DATABASES keeps them. Runs at the same time on one server (two terminals, several
-// agents) each keep to their own names.
+// to drop (drop-run-databases.ts), unless AGENTLINE_TEST_KEEP_DATABASES keeps them. Runs at the
+// same time on one server (two terminals, several agents) each keep to their own names.
 
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -56,7 +56,10 @@ export async function dropTestDatabases(
   );
 }
 
-/** The run's teardown: the process it starts to drop the run's databases, or null if it keeps them. */
+/**
+ * Set-up; the teardown it returns gives the process it starts to drop the run's databases, or
+ * null when it keeps them.
+ */
 export default async function setup(project: TestProject): Promise<() => ChildProcess | null> {
   // The project's env reaches its test workers, not this process: read it from the config.
   const {
