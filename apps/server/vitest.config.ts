@@ -83,6 +83,7 @@ const BACKEND_INDEPENDENT = [
 const shared = {
   include: ['test/**/*.test.ts'],
   globalSetup: ['test/support/run-temp-dir.ts', 'test/support/server-build.ts'],
+  setupFiles: ['test/support/threads-from-build.ts'],
   testTimeout: 30_000,
   hookTimeout: 60_000,
 };

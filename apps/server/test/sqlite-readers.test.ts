@@ -92,8 +92,8 @@ describe.runIf(onSqlite)('the events list on SQLite reader threads', () => {
   });
 
   it('starts its threads with the first read, not before', async () => {
-    // The process's threads, counted by Linux: each reader is one (here, running TypeScript, two:
-    // tsx's loader hooks run on a thread of their own).
+    // The process's threads, counted by Linux: each reader is one (two when it runs TypeScript
+    // under tsx, whose loader hooks run on a thread of their own).
     const threads = () => readdirSync('/proc/self/task').length;
     const job = { organizationId: acme.organizationId, query: await query({}) };
     const before = threads();
