@@ -101,6 +101,30 @@ export async function dropDatabase(admin: pg.Client, name: string): Promise<void
   }
 }
 
+let maker: Promise<pg.Client> | undefined;
+
+/**
+ * This worker's connection to the admin URL, which creates its databases: one for all its test
+ * files rather than one per database, as each new connection costs the PostgreSQL server tens of
+ * milliseconds of CPU (docs/benchmarks.md, "Figures behind the code"). It ends with the worker;
+ * one that fails is replaced by the next call.
+ */
+function databaseMaker(adminUrl: string): Promise<pg.Client> {
+  maker ??= (async () => {
+    const client = new pg.Client({ connectionString: adminUrl });
+    const forget = () => (maker = undefined);
+    client.on('error', forget).on('end', forget);
+    try {
+      await client.connect();
+    } catch (error) {
+      forget();
+      throw error;
+    }
+    return client;
+  })();
+  return maker;
+}
+
 /**
  * A fresh, empty database's URL: unmigrated for SQLite, migrated for PostgreSQL (a copy of the
  * run's template) unless `unmigrated` (for a migration's own test).
@@ -113,9 +137,7 @@ export async function freshDatabaseUrl({ unmigrated = false } = {}): Promise<str
   const runId = process.env.AGENTLINE_TEST_RUN!;
   const name = `${runDatabasePrefix(runId)}${process.pid}_${created}`;
   const template = unmigrated ? '' : ` TEMPLATE "${templateDatabase(runId)}"`;
-  await withAdmin(POSTGRES_ADMIN_URL, (admin) =>
-    admin.query(`CREATE DATABASE "${name}"${template}`),
-  );
+  await (await databaseMaker(POSTGRES_ADMIN_URL)).query(`CREATE DATABASE "${name}"${template}`);
   const url = postgresUrlOf(POSTGRES_ADMIN_URL, name);
   return THROUGH_PGBOUNCER ? throughPgbouncer(url) : url;
 }
