@@ -5,10 +5,14 @@
 # that answers read-only queries (DATABASE_READ_URL). Every database of the first cluster is on it,
 # under the same names and roles. Safe to run again: a replica that is already streaming is left
 # as it is. Prints the DATABASE_READ_URL to use. Needs root (acting as the postgres user).
+# PRIMARY_CLUSTER=<name> PRIMARY_PORT=<port> copies that cluster instead (scripts/postgres-setup.sh's
+# CLUSTER and PORT): CI's replica follows a cluster of its own, so that it replays only the writes
+# of the tests that read it, not those of every test database.
 #
 # The role `agentline` may pause and resume the replica's replay (pg_wal_replay_pause/resume, in
 # template1 and so in every database created after): the tests hold the replica behind the
-# primary that way to see which of the two answered.
+# primary that way to see which of the two answered. It may read the replica's statistics
+# (pg_read_all_stats), where the tests find the primary the replica follows.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib/postgres-cluster.sh
@@ -18,8 +22,9 @@ slot=agentline_replica
 replicator=agentline_replicator
 
 prepare_replica() {
-  bash scripts/postgres-setup.sh >/dev/null
-  read -r version cluster primary_port _ < <(pg_lsclusters --no-header | awk '{ print $1, $2, $3, $4; exit }')
+  CLUSTER="${PRIMARY_CLUSTER:-}" PORT="${PRIMARY_PORT:-}" bash scripts/postgres-setup.sh >/dev/null
+  read -r version cluster primary_port _ < <(pg_lsclusters --no-header |
+    awk -v name="${PRIMARY_CLUSTER:-}" 'name == "" || $2 == name { print $1, $2, $3, $4; exit }')
   as_postgres() {
     local port="$1" database="$2"
     shift 2
@@ -62,6 +67,7 @@ prepare_replica() {
   for database in template1 agentline; do
     as_postgres "$primary_port" "$database" "-c \"GRANT EXECUTE ON FUNCTION pg_wal_replay_pause(), pg_wal_replay_resume() TO agentline\""
   done
+  as_postgres "$primary_port" postgres "-c 'GRANT pg_read_all_stats TO agentline'"
 }
 
 # Callers capture stdout as the URL, so everything else goes to stderr.

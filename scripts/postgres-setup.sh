@@ -2,7 +2,9 @@
 # Makes a local PostgreSQL ready for Agentline: installs it if missing (Debian or Ubuntu), starts
 # its first cluster on 127.0.0.1 (at the cluster's port, 5432 by default), and creates the role
 # `agentline` (password `agentline`, may create databases: the tests make one per test file)
-# owning the database `agentline`. Safe to run again.
+# owning the database `agentline`. Safe to run again. CLUSTER=<name> PORT=<port> prepares that
+# cluster instead, made with pg_createcluster if missing (CI's replica follows one of its own:
+# scripts/postgres-replica-setup.sh, PRIMARY_CLUSTER).
 # Prints the DATABASE_URL to use. Needs root (apt-get, and acting as the postgres user).
 set -euo pipefail
 source "$(dirname "$0")/lib/postgres-cluster.sh"
@@ -23,6 +25,13 @@ prepare_cluster() {
   if [ -z "${version:-}" ]; then
     echo "postgres-setup: no PostgreSQL cluster found; create one with pg_createcluster" >&2
     exit 1
+  fi
+  if [ -n "${CLUSTER:-}" ]; then
+    if ! pg_lsclusters --no-header | awk '{ print $2 }' | grep -qx "$CLUSTER"; then
+      echo "postgres-setup: creating the cluster $version/$CLUSTER on port ${PORT:?CLUSTER needs PORT}" >&2
+      pg_createcluster "$version" "$CLUSTER" --port "$PORT" >/dev/null
+    fi
+    read -r version cluster port _ < <(pg_lsclusters --no-header | awk -v name="$CLUSTER" '$2 == name { print $1, $2, $3, $4; exit }')
   fi
   start_cluster "$version" "$cluster" "$port" 600
 

@@ -12,9 +12,14 @@ import { insertTestEvents } from './support/test-database.js';
 import { loadRecords } from './fixtures/prompts-records.js';
 import { loadRoutingFixture } from './support/routing-fixture.js';
 import { createKey, createTenant, type Tenant } from './support/harness.js';
-import { onReplica, READ_ADMIN_URL, replicaConnection } from './support/replica.js';
+import {
+  freshReplicatedDatabase,
+  READ_ADMIN_URL,
+  replicaConnection,
+  type ReplicatedDatabase,
+} from './support/replica.js';
 import { startServerProcess, type ServerProcess } from './support/server-process.js';
-import { freshDatabaseUrl, onPostgres } from './support/test-database.js';
+import { onPostgres } from './support/test-database.js';
 import { PERMISSIONS } from '../src/vocabulary/permissions.js';
 
 /**
@@ -38,6 +43,7 @@ async function until<T>(
 }
 
 describe.runIf(onPostgres && READ_ADMIN_URL)('list reads on a streaming replica', () => {
+  let database: ReplicatedDatabase;
   let primaryUrl: string;
   let readUrl: string;
   let db: Db;
@@ -77,8 +83,8 @@ describe.runIf(onPostgres && READ_ADMIN_URL)('list reads on a streaming replica'
   };
 
   beforeAll(async () => {
-    primaryUrl = await freshDatabaseUrl();
-    readUrl = onReplica(primaryUrl);
+    database = await freshReplicatedDatabase();
+    ({ primaryUrl, readUrl } = database);
     db = createDb(primaryUrl);
     acme = await createTenant(db, 'Acme');
     readerKey = await createKey(db, acme.organizationId, PERMISSIONS);
@@ -112,6 +118,7 @@ describe.runIf(onPostgres && READ_ADMIN_URL)('list reads on a streaming replica'
     await replicaControl?.end();
     await server?.stop();
     await db?.close();
+    await database?.drop();
   });
 
   it('serves a list read from the replica only once it has every commit made before the read', async () => {

@@ -9,7 +9,12 @@ import { createDb, type Db } from '../src/db/engine/client.js';
 import { openEventStream, type EventStreamReader } from './support/event-stream.js';
 import { haproxyInstalled, startFleet, type Fleet } from './support/fleet.js';
 import { createKey, createTenant, type Tenant } from './support/harness.js';
-import { onReplica, READ_ADMIN_URL, replicaConnection } from './support/replica.js';
+import {
+  freshReplicatedDatabase,
+  READ_ADMIN_URL,
+  replicaConnection,
+  type ReplicatedDatabase,
+} from './support/replica.js';
 import { loadRoutingFixture, type RoutingFixture } from './support/routing-fixture.js';
 import { freshDatabaseUrl, insertTestEvents, onPostgres } from './support/test-database.js';
 
@@ -107,6 +112,7 @@ describe.runIf(onPostgres && haproxyInstalled)('a key’s stream cap through HAP
 describe.runIf(onPostgres && haproxyInstalled && READ_ADMIN_URL)(
   'reading its own writes through HAProxy, list reads on the replica',
   () => {
+    let database: ReplicatedDatabase;
     let db: Db;
     let acme: Tenant;
     let fx: RoutingFixture;
@@ -114,14 +120,17 @@ describe.runIf(onPostgres && haproxyInstalled && READ_ADMIN_URL)(
     let fleet: Fleet;
 
     beforeAll(async () => {
-      const databaseUrl = await freshDatabaseUrl();
-      const readUrl = onReplica(databaseUrl);
-      db = createDb(databaseUrl);
+      database = await freshReplicatedDatabase();
+      db = createDb(database.primaryUrl);
       acme = await createTenant(db, 'Acme');
       fx = await loadRoutingFixture(db, acme.organizationId);
-      replica = await replicaConnection(readUrl);
+      replica = await replicaConnection(database.readUrl);
       fleet = await startFleet(
-        { DATABASE_URL: databaseUrl, DATABASE_READ_URL: readUrl, METRICS_TOKEN },
+        {
+          DATABASE_URL: database.primaryUrl,
+          DATABASE_READ_URL: database.readUrl,
+          METRICS_TOKEN,
+        },
         { processes: PROCESSES },
       );
     }, 120_000);
@@ -130,6 +139,7 @@ describe.runIf(onPostgres && haproxyInstalled && READ_ADMIN_URL)(
       await fleet?.stop();
       await replica?.end();
       await db?.close();
+      await database?.drop();
     });
 
     it(`reads every session it routed in the events list: 0 stale of ${WRITES_THEN_READS}`, async () => {

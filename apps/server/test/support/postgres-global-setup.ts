@@ -1,5 +1,6 @@
 // Global set-up of the `postgres` test project: drops the databases of earlier runs that are gone
-// (a killed run leaves its databases behind), builds the migrated template this run's test
+// (a killed run leaves its databases behind; on the replica's primary too, where that is a server
+// of its own: support/replica.ts), builds the migrated template this run's test
 // databases are copied from, and at the end hands this run's databases to a process of their own
 // to drop (drop-run-databases.ts), unless AGENTLINE_TEST_KEEP_DATABASES keeps them. Runs at the
 // same time on one server (two terminals, several agents) each keep to their own names.
@@ -9,6 +10,7 @@ import { fileURLToPath } from 'node:url';
 import type { TestProject } from 'vitest/node';
 import { createDb } from '../../src/db/engine/client.js';
 import { migrateDb } from '../../src/db/migrate.js';
+import { replicaPrimary } from './replica.js';
 import {
   dropDatabase,
   postgresUrlOf,
@@ -64,11 +66,18 @@ export default async function setup(project: TestProject): Promise<() => ChildPr
   // The project's env reaches its test workers, not this process: read it from the config.
   const {
     AGENTLINE_TEST_POSTGRES_URL: adminUrl,
+    AGENTLINE_TEST_POSTGRES_READ_URL: readUrl,
     AGENTLINE_TEST_RUN: runId,
     AGENTLINE_TEST_KEEP_DATABASES: keep,
   } = project.config.env;
   if (!adminUrl || !runId) throw new Error('the postgres project sets its URL and run id');
-  await dropTestDatabases(adminUrl, (other) => !/^\d+$/.test(other) || !isRunning(Number(other)));
+  const servers = new Set([
+    adminUrl,
+    ...(readUrl ? [await replicaPrimary(adminUrl, readUrl)] : []),
+  ]);
+  for (const server of servers) {
+    await dropTestDatabases(server, (other) => !/^\d+$/.test(other) || !isRunning(Number(other)));
+  }
   await withAdmin(adminUrl, (admin) => admin.query(`CREATE DATABASE "${templateDatabase(runId)}"`));
   const template = createDb(postgresUrlOf(adminUrl, templateDatabase(runId)));
   await migrateDb(template);

@@ -101,44 +101,62 @@ export async function dropDatabase(admin: pg.Client, name: string): Promise<void
   }
 }
 
-let maker: Promise<pg.Client> | undefined;
+const makers = new Map<string, Promise<pg.Client>>();
 
 /**
- * This worker's connection to the admin URL, which creates its databases: one for all its test
- * files rather than one per database, as each new connection costs the PostgreSQL server tens of
- * milliseconds of CPU (docs/benchmarks.md, "Figures behind the code"). It ends with the worker;
+ * This worker's connection to an admin URL, which creates its databases there: one for all its
+ * test files rather than one per database, as each new connection costs the PostgreSQL server tens
+ * of milliseconds of CPU (docs/benchmarks.md, "Figures behind the code"). It ends with the worker;
  * one that fails is replaced by the next call.
  */
 function databaseMaker(adminUrl: string): Promise<pg.Client> {
-  maker ??= (async () => {
-    const client = new pg.Client({ connectionString: adminUrl });
-    const forget = () => (maker = undefined);
-    client.on('error', forget).on('end', forget);
-    try {
-      await client.connect();
-    } catch (error) {
-      forget();
-      throw error;
-    }
-    return client;
-  })();
+  let maker = makers.get(adminUrl);
+  if (!maker) {
+    maker = (async () => {
+      const client = new pg.Client({ connectionString: adminUrl });
+      const forget = () => makers.delete(adminUrl);
+      client.on('error', forget).on('end', forget);
+      try {
+        await client.connect();
+      } catch (error) {
+        forget();
+        throw error;
+      }
+      return client;
+    })();
+    makers.set(adminUrl, maker);
+  }
   return maker;
 }
 
 /**
  * A fresh, empty database's URL: unmigrated for SQLite, migrated for PostgreSQL (a copy of the
- * run's template) unless `unmigrated` (for a migration's own test).
+ * run's template) unless `unmigrated` (for a migration's own test). On PostgreSQL it is made on
+ * the test server, or on the server of the admin URL `on` (migrated there by migrateDb, as the
+ * run's template is on the test server only).
  */
-export async function freshDatabaseUrl({ unmigrated = false } = {}): Promise<string> {
-  if (!POSTGRES_ADMIN_URL) {
+export async function freshDatabaseUrl({
+  unmigrated = false,
+  on = POSTGRES_ADMIN_URL,
+}: { unmigrated?: boolean; on?: string } = {}): Promise<string> {
+  if (!POSTGRES_ADMIN_URL || !on) {
     return join(runTempFolder('agentline-test-'), 'agentline.db');
   }
   created += 1;
   const runId = process.env.AGENTLINE_TEST_RUN!;
   const name = `${runDatabasePrefix(runId)}${process.pid}_${created}`;
-  const template = unmigrated ? '' : ` TEMPLATE "${templateDatabase(runId)}"`;
-  await (await databaseMaker(POSTGRES_ADMIN_URL)).query(`CREATE DATABASE "${name}"${template}`);
-  const url = postgresUrlOf(POSTGRES_ADMIN_URL, name);
+  const elsewhere = on !== POSTGRES_ADMIN_URL;
+  const template = unmigrated || elsewhere ? '' : ` TEMPLATE "${templateDatabase(runId)}"`;
+  await (await databaseMaker(on)).query(`CREATE DATABASE "${name}"${template}`);
+  const url = postgresUrlOf(on, name);
+  if (elsewhere) {
+    if (!unmigrated) {
+      const db = createDb(url);
+      await migrateDb(db);
+      await db.close();
+    }
+    return url;
+  }
   return THROUGH_PGBOUNCER ? throughPgbouncer(url) : url;
 }
 
