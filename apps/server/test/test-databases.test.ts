@@ -12,6 +12,7 @@ import type { TestProject } from 'vitest/node';
 import setUpPostgres, { DROP_RUN_DATABASES } from './support/postgres-global-setup.js';
 import { RUN_TEMP_DIR_VARIABLE } from './support/run-temp-dir.js';
 import {
+  DATABASE_MAKER_NAME,
   directUrl,
   dropDatabase,
   freshDatabaseUrl,
@@ -64,6 +65,34 @@ describe.runIf(onPostgres)('dropDatabase', { timeout: 90_000 }, () => {
     expect(await databaseExists(name)).toBe(false);
     expect((await ended).message).toMatch(/terminat/);
     await holder.end().catch(() => {});
+  });
+});
+
+describe.runIf(onPostgres)("a worker's database maker", () => {
+  const makerSessions = () =>
+    withAdmin(ADMIN_URL, (admin) =>
+      admin.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE application_name = $1', [
+        DATABASE_MAKER_NAME,
+      ]),
+    ).then(({ rows }) => rows.map(({ pid }) => pid));
+
+  it('makes every database on one connection, and a new one once that ends', async () => {
+    await freshDatabaseUrl();
+    const [first, ...others] = await makerSessions();
+    expect(others).toEqual([]);
+    await freshDatabaseUrl();
+    expect(await makerSessions()).toEqual([first]);
+
+    await withAdmin(ADMIN_URL, (admin) =>
+      admin.query('SELECT pg_terminate_backend($1, 5000)', [first]),
+    );
+    // The call that meets the ended connection may fail with it; the next makes a new one.
+    await freshDatabaseUrl().catch(() => {});
+    const url = await freshDatabaseUrl();
+    expect(await databaseExists(new URL(url).pathname.slice(1))).toBe(true);
+    const now = await makerSessions();
+    expect(now).toHaveLength(1);
+    expect(now).not.toContain(first);
   });
 });
 

@@ -103,6 +103,9 @@ export async function dropDatabase(admin: pg.Client, name: string): Promise<void
 
 const makers = new Map<string, Promise<pg.Client>>();
 
+/** What PostgreSQL names this worker's database maker (databaseMaker), its sessions apart. */
+export const DATABASE_MAKER_NAME = `agentline test databases ${process.pid}`;
+
 /**
  * This worker's connection to an admin URL, which creates its databases there: one for all its
  * test files rather than one per database, as each new connection costs the PostgreSQL server tens
@@ -113,7 +116,10 @@ function databaseMaker(adminUrl: string): Promise<pg.Client> {
   let maker = makers.get(adminUrl);
   if (!maker) {
     maker = (async () => {
-      const client = new pg.Client({ connectionString: adminUrl });
+      const client = new pg.Client({
+        connectionString: adminUrl,
+        application_name: DATABASE_MAKER_NAME,
+      });
       const forget = () => makers.delete(adminUrl);
       client.on('error', forget).on('end', forget);
       try {
