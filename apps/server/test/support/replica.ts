@@ -11,7 +11,7 @@ import { dropDatabase, freshDatabaseUrl, withAdmin } from './test-database.js';
 export const READ_ADMIN_URL = process.env.AGENTLINE_TEST_POSTGRES_READ_URL;
 
 /** The same database on the replica. */
-export function onReplica(primaryUrl: string): string {
+function onReplica(primaryUrl: string): string {
   const url = new URL(primaryUrl);
   url.host = new URL(READ_ADMIN_URL!).host;
   return url.toString();
