@@ -87,6 +87,8 @@ describe.runIf(haproxyInstalled)('a key’s rate limit across three processes be
   const PER_MINUTE = 600;
   /** How long the key is held at three times its rate once its minute's budget is spent. */
   const SUSTAINED_SECONDS = 15;
+  /** The most tokens a process leases at once at this budget: a hundredth of it. */
+  const LEASE = PER_MINUTE / 100;
   let fleet: Fleet;
 
   beforeAll(async () => {
@@ -141,7 +143,11 @@ describe.runIf(haproxyInstalled)('a key’s rate limit across three processes be
     // and what refilled since an answer read before it. The fleet reads an answer's `r` between
     // its request's sending and its arrival, so one that arrived before this one was sent was
     // read at most (this arrival - its sending) earlier: on a CI machine running the whole suite
-    // a process pauses for most of a second, and the tokens of that pause refill.
+    // a process pauses for most of a second, and the tokens of that pause refill. After such a
+    // pause a process may lease several of them; answering from those, it counts the bucket as
+    // its lease left it, refilled since, while the others lease from it
+    // (src/http/fleet-rate-limit.ts), so its `r` runs ahead of the fleet's by what they took
+    // meanwhile: a CI run saw 6 where the rest allowed 4. A lease's worth is allowed for that.
     // Each client waits for its answer before sending again, so all but each client's first
     // answer have one read before them.
     const inArrivalOrder = [...sustained].sort((a, b) => a.arrivedAt - b.arrivedAt);
@@ -150,7 +156,7 @@ describe.runIf(haproxyInstalled)('a key’s rate limit across three processes be
       const readBefore = inArrivalOrder.findLast(({ arrivedAt }) => arrivedAt <= answer.sentAt);
       if (!readBefore) continue;
       const refilled = Math.ceil(((answer.arrivedAt - readBefore.sentAt) / 60_000) * PER_MINUTE);
-      expect(answer.remaining).toBeLessThanOrEqual(3 + refilled);
+      expect(answer.remaining).toBeLessThanOrEqual(3 + LEASE + refilled);
       bounded += 1;
     }
     expect(bounded).toBeGreaterThanOrEqual(sustained.length - 3);
