@@ -193,9 +193,10 @@ export default defineConfig(async () => {
     },
     test: {
       // Tests spawn servers and CLI processes, and a third of the suite's time waits on timers and
-      // on them: on the 2-core VM three workers keep both cores busy (the SQLite half 176 s with
-      // two, 143 s with three, 141 s with four). AGENTLINE_TEST_WORKERS=1 for a run
-      // that shares the machine with another, more on a bigger one.
+      // on them: on the 2-core VM three workers keep both cores busy, where two leave one idle
+      // and four gain nothing (docs/benchmarks.md, "Figures behind the code").
+      // AGENTLINE_TEST_WORKERS=1 for a run that shares the machine with another, more on a
+      // bigger one.
       maxWorkers: testWorkers(),
       // A worker imports the server once for all its files rather than once per file: a third
       // of the suite's CPU. Safe because the server keeps no state in module variables (caches

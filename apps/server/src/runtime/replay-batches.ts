@@ -22,9 +22,9 @@ export const FIRST_EVENT_BYTES = 1024;
  * each replay waits for a turn per batch, in the order asked, so every one of them moves on. A
  * batch being read keeps a core busy (a SQLite reader thread, a PostgreSQL backend), then costs
  * the event loop a few milliseconds to encode. Unbounded, 100 replays opened at once kept every
- * core busy and /healthz beside them waited up to 0.45 s on two cores (docs/reliability.md, Live
- * events). Two: one batch is read while the one before it is encoded, so a replay alone keeps
- * its pace; one turn made those 100 replays take half as long again on PostgreSQL.
+ * core busy and /healthz beside them waited (docs/benchmarks.md, "Figures behind the code").
+ * Two: one batch is read while the one before it is encoded, so a replay alone keeps its pace;
+ * one turn made those 100 replays slower on PostgreSQL.
  */
 export const REPLAY_BATCHES_AT_ONCE = 2;
 

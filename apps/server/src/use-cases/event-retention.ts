@@ -14,18 +14,17 @@ export const RETENTION_SWEEP_MS = 60_000;
 
 /**
  * Events removed per transaction. On SQLite a batch holds the write lock, and in the server's
- * process the event loop too, for as long as it runs: 100 take about 5 ms, which a routed session
- * may wait out. With 500 (25 ms) back to back, routing's p99 rose tenfold during a sweep
- * (docs/benchmarks.md, "Event retention").
+ * process the event loop too, for as long as it runs: small enough for a routed session to wait
+ * it out, where larger batches back to back raised routing's p99 many times over
+ * (docs/benchmarks.md, "Figures behind the code").
  */
 export const RETENTION_BATCH_SIZE = 100;
 
 /**
  * The pause after a batch, in multiples of the batch's time. On SQLite a batch's commit now and
- * then waits 20-50 ms for the disk, holding the event loop. Beside a sweep of a million events,
- * routing's p99 rose 2.65-fold at a pause of 1 (half the time sweeping), 2.17-fold at 3 and
- * 1.51-fold at 7, where the million took eight minutes, 2,000 events/s: twice what a platform
- * logging 1,000 events/s all day needs (docs/benchmarks.md, "Event retention").
+ * then waits for the disk, holding the event loop. Longer pauses cost routing's p99 less beside a
+ * sweep; this one still removes events twice as fast as a platform logging 1,000 a second all day
+ * writes them (docs/benchmarks.md, "Figures behind the code").
  */
 const PAUSE_PER_BATCH_TIME = 7;
 
