@@ -17,9 +17,9 @@ import { FreshReads } from './fresh-reads.js';
 const PROBE_MS = 100;
 /**
  * How long a list read waits for the replica to replay what the primary had when the read
- * arrived. Under a steady stream of commits the replica had it at once for 6 reads in 10 here, at
- * the second look for 9 in 10 and within 5 ms for 97 in 100; a read that waited this long goes to
- * the primary, so a replica that falls behind costs each read no more than this.
+ * arrived. Under a steady stream of commits the replica has it at once or within a few looks for
+ * nearly every read (docs/benchmarks.md, "Figures behind the code"); a read that waited this long
+ * goes to the primary, so a replica that falls behind costs each read no more than this.
  */
 const FENCE_WAIT_MS = 10;
 /** The first pause between two looks at the replica's position while a read waits; it doubles. */

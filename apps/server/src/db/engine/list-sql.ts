@@ -115,8 +115,8 @@ export type OwnSearch<P extends string> = (
  * a SELECT of the matching rows' primary keys, or undefined to search the column. A query's
  * key searches are intersected into one `IN`: two `IN`s of the same key would each take a column
  * of SQLite's index on (organization, id), whose last column, the rowid, is the id again, and it
- * would then seek every pair of the two lists' keys (minutes for two tool searches among 100,000
- * prompts, where the intersection takes 0.2 s).
+ * would then seek every pair of the two lists' keys: minutes where the intersection takes a
+ * fraction of a second (docs/benchmarks.md, "Figures behind the code").
  */
 export type KeySearches<P extends string> = Partial<Record<P, OwnSearch<P>>>;
 

@@ -61,7 +61,7 @@ export const PREPARED_STATEMENTS = process.env.DATABASE_PREPARED_STATEMENTS !== 
  * A statement for a hot path, with its values as `sql.placeholder(key)`. Building and rendering a
  * query costs more than running it there, so it is rendered once per backend; SQLite prepares it
  * once per database, and each PostgreSQL connection parses and plans it once, as a named
- * prepared statement (the routing read's plan alone took 0.25 ms, more than running it), unless
+ * prepared statement (planning the routing read took longer than running it), unless
  * PREPARED_STATEMENTS is false: behind a pooler in transaction mode, the next transaction may run
  * on a server connection that never saw the name, or that another client already prepared it on.
  */

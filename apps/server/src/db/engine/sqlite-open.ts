@@ -31,7 +31,7 @@ export const SQLITE_BUSY_TIMEOUT_MS = 5000;
 /**
  * The write-ahead log's size on disk once SQLite starts it again from its first byte. It holds a
  * few MB while the server serves, but an import outruns the checkpoints and leaves it hundreds of
- * MB long (771 MB after 100,000 events beside a live server); SQLite reuses such a file without
+ * MB long (docs/benchmarks.md, "Figures behind the code"); SQLite reuses such a file without
  * shrinking it, so without this limit the disk stays taken until the last connection closes.
  */
 export const WAL_SIZE_LIMIT_BYTES = 64 * 1024 * 1024;

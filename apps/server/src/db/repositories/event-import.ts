@@ -149,9 +149,9 @@ async function insertEventsOnPostgres(
  * Sets up a connection that is about to import (the CLI's own, not the server's): on SQLite the
  * page cache is 16 MB instead of 64 (index pages come from the operating system's file cache as
  * fast, and the import's memory stays lower). The write-ahead log is copied back every 4 MB, as
- * SQLite's default: copying it back every 200 MB made an import alone a fifth faster, but beside
- * a live server the log grew to 771 MB, and the servers' routing p99 reached seconds through the
- * import (measured together with the batch size, cli/event-import.ts). docs/benchmarks.md
+ * SQLite's default: copying it back more rarely made an import alone faster, but beside a live
+ * server the log grew to hundreds of MB, and the servers' routing p99 reached seconds through
+ * the import (measured together with the batch size, cli/event-import.ts). docs/benchmarks.md
  * ("Figures behind the code") has the measurements.
  */
 export function prepareImportConnection(db: Db): void {
