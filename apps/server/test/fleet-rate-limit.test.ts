@@ -5,6 +5,7 @@
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Db } from '../src/db/engine/client.js';
+import { leaseSize } from '../src/http/fleet-rate-limit.js';
 import { haproxyInstalled, startFleet, type Fleet } from './support/fleet.js';
 import { createKey, createTenant, type Tenant } from './support/harness.js';
 import { startServerProcess, type ServerProcess } from './support/server-process.js';
@@ -87,8 +88,8 @@ describe.runIf(haproxyInstalled)('a key’s rate limit across three processes be
   const PER_MINUTE = 600;
   /** How long the key is held at three times its rate once its minute's budget is spent. */
   const SUSTAINED_SECONDS = 15;
-  /** The most tokens a process leases at once at this budget: a hundredth of it. */
-  const LEASE = PER_MINUTE / 100;
+  /** The most tokens a process leases at once at this budget. */
+  const LEASE = leaseSize(PER_MINUTE);
   let fleet: Fleet;
 
   beforeAll(async () => {

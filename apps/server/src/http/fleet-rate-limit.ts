@@ -21,6 +21,11 @@ const MAX_LEASE = 1_000;
 /** Keys this process keeps leases for; the oldest is dropped past it, its unspent tokens too. */
 const MAX_KEYS = 100_000;
 
+/** The most tokens a process leases at once for a budget of `perMinute` (at least one). */
+export function leaseSize(perMinute: number): number {
+  return Math.max(1, Math.min(MAX_LEASE, Math.floor(perMinute / LEASE_SHARE)));
+}
+
 interface KeyBudget {
   /** Tokens leased and not spent. */
   held: number;
@@ -51,7 +56,7 @@ export class FleetRateLimit {
     private readonly now: () => number = Date.now,
   ) {
     this.#perMs = perMinute / 60_000;
-    this.#lease = Math.max(1, Math.min(MAX_LEASE, Math.floor(perMinute / LEASE_SHARE)));
+    this.#lease = leaseSize(perMinute);
     this.#unshared = new TokenBuckets(perMinute, now, MAX_KEYS);
   }
 
