@@ -19,6 +19,7 @@ import { sweepExpiredEvents } from '../src/use-cases/event-retention.js';
 import {
   insertTestEvents,
   onPostgres,
+  POSTGRES_ADMIN_URL,
   postgresUrlOf,
   queryTestDb,
   runDatabasePrefix,
@@ -27,7 +28,7 @@ import {
   type TestEvent,
 } from './support/test-database.js';
 
-const ADMIN_URL = process.env.AGENTLINE_TEST_POSTGRES_URL!;
+const ADMIN_URL = POSTGRES_ADMIN_URL!;
 /** The last migration before the partitions. */
 const BEFORE_PARTITIONS = '0013_event_counts';
 

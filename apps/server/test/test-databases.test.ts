@@ -18,12 +18,13 @@ import {
   freshDatabaseUrl,
   onPostgres,
   onSqlite,
+  POSTGRES_ADMIN_URL,
   runDatabasePrefix,
   templateDatabase,
   withAdmin,
 } from './support/test-database.js';
 
-const ADMIN_URL = process.env.AGENTLINE_TEST_POSTGRES_URL!;
+const ADMIN_URL = POSTGRES_ADMIN_URL!;
 
 describe.runIf(onSqlite)('a SQLite test database', () => {
   it("lies in the run's folder, which the run's teardown removes", async () => {

@@ -6,7 +6,7 @@
 // their databases on whichever it follows.
 
 import pg from 'pg';
-import { dropDatabase, freshDatabaseUrl, withAdmin } from './test-database.js';
+import { dropDatabase, freshDatabaseUrl, POSTGRES_ADMIN_URL, withAdmin } from './test-database.js';
 
 export const READ_ADMIN_URL = process.env.AGENTLINE_TEST_POSTGRES_READ_URL;
 
@@ -64,7 +64,7 @@ export interface ReplicatedDatabase {
  * server, the run's teardown would drop it too; the next run's set-up drops a killed run's).
  */
 export async function freshReplicatedDatabase(): Promise<ReplicatedDatabase> {
-  const primary = await replicaPrimary(process.env.AGENTLINE_TEST_POSTGRES_URL!, READ_ADMIN_URL!);
+  const primary = await replicaPrimary(POSTGRES_ADMIN_URL!, READ_ADMIN_URL!);
   const primaryUrl = await freshDatabaseUrl({ on: primary });
   const name = new URL(primaryUrl).pathname.slice(1);
   return {

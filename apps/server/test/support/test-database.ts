@@ -22,7 +22,8 @@ import { runTempFolder } from './run-temp-dir.js';
 
 export const TEST_BACKEND: Db['kind'] =
   process.env.AGENTLINE_TEST_BACKEND === 'postgres' ? 'postgres' : 'sqlite';
-const POSTGRES_ADMIN_URL =
+/** The test server, as a role that may create databases; undefined in the `sqlite` project. */
+export const POSTGRES_ADMIN_URL =
   TEST_BACKEND === 'postgres' ? process.env.AGENTLINE_TEST_POSTGRES_URL : undefined;
 /** PgBouncer in transaction mode in front of the test server (scripts/pgbouncer-setup.sh). */
 export const PGBOUNCER_URL =
