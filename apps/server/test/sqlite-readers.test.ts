@@ -110,6 +110,23 @@ describe.runIf(onSqlite)('the events list on SQLite reader threads', () => {
     }
   });
 
+  // A thread terminated while it loads better-sqlite3 13 (Node.js 22 and later) aborts the whole
+  // process, this test's worker here: close() lets each load first (startModuleThread).
+  it('closes threads still opening their connection once they have', async () => {
+    const threads = () => readdirSync('/proc/self/task').length;
+    const job = { organizationId: acme.organizationId, query: await query({}) };
+    const before = threads();
+    for (let round = 0; round < 5; round += 1) {
+      const readers = startEventReaders(databaseUrl, 2);
+      const read = expect(readers.listEvents(job)).rejects.toThrow(
+        'the events reader threads were closed',
+      );
+      await readers.close();
+      await read;
+    }
+    expect(threads()).toBe(before);
+  });
+
   it('answers with an error, and does not restart forever, when a thread cannot start', async () => {
     const notADatabase = join(runTempFolder('agentline-readers-'), 'junk.db');
     writeFileSync(notADatabase, 'this is not a SQLite database'.repeat(100));

@@ -1,9 +1,10 @@
 // The webhook thread's own life: it starts once the database holds an endpoint, not before; a
 // thread that cannot open its database says so once and is not started again and again (its
-// endpoints are left to other processes), and stopping it then still returns. Delivery through a
-// running thread is what every delivery test exercises (their servers start it, main.ts).
+// endpoints are left to other processes), and stopping it then still returns; one stopped while
+// it loads is let load first. Delivery through a running thread is what every delivery test
+// exercises (their servers start it, main.ts).
 
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
@@ -77,6 +78,21 @@ describe('the webhook thread', () => {
       await delivery.stop();
     }
     expect(lines.filter((line) => line.level >= 40)).toEqual([]);
+  });
+
+  it('stopped while it loads, is let load and then stops in order', async () => {
+    await createEndpoint();
+    const { lines, logger } = capturedLogger();
+    // The process's threads, counted by Linux: one more once the webhook thread has started.
+    const threads = () => readdirSync('/proc/self/task').length;
+    const before = threads();
+    const delivery = startWebhookDelivery(database.db, logger, threadData(database.databaseUrl));
+    await expect.poll(threads, { interval: 5, timeout: 10_000 }).toBeGreaterThan(before);
+    expect(lines.map((line) => line.msg)).not.toContain(RUNNING);
+    // Terminated mid-load, the thread would abort this process (startModuleThread).
+    await delivery.stop();
+    expect(lines.map((line) => line.msg)).toEqual([RUNNING]);
+    expect(threads()).toBe(before);
   });
 
   it('that cannot start is reported once and not started again', async () => {

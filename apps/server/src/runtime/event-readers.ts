@@ -75,7 +75,8 @@ export function startEventReaders(
   count: number,
   { timeoutMs = 0 }: SqliteReaderOptions = {},
 ): EventReaders {
-  const starting = new Set<Worker>();
+  /** Threads still opening their connection, each with a promise of its first message or end. */
+  const starting = new Map<Worker, Promise<unknown>>();
   const idle: Worker[] = [];
   const running = new Map<Worker, Job>();
   /** Threads given up on after a timeout, and whether their replacement has started. */
@@ -118,7 +119,13 @@ export function startEventReaders(
 
   const start = () => {
     const worker = startModuleThread('./event-read-worker', import.meta.url, { databaseUrl });
-    starting.add(worker);
+    starting.set(
+      worker,
+      new Promise((resolve) => {
+        worker.once('message', resolve);
+        worker.once('exit', resolve);
+      }),
+    );
     let started = false;
     worker.on('message', (reply: Reply | { ready: true }) => {
       if ('ready' in reply) {
@@ -180,8 +187,13 @@ export function startEventReaders(
     close: async () => {
       closing = true;
       failWaiting('the events reader threads were closed');
-      const workers = [...starting, ...idle, ...running.keys(), ...stopping.keys()];
-      await Promise.all(workers.map((worker) => worker.terminate()));
+      // Never mid-load (startModuleThread).
+      const starters = [...starting].map(async ([worker, loadedOrEnded]) => {
+        await loadedOrEnded;
+        await worker.terminate();
+      });
+      const workers = [...idle, ...running.keys(), ...stopping.keys()];
+      await Promise.all([...starters, ...workers.map((worker) => worker.terminate())]);
     },
   };
 }

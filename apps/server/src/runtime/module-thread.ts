@@ -25,6 +25,10 @@ export function runThreadsFromBuild(build: string): void {
 /**
  * Starts a thread on the module `path` (relative to `base`, the caller's import.meta.url,
  * without its extension), handing it `workerData`.
+ *
+ * The caller terminates the thread only once it has said it is loaded (its first message) or
+ * has ended: better-sqlite3 13, which Node.js 22 and later load, aborts the whole process when
+ * its thread is terminated while the addon registers itself.
  */
 export function startModuleThread(path: string, base: string, workerData: unknown): Worker {
   if (RUNS_TYPESCRIPT && threadBuild) {

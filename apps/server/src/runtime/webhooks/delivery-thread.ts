@@ -73,6 +73,9 @@ export function startWebhookDelivery(
     const worker = startModuleThread('./delivery-thread-entry', import.meta.url, data);
     let running = false;
     const ended = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
+    const loaded = new Promise<void>((resolve) =>
+      worker.on('message', (message) => message === 'running' && resolve()),
+    );
     const stopped = new Promise<void>((resolve) =>
       worker.on('message', (message) => {
         if (message === 'running') {
@@ -96,7 +99,7 @@ export function startWebhookDelivery(
         if (!stopping) thread = start();
       }, RESTART_AFTER_MS).unref();
     });
-    return { worker, ended, stopped, running: () => running };
+    return { worker, ended, loaded, stopped, running: () => running };
   }
   return {
     stop: async () => {
@@ -104,9 +107,10 @@ export function startWebhookDelivery(
       clearInterval(watch);
       await looking;
       if (!thread) return;
-      const { worker, ended, stopped, running } = thread;
-      // A thread still loading its modules has taken no lease yet: nothing to hand over, and
-      // waiting for it to load would hold the process's exit up.
+      const { worker, ended, loaded, stopped, running } = thread;
+      // A thread still loading its modules is let finish (startModuleThread); once running, it
+      // hands its leases over.
+      await Promise.race([loaded, ended]);
       if (running()) {
         worker.postMessage('stop');
         await Promise.race([stopped, ended]);
