@@ -413,8 +413,9 @@ export const events = pgTable(
   },
   (t) => [
     primaryKey({ columns: [t.id, t.timestamp] }),
+    // The timestamp first, as on SQLite (schema/sqlite.ts says why).
     uniqueIndex('events_organization_import_key_unique')
-      .on(t.organizationId, t.importKey, t.timestamp)
+      .on(t.organizationId, t.timestamp, t.importKey)
       .where(sql`import_key IS NOT NULL`),
     // Every list index ends with id, the list's tie-breaker, so each serves ORDER BY column, id
     // in both directions without a sort (PostgreSQL has no implicit rowid suffix); NULLs first

@@ -1,0 +1,2 @@
+DROP INDEX `events_organization_import_key_unique`;--> statement-breakpoint
+CREATE UNIQUE INDEX `events_organization_import_key_unique` ON `events` (`organization_id`,`timestamp`,`import_key`) WHERE import_key IS NOT NULL;
