@@ -93,9 +93,9 @@ const POSTGRES_ONLY_INDEXES: Record<string, string> = {
 /**
  * An event's description or attributes, a prompt's joined tool names, description or context,
  * and an experiment's description may be longer than a PostgreSQL B-tree entry holds: their
- * indexes hold a prefix of the text (src/db/schema/order-prefix.ts). SQLite indexes the prompts'
- * and experiments' whole, and has no index of the events' two: their long, random keys halved its
- * import's rate (src/db/schema/sqlite.ts).
+ * indexes hold a prefix of the text (src/db/schema/order-prefix.ts). SQLite indexes the others'
+ * whole, and has no index of the events' attributes, which its import could not afford
+ * (src/db/schema/sqlite.ts).
  */
 const POSTGRES_PREFIX_INDEXES: Record<string, Record<string, string>> = {
   events: {

@@ -432,8 +432,8 @@ export const events = pgTable(
     index('events_organization_user_idx').on(t.organizationId, t.userId.nullsFirst(), t.id),
     index('events_organization_category_idx').on(t.organizationId, t.category.nullsFirst(), t.id),
     index('events_organization_type_idx').on(t.organizationId, t.type.nullsFirst(), t.id),
-    // As on SQLite, every order has its index. A description or attributes may be longer than
-    // a B-tree entry holds: theirs hold a prefix, which the order reads first
+    // Every order has its index (on SQLite all but attributes). A description or attributes may
+    // be longer than a B-tree entry holds: theirs hold a prefix, which the order reads first
     // (repositories/event-conditions.ts, eventOrderColumns).
     index('events_organization_source_idx').on(t.organizationId, t.source.nullsFirst(), t.id),
     index('events_organization_source_id_idx').on(t.organizationId, t.sourceId.nullsFirst(), t.id),

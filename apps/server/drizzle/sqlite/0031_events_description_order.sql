@@ -1,0 +1,1 @@
+CREATE INDEX `events_organization_description_idx` ON `events` (`organization_id`,`description`);
