@@ -81,6 +81,33 @@ export function countDeltaBound(db: Db, organizationEvents: number): number {
 /** Matches at least this share of the organization's events are found by walking the order. */
 const WALK_ORDER_SHARE = 0.01;
 
+/**
+ * Where SQLite counts from. Searches that no index narrows (substrings of attributes, a common
+ * word, values too many to resolve) read every row of the organization; through its timestamp
+ * index they come nearly in the table's order. The planner otherwise takes any index that
+ * starts with the organization, and one of a column in random order (description, user_id)
+ * reads the rows in that random order, several times slower.
+ */
+function countedFrom(db: Db, selection: EventSelection, resolved: ResolvedValues): SQL {
+  const narrows = (filter: EventSelection['filters'][number]) =>
+    filter.kind === 'exact' || !!resolved.values.get(filter) || resolved.trigrams.has(filter);
+  return db.kind === 'sqlite' && selection.filters.length > 0 && !selection.filters.some(narrows)
+    ? sql`events INDEXED BY events_organization_timestamp_idx`
+    : sql`events`;
+}
+
+/** The statement counting the organization's events that `selection` matches. */
+export function countStatement(
+  db: Db,
+  organizationId: number,
+  selection: EventSelection,
+  resolved: ResolvedValues,
+): SQL {
+  const access = db.kind === 'sqlite' ? 'seek' : 'plan';
+  const conditions = eventConditions(db, organizationId, selection, resolved, access);
+  return sql`SELECT count(*) AS n FROM ${countedFrom(db, selection, resolved)} WHERE ${conditions}`;
+}
+
 /** How many of the organization's events `selection` matches. */
 export function* countEvents(
   db: Db,
@@ -88,10 +115,8 @@ export function* countEvents(
   selection: EventSelection,
   resolved: ResolvedValues,
 ): Steps<number> {
-  const access = db.kind === 'sqlite' ? 'seek' : 'plan';
-  const conditions = eventConditions(db, organizationId, selection, resolved, access);
   const [total] = yield* selectRows<{ n: number }>(
-    sql`SELECT count(*) AS n FROM events WHERE ${conditions}`,
+    countStatement(db, organizationId, selection, resolved),
   );
   return total!.n;
 }
