@@ -82,13 +82,14 @@ export function countDeltaBound(db: Db, organizationEvents: number): number {
 const WALK_ORDER_SHARE = 0.01;
 
 /**
- * Where SQLite counts from. Searches that no index narrows (substrings of attributes, a common
- * word, values too many to resolve) read every row of the organization; through its timestamp
- * index they come nearly in the table's order. The planner otherwise takes any index that
- * starts with the organization, and one of a column in random order (description, user_id)
- * reads the rows in that random order, several times slower.
+ * Where SQLite reads every match of a selection from (its count, a page of few matches). Searches
+ * that no index narrows (substrings of attributes, a common word, values too many to resolve)
+ * read every row of the organization; through its timestamp index they come nearly in the
+ * table's order. The planner otherwise takes any index that starts with the organization, and
+ * one of a column in random order (description, user_id) reads the rows in that random order,
+ * several times slower.
  */
-function countedFrom(db: Db, selection: EventSelection, resolved: ResolvedValues): SQL {
+function matchesFrom(db: Db, selection: EventSelection, resolved: ResolvedValues): SQL {
   const narrows = (filter: EventSelection['filters'][number]) =>
     filter.kind === 'exact' || !!resolved.values.get(filter) || resolved.trigrams.has(filter);
   return db.kind === 'sqlite' && selection.filters.length > 0 && !selection.filters.some(narrows)
@@ -105,7 +106,7 @@ export function countStatement(
 ): SQL {
   const access = db.kind === 'sqlite' ? 'seek' : 'plan';
   const conditions = eventConditions(db, organizationId, selection, resolved, access);
-  return sql`SELECT count(*) AS n FROM ${countedFrom(db, selection, resolved)} WHERE ${conditions}`;
+  return sql`SELECT count(*) AS n FROM ${matchesFrom(db, selection, resolved)} WHERE ${conditions}`;
 }
 
 /** How many of the organization's events `selection` matches. */
@@ -248,8 +249,10 @@ function* readPage(
   memory: EventsListMemory,
 ): Steps<{ rows: ListedEvent[]; next: ListPosition | null }> {
   const columns = eventOrderColumns(db);
+  // Walking, the order's index is read; seeking, every match is (matchesFrom).
+  const from = access === 'seek' ? matchesFrom(db, query, resolved) : sql`events`;
   const select = sql`SELECT "id", ${itemJson(db, query.projection)} AS "json",
-    ${columns[query.order.property]} AS "sortKey" FROM events`;
+    ${columns[query.order.property]} AS "sortKey" FROM ${from}`;
   const conditions = eventConditions(db, organizationId, query, resolved, access);
   if (query.after) {
     // A cursor page: a seek to the position in the order's index, whatever its depth.
