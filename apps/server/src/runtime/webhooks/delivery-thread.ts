@@ -74,16 +74,15 @@ export function startWebhookDelivery(
     let running = false;
     const ended = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
     const loaded = new Promise<void>((resolve) =>
-      worker.on('message', (message) => message === 'running' && resolve()),
+      worker.on('message', (message) => {
+        if (message !== 'running') return;
+        running = true;
+        logger.info('the webhook thread is running');
+        resolve();
+      }),
     );
     const stopped = new Promise<void>((resolve) =>
-      worker.on('message', (message) => {
-        if (message === 'running') {
-          running = true;
-          logger.info('the webhook thread is running');
-        }
-        if (message === 'stopped') resolve();
-      }),
+      worker.on('message', (message) => message === 'stopped' && resolve()),
     );
     worker.on('error', (error) => logger.error({ err: error }, 'the webhook thread failed'));
     void ended.then(() => {
