@@ -19,6 +19,7 @@ import {
   eventOrderColumns,
   eventPrefixBound,
   eventsAbove,
+  matchesFrom,
   NOTHING_RESOLVED,
   UNFILTERED,
   type Access,
@@ -80,22 +81,6 @@ export function countDeltaBound(db: Db, organizationEvents: number): number {
 }
 /** Matches at least this share of the organization's events are found by walking the order. */
 const WALK_ORDER_SHARE = 0.01;
-
-/**
- * Where SQLite reads every match of a selection from (its count, a page of few matches). Searches
- * that no index narrows (substrings of attributes, a common word, values too many to resolve)
- * read every row of the organization; through its timestamp index they come nearly in the
- * table's order. The planner otherwise takes any index that starts with the organization, and
- * one of a column in random order (description, user_id) reads the rows in that random order,
- * several times slower.
- */
-function matchesFrom(db: Db, selection: EventSelection, resolved: ResolvedValues): SQL {
-  const narrows = (filter: EventSelection['filters'][number]) =>
-    filter.kind === 'exact' || !!resolved.values.get(filter) || resolved.trigrams.has(filter);
-  return db.kind === 'sqlite' && selection.filters.length > 0 && !selection.filters.some(narrows)
-    ? sql`events INDEXED BY events_organization_timestamp_idx`
-    : sql`events`;
-}
 
 /** The statement counting the organization's events that `selection` matches. */
 export function countStatement(
