@@ -16,6 +16,7 @@ import type { FeedEvent } from '../src/db/repositories/events.js';
 import { EventFeed } from '../src/runtime/event-feed.js';
 import { createTenant, type Tenant } from './support/harness.js';
 import { planText } from './support/order-plans.js';
+import { recordSqliteReads } from './support/sent-statements.js';
 import {
   createTestDb,
   freshDatabaseUrl,
@@ -27,28 +28,22 @@ import {
 let db: Db;
 let tenants: Tenant[];
 /** Statements the database was sent since the test began counting. */
-let statements = 0;
+let statements = () => 0;
 
 /** Counts every statement the handle runs, on either backend. */
 function countStatements(db: Db): void {
   if (db.kind === 'postgres') {
+    let sent = 0;
     const query = db.pool.query.bind(db.pool) as (...args: unknown[]) => unknown;
     (db.pool as unknown as { query: (...args: unknown[]) => unknown }).query = (...args) => {
-      statements += 1;
+      sent += 1;
       return query(...args);
     };
+    statements = () => sent;
     return;
   }
-  const prepare = db.sqlite.prepare.bind(db.sqlite);
-  db.sqlite.prepare = ((text: string) => {
-    const statement = prepare(text);
-    const all = statement.all.bind(statement);
-    statement.all = (...params: unknown[]) => {
-      statements += 1;
-      return all(...params);
-    };
-    return statement;
-  }) as typeof db.sqlite.prepare;
+  const { reads } = recordSqliteReads(db);
+  statements = () => reads.length;
 }
 
 beforeAll(async () => {
@@ -101,7 +96,7 @@ async function statementsWatching(followed: readonly Tenant[]): Promise<number> 
   const { received, close } = await follow(feed, followed);
   // Every stream live before counting.
   await new Promise((resolve) => setTimeout(resolve, 5 * POLL_MS));
-  const before = statements;
+  const before = statements();
   const started = performance.now();
   const written = followed.flatMap((tenant) =>
     ['session-started', 'session-ended'].map((type, i) => ({
@@ -111,9 +106,9 @@ async function statementsWatching(followed: readonly Tenant[]): Promise<number> 
     })),
   );
   await insertTestEvents(db, written);
-  const writes = statements - before;
+  const writes = statements() - before;
   await new Promise((resolve) => setTimeout(resolve, WINDOW_MS - (performance.now() - started)));
-  const sent = statements - before - writes;
+  const sent = statements() - before - writes;
   close();
   feed.close();
   // Each stream got its own organization's events: both, or the session start alone.

@@ -2,15 +2,24 @@
 // below): a page of any order, in either direction, reads its rows in order and stops at the
 // page's end, where an order without one sorted all the organization's events first
 // (docs/benchmarks.md, "Every shape of the events list"). The pages themselves are checked
-// against the plain query in events-list-fast-paths.test.ts. And SQLite counts a search that no
-// index narrows in time order, the table's own, not in a random one.
+// against the plain query in events-list-fast-paths.test.ts. And SQLite reads every match of a
+// search that no index narrows (its count, a page of few matches) in time order, the table's own,
+// not in a random one.
 
+import assert from 'node:assert';
 import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { eventOrder, type EventSelection } from '../src/db/repositories/event-conditions.js';
+import { insertEventBatch } from '../src/db/repositories/event-import.js';
 import { countStatement } from '../src/db/repositories/events.js';
+import { createOrganization } from '../src/db/repositories/organizations.js';
+import { cursorSigner } from '../src/runtime/cursor-signer.js';
+import { listEvents } from '../src/runtime/event-list-memory.js';
+import { EVENT_LIST } from '../src/domain/events.js';
+import { parseListQuery } from '../src/domain/list-query.js';
 import { EventProperties } from '../src/generated/enum-values.js';
 import { orderPlans, planText } from './support/order-plans.js';
+import { recordSqliteReads } from './support/sent-statements.js';
 import { onSqlite } from './support/test-database.js';
 
 const plans = orderPlans();
@@ -62,5 +71,58 @@ describe.runIf(onSqlite)("SQLite's count of a search", () => {
     expect(await countPlan([attributes, category], new Map([[category, ['tool']]]))).toMatch(
       /USING INDEX events_organization_category_idx/,
     );
+  });
+
+  it('reads a page of few matches that no index narrows in the same order', async () => {
+    const db = plans.db();
+    assert(db.kind === 'sqlite');
+    const initech = (await createOrganization(db, 'Initech')).id;
+    // One match in 300: few enough that the page is read by finding every match, then sorting.
+    await insertEventBatch(
+      db,
+      initech,
+      Array.from({ length: 300 }, (_, i) => ({
+        importKey: `initech-${i}`,
+        timestamp: new Date(Date.UTC(2026, 4, 1) + i * 1000).toISOString(),
+        sessionId: `s-${i % 7}`,
+        conversationId: null,
+        source: null,
+        sourceId: null,
+        category: 'tool',
+        type: 'tool-call',
+        userId: `+1415555${String(i).padStart(4, '0')}`,
+        description: `Looked up order ${i}`,
+        attributes: JSON.stringify({ tier: i === 150 ? 'gold' : 'free' }),
+      })),
+    );
+    const query = await parseListQuery(
+      EVENT_LIST,
+      {
+        page: 0,
+        limit: 25,
+        search_fields: ['attributes'],
+        search_field_values: ['gold'],
+        fields: [],
+      },
+      initech,
+      await cursorSigner(db),
+    );
+    const { reads, stop } = recordSqliteReads(db);
+    try {
+      expect((await listEvents(db, initech, query)).totalCount).toBe(1);
+    } finally {
+      stop();
+    }
+    const searches = reads.filter(({ text }) => text.includes(' LIKE '));
+    // The count and the page.
+    expect(searches).toHaveLength(2);
+    for (const { text, params } of searches) {
+      const plan = db.sqlite
+        .prepare(`EXPLAIN QUERY PLAN ${text}`)
+        .all(...params)
+        .map((row) => (row as { detail: string }).detail)
+        .join('\n');
+      expect(plan).toMatch(/USING INDEX events_organization_timestamp_idx/);
+    }
   });
 });

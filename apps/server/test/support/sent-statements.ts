@@ -1,7 +1,8 @@
-// The statements a PostgreSQL pool's connections send, for tests that hold a code path to the
-// round trips it costs or the statements it must not send.
+// The statements a PostgreSQL pool's connections send, or a SQLite handle reads, for tests that
+// hold a code path to the round trips it costs, the statements it must not send, or their plans.
 
 import type pg from 'pg';
+import type { SqliteDb } from '../../src/db/engine/sqlite-open.js';
 
 /** Records the text of every statement the pool's connections send from now on, in order. */
 export function recordStatements(pool: pg.Pool): string[] {
@@ -18,4 +19,29 @@ export function recordStatements(pool: pg.Pool): string[] {
     };
   });
   return sent;
+}
+
+/** A statement SQLite ran as a read, with its values. */
+export interface SqliteRead {
+  text: string;
+  params: unknown[];
+}
+
+/**
+ * Records every read the handle runs through statements it prepares from now on, until `stop`.
+ * Statements prepared before are not seen (the handle keeps its prepared statements per text).
+ */
+export function recordSqliteReads(db: SqliteDb): { reads: SqliteRead[]; stop: () => void } {
+  const reads: SqliteRead[] = [];
+  const prepare = db.sqlite.prepare.bind(db.sqlite);
+  db.sqlite.prepare = ((text: string) => {
+    const statement = prepare(text);
+    const all = statement.all.bind(statement);
+    statement.all = (...params: unknown[]) => {
+      reads.push({ text, params });
+      return all(...params);
+    };
+    return statement;
+  }) as typeof db.sqlite.prepare;
+  return { reads, stop: () => (db.sqlite.prepare = prepare) };
 }
