@@ -148,7 +148,7 @@ describe.runIf(haproxyInstalled)('a key’s rate limit across three processes be
     // pause a process may lease several of them; answering from those, it counts the bucket as
     // its lease left it, refilled since, while the others lease from it
     // (src/http/fleet-rate-limit.ts), so its `r` runs ahead of the fleet's by what they took
-    // meanwhile: a CI run saw 6 where the rest allowed 4. A lease's worth is allowed for that.
+    // meanwhile; a lease's worth is allowed for that.
     // Each client waits for its answer before sending again, so all but each client's first
     // answer have one read before them.
     const inArrivalOrder = [...sustained].sort((a, b) => a.arrivedAt - b.arrivedAt);
