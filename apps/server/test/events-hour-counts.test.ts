@@ -1,7 +1,8 @@
 // The events counted per organization, hour and value (schema: eventCounts), which turn a page
-// number into a position (event-pages.ts): after every way events are written or removed, on a
-// real database, they are exactly what the events table holds, counted here in JS; and the
-// migration's count of the events stored before it is the same.
+// number into a position and give a list's total (event-pages.ts): after every way events are
+// written or removed, on a real database, they are exactly what the events table holds, counted
+// here in JS; the migration's count of the events stored before it is the same; and a total they
+// hold is read from them, in any order.
 
 import { readFileSync, rmSync } from 'node:fs';
 import { dirname } from 'node:path';
@@ -22,6 +23,12 @@ import {
   type TestEvent,
 } from './support/test-database.js';
 import { planText } from './support/order-plans.js';
+import { recordSqliteReads, recordStatements } from './support/sent-statements.js';
+import { cursorSigner } from '../src/runtime/cursor-signer.js';
+import { listEvents } from '../src/runtime/event-list-memory.js';
+import { EVENT_LIST } from '../src/domain/events.js';
+import { parseListQuery, type ListParameters } from '../src/domain/list-query.js';
+import type { EventProperty } from '../src/vocabulary/events.js';
 
 interface CountRow {
   organization_id: number;
@@ -189,5 +196,77 @@ describe('the hour counts', () => {
         ? /SEARCH event_counts USING PRIMARY KEY/
         : /Index Only Scan using event_counts_organization_id_property_value_hour_pk/,
     );
+  });
+});
+
+describe("a list's total", () => {
+  /** The statements one list read sends or runs, and its total. */
+  async function listed(organizationId: number, params: Partial<ListParameters<EventProperty>>) {
+    const query = await parseListQuery(
+      EVENT_LIST,
+      { page: 0, limit: 10, search_fields: [], search_field_values: [], fields: [], ...params },
+      organizationId,
+      await cursorSigner(db),
+    );
+    if (db.kind === 'sqlite') {
+      const { reads, stop } = recordSqliteReads(db);
+      try {
+        const { totalCount } = await listEvents(db, organizationId, query);
+        return { totalCount, statements: reads.map(({ text }) => text) };
+      } finally {
+        stop();
+      }
+    }
+    const statements = recordStatements(db.listPool);
+    if (db.listPool !== db.pool) statements.push(...recordStatements(db.pool));
+    const { totalCount } = await listEvents(db, organizationId, query);
+    return { totalCount, statements };
+  }
+
+  it('of every event or a search the counts hold is summed from them in any order', async () => {
+    // An organization of its own: no count of its events is kept from an earlier read.
+    const umbrella = (await createOrganization(db, 'Umbrella')).id;
+    const stored = spreadEvents(umbrella, 240);
+    await insertTestEvents(db, stored);
+    const cases: Array<{ params: Partial<ListParameters<EventProperty>>; expected: number }> = [
+      { params: { order_by: 'source' }, expected: stored.length },
+      {
+        params: { order_by: 'user_id', search_fields: ['category'], search_field_values: ['-1'] },
+        expected: stored.filter(({ category }) => category === 'cat-1').length,
+      },
+      {
+        params: {
+          order_by: 'type',
+          order_by_direction: 'desc',
+          search_fields: ['type'],
+          search_field_values: ['type-'],
+        },
+        expected: stored.length,
+      },
+    ];
+    const sent: string[] = [];
+    for (const { params, expected } of cases) {
+      const { totalCount, statements } = await listed(umbrella, params);
+      expect(totalCount).toBe(expected);
+      // Counted row by row, a total read every matching event.
+      expect(statements.filter((text) => /count\(\*\)/.test(text))).toEqual([]);
+      sent.push(...statements);
+    }
+    // SQLite's handle prepares a text once: the later sums run the first one's statement.
+    expect(sent.filter((text) => /sum\(event_count\)/.test(text))).not.toEqual([]);
+  });
+
+  it('of a search the counts do not hold is counted from the events', async () => {
+    const hooli = (await createOrganization(db, 'Hooli')).id;
+    const stored = spreadEvents(hooli, 60);
+    await insertTestEvents(db, stored);
+    const { totalCount, statements } = await listed(hooli, {
+      search_fields: ['category', 'source'],
+      search_field_values: ['cat-2', 'agent'],
+    });
+    expect(totalCount).toBe(
+      stored.filter(({ category, source }) => category === 'cat-2' && source === 'agent').length,
+    );
+    expect(statements.filter((text) => /count\(\*\)/.test(text))).not.toEqual([]);
   });
 });

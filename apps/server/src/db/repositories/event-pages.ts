@@ -19,6 +19,7 @@ import {
   NOTHING_RESOLVED,
   UNFILTERED,
   type Access,
+  type EventSelection,
   type ResolvedValues,
 } from './event-conditions.js';
 
@@ -36,18 +37,49 @@ export interface HourCount {
 
 const EVERY_EVENT: CountedSelection = { property: '', values: [''] };
 
-/** The counts' rows that select the query's events, or null when the counts do not serve it. */
+/**
+ * The counts' rows that hold the events `selection` matches, or null when no rows do: a window,
+ * two searches, or a search of another property or of too many values to list.
+ */
+export function countedRows(
+  selection: EventSelection,
+  resolved: ResolvedValues,
+): CountedSelection | null {
+  if (selection.window.start !== undefined || selection.window.end !== undefined) return null;
+  if (selection.filters.length === 0) return EVERY_EVENT;
+  const [filter, ...others] = selection.filters;
+  if (others.length > 0 || !isCounted(filter!.property)) return null;
+  const values = resolved.values.get(filter!);
+  return values ? { property: filter!.property, values } : null;
+}
+
+/** The counts' rows whose hours place the query's page: a page by number of the default order. */
 export function countedSelection(
   query: ListQuery<EventProperty>,
   resolved: ResolvedValues,
 ): CountedSelection | null {
   if (query.after || query.order.property !== 'timestamp') return null;
-  if (query.window.start !== undefined || query.window.end !== undefined) return null;
-  if (query.filters.length === 0) return EVERY_EVENT;
-  const [filter, ...others] = query.filters;
-  if (others.length > 0 || !isCounted(filter!.property)) return null;
-  const values = resolved.values.get(filter!);
-  return values ? { property: filter!.property, values } : null;
+  return countedRows(query, resolved);
+}
+
+const textList = (texts: readonly string[]) =>
+  sql.join(
+    texts.map((text) => sql`${text}`),
+    sql`, `,
+  );
+
+/**
+ * How many events the counts' rows hold: what counting the events they select gives, in the same
+ * snapshot, from a row per value and hour instead of one per event.
+ */
+export function* countOfRows(organizationId: number, selection: CountedSelection): Steps<number> {
+  if (selection.values.length === 0) return 0;
+  const [total] = yield* selectRows<{ n: number | null }>(
+    sql`SELECT sum(event_count) AS n FROM event_counts
+        WHERE organization_id = ${organizationId} AND property = ${selection.property}
+          AND value IN (${textList(selection.values)})`,
+  );
+  return total?.n ?? 0;
 }
 
 /** The hours of the selected events, oldest first (with `only`: of those hours alone). */
@@ -56,20 +88,11 @@ export function* readHours(
   selection: CountedSelection,
   only?: readonly string[],
 ): Steps<HourCount[]> {
-  const values = sql.join(
-    selection.values.map((value) => sql`${value}`),
-    sql`, `,
-  );
-  const hours = only
-    ? sql`AND hour IN (${sql.join(
-        only.map((hour) => sql`${hour}`),
-        sql`, `,
-      )})`
-    : sql``;
+  const hours = only ? sql`AND hour IN (${textList(only)})` : sql``;
   return yield* selectRows<HourCount>(
     sql`SELECT hour, sum(event_count) AS count FROM event_counts
         WHERE organization_id = ${organizationId} AND property = ${selection.property}
-          AND value IN (${values}) ${hours}
+          AND value IN (${textList(selection.values)}) ${hours}
         GROUP BY hour ORDER BY hour`,
   );
 }
