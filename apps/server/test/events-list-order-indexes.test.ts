@@ -4,7 +4,7 @@
 // (docs/benchmarks.md, "Every shape of the events list"). The pages themselves are checked
 // against the plain query in events-list-fast-paths.test.ts. And SQLite reads every match of a
 // search that no index narrows (its count, a page of few matches) in time order, the table's own,
-// not in a random one.
+// not in a random one, and those of a search of an identifier through that identifier's index.
 
 import assert from 'node:assert';
 import { sql } from 'drizzle-orm';
@@ -71,6 +71,54 @@ describe.runIf(onSqlite)("SQLite's count of a search", () => {
     expect(await countPlan([attributes, category], new Map([[category, ['tool']]]))).toMatch(
       /USING INDEX events_organization_category_idx/,
     );
+  });
+
+  it("that names an identifier reads the identifier's index, beside a value or a word", async () => {
+    // The planner keeps no statistics: a category's values looked as narrow as one user.
+    const user = { property: 'user_id', kind: 'exact', value: '+14155550100' } as const;
+    expect(await countPlan([category, user], new Map([[category, ['tool', 'llm']]]))).toMatch(
+      /USING (COVERING )?INDEX events_organization_user_idx/,
+    );
+    const db = plans.db();
+    assert(db.kind === 'sqlite');
+    const hooli = (await createOrganization(db, 'Hooli')).id;
+    await insertEventBatch(
+      db,
+      hooli,
+      Array.from({ length: 300 }, (_, i) => ({
+        importKey: `hooli-${i}`,
+        timestamp: new Date(Date.UTC(2026, 4, 1) + i * 1000).toISOString(),
+        sessionId: null,
+        conversationId: null,
+        source: null,
+        sourceId: null,
+        category: 'message',
+        type: 'message-sent',
+        userId: `+1415555${String(i % 50).padStart(4, '0')}`,
+        description: i % 100 === 7 ? `Asked for a refund ${i}` : `Looked up order ${i}`,
+        attributes: null,
+      })),
+    );
+    const query = await parseListQuery(
+      EVENT_LIST,
+      {
+        page: 0,
+        limit: 25,
+        search_fields: ['description', 'user_id'],
+        search_field_values: ['refund', '+14155550007'],
+        fields: [],
+      },
+      hooli,
+      await cursorSigner(db),
+    );
+    const { reads, stop } = recordSqliteReads(db);
+    try {
+      expect((await listEvents(db, hooli, query)).totalCount).toBe(3);
+    } finally {
+      stop();
+    }
+    // A rare word alone is found through the trigram index (events-list-search.test.ts).
+    expect(reads.filter(({ text }) => text.includes('events_description_fts'))).toEqual([]);
   });
 
   it('reads a page of few matches that no index narrows in the same order', async () => {

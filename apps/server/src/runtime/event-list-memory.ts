@@ -11,6 +11,7 @@ import {
   fewTrigramMatches,
   isCounted,
   matchingValues,
+  searchesIdentifier,
   type EventsVersion,
 } from '../db/repositories/event-conditions.js';
 import { hoursOfEventsAbove, readHours, type HourCount } from '../db/repositories/event-pages.js';
@@ -124,6 +125,7 @@ function keptReads(db: Db): EventsListMemory {
         if (
           filter.property === 'description' &&
           organizationCount !== undefined &&
+          !searchesIdentifier(query) &&
           (yield* fewTrigramMatches(db, String(filter.value), organizationCount))
         ) {
           trigrams.add(filter);

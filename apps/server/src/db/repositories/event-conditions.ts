@@ -160,6 +160,15 @@ export type EventSelection = Pick<ListQuery<EventProperty>, 'filters' | 'window'
 /** Every event of the organization. */
 export const UNFILTERED: EventSelection = { filters: [], window: {} };
 
+/**
+ * Whether the selection searches an identifier's exact value (a user's, a session's), which
+ * selects fewer events than a category, type or source value or a word does. SQLite keeps no
+ * statistics to tell: seeking, it is told to find the matches through the identifier's index
+ * (eventConditions), and a word beside it is not looked up in the trigram index first.
+ */
+export const searchesIdentifier = (selection: EventSelection): boolean =>
+  selection.filters.some(({ kind }) => kind === 'exact');
+
 export function eventConditions(
   db: Db,
   organizationId: number,
@@ -167,12 +176,14 @@ export function eventConditions(
   resolved: ResolvedValues,
   access: Access,
 ): SQL | undefined {
+  const identified = access === 'seek' && searchesIdentifier(query);
   const lowCardinality = (column: CountedProperty) => (filter: SearchFilter<EventProperty>) => {
     const values = resolved.values.get(filter);
     if (!values) return undefined;
     if (values.length === 0) return sql`FALSE`;
     // Unary plus keeps SQLite's planner off this column's index while it walks another order.
-    const target = access === 'walk' ? sql`+${sql.identifier(column)}` : sql.identifier(column);
+    const target =
+      access === 'walk' || identified ? sql`+${sql.identifier(column)}` : sql.identifier(column);
     return sql`${target} IN (${sql.join(
       values.map((v) => sql`${v}`),
       sql`, `,
