@@ -10,7 +10,7 @@ import assert from 'node:assert';
 import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { eventOrder, type EventSelection } from '../src/db/repositories/event-conditions.js';
-import { insertEventBatch } from '../src/db/repositories/event-import.js';
+import { insertEventBatch, type EventToImport } from '../src/db/repositories/event-import.js';
 import { countStatement } from '../src/db/repositories/events.js';
 import { createOrganization } from '../src/db/repositories/organizations.js';
 import { cursorSigner } from '../src/runtime/cursor-signer.js';
@@ -18,6 +18,7 @@ import { listEvents } from '../src/runtime/event-list-memory.js';
 import { EVENT_LIST } from '../src/domain/events.js';
 import { parseListQuery } from '../src/domain/list-query.js';
 import { EventProperties } from '../src/generated/enum-values.js';
+import type { EventProperty } from '../src/vocabulary/events.js';
 import { orderPlans, planText } from './support/order-plans.js';
 import { recordSqliteReads } from './support/sent-statements.js';
 import { onSqlite } from './support/test-database.js';
@@ -57,6 +58,55 @@ describe.runIf(onSqlite)("SQLite's count of a search", () => {
     );
   };
 
+  /** A new organization of 300 events a second apart, each as `event(i)` makes it. */
+  async function organizationOf(name: string, event: (i: number) => Partial<EventToImport>) {
+    const db = plans.db();
+    const organizationId = (await createOrganization(db, name)).id;
+    await insertEventBatch(
+      db,
+      organizationId,
+      Array.from({ length: 300 }, (_, i) => ({
+        importKey: `${name}-${i}`,
+        timestamp: new Date(Date.UTC(2026, 4, 1) + i * 1000).toISOString(),
+        sessionId: null,
+        conversationId: null,
+        source: null,
+        sourceId: null,
+        category: 'tool',
+        type: 'tool-call',
+        userId: null,
+        description: `Looked up order ${i}`,
+        attributes: null,
+        ...event(i),
+      })),
+    );
+    return organizationId;
+  }
+
+  /** The total of page 0 of the organization's events with these searches, and SQLite's reads. */
+  async function listedWithReads(organizationId: number, searches: Record<string, string>) {
+    const db = plans.db();
+    assert(db.kind === 'sqlite');
+    const query = await parseListQuery(
+      EVENT_LIST,
+      {
+        page: 0,
+        limit: 25,
+        search_fields: Object.keys(searches) as EventProperty[],
+        search_field_values: Object.values(searches),
+        fields: [],
+      },
+      organizationId,
+      await cursorSigner(db),
+    );
+    const { reads, stop } = recordSqliteReads(db);
+    try {
+      return { totalCount: (await listEvents(db, organizationId, query)).totalCount, reads };
+    } finally {
+      stop();
+    }
+  }
+
   it("that no index narrows reads the rows in the timestamp index's order", async () => {
     // Any index starting with the organization would do for the planner; description's or
     // user_id's read the rows in random order.
@@ -79,88 +129,30 @@ describe.runIf(onSqlite)("SQLite's count of a search", () => {
     expect(await countPlan([category, user], new Map([[category, ['tool', 'llm']]]))).toMatch(
       /USING (COVERING )?INDEX events_organization_user_idx/,
     );
-    const db = plans.db();
-    assert(db.kind === 'sqlite');
-    const hooli = (await createOrganization(db, 'Hooli')).id;
-    await insertEventBatch(
-      db,
-      hooli,
-      Array.from({ length: 300 }, (_, i) => ({
-        importKey: `hooli-${i}`,
-        timestamp: new Date(Date.UTC(2026, 4, 1) + i * 1000).toISOString(),
-        sessionId: null,
-        conversationId: null,
-        source: null,
-        sourceId: null,
-        category: 'message',
-        type: 'message-sent',
-        userId: `+1415555${String(i % 50).padStart(4, '0')}`,
-        description: i % 100 === 7 ? `Asked for a refund ${i}` : `Looked up order ${i}`,
-        attributes: null,
-      })),
-    );
-    const query = await parseListQuery(
-      EVENT_LIST,
-      {
-        page: 0,
-        limit: 25,
-        search_fields: ['description', 'user_id'],
-        search_field_values: ['refund', '+14155550007'],
-        fields: [],
-      },
-      hooli,
-      await cursorSigner(db),
-    );
-    const { reads, stop } = recordSqliteReads(db);
-    try {
-      expect((await listEvents(db, hooli, query)).totalCount).toBe(3);
-    } finally {
-      stop();
-    }
+    const hooli = await organizationOf('hooli', (i) => ({
+      userId: `+1415555${String(i % 50).padStart(4, '0')}`,
+      description: i % 100 === 7 ? `Asked for a refund ${i}` : `Looked up order ${i}`,
+    }));
+    const { totalCount, reads } = await listedWithReads(hooli, {
+      description: 'refund',
+      user_id: '+14155550007',
+    });
+    expect(totalCount).toBe(3);
     // A rare word alone is found through the trigram index (events-list-search.test.ts).
     expect(reads.filter(({ text }) => text.includes('events_description_fts'))).toEqual([]);
   });
 
   it('reads a page of few matches that no index narrows in the same order', async () => {
+    // One match in 300: few enough that the page is read by finding every match, then sorting.
+    const initech = await organizationOf('initech', (i) => ({
+      sessionId: `s-${i % 7}`,
+      userId: `+1415555${String(i).padStart(4, '0')}`,
+      attributes: JSON.stringify({ tier: i === 150 ? 'gold' : 'free' }),
+    }));
+    const { totalCount, reads } = await listedWithReads(initech, { attributes: 'gold' });
+    expect(totalCount).toBe(1);
     const db = plans.db();
     assert(db.kind === 'sqlite');
-    const initech = (await createOrganization(db, 'Initech')).id;
-    // One match in 300: few enough that the page is read by finding every match, then sorting.
-    await insertEventBatch(
-      db,
-      initech,
-      Array.from({ length: 300 }, (_, i) => ({
-        importKey: `initech-${i}`,
-        timestamp: new Date(Date.UTC(2026, 4, 1) + i * 1000).toISOString(),
-        sessionId: `s-${i % 7}`,
-        conversationId: null,
-        source: null,
-        sourceId: null,
-        category: 'tool',
-        type: 'tool-call',
-        userId: `+1415555${String(i).padStart(4, '0')}`,
-        description: `Looked up order ${i}`,
-        attributes: JSON.stringify({ tier: i === 150 ? 'gold' : 'free' }),
-      })),
-    );
-    const query = await parseListQuery(
-      EVENT_LIST,
-      {
-        page: 0,
-        limit: 25,
-        search_fields: ['attributes'],
-        search_field_values: ['gold'],
-        fields: [],
-      },
-      initech,
-      await cursorSigner(db),
-    );
-    const { reads, stop } = recordSqliteReads(db);
-    try {
-      expect((await listEvents(db, initech, query)).totalCount).toBe(1);
-    } finally {
-      stop();
-    }
     const searches = reads.filter(({ text }) => text.includes(' LIKE '));
     // The count and the page.
     expect(searches).toHaveLength(2);
