@@ -37,6 +37,7 @@ import {
   onPostgres,
   onSqlite,
   queryTestDb,
+  secondApartEvents,
   toImport,
 } from './support/test-database.js';
 import { planText } from './support/order-plans.js';
@@ -386,18 +387,9 @@ describe('cached counts and the description index', () => {
 
 /** `count` events that all mention "order", one in `every` also "needle". */
 function needleEvents(keyPrefix: string, count: number, every: number): EventToImport[] {
-  return Array.from({ length: count }, (_, i) => ({
-    importKey: `${keyPrefix}-${i}`,
-    timestamp: new Date(Date.UTC(2026, 4, 1) + i * 1000).toISOString(),
+  return secondApartEvents(keyPrefix, count, (i) => ({
     sessionId: `s-${i % 97}`,
-    conversationId: null,
-    source: null,
-    sourceId: null,
-    category: 'tool',
-    type: 'tool-call',
-    userId: null,
     description: i % every === 7 ? `A needle in order ${i}` : `Looked up order ${i}`,
-    attributes: null,
   }));
 }
 

@@ -20,13 +20,25 @@ import { parseListQuery } from '../src/domain/list-query.js';
 import { EventProperties } from '../src/generated/enum-values.js';
 import type { EventProperty } from '../src/vocabulary/events.js';
 import { orderPlans, planText } from './support/order-plans.js';
-import { recordSqliteReads } from './support/sent-statements.js';
-import { onSqlite } from './support/test-database.js';
+import { recordQueries, recordSqliteReads } from './support/sent-statements.js';
+import { onSqlite, queryTestDb, secondApartEvents } from './support/test-database.js';
 
 const plans = orderPlans();
 
 /** The order SQLite sorts, whose index the import could not afford (src/db/schema/sqlite.ts). */
 const SORTED_ON_SQLITE = new Set(['attributes']);
+
+/** A new organization of `count` events a second apart (secondApartEvents). */
+async function organizationOf(
+  name: string,
+  event: (i: number) => Partial<EventToImport>,
+  count = 300,
+) {
+  const db = plans.db();
+  const organizationId = (await createOrganization(db, name)).id;
+  await insertEventBatch(db, organizationId, secondApartEvents(name, count, event));
+  return organizationId;
+}
 
 describe('every order of the events list', () => {
   it.each(
@@ -57,31 +69,6 @@ describe.runIf(onSqlite)("SQLite's count of a search", () => {
       countStatement(plans.db(), 1, selection, { values, trigrams: new Set() }),
     );
   };
-
-  /** A new organization of 300 events a second apart, each as `event(i)` makes it. */
-  async function organizationOf(name: string, event: (i: number) => Partial<EventToImport>) {
-    const db = plans.db();
-    const organizationId = (await createOrganization(db, name)).id;
-    await insertEventBatch(
-      db,
-      organizationId,
-      Array.from({ length: 300 }, (_, i) => ({
-        importKey: `${name}-${i}`,
-        timestamp: new Date(Date.UTC(2026, 4, 1) + i * 1000).toISOString(),
-        sessionId: null,
-        conversationId: null,
-        source: null,
-        sourceId: null,
-        category: 'tool',
-        type: 'tool-call',
-        userId: null,
-        description: `Looked up order ${i}`,
-        attributes: null,
-        ...event(i),
-      })),
-    );
-    return organizationId;
-  }
 
   /** The total of page 0 of the organization's events with these searches, and SQLite's reads. */
   async function listedWithReads(organizationId: number, searches: Record<string, string>) {
@@ -165,4 +152,85 @@ describe.runIf(onSqlite)("SQLite's count of a search", () => {
       expect(plan).toMatch(/USING INDEX events_organization_timestamp_idx/);
     }
   });
+});
+
+describe.runIf(!onSqlite)("PostgreSQL's first page of a long text's order", () => {
+  /** A node of a JSON plan. */
+  interface PlanNode {
+    'Actual Rows': number;
+    /** The table (a partition of events) a scan reads. */
+    'Relation Name'?: string;
+    Plans?: PlanNode[];
+  }
+  const nodesOf = (node: PlanNode): PlanNode[] => [node, ...(node.Plans ?? []).flatMap(nodesOf)];
+
+  it.each(['description', 'attributes'] as const)(
+    'by %s reads the events without it in id order, not all of them sorted',
+    async (property) => {
+      const db = plans.db();
+      assert(db.kind === 'postgres');
+      // Most events without the text: as one read, the order sorted all of them for page 0.
+      const organizationId = await organizationOf(
+        `without-${property}`,
+        (i) => ({
+          description: i % 4 === 0 ? `Looked up order ${i}` : null,
+          attributes: i % 4 === 0 ? JSON.stringify({ order: i }) : null,
+        }),
+        400,
+      );
+      const firstWithout = (
+        await queryTestDb<{ id: number }>(
+          db,
+          sql`SELECT id FROM events WHERE organization_id = ${organizationId}
+              AND ${sql.identifier(property)} IS NULL ORDER BY id LIMIT 100`,
+        )
+      ).map(({ id }) => Number(id));
+      const sent = recordQueries(db.listPool);
+      // Ascending page 0; descending the last page, read ascending from the start and reversed.
+      for (const [direction, page] of [
+        ['asc', 0],
+        ['desc', 3],
+      ] as const) {
+        const query = await parseListQuery(
+          EVENT_LIST,
+          {
+            page,
+            limit: 100,
+            search_fields: [],
+            search_field_values: [],
+            order_by: property,
+            order_by_direction: direction,
+            fields: [],
+          },
+          organizationId,
+          await cursorSigner(db),
+        );
+        const ids = (await listEvents(db, organizationId, query)).rows.map(({ id }) => id);
+        expect(ids).toEqual(direction === 'asc' ? firstWithout : [...firstWithout].reverse());
+      }
+      const pages = sent.filter(({ text }) => text.includes('AS "sortKey"'));
+      expect(pages).toHaveLength(2);
+      const client = await db.listPool.connect();
+      try {
+        // A few hundred rows are cheaper to read whole: which plan would a million get?
+        await client.query(
+          'BEGIN; SET LOCAL enable_seqscan = off; SET LOCAL enable_bitmapscan = off',
+        );
+        for (const { text, values } of pages) {
+          const { rows } = await client.query<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>(
+            `EXPLAIN (ANALYZE, FORMAT JSON) ${text}`,
+            values,
+          );
+          const read = nodesOf(rows[0]!['QUERY PLAN'][0].Plan)
+            .filter((node) => node['Relation Name'] !== undefined)
+            .reduce((total, node) => total + node['Actual Rows'], 0);
+          // Each of the two reads stops at the page's end (and the next row, for has-more).
+          expect(read).toBeLessThanOrEqual(2 * 101);
+        }
+      } finally {
+        await client.query('ROLLBACK');
+        client.release();
+      }
+    },
+  );
 });

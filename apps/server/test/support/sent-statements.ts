@@ -4,20 +4,42 @@
 import type pg from 'pg';
 import type { SqliteDb } from '../../src/db/engine/sqlite-open.js';
 
-/** Records the text of every statement the pool's connections send from now on, in order. */
-export function recordStatements(pool: pg.Pool): string[] {
-  const sent: string[] = [];
+/** A statement a PostgreSQL connection sent, with its values. */
+export interface SentQuery {
+  text: string;
+  values: unknown[];
+}
+
+/** Calls `record` with every statement the pool's connections send from now on, in order. */
+function onEachQuery(pool: pg.Pool, record: (query: SentQuery) => void): void {
   const recorded = new WeakSet<pg.PoolClient>();
   pool.on('acquire', (client: pg.PoolClient) => {
     if (recorded.has(client)) return;
     recorded.add(client);
     const query = client.query.bind(client) as (...args: unknown[]) => unknown;
     (client as unknown as { query: (...args: unknown[]) => unknown }).query = (...args) => {
-      const [statement] = args as [string | { text: string }];
-      sent.push(typeof statement === 'string' ? statement : statement.text);
+      const [statement, values] = args as [string | { text: string; values?: unknown[] }, unknown];
+      record(
+        typeof statement === 'string'
+          ? { text: statement, values: Array.isArray(values) ? values : [] }
+          : { text: statement.text, values: statement.values ?? [] },
+      );
       return query(...args);
     };
   });
+}
+
+/** Records the text of every statement the pool's connections send from now on, in order. */
+export function recordStatements(pool: pg.Pool): string[] {
+  const sent: string[] = [];
+  onEachQuery(pool, ({ text }) => sent.push(text));
+  return sent;
+}
+
+/** Records every statement the pool's connections send from now on, with its values. */
+export function recordQueries(pool: pg.Pool): SentQuery[] {
+  const sent: SentQuery[] = [];
+  onEachQuery(pool, (query) => sent.push(query));
   return sent;
 }
 

@@ -260,6 +260,31 @@ export function toImport(rows: readonly TestEvent[], keyPrefix: string): EventTo
   return rows.map((row, i) => ({ importKey: `${keyPrefix}-${i}`, ...storedFields(row) }));
 }
 
+/**
+ * `count` events to import, a second apart from 2026-05-01, each a tool call "Looked up order i"
+ * with keys `${keyPrefix}-0`, `-1`, ... and what `event(i)` sets instead.
+ */
+export function secondApartEvents(
+  keyPrefix: string,
+  count: number,
+  event: (i: number) => Partial<EventToImport>,
+): EventToImport[] {
+  return Array.from({ length: count }, (_, i) => ({
+    importKey: `${keyPrefix}-${i}`,
+    timestamp: new Date(Date.UTC(2026, 4, 1) + i * 1000).toISOString(),
+    sessionId: null,
+    conversationId: null,
+    source: null,
+    sourceId: null,
+    category: 'tool',
+    type: 'tool-call',
+    userId: null,
+    description: `Looked up order ${i}`,
+    attributes: null,
+    ...event(i),
+  }));
+}
+
 /** Inserts events as written by the service (no import key), in the order given. */
 export async function insertTestEvents(db: Db, rows: readonly TestEvent[]): Promise<void> {
   if (rows.length === 0) return;

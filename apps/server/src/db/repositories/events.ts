@@ -20,6 +20,7 @@ import {
   eventPrefixBound,
   eventsAbove,
   matchesFrom,
+  nullsApart,
   NOTHING_RESOLVED,
   UNFILTERED,
   type Access,
@@ -289,10 +290,14 @@ function* readPage(
     if (reversed) read.reverse();
     return pageOf(read, page.hasMore);
   }
+  const apart = nullsApart(db, page.order, select, conditions, page.skip + page.take);
   const read = yield* selectRows<ListedEvent & { sortKey: unknown }>(
-    sql`${select} WHERE ${conditions}
-        ORDER BY ${orderBy(db, page.order, access)}
-        LIMIT ${page.take} OFFSET ${page.skip}`,
+    apart
+      ? sql`SELECT * FROM (${apart}) AS "nearStart"
+            ORDER BY "sortKey" ASC NULLS FIRST, "id" ASC LIMIT ${page.take} OFFSET ${page.skip}`
+      : sql`${select} WHERE ${conditions}
+            ORDER BY ${orderBy(db, page.order, access)}
+            LIMIT ${page.take} OFFSET ${page.skip}`,
   );
   if (page.reversed) read.reverse();
   return pageOf(read, page.hasMore);
