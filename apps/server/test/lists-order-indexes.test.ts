@@ -2,19 +2,24 @@
 // databases: a page of such an order, in either direction, reads its rows in order and stops at
 // the page's end, where an order without one sorted all the organization's rows first
 // (docs/benchmarks.md, "Every shape of the prompts and experiments lists"); a long text, through
-// its indexed prefix on PostgreSQL, sorting only the rows whose prefixes tie. The experiments'
+// its indexed prefix on PostgreSQL, sorting only the rows whose prefixes tie (near the start, the
+// rows without the text, which all tie, are read apart in id order). The experiments'
 // agent_id search starts from the agent's variants, and several intersect before any seek, as the
 // prompts' tools searches do; on SQLite the prompts' name_description search tests each of its
 // columns in that column's index, as a second substring search does.
 
+import assert from 'node:assert';
 import { sql, type SQL, type SQLWrapper } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import type { Db } from '../src/db/engine/client.js';
 import { listWhere, tableOrder } from '../src/db/engine/list-table.js';
 import { experimentsList } from '../src/db/repositories/experiments.js';
-import { promptsList } from '../src/db/repositories/prompts.js';
+import { createOrganization } from '../src/db/repositories/organizations.js';
+import { listPrompts, promptsList } from '../src/db/repositories/prompts.js';
 import { experiments, prompts } from '../src/db/schema/sqlite.js';
-import { orderPlans } from './support/order-plans.js';
+import { PROMPT_LIST } from '../src/domain/prompts.js';
+import { expectFirstWithoutText, orderPlans } from './support/order-plans.js';
+import { onPostgres, queryTestDb } from './support/test-database.js';
 
 const plans = orderPlans();
 
@@ -214,4 +219,44 @@ describe("the prompts list's name_description search", () => {
       expect(plan).not.toMatch(/SubPlan/);
     }
   });
+});
+
+describe.runIf(onPostgres)("PostgreSQL's first page of the prompts list by a long text", () => {
+  it.each(['description', 'context'] as const)(
+    'by %s reads the prompts without it in id order, not all of them sorted',
+    async (property) => {
+      const db = plans.db();
+      assert(db.kind === 'postgres');
+      const organizationId = (await createOrganization(db, `Prompts without ${property}`)).id;
+      // Most prompts without the text: as one read, the order sorted all of them for page 0.
+      const column = sql.identifier(property);
+      await queryTestDb(
+        db,
+        sql`INSERT INTO prompts (organization_id, name, type, llm_config, ${column})
+            SELECT ${organizationId}, 'Prompt ' || i, 'agent', '{}',
+              CASE WHEN i % 4 = 0 THEN 'About ' || i END
+            FROM generate_series(1, 1000) AS i`,
+      );
+      const firstWithout = (
+        await queryTestDb<{ id: number }>(
+          db,
+          sql`SELECT id FROM prompts WHERE organization_id = ${organizationId}
+              AND ${column} IS NULL ORDER BY id LIMIT 100`,
+        )
+      ).map(({ id }) => id);
+      // The page's two reads of the keys stop at its end, then its 100 rows are read by key;
+      // one read sorted all 750 prompts without the text.
+      await expectFirstWithoutText(
+        db,
+        PROMPT_LIST,
+        organizationId,
+        property,
+        { lastPage: 9, withoutText: firstWithout, maxScanned: 400 },
+        async (query) =>
+          (await listPrompts(db, organizationId, query, { withTools: false })).rows.map(
+            ({ id }) => id,
+          ),
+      );
+    },
+  );
 });

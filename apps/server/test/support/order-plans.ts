@@ -4,8 +4,13 @@
 // lists-order-indexes.test.ts), on a fresh database with one organization.
 
 import { sql, type SQL } from 'drizzle-orm';
-import { afterAll, beforeAll } from 'vitest';
+import { afterAll, beforeAll, expect } from 'vitest';
 import type { Db } from '../../src/db/engine/client.js';
+import type { ListResource } from '../../src/domain/list-query.js';
+import { parseListQuery } from '../../src/domain/list-query.js';
+import { cursorSigner } from '../../src/runtime/cursor-signer.js';
+import type { ListQuery } from '../../src/vocabulary/list-query.js';
+import { recordQueries, type SentQuery } from './sent-statements.js';
 import { createOrganization } from '../../src/db/repositories/organizations.js';
 import { execute, runListRead, selectRows } from '../../src/db/engine/portable-sql.js';
 import { createTestDb } from './test-database.js';
@@ -52,4 +57,81 @@ export function planText(
     const rows = yield* selectRows<{ 'QUERY PLAN': string }>(sql`EXPLAIN ${statement}`);
     return rows.map((row) => row['QUERY PLAN']).join('\n');
   });
+}
+
+/** A node of PostgreSQL's JSON plan. */
+interface PlanNode {
+  'Actual Rows': number;
+  /** The table (or partition) a scan reads. */
+  'Relation Name'?: string;
+  Plans?: PlanNode[];
+}
+
+const nodesOf = (node: PlanNode): PlanNode[] => [node, ...(node.Plans ?? []).flatMap(nodesOf)];
+
+/**
+ * The rows the table reads of a statement a PostgreSQL pool sent return, run again with its values
+ * under EXPLAIN ANALYZE: with sequential and bitmap scans off, as a few hundred rows are cheaper
+ * to read whole than by index, where a large table's plan would read them by index.
+ */
+export async function rowsScanned(db: Db, { text, values }: SentQuery): Promise<number> {
+  if (db.kind !== 'postgres') throw new Error('rowsScanned reads a PostgreSQL plan');
+  const client = await db.listPool.connect();
+  try {
+    await client.query('BEGIN; SET LOCAL enable_seqscan = off; SET LOCAL enable_bitmapscan = off');
+    const { rows } = await client.query<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>(
+      `EXPLAIN (ANALYZE, FORMAT JSON) ${text}`,
+      values,
+    );
+    return nodesOf(rows[0]!['QUERY PLAN'][0].Plan)
+      .filter((node) => node['Relation Name'] !== undefined)
+      .reduce((total, node) => total + node['Actual Rows'], 0);
+  } finally {
+    await client.query('ROLLBACK');
+    client.release();
+  }
+}
+
+/**
+ * Checks a list's first 100 by a nullable long text, ascending (page 0), and its last 100
+ * descending (`lastPage`), on PostgreSQL: both are `withoutText` (the first 100 ids of rows
+ * without the text), in each direction's order, and each page's statement scans fewer than
+ * `maxScanned` rows (rowsScanned).
+ */
+export async function expectFirstWithoutText<P extends string>(
+  db: Db,
+  resource: ListResource<P>,
+  organizationId: number,
+  property: P,
+  expected: { lastPage: number; withoutText: number[]; maxScanned: number },
+  listIds: (query: ListQuery<P>) => Promise<number[]>,
+): Promise<void> {
+  if (db.kind !== 'postgres') throw new Error('expectFirstWithoutText reads a PostgreSQL plan');
+  const sent = recordQueries(db.listPool);
+  for (const [direction, page] of [
+    ['asc', 0],
+    ['desc', expected.lastPage],
+  ] as const) {
+    const query = await parseListQuery(
+      resource,
+      {
+        page,
+        limit: 100,
+        search_fields: [],
+        search_field_values: [],
+        order_by: property,
+        order_by_direction: direction,
+        fields: [],
+      },
+      organizationId,
+      await cursorSigner(db),
+    );
+    // The last page descending is read ascending from the start, then reversed.
+    expect(await listIds(query)).toEqual(
+      direction === 'asc' ? expected.withoutText : [...expected.withoutText].reverse(),
+    );
+  }
+  const pages = sent.filter(({ text }) => text.includes('AS "sortKey"'));
+  expect(pages).toHaveLength(2);
+  for (const page of pages) expect(await rowsScanned(db, page)).toBeLessThan(expected.maxScanned);
 }

@@ -175,6 +175,28 @@ export function prefixedOrder(
 }
 
 /**
+ * The first `rows` of `select ... WHERE conditions` in a nullable long text's ascending order
+ * (prefixedOrder's `ordered`), read on PostgreSQL as two reads that each stop at `rows`: those
+ * without the text, in key order, then the others in the text's order. Read as one, the rows
+ * without it tie on their NULL prefix, and the order sorted every one of them (by the whole text,
+ * NULL alike) to find the first few. `select` names the text "sortKey"; the caller orders the
+ * two reads together by it and the key.
+ */
+export function nullsApart(
+  { select, conditions, rows }: { select: SQL; conditions: SQL | undefined; rows: number },
+  column: SQLWrapper,
+  primaryKey: SQLWrapper,
+  ordered: SQL,
+): SQL {
+  const prefix = orderPrefix(column);
+  const where = (condition: SQL) => (conditions ? sql`${conditions} AND ${condition}` : condition);
+  return sql`(${select} WHERE ${where(sql`${prefix} IS NULL`)}
+      ORDER BY ${prefix} NULLS FIRST, ${primaryKey} LIMIT ${rows})
+    UNION ALL
+    (${select} WHERE ${where(sql`${prefix} IS NOT NULL`)} ORDER BY ${ordered} LIMIT ${rows})`;
+}
+
+/**
  * A bound on a long text's indexed prefix past a position (value), so that the page after it
  * starts with a seek into the prefix's index: the position alone compares the whole text, which
  * no index holds. Descending in a column that holds NULLs, the rows past a position end with

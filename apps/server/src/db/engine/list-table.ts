@@ -8,6 +8,7 @@ import {
   filterCondition,
   listConditions,
   listOrder,
+  nullsApart,
   numberedPage,
   pageOf,
   pageWindow,
@@ -164,15 +165,21 @@ export function* selectListPage<P extends string, R extends { id: number }>(
   const selected = renderedOnceSql(kind, table, `select ${property}`, () =>
     selectList({ ...fields, sortKey: table.columns[property] }),
   );
-  /** The page's rows in the query's order, of the keys `chosen` picks in `order`. */
-  const readRows = (order: ListQuery<P>['order'], chosen: SQL, limit: SQL) =>
+  /** The page's rows in the query's order, of the keys `pageKeys` reads. */
+  const rowsOf = (pageKeys: SQL) =>
     selectRows<R & { sortKey: unknown }>(
       sql`SELECT ${selected} FROM ${renderedOnceSql(kind, table, 'from', () => from)}
-        WHERE ${primaryKey} IN (SELECT ${primaryKey} FROM ${keys} WHERE ${chosen}
-          ORDER BY ${tableOrder(table, db, order)} ${limit})
+        WHERE ${primaryKey} IN (${pageKeys})
         ORDER BY ${tableOrder(table, db, query.order)}`,
     );
+  /** The page's rows, of the keys `chosen` picks in `order`. */
+  const readRows = (order: ListQuery<P>['order'], chosen: SQL, limit: SQL) =>
+    rowsOf(
+      sql`SELECT ${primaryKey} FROM ${keys} WHERE ${chosen}
+        ORDER BY ${tableOrder(table, db, order)} ${limit}`,
+    );
   if (query.limit === 0) return { rows: [], totalCount, next: null };
+  const long = prefixOrderedOn(table, kind, property);
   if (query.after) {
     const position = yield* wholePosition(query.after, {
       column: table.columns[property],
@@ -185,13 +192,26 @@ export function* selectListPage<P extends string, R extends { id: number }>(
       table.columns,
       primaryKey,
     );
-    const long = prefixOrderedOn(table, kind, property);
     const bound = long && prefixBound(long.column, query.order.direction, position.value, long);
     const read = yield* readRows(query.order, and(where, after, bound)!, limitOffset);
     return { ...splitPage(read, query.limit), totalCount };
   }
   const page = numberedPage(query, totalCount);
   if (!page) return { rows: [], totalCount, next: null };
-  const read = yield* readRows(page.order, where, sql`LIMIT ${page.take} OFFSET ${page.skip}`);
+  const limit = sql`LIMIT ${page.take} OFFSET ${page.skip}`;
+  const read = yield* long?.nullable && page.order.direction === 'asc'
+    ? rowsOf(
+        sql`SELECT "key" FROM (${nullsApart(
+          {
+            select: sql`SELECT ${primaryKey} AS "key", ${long.column} AS "sortKey" FROM ${keys}`,
+            conditions: where,
+            rows: page.skip + page.take,
+          },
+          long.column,
+          primaryKey,
+          tableOrder(table, db, page.order),
+        )}) AS "nearStart" ORDER BY "sortKey" ASC NULLS FIRST, "key" ASC ${limit}`,
+      )
+    : readRows(page.order, where, limit);
   return { ...pageOf(read, page.hasMore), totalCount };
 }

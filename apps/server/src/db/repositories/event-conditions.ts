@@ -12,13 +12,13 @@ import type { Db } from '../engine/client.js';
 import {
   listConditions,
   listOrder,
+  nullsApart,
   prefixBound,
   prefixedOrder,
   type ColumnMap,
 } from '../engine/list-sql.js';
 import { prepared, runReadSteps, selectRows, type Steps } from '../engine/portable-sql.js';
 import { perDatabase } from '../engine/caches.js';
-import { orderPrefix } from '../schema/order-prefix.js';
 import { events, organizations } from '../schema/sqlite.js';
 
 /** The column (or expression) each property is searched and ordered by. */
@@ -73,26 +73,17 @@ export function eventPrefixBound(
 }
 
 /**
- * On PostgreSQL, the events that `select ... WHERE conditions` reads for the first `rows` of a
- * long text's ascending order, as two reads: those without the text (NULL first) in id order,
- * then the others in the text's order; the caller orders the two together. Read as one, the
- * events without it tie on their NULL prefix, and the order sorted all of them to find the first
- * few. Null for any other order.
+ * On PostgreSQL, the first `rows` events that `select ... WHERE conditions` reads in a long
+ * text's ascending order, those without it read apart (list-sql.ts, nullsApart); null for any
+ * other order.
  */
-export function nullsApart(
+export function eventsNullsApart(
   db: Db,
   order: ListQuery<EventProperty>['order'],
-  select: SQL,
-  conditions: SQL | undefined,
-  rows: number,
+  read: Parameters<typeof nullsApart>[0],
 ): SQL | null {
   if (!prefixOrdered(db, order.property) || order.direction !== 'asc') return null;
-  const prefix = orderPrefix(eventOrderColumns(db)[order.property]);
-  return sql`(${select} WHERE ${and(conditions, sql`${prefix} IS NULL`)}
-      ORDER BY ${prefix} NULLS FIRST, ${events.id} LIMIT ${rows})
-    UNION ALL
-    (${select} WHERE ${and(conditions, sql`${prefix} IS NOT NULL`)}
-      ORDER BY ${eventOrder(db, order)} LIMIT ${rows})`;
+  return nullsApart(read, eventOrderColumns(db)[order.property], events.id, eventOrder(db, order));
 }
 
 /** More distinct values than this and resolving a substring to them stops paying off. */

@@ -20,7 +20,7 @@ import {
   eventPrefixBound,
   eventsAbove,
   matchesFrom,
-  nullsApart,
+  eventsNullsApart,
   NOTHING_RESOLVED,
   UNFILTERED,
   type Access,
@@ -290,7 +290,11 @@ function* readPage(
     if (reversed) read.reverse();
     return pageOf(read, page.hasMore);
   }
-  const apart = nullsApart(db, page.order, select, conditions, page.skip + page.take);
+  const apart = eventsNullsApart(db, page.order, {
+    select,
+    conditions,
+    rows: page.skip + page.take,
+  });
   const read = yield* selectRows<ListedEvent & { sortKey: unknown }>(
     apart
       ? sql`SELECT * FROM (${apart}) AS "nearStart"
