@@ -19,8 +19,8 @@ import {
   eventOrderColumns,
   eventPrefixBound,
   eventsAbove,
-  matchesFrom,
   eventsNullsApart,
+  matchesFrom,
   NOTHING_RESOLVED,
   UNFILTERED,
   type Access,
@@ -97,7 +97,10 @@ export function countStatement(
   return sql`SELECT count(*) AS n FROM ${matchesFrom(db, selection, resolved)} WHERE ${conditions}`;
 }
 
-/** How many of the organization's events `selection` matches: from their counts where they hold them. */
+/**
+ * How many of the organization's events `selection` matches: the sum of their counts where the
+ * counts hold them (countedRows), else counted row by row.
+ */
 export function* countEvents(
   db: Db,
   organizationId: number,
