@@ -174,26 +174,37 @@ export function prefixedOrder(
   return sql`${spelling.orderTerm(orderPrefix(column), direction)}, ${ordered}`;
 }
 
+/** A long text a list orders through its indexed prefix on PostgreSQL (schema/order-prefix.ts). */
+export interface PrefixOrdered {
+  column: SQLWrapper;
+  nullable: boolean;
+}
+
 /**
- * The first `rows` of `select ... WHERE conditions` in a nullable long text's ascending order
- * (prefixedOrder's `ordered`), read on PostgreSQL as two reads that each stop at `rows`: those
- * without the text, in key order, then the others in the text's order. Read as one, the rows
- * without it tie on their NULL prefix, and the order sorted every one of them (by the whole text,
- * NULL alike) to find the first few. `select` names the text "sortKey"; the caller orders the
- * two reads together by it and the key.
+ * The page (`take` rows past `skip`) of `select ... WHERE conditions` in the ascending order of
+ * a nullable long text (prefixedOrder's `ordered`), on PostgreSQL: two reads that each stop at
+ * the page's end, those without the text in key order and then the others in the text's order,
+ * merged. Read as one, the rows without it tie on their NULL prefix, and the order sorted every
+ * one of them (by the whole text, NULL alike) to find the first few. `select` names the key "id"
+ * and the text "sortKey". Null for any other order, which is read as one.
  */
 export function nullsApart(
-  { select, conditions, rows }: { select: SQL; conditions: SQL | undefined; rows: number },
-  column: SQLWrapper,
-  primaryKey: SQLWrapper,
-  ordered: SQL,
-): SQL {
-  const prefix = orderPrefix(column);
+  long: PrefixOrdered | undefined,
+  direction: ListQuery<string>['order']['direction'],
+  read: { select: SQL; conditions: SQL | undefined; primaryKey: SQLWrapper; ordered: SQL },
+  { skip, take }: { skip: number; take: number },
+): SQL | null {
+  if (!long?.nullable || direction !== 'asc') return null;
+  const prefix = orderPrefix(long.column);
+  const { select, conditions, primaryKey, ordered } = read;
   const where = (condition: SQL) => (conditions ? sql`${conditions} AND ${condition}` : condition);
-  return sql`(${select} WHERE ${where(sql`${prefix} IS NULL`)}
-      ORDER BY ${prefix} NULLS FIRST, ${primaryKey} LIMIT ${rows})
-    UNION ALL
-    (${select} WHERE ${where(sql`${prefix} IS NOT NULL`)} ORDER BY ${ordered} LIMIT ${rows})`;
+  return sql`SELECT * FROM (
+      (${select} WHERE ${where(sql`${prefix} IS NULL`)}
+        ORDER BY ${prefix} NULLS FIRST, ${primaryKey} LIMIT ${skip + take})
+      UNION ALL
+      (${select} WHERE ${where(sql`${prefix} IS NOT NULL`)}
+        ORDER BY ${ordered} LIMIT ${skip + take})
+    ) AS "nearStart" ORDER BY "sortKey" ASC NULLS FIRST, "id" ASC LIMIT ${take} OFFSET ${skip}`;
 }
 
 /**

@@ -20,14 +20,9 @@ import {
   type KeySearches,
   type ListSqlOptions,
   type OwnSearch,
+  type PrefixOrdered,
 } from './list-sql.js';
 import { selectList, selectRows, type Steps } from './portable-sql.js';
-
-/** A long text a list orders through its indexed prefix on PostgreSQL (schema/order-prefix.ts). */
-export interface PrefixOrdered {
-  column: SQLWrapper;
-  nullable: boolean;
-}
 
 /**
  * What a list reads one organization's page of, for selectListPage: a module constant (or one
@@ -198,20 +193,21 @@ export function* selectListPage<P extends string, R extends { id: number }>(
   }
   const page = numberedPage(query, totalCount);
   if (!page) return { rows: [], totalCount, next: null };
-  const limit = sql`LIMIT ${page.take} OFFSET ${page.skip}`;
-  const read = yield* long?.nullable && page.order.direction === 'asc'
-    ? rowsOf(
-        sql`SELECT "key" FROM (${nullsApart(
-          {
-            select: sql`SELECT ${primaryKey} AS "key", ${long.column} AS "sortKey" FROM ${keys}`,
-            conditions: where,
-            rows: page.skip + page.take,
-          },
-          long.column,
-          primaryKey,
-          tableOrder(table, db, page.order),
-        )}) AS "nearStart" ORDER BY "sortKey" ASC NULLS FIRST, "key" ASC ${limit}`,
-      )
-    : readRows(page.order, where, limit);
+  const nearStart =
+    long &&
+    nullsApart(
+      long,
+      page.order.direction,
+      {
+        select: sql`SELECT ${primaryKey} AS "id", ${long.column} AS "sortKey" FROM ${keys}`,
+        conditions: where,
+        primaryKey,
+        ordered: tableOrder(table, db, page.order),
+      },
+      page,
+    );
+  const read = yield* nearStart
+    ? rowsOf(sql`SELECT "id" FROM (${nearStart}) AS "page"`)
+    : readRows(page.order, where, sql`LIMIT ${page.take} OFFSET ${page.skip}`);
   return { ...pageOf(read, page.hasMore), totalCount };
 }

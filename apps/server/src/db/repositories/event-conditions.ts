@@ -73,17 +73,23 @@ export function eventPrefixBound(
 }
 
 /**
- * On PostgreSQL, the first `rows` events that `select ... WHERE conditions` reads in a long
- * text's ascending order, those without it read apart (list-sql.ts, nullsApart); null for any
- * other order.
+ * On PostgreSQL, a page near the start of a long text's ascending order, its events without the
+ * text read apart (list-sql.ts, nullsApart); null for any other page.
  */
 export function eventsNullsApart(
   db: Db,
   order: ListQuery<EventProperty>['order'],
-  read: Parameters<typeof nullsApart>[0],
+  read: { select: SQL; conditions: SQL | undefined },
+  page: { skip: number; take: number },
 ): SQL | null {
-  if (!prefixOrdered(db, order.property) || order.direction !== 'asc') return null;
-  return nullsApart(read, eventOrderColumns(db)[order.property], events.id, eventOrder(db, order));
+  if (!prefixOrdered(db, order.property)) return null;
+  const column = eventOrderColumns(db)[order.property];
+  return nullsApart(
+    { column, nullable: true },
+    order.direction,
+    { ...read, primaryKey: events.id, ordered: eventOrder(db, order) },
+    page,
+  );
 }
 
 /** More distinct values than this and resolving a substring to them stops paying off. */

@@ -293,18 +293,12 @@ function* readPage(
     if (reversed) read.reverse();
     return pageOf(read, page.hasMore);
   }
-  const apart = eventsNullsApart(db, page.order, {
-    select,
-    conditions,
-    rows: page.skip + page.take,
-  });
+  const nearStart = eventsNullsApart(db, page.order, { select, conditions }, page);
   const read = yield* selectRows<ListedEvent & { sortKey: unknown }>(
-    apart
-      ? sql`SELECT * FROM (${apart}) AS "nearStart"
-            ORDER BY "sortKey" ASC NULLS FIRST, "id" ASC LIMIT ${page.take} OFFSET ${page.skip}`
-      : sql`${select} WHERE ${conditions}
-            ORDER BY ${orderBy(db, page.order, access)}
-            LIMIT ${page.take} OFFSET ${page.skip}`,
+    nearStart ??
+      sql`${select} WHERE ${conditions}
+          ORDER BY ${orderBy(db, page.order, access)}
+          LIMIT ${page.take} OFFSET ${page.skip}`,
   );
   if (page.reversed) read.reverse();
   return pageOf(read, page.hasMore);
