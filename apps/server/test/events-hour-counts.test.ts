@@ -23,11 +23,11 @@ import {
   type TestEvent,
 } from './support/test-database.js';
 import { planText } from './support/order-plans.js';
-import { recordSqliteReads, recordStatements } from './support/sent-statements.js';
-import { cursorSigner } from '../src/runtime/cursor-signer.js';
+import { withStatements } from './support/sent-statements.js';
+import { listQueryOf } from './support/list-queries.js';
 import { listEvents } from '../src/runtime/event-list-memory.js';
 import { EVENT_LIST } from '../src/domain/events.js';
-import { parseListQuery, type ListParameters } from '../src/domain/list-query.js';
+import type { ListParameters } from '../src/domain/list-query.js';
 import type { EventProperty } from '../src/vocabulary/events.js';
 
 interface CountRow {
@@ -202,25 +202,11 @@ describe('the hour counts', () => {
 describe("a list's total", () => {
   /** The statements one list read sends or runs, and its total. */
   async function listed(organizationId: number, params: Partial<ListParameters<EventProperty>>) {
-    const query = await parseListQuery(
-      EVENT_LIST,
-      { page: 0, limit: 10, search_fields: [], search_field_values: [], fields: [], ...params },
-      organizationId,
-      await cursorSigner(db),
+    const query = await listQueryOf(db, EVENT_LIST, organizationId, { limit: 10, ...params });
+    const { result, statements } = await withStatements(db, () =>
+      listEvents(db, organizationId, query),
     );
-    if (db.kind === 'sqlite') {
-      const { reads, stop } = recordSqliteReads(db);
-      try {
-        const { totalCount } = await listEvents(db, organizationId, query);
-        return { totalCount, statements: reads.map(({ text }) => text) };
-      } finally {
-        stop();
-      }
-    }
-    const statements = recordStatements(db.listPool);
-    if (db.listPool !== db.pool) statements.push(...recordStatements(db.pool));
-    const { totalCount } = await listEvents(db, organizationId, query);
-    return { totalCount, statements };
+    return { totalCount: result.totalCount, statements: statements.map(({ text }) => text) };
   }
 
   it('of every event or a search the counts hold is summed from them in any order', async () => {

@@ -29,7 +29,8 @@ import { EventProperties } from '../src/generated/enum-values.js';
 import type { EventProperty } from '../src/vocabulary/events.js';
 import type { ListQuery } from '../src/vocabulary/list-query.js';
 import { EVENT_LIST } from '../src/domain/events.js';
-import { encodeCursor, parseListQuery, type ListParameters } from '../src/domain/list-query.js';
+import { encodeCursor, type ListParameters } from '../src/domain/list-query.js';
+import { listQueryOf } from './support/list-queries.js';
 import {
   checkDescriptionIndex,
   freshDatabaseUrl,
@@ -140,17 +141,10 @@ afterAll(async () => {
   if (onSqlite) rmSync(dirname(databaseUrl), { recursive: true, force: true });
 });
 
-async function query(
+const query = (
   params: Partial<ListParameters<EventProperty>>,
   organizationId = acme,
-): Promise<ListQuery<EventProperty>> {
-  return parseListQuery(
-    EVENT_LIST,
-    { page: 0, limit: 25, search_fields: [], search_field_values: [], fields: [], ...params },
-    organizationId,
-    await cursorSigner(db),
-  );
-}
+): Promise<ListQuery<EventProperty>> => listQueryOf(db, EVENT_LIST, organizationId, params);
 
 const search = (pairs: Array<[EventProperty, string]>) => ({
   search_fields: pairs.map(([field]) => field),

@@ -13,14 +13,13 @@ import { eventOrder, type EventSelection } from '../src/db/repositories/event-co
 import { insertEventBatch, type EventToImport } from '../src/db/repositories/event-import.js';
 import { countStatement } from '../src/db/repositories/events.js';
 import { createOrganization } from '../src/db/repositories/organizations.js';
-import { cursorSigner } from '../src/runtime/cursor-signer.js';
 import { listEvents } from '../src/runtime/event-list-memory.js';
 import { EVENT_LIST } from '../src/domain/events.js';
-import { parseListQuery } from '../src/domain/list-query.js';
 import { EventProperties } from '../src/generated/enum-values.js';
 import type { EventProperty } from '../src/vocabulary/events.js';
 import { expectFirstWithoutText, orderPlans, planText } from './support/order-plans.js';
-import { recordSqliteReads } from './support/sent-statements.js';
+import { listQueryOf } from './support/list-queries.js';
+import { withStatements } from './support/sent-statements.js';
 import { onSqlite, queryTestDb, secondApartEvents } from './support/test-database.js';
 
 const plans = orderPlans();
@@ -73,25 +72,14 @@ describe.runIf(onSqlite)("SQLite's count of a search", () => {
   /** The total of page 0 of the organization's events with these searches, and SQLite's reads. */
   async function listedWithReads(organizationId: number, searches: Record<string, string>) {
     const db = plans.db();
-    assert(db.kind === 'sqlite');
-    const query = await parseListQuery(
-      EVENT_LIST,
-      {
-        page: 0,
-        limit: 25,
-        search_fields: Object.keys(searches) as EventProperty[],
-        search_field_values: Object.values(searches),
-        fields: [],
-      },
-      organizationId,
-      await cursorSigner(db),
+    const query = await listQueryOf(db, EVENT_LIST, organizationId, {
+      search_fields: Object.keys(searches) as EventProperty[],
+      search_field_values: Object.values(searches),
+    });
+    const { result, statements } = await withStatements(db, () =>
+      listEvents(db, organizationId, query),
     );
-    const { reads, stop } = recordSqliteReads(db);
-    try {
-      return { totalCount: (await listEvents(db, organizationId, query)).totalCount, reads };
-    } finally {
-      stop();
-    }
+    return { totalCount: result.totalCount, reads: statements };
   }
 
   it("that no index narrows reads the rows in the timestamp index's order", async () => {
@@ -143,10 +131,10 @@ describe.runIf(onSqlite)("SQLite's count of a search", () => {
     const searches = reads.filter(({ text }) => text.includes(' LIKE '));
     // The count and the page.
     expect(searches).toHaveLength(2);
-    for (const { text, params } of searches) {
+    for (const { text, values } of searches) {
       const plan = db.sqlite
         .prepare(`EXPLAIN QUERY PLAN ${text}`)
-        .all(...params)
+        .all(...values)
         .map((row) => (row as { detail: string }).detail)
         .join('\n');
       expect(plan).toMatch(/USING INDEX events_organization_timestamp_idx/);

@@ -10,10 +10,10 @@ import { migrateDb } from '../src/db/migrate.js';
 import { listEvents } from '../src/runtime/event-list-memory.js';
 import { startEventReaders } from '../src/runtime/event-readers.js';
 import { insertEventBatch, type EventToImport } from '../src/db/repositories/event-import.js';
-import { cursorSigner } from '../src/runtime/cursor-signer.js';
 import type { EventProperty } from '../src/vocabulary/events.js';
 import { EVENT_LIST } from '../src/domain/events.js';
-import { parseListQuery, type ListParameters } from '../src/domain/list-query.js';
+import type { ListParameters } from '../src/domain/list-query.js';
+import { listQueryOf } from './support/list-queries.js';
 import { createTenant, type Tenant } from './support/harness.js';
 import { startServerProcess, type ServerProcess } from './support/server-process.js';
 import { serverBuild } from './support/server-build.js';
@@ -57,13 +57,8 @@ describe.runIf(onSqlite)('the events list on SQLite reader threads', () => {
 
   afterAll(() => inline?.close());
 
-  const query = async (params: Partial<ListParameters<EventProperty>>) =>
-    parseListQuery(
-      EVENT_LIST,
-      { page: 0, limit: 25, search_fields: [], search_field_values: [], fields: [], ...params },
-      acme.organizationId,
-      await cursorSigner(inline),
-    );
+  const query = (params: Partial<ListParameters<EventProperty>>) =>
+    listQueryOf(inline, EVENT_LIST, acme.organizationId, params);
 
   it('gives the pages an inline read gives', async () => {
     const readers = startEventReaders(databaseUrl, 2);

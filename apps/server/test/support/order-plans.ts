@@ -7,10 +7,9 @@ import { sql, type SQL } from 'drizzle-orm';
 import { afterAll, beforeAll, expect } from 'vitest';
 import type { Db } from '../../src/db/engine/client.js';
 import type { ListResource } from '../../src/domain/list-query.js';
-import { parseListQuery } from '../../src/domain/list-query.js';
-import { cursorSigner } from '../../src/runtime/cursor-signer.js';
 import type { ListQuery } from '../../src/vocabulary/list-query.js';
-import { recordQueries, type SentQuery } from './sent-statements.js';
+import { listQueryOf } from './list-queries.js';
+import { withStatements, type SentQuery } from './sent-statements.js';
 import { createOrganization } from '../../src/db/repositories/organizations.js';
 import { execute, runListRead, selectRows } from '../../src/db/engine/portable-sql.js';
 import { createTestDb } from './test-database.js';
@@ -107,31 +106,24 @@ export async function expectFirstWithoutText<P extends string>(
   listIds: (query: ListQuery<P>) => Promise<number[]>,
 ): Promise<void> {
   if (db.kind !== 'postgres') throw new Error('expectFirstWithoutText reads a PostgreSQL plan');
-  const sent = recordQueries(db.listPool);
-  for (const [direction, page] of [
-    ['asc', 0],
-    ['desc', expected.lastPage],
-  ] as const) {
-    const query = await parseListQuery(
-      resource,
-      {
+  const { statements } = await withStatements(db, async () => {
+    for (const [direction, page] of [
+      ['asc', 0],
+      ['desc', expected.lastPage],
+    ] as const) {
+      const query = await listQueryOf(db, resource, organizationId, {
         page,
         limit: 100,
-        search_fields: [],
-        search_field_values: [],
         order_by: property,
         order_by_direction: direction,
-        fields: [],
-      },
-      organizationId,
-      await cursorSigner(db),
-    );
-    // The last page descending is read ascending from the start, then reversed.
-    expect(await listIds(query)).toEqual(
-      direction === 'asc' ? expected.withoutText : [...expected.withoutText].reverse(),
-    );
-  }
-  const pages = sent.filter(({ text }) => text.includes('AS "sortKey"'));
+      });
+      // The last page descending is read ascending from the start, then reversed.
+      expect(await listIds(query)).toEqual(
+        direction === 'asc' ? expected.withoutText : [...expected.withoutText].reverse(),
+      );
+    }
+  });
+  const pages = statements.filter(({ text }) => text.includes('AS "sortKey"'));
   expect(pages).toHaveLength(2);
   for (const page of pages) expect(await rowsScanned(db, page)).toBeLessThan(expected.maxScanned);
 }

@@ -2,9 +2,10 @@
 // hold a code path to the round trips it costs, the statements it must not send, or their plans.
 
 import type pg from 'pg';
+import type { Db } from '../../src/db/engine/client.js';
 import type { SqliteDb } from '../../src/db/engine/sqlite-open.js';
 
-/** A statement a PostgreSQL connection sent, with its values. */
+/** A statement a PostgreSQL connection sent, or SQLite ran as a read, with its values. */
 export interface SentQuery {
   text: string;
   values: unknown[];
@@ -43,27 +44,43 @@ export function recordQueries(pool: pg.Pool): SentQuery[] {
   return sent;
 }
 
-/** A statement SQLite ran as a read, with its values. */
-export interface SqliteRead {
-  text: string;
-  params: unknown[];
-}
-
 /**
  * Records every read the handle runs through statements it prepares from now on, until `stop`.
  * Statements prepared before are not seen (the handle keeps its prepared statements per text).
  */
-export function recordSqliteReads(db: SqliteDb): { reads: SqliteRead[]; stop: () => void } {
-  const reads: SqliteRead[] = [];
+export function recordSqliteReads(db: SqliteDb): { reads: SentQuery[]; stop: () => void } {
+  const reads: SentQuery[] = [];
   const prepare = db.sqlite.prepare.bind(db.sqlite);
   db.sqlite.prepare = ((text: string) => {
     const statement = prepare(text);
     const all = statement.all.bind(statement);
-    statement.all = (...params: unknown[]) => {
-      reads.push({ text, params });
-      return all(...params);
+    statement.all = (...values: unknown[]) => {
+      reads.push({ text, values });
+      return all(...values);
     };
     return statement;
   }) as typeof db.sqlite.prepare;
   return { reads, stop: () => (db.sqlite.prepare = prepare) };
+}
+
+/**
+ * What `read` gives, with the statements it had the database run: on SQLite the reads of the
+ * statements the handle prepared meanwhile, on PostgreSQL those both pools sent.
+ */
+export async function withStatements<T>(
+  db: Db,
+  read: () => Promise<T>,
+): Promise<{ result: T; statements: SentQuery[] }> {
+  if (db.kind === 'sqlite') {
+    const { reads, stop } = recordSqliteReads(db);
+    try {
+      return { result: await read(), statements: reads };
+    } finally {
+      stop();
+    }
+  }
+  const pools = db.listPool === db.pool ? [db.pool] : [db.listPool, db.pool];
+  const sent = pools.map(recordQueries);
+  const result = await read();
+  return { result, statements: sent.flat() };
 }
