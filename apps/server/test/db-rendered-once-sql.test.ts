@@ -1,5 +1,5 @@
-// The parts of a list's statement that code fixes (its select list, its FROM clause) are rendered
-// as text once per backend: the text must be what drizzle renders each time on that backend, and
+// The parts of a list's statement that code fixes (its select list, its FROM clause, the events'
+// item JSON) are rendered as text once per backend: the text must be what drizzle renders each time on that backend, and
 // a part that binds a value must keep binding it.
 
 import { is, SQL, sql } from 'drizzle-orm';
@@ -8,6 +8,7 @@ import { POSTGRES_SPELLING, SQLITE_SPELLING } from '../src/db/engine/spelling.js
 import { renderedOnceSql } from '../src/db/engine/list-sql.js';
 import { selectListPage, type ListTable } from '../src/db/engine/list-table.js';
 import { renderedSql, selectList } from '../src/db/engine/portable-sql.js';
+import { itemJson } from '../src/db/repositories/events.js';
 import { agents } from '../src/db/schema/sqlite.js';
 import type { ListQuery } from '../src/vocabulary/list-query.js';
 
@@ -98,5 +99,22 @@ describe.each(['sqlite', 'postgres'] as const)('renderedOnceSql on %s', (kind) =
     // The same objects, not new ones rendered again.
     expect(select).toBe(firstSelect);
     expect(from).toBe(firstFrom);
+  });
+
+  it("renders the events' item JSON once per projection, as drizzle renders it", () => {
+    const db = { kind, spelling: SPELLINGS[kind] };
+    const projection = new Set(['type', 'attributes']);
+    const first = itemJson(db, projection);
+    expect(itemJson(db, new Set(['attributes', 'type']))).toBe(first);
+    expect(itemJson(db, null)).toBe(itemJson(db, null));
+    expect(itemJson(db, null)).not.toBe(first);
+    // One chunk of text with nothing bound: what building the object each time renders.
+    expect(first.queryChunks).toHaveLength(1);
+    const built = SPELLINGS[kind].jsonObject([
+      { name: 'type', value: sql.identifier('type'), isJson: false },
+      { name: 'attributes', value: sql.identifier('attributes'), isJson: true },
+    ]);
+    expect(render(first)).toEqual(render(built));
+    expect(render(first).params).toEqual([]);
   });
 });

@@ -46,7 +46,7 @@ const newEventsOnPostgres = prepared<FeedEvent & { organizationId: number }>(
                   CAST(${sql.placeholder('afterIds')} AS bigint[]))
         AS w(organization_id, after_id)
       CROSS JOIN LATERAL (
-        SELECT id, ${itemJson({ spelling: POSTGRES_SPELLING }, null)} AS json FROM events
+        SELECT id, ${itemJson({ kind: 'postgres', spelling: POSTGRES_SPELLING }, null)} AS json FROM events
         WHERE organization_id = w.organization_id AND id > w.after_id
         ORDER BY id LIMIT ${sql.placeholder('limit')}
       ) e

@@ -9,7 +9,14 @@ import type { EventProperty } from '../../vocabulary/events.js';
 import type { ListPosition, ListQuery } from '../../vocabulary/list-query.js';
 import type { JsonText } from '../../vocabulary/json-text.js';
 import type { Db } from '../engine/client.js';
-import { numberedPage, pageOf, pageWindow, splitPage, wholePosition } from '../engine/list-sql.js';
+import {
+  numberedPage,
+  pageOf,
+  pageWindow,
+  renderedOnceSql,
+  splitPage,
+  wholePosition,
+} from '../engine/list-sql.js';
 import { runListRead, runSteps, selectRows, type Steps } from '../engine/portable-sql.js';
 import { events } from '../schema/sqlite.js';
 import {
@@ -200,18 +207,23 @@ function orderBy(db: Db, order: ListQuery<EventProperty>['order'], access: Acces
  * as JSON text on SQLite, a json column on PostgreSQL), not quoted as a string.
  */
 export function itemJson(
-  { spelling }: Pick<Db, 'spelling'>,
+  { kind, spelling }: Pick<Db, 'kind' | 'spelling'>,
   projection: ReadonlySet<string> | null,
 ): SQL {
   const properties = projection
     ? EventProperties.filter((property) => projection.has(property))
     : EventProperties;
-  return spelling.jsonObject(
-    properties.map((property) => ({
-      name: property,
-      value: sql.identifier(property),
-      isJson: property === 'attributes',
-    })),
+  // Built and rendered once per projection (a subset of the ten properties): every page, replay
+  // and feed read names it, and building it chunk by chunk cost a good part of an events read
+  // (docs/benchmarks.md, "Figures behind the code").
+  return renderedOnceSql(kind, spelling, `item json ${properties.join(',')}`, () =>
+    spelling.jsonObject(
+      properties.map((property) => ({
+        name: property,
+        value: sql.identifier(property),
+        isJson: property === 'attributes',
+      })),
+    ),
   );
 }
 
