@@ -7,11 +7,13 @@
 
 import type { Db } from '../db/engine/client.js';
 import { perDatabase } from '../db/engine/caches.js';
+import type { Steps } from '../db/engine/portable-sql.js';
 import {
-  fewTrigramMatches,
+  fewTrigramMatchesBelow,
   isCounted,
   matchingValues,
   searchesIdentifier,
+  trigramMatches,
   type EventsVersion,
 } from '../db/repositories/event-conditions.js';
 import { hoursOfEventsAbove, readHours, type HourCount } from '../db/repositories/event-pages.js';
@@ -49,6 +51,25 @@ interface KeptHours extends EventsVersion {
   hours: HourCount[];
 }
 
+interface KeptTrigramMatches {
+  throughId: number;
+  /** The trigram index's matches of the value, counted up to `cap`. */
+  matches: number;
+  cap: number;
+}
+
+/**
+ * Trigram matches are counted up to this many times what the asking organization's choice needs,
+ * so that organizations of other sizes, and one that grows, are answered from the same count.
+ */
+const TRIGRAM_CAP_HEADROOM = 2;
+/**
+ * A value's kept trigram matches choose its reads until this many event ids were added since: they
+ * choose an index, not an answer (both reads find the same events), so a count that more events
+ * (or retention) made stale costs time, never a wrong page.
+ */
+const MAX_TRIGRAM_NEW_IDS = 10_000;
+
 /** What an hour takes in the memory: its text, its count and the array's slot. */
 const HOUR_BYTES = 64;
 /**
@@ -76,6 +97,8 @@ interface KeptPositions extends EventsVersion {
 function keptReads(db: Db): EventsListMemory {
   /** Per (organization, search pairs and window): the count and the version it was read at. */
   const counts = new ByteBoundedLru<KeptCount>(MAX_CACHED_BYTES, () => 0);
+  /** Per description value: how many events of every organization the trigram index matches. */
+  const keptTrigramMatches = new ByteBoundedLru<KeptTrigramMatches>(MAX_CACHED_BYTES, () => 0);
   /** Per (organization, column, substring): the matching values, exact while no event is added. */
   const resolvedValues = new ByteBoundedLru<KeptValues>(MAX_CACHED_BYTES, ({ values }) =>
     (values ?? []).reduce((bytes, value) => bytes + stringBytes(value), 0),
@@ -92,6 +115,32 @@ function keptReads(db: Db): EventsListMemory {
       0,
     ),
   );
+
+  /**
+   * Whether the trigram index matches `value` in few enough events to find it through the index
+   * in an organization of `organizationCount` events, from a kept count while it tells.
+   */
+  function* fewTrigramMatches(
+    value: string,
+    organizationCount: number,
+    throughId: number,
+  ): Steps<boolean> {
+    const below = fewTrigramMatchesBelow(organizationCount);
+    let kept = keptTrigramMatches.get(value);
+    const newIds = kept ? throughId - kept.throughId : -1;
+    // A count under its cap is the whole count; one at its cap says only that there are as many.
+    if (
+      !kept ||
+      newIds < 0 ||
+      newIds > MAX_TRIGRAM_NEW_IDS ||
+      (kept.matches >= kept.cap && kept.cap < below)
+    ) {
+      const cap = below * TRIGRAM_CAP_HEADROOM;
+      kept = { throughId, matches: yield* trigramMatches(value, cap), cap };
+      keptTrigramMatches.set(value, kept);
+    }
+    return kept.matches < below;
+  }
 
   return {
     *count(organizationId, selection, resolved, version, organizationCount) {
@@ -126,7 +175,7 @@ function keptReads(db: Db): EventsListMemory {
           filter.property === 'description' &&
           organizationCount !== undefined &&
           !searchesIdentifier(query) &&
-          (yield* fewTrigramMatches(db, String(filter.value), organizationCount))
+          (yield* fewTrigramMatches(String(filter.value), organizationCount, throughId))
         ) {
           trigrams.add(filter);
         }

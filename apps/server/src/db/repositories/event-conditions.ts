@@ -159,20 +159,25 @@ export interface ResolvedValues {
 /** Nothing resolved: every search is rendered as the plain scan's condition. */
 export const NOTHING_RESOLVED: ResolvedValues = { values: new Map(), trigrams: new Set() };
 
-/** Whether the trigram index has few enough matches of `value` (TRIGRAM_SHARE). */
-export function* fewTrigramMatches(
-  db: Db,
-  value: string,
-  organizationCount: number,
-): Steps<boolean> {
-  // Trigrams need three characters; shorter values are scanned with LIKE.
-  if ([...value].length < 3) return false;
-  const limit = Math.ceil(organizationCount * TRIGRAM_SHARE) + 1;
+/**
+ * The number of trigram matches below which a description is found through the index in an
+ * organization of `organizationCount` events (TRIGRAM_SHARE).
+ */
+export const fewTrigramMatchesBelow = (organizationCount: number) =>
+  Math.ceil(organizationCount * TRIGRAM_SHARE) + 1;
+
+/**
+ * How many events of every organization the trigram index matches `value` in, counted up to
+ * `cap` (a LIMIT, so a common word costs little to rule out); `cap` for a value under three
+ * characters, which has no trigram and so cannot be found through the index.
+ */
+export function* trigramMatches(value: string, cap: number): Steps<number> {
+  if ([...value].length < 3) return cap;
   const [found] = yield* selectRows<{ n: number }>(
     sql`SELECT count(*) AS n FROM (SELECT rowid FROM events_description_fts
-        WHERE events_description_fts MATCH ${trigramPhrase(value)} LIMIT ${limit})`,
+        WHERE events_description_fts MATCH ${trigramPhrase(value)} LIMIT ${cap})`,
   );
-  return found!.n < limit;
+  return found!.n;
 }
 
 /** What selects events, whatever their order or page: search pairs and the time window. */

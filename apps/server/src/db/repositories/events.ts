@@ -154,7 +154,7 @@ export interface EventsListMemory {
   /**
    * The query's category, type and source filters resolved to their matching values
    * (matchingValues), and with the organization's event count (SQLite) which description
-   * filters use the trigram index (fewTrigramMatches), once for both the count and the page.
+   * filters use the trigram index (fewTrigramMatchesBelow), once for both the count and the page.
    */
   resolveValues(
     organizationId: number,
