@@ -4,7 +4,8 @@
 // (docs/benchmarks.md, "Every shape of the events list"). The pages themselves are checked
 // against the plain query in events-list-fast-paths.test.ts. And SQLite reads every match of a
 // search that no index narrows (its count, a page of few matches) in time order, the table's own,
-// not in a random one, and those of a search of an identifier through that identifier's index.
+// not in a random one, and those of a search of an identifier through that identifier's index;
+// where it sorts many matches, it builds the items of the page's alone.
 
 import assert from 'node:assert';
 import { sql } from 'drizzle-orm';
@@ -139,6 +140,36 @@ describe.runIf(onSqlite)("SQLite's count of a search", () => {
         .join('\n');
       expect(plan).toMatch(/USING INDEX events_organization_timestamp_idx/);
     }
+  });
+});
+
+describe.runIf(onSqlite)('a page SQLite sorts', () => {
+  it("sorts its matches' keys, then reads the page's items by id", async () => {
+    const db = plans.db();
+    const umbrella = await organizationOf('umbrella', (i) => ({ sessionId: `s-${i % 7}` }));
+    // 200 of the 300 events, in an order other than the window's own: every match is sorted.
+    const query = await listQueryOf(db, EVENT_LIST, umbrella, {
+      start_datetime: '2026-05-01T00:00:50Z',
+      end_datetime: '2026-05-01T00:04:10Z',
+      order_by: 'session_id',
+      order_by_direction: 'desc',
+      limit: 10,
+      page: 3,
+    });
+    const { result, statements } = await withStatements(db, () => listEvents(db, umbrella, query));
+    expect(result.totalCount).toBe(200);
+    const expected = Array.from({ length: 200 }, (_, k) => 50 + k)
+      .sort((a, b) => (b % 7) - (a % 7) || b - a)
+      .slice(30, 40)
+      .map((i) => new Date(Date.UTC(2026, 4, 1) + i * 1000).toISOString());
+    const items = result.rows.map(({ json }) => JSON.parse(json) as { timestamp: string });
+    expect(items.map(({ timestamp }) => timestamp)).toEqual(expected);
+    const [keys, ...others] = statements.filter(({ text }) => text.includes('ORDER BY'));
+    expect(others).toEqual([]);
+    expect(keys!.text).not.toContain('json_object');
+    const byId = statements.filter(({ text }) => text.includes('json_each'));
+    expect(byId).toHaveLength(1);
+    expect(byId[0]!.text).toContain('json_object');
   });
 });
 

@@ -186,6 +186,10 @@ export type EventSelection = Pick<ListQuery<EventProperty>, 'filters' | 'window'
 /** Every event of the organization. */
 export const UNFILTERED: EventSelection = { filters: [], window: {} };
 
+/** Whether the selection holds a time window (either bound). */
+export const isWindowed = ({ window }: EventSelection) =>
+  window.start !== undefined || window.end !== undefined;
+
 /**
  * Whether the selection searches an identifier's exact value (a user's, a session's), which
  * selects fewer events than a category, type or source value or a word does. SQLite keeps no

@@ -16,6 +16,7 @@ import { events } from '../schema/sqlite.js';
 import {
   eventsAbove,
   isCounted,
+  isWindowed,
   NOTHING_RESOLVED,
   UNFILTERED,
   type Access,
@@ -45,7 +46,7 @@ export function countedRows(
   selection: EventSelection,
   resolved: ResolvedValues,
 ): CountedSelection | null {
-  if (selection.window.start !== undefined || selection.window.end !== undefined) return null;
+  if (isWindowed(selection)) return null;
   if (selection.filters.length === 0) return EVERY_EVENT;
   const [filter, ...others] = selection.filters;
   if (others.length > 0 || !isCounted(filter!.property)) return null;

@@ -27,6 +27,7 @@ import {
   eventPrefixBound,
   eventsAbove,
   eventsNullsApart,
+  isWindowed,
   matchesFrom,
   NOTHING_RESOLVED,
   UNFILTERED,
@@ -89,6 +90,8 @@ const MAX_COUNT_DELTA = 100_000;
 export function countDeltaBound(db: Db, organizationEvents: number): number {
   return db.kind === 'sqlite' ? Math.min(MAX_COUNT_DELTA, organizationEvents) : MAX_COUNT_DELTA;
 }
+/** Above this many pages of matches, SQLite sorts a page's keys apart from its items (readPage). */
+const SORTED_PAGES_APART = 2;
 /** Matches at least this share of the organization's events are found by walking the order. */
 const WALK_ORDER_SHARE = 0.01;
 
@@ -256,9 +259,33 @@ function* readPage(
   const columns = eventOrderColumns(db);
   // Walking, the order's index is read; seeking, every match is (matchesFrom).
   const from = access === 'seek' ? matchesFrom(db, query, resolved) : sql`events`;
-  const select = sql`SELECT "id", ${itemJson(db, query.projection)} AS "json",
-    ${columns[query.order.property]} AS "sortKey" FROM ${from}`;
+  const item = itemJson(db, query.projection);
+  const sortKey = columns[query.order.property];
+  const select = sql`SELECT "id", ${item} AS "json", ${sortKey} AS "sortKey" FROM ${from}`;
   const conditions = eventConditions(db, organizationId, query, resolved, access);
+  // SQLite builds every match's item before it sorts them, to keep the page's few: where it sorts
+  // (every match found, a window in another order, or attributes, which no index orders) more
+  // than a few pages' worth, the matches' ids and keys are sorted, then the page's items read by
+  // id, a statement more.
+  const sorted =
+    db.kind === 'sqlite' &&
+    totalCount > query.limit * SORTED_PAGES_APART &&
+    (access === 'seek' ||
+      query.order.property === 'attributes' ||
+      (isWindowed(query) && query.order.property !== 'timestamp'));
+  function* readRows(tail: SQL): Steps<Array<ListedEvent & { sortKey: unknown }>> {
+    if (!sorted) return yield* selectRows(sql`${select} ${tail}`);
+    const keys = yield* selectRows<{ id: number; sortKey: unknown }>(
+      sql`SELECT "id", ${sortKey} AS "sortKey" FROM ${from} ${tail}`,
+    );
+    if (keys.length === 0) return [];
+    const items = yield* selectRows<ListedEvent>(
+      sql`SELECT "id", ${item} AS "json" FROM events
+          WHERE "id" IN (SELECT value FROM json_each(${JSON.stringify(keys.map(({ id }) => id))}))`,
+    );
+    const itemOf = new Map(items.map(({ id, json }) => [id, json]));
+    return keys.map(({ id, sortKey }) => ({ id, json: itemOf.get(id)!, sortKey }));
+  }
   if (query.after) {
     // A cursor page: a seek to the position in the order's index, whatever its depth.
     const position = yield* wholePosition(query.after, {
@@ -268,8 +295,8 @@ function* readPage(
       ofOrganization: eq(events.organizationId, organizationId),
     });
     const { after, limitOffset } = pageWindow({ ...query, after: position }, columns, events.id);
-    const read = yield* selectRows<ListedEvent & { sortKey: unknown }>(
-      sql`${select} WHERE ${and(conditions, after, eventPrefixBound(db, query.order, position))}
+    const read = yield* readRows(
+      sql`WHERE ${and(conditions, after, eventPrefixBound(db, query.order, position))}
           ORDER BY ${orderBy(db, query.order, access)} ${limitOffset}`,
     );
     return splitPage(read, query.limit);
@@ -297,8 +324,8 @@ function* readPage(
         access,
       );
   if (start) {
-    const read = yield* selectRows<ListedEvent & { sortKey: unknown }>(
-      sql`${select} WHERE ${and(conditions, start.from)}
+    const read = yield* readRows(
+      sql`WHERE ${and(conditions, start.from)}
           ORDER BY ${orderBy(db, reversed ? ascending.order : query.order, access)}
           LIMIT ${page.take} OFFSET ${start.skip}`,
     );
@@ -306,12 +333,12 @@ function* readPage(
     return pageOf(read, page.hasMore);
   }
   const nearStart = eventsNullsApart(db, page.order, { select, conditions }, page);
-  const read = yield* selectRows<ListedEvent & { sortKey: unknown }>(
-    nearStart ??
-      sql`${select} WHERE ${conditions}
-          ORDER BY ${orderBy(db, page.order, access)}
-          LIMIT ${page.take} OFFSET ${page.skip}`,
-  );
+  const read = nearStart
+    ? yield* selectRows<ListedEvent & { sortKey: unknown }>(nearStart)
+    : yield* readRows(
+        sql`WHERE ${conditions} ORDER BY ${orderBy(db, page.order, access)}
+            LIMIT ${page.take} OFFSET ${page.skip}`,
+      );
   if (page.reversed) read.reverse();
   return pageOf(read, page.hasMore);
 }
