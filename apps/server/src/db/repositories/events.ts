@@ -264,28 +264,25 @@ function* readPage(
   const select = sql`SELECT "id", ${item} AS "json", ${sortKey} AS "sortKey" FROM ${from}`;
   const conditions = eventConditions(db, organizationId, query, resolved, access);
   // SQLite builds every match's item before it sorts them, to keep the page's few: where it sorts
-  // (every match found, a window in another order, or attributes, which no index orders) more
-  // than a few pages' worth, the matches' ids and keys are sorted, then the page's items read by
-  // id, a statement more.
+  // (every match found, a window in another order, or attributes, which no index orders) more than a
+  // few pages' worth, the page's ids are sorted by their keys alone in a subquery and the items
+  // built of those (as list-table.ts reads every other list).
   const sorted =
     db.kind === 'sqlite' &&
     totalCount > query.limit * SORTED_PAGES_APART &&
     (access === 'seek' ||
       query.order.property === 'attributes' ||
       (isWindowed(query) && query.order.property !== 'timestamp'));
-  function* readRows(tail: SQL): Steps<Array<ListedEvent & { sortKey: unknown }>> {
-    if (!sorted) return yield* selectRows(sql`${select} ${tail}`);
-    const keys = yield* selectRows<{ id: number; sortKey: unknown }>(
-      sql`SELECT "id", ${sortKey} AS "sortKey" FROM ${from} ${tail}`,
+  /** The page of `where`'s events in `order`, past and up to `limit` (its LIMIT and OFFSET). */
+  const readRows = (where: SQL | undefined, order: ListQuery<EventProperty>['order'], limit: SQL) =>
+    selectRows<ListedEvent & { sortKey: unknown }>(
+      sorted
+        ? sql`SELECT "id", ${item} AS "json", ${sortKey} AS "sortKey" FROM events
+            WHERE "id" IN (SELECT "id" FROM ${from} WHERE ${where}
+              ORDER BY ${orderBy(db, order, access)} ${limit})
+            ORDER BY ${orderBy(db, order, 'seek')}`
+        : sql`${select} WHERE ${where} ORDER BY ${orderBy(db, order, access)} ${limit}`,
     );
-    if (keys.length === 0) return [];
-    const items = yield* selectRows<ListedEvent>(
-      sql`SELECT "id", ${item} AS "json" FROM events
-          WHERE "id" IN (SELECT value FROM json_each(${JSON.stringify(keys.map(({ id }) => id))}))`,
-    );
-    const itemOf = new Map(items.map(({ id, json }) => [id, json]));
-    return keys.map(({ id, sortKey }) => ({ id, json: itemOf.get(id)!, sortKey }));
-  }
   if (query.after) {
     // A cursor page: a seek to the position in the order's index, whatever its depth.
     const position = yield* wholePosition(query.after, {
@@ -296,8 +293,9 @@ function* readPage(
     });
     const { after, limitOffset } = pageWindow({ ...query, after: position }, columns, events.id);
     const read = yield* readRows(
-      sql`WHERE ${and(conditions, after, eventPrefixBound(db, query.order, position))}
-          ORDER BY ${orderBy(db, query.order, access)} ${limitOffset}`,
+      and(conditions, after, eventPrefixBound(db, query.order, position)),
+      query.order,
+      limitOffset,
     );
     return splitPage(read, query.limit);
   }
@@ -325,9 +323,9 @@ function* readPage(
       );
   if (start) {
     const read = yield* readRows(
-      sql`WHERE ${and(conditions, start.from)}
-          ORDER BY ${orderBy(db, reversed ? ascending.order : query.order, access)}
-          LIMIT ${page.take} OFFSET ${start.skip}`,
+      and(conditions, start.from),
+      reversed ? ascending.order : query.order,
+      sql`LIMIT ${page.take} OFFSET ${start.skip}`,
     );
     if (reversed) read.reverse();
     return pageOf(read, page.hasMore);
@@ -335,10 +333,7 @@ function* readPage(
   const nearStart = eventsNullsApart(db, page.order, { select, conditions }, page);
   const read = nearStart
     ? yield* selectRows<ListedEvent & { sortKey: unknown }>(nearStart)
-    : yield* readRows(
-        sql`WHERE ${conditions} ORDER BY ${orderBy(db, page.order, access)}
-            LIMIT ${page.take} OFFSET ${page.skip}`,
-      );
+    : yield* readRows(conditions, page.order, sql`LIMIT ${page.take} OFFSET ${page.skip}`);
   if (page.reversed) read.reverse();
   return pageOf(read, page.hasMore);
 }
