@@ -10,7 +10,11 @@
 import assert from 'node:assert';
 import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
-import { eventOrder, type EventSelection } from '../src/db/repositories/event-conditions.js';
+import {
+  eventOrder,
+  SORTED_ON_SQLITE as SORTED_FROM_SCHEMA,
+  type EventSelection,
+} from '../src/db/repositories/event-conditions.js';
 import { insertEventBatch, type EventToImport } from '../src/db/repositories/event-import.js';
 import { countStatement } from '../src/db/repositories/events.js';
 import { createOrganization } from '../src/db/repositories/organizations.js';
@@ -41,6 +45,10 @@ async function organizationOf(
 }
 
 describe('every order of the events list', () => {
+  it('is sorted on SQLite only where the schema gives it no index', () => {
+    expect(SORTED_FROM_SCHEMA).toEqual(SORTED_ON_SQLITE);
+  });
+
   it.each(
     EventProperties.filter((property) => !(onSqlite && SORTED_ON_SQLITE.has(property))).flatMap(
       (property) => [[property, 'asc'] as const, [property, 'desc'] as const],

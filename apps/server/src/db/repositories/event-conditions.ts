@@ -5,7 +5,9 @@
 // organization's events, which everything kept of them (resolved values, counts, page positions,
 // answers: runtime/) is checked against.
 
-import { and, eq, sql, type SQL } from 'drizzle-orm';
+import { and, eq, is, sql, type SQL } from 'drizzle-orm';
+import { getTableConfig, SQLiteColumn } from 'drizzle-orm/sqlite-core';
+import { EventProperties } from '../../generated/enum-values.js';
 import type { EventProperty } from '../../vocabulary/events.js';
 import type { ListPosition, ListQuery, SearchFilter } from '../../vocabulary/list-query.js';
 import type { Db } from '../engine/client.js';
@@ -185,6 +187,19 @@ export type EventSelection = Pick<ListQuery<EventProperty>, 'filters' | 'window'
 
 /** Every event of the organization. */
 export const UNFILTERED: EventSelection = { filters: [], window: {} };
+
+/**
+ * The properties that no index of SQLite's events (schema/sqlite.ts) holds right after the
+ * organization: a page in their order is sorted, not read from an index in order.
+ */
+export const SORTED_ON_SQLITE: ReadonlySet<EventProperty> = (() => {
+  const indexed = new Set(
+    getTableConfig(events).indexes.map(({ config: { columns } }) =>
+      is(columns[1], SQLiteColumn) ? columns[1].name : undefined,
+    ),
+  );
+  return new Set(EventProperties.filter((property) => !indexed.has(property)));
+})();
 
 /** Whether the selection holds a time window (either bound). */
 export const isWindowed = ({ window }: EventSelection) =>

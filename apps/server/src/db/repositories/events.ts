@@ -30,6 +30,7 @@ import {
   isWindowed,
   matchesFrom,
   NOTHING_RESOLVED,
+  SORTED_ON_SQLITE,
   UNFILTERED,
   type Access,
   type EventSelection,
@@ -264,14 +265,14 @@ function* readPage(
   const select = sql`SELECT "id", ${item} AS "json", ${sortKey} AS "sortKey" FROM ${from}`;
   const conditions = eventConditions(db, organizationId, query, resolved, access);
   // SQLite builds every match's item before it sorts them, to keep the page's few: where it sorts
-  // (every match found, a window in another order, or attributes, which no index orders) more than a
+  // (every match found, a window in another order, an order no index of its holds) more than a
   // few pages' worth, the page's ids are sorted by their keys alone in a subquery and the items
   // built of those (as list-table.ts reads every other list).
   const sorted =
     db.kind === 'sqlite' &&
     totalCount > query.limit * SORTED_PAGES_APART &&
     (access === 'seek' ||
-      query.order.property === 'attributes' ||
+      SORTED_ON_SQLITE.has(query.order.property) ||
       (isWindowed(query) && query.order.property !== 'timestamp'));
   /** The page of `where`'s events in `order`, past and up to `limit` (its LIMIT and OFFSET). */
   const readRows = (where: SQL | undefined, order: ListQuery<EventProperty>['order'], limit: SQL) =>
