@@ -70,6 +70,18 @@ const TRIGRAM_CAP_HEADROOM = 2;
  */
 const MAX_TRIGRAM_NEW_IDS = 10_000;
 
+/**
+ * Whether a kept trigram count still chooses a read at `throughId` for an organization whose
+ * choice turns at `below` matches: at most MAX_TRIGRAM_NEW_IDS ids later, and a count under its
+ * cap (the whole count) or at a cap of at least `below` (there are as many).
+ */
+function trigramCountTells(kept: KeptTrigramMatches, throughId: number, below: number): boolean {
+  const newIds = throughId - kept.throughId;
+  return (
+    newIds >= 0 && newIds <= MAX_TRIGRAM_NEW_IDS && (kept.matches < kept.cap || kept.cap >= below)
+  );
+}
+
 /** What an hour takes in the memory: its text, its count and the array's slot. */
 const HOUR_BYTES = 64;
 /**
@@ -126,20 +138,12 @@ function keptReads(db: Db): EventsListMemory {
     throughId: number,
   ): Steps<boolean> {
     const below = fewTrigramMatchesBelow(organizationCount);
-    let kept = keptTrigramMatches.get(value);
-    const newIds = kept ? throughId - kept.throughId : -1;
-    // A count under its cap is the whole count; one at its cap says only that there are as many.
-    if (
-      !kept ||
-      newIds < 0 ||
-      newIds > MAX_TRIGRAM_NEW_IDS ||
-      (kept.matches >= kept.cap && kept.cap < below)
-    ) {
-      const cap = below * TRIGRAM_CAP_HEADROOM;
-      kept = { throughId, matches: yield* trigramMatches(value, cap), cap };
-      keptTrigramMatches.set(value, kept);
-    }
-    return kept.matches < below;
+    const kept = keptTrigramMatches.get(value);
+    if (kept && trigramCountTells(kept, throughId, below)) return kept.matches < below;
+    const cap = below * TRIGRAM_CAP_HEADROOM;
+    const matches = yield* trigramMatches(value, cap);
+    keptTrigramMatches.set(value, { throughId, matches, cap });
+    return matches < below;
   }
 
   return {
