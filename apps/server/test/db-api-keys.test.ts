@@ -15,7 +15,12 @@ import {
   parseApiKey,
 } from '../src/domain/api-keys.js';
 import { createApiKey } from '../src/use-cases/api-keys.js';
-import { authenticateApiKey, recordApiKeyUse } from '../src/use-cases/authentication.js';
+import {
+  authenticateApiKey,
+  noteApiKeyUse,
+  recordApiKeyUse,
+} from '../src/use-cases/authentication.js';
+import { sentStatements } from './support/sent-statements.js';
 import { createTestDb } from './support/test-database.js';
 
 describe('key format', () => {
@@ -55,18 +60,24 @@ describe('key format', () => {
   });
 });
 
+/** A new database with an organization and a role to issue its keys with. */
+async function databaseWithRole() {
+  const db = await createTestDb();
+  const organizationId = (await createOrganization(db, 'Acme')).id;
+  const { id: roleId } = await createRole(db, {
+    organizationId,
+    name: 'reader',
+    permissions: ['EVENTS_READ'],
+  });
+  return { db, organizationId, roleId };
+}
+
 describe('keys in the database', () => {
   let db: Db;
   let organizationId: number;
   let roleId: number;
 
-  beforeAll(async () => {
-    db = await createTestDb();
-    organizationId = (await createOrganization(db, 'Acme')).id;
-    roleId = (
-      await createRole(db, { organizationId, name: 'reader', permissions: ['EVENTS_READ'] })
-    ).id;
-  });
+  beforeAll(async () => ({ db, organizationId, roleId } = await databaseWithRole()));
 
   afterAll(() => db.close());
 
@@ -114,5 +125,49 @@ describe('keys in the database', () => {
     expect(await lastUsed()).toBe('2026-03-17T10:00:00.000Z');
     await recordApiKeyUse(db, apiKey.id, new Date('2026-03-17T10:01:01.000Z'));
     expect(await lastUsed()).toBe('2026-03-17T10:01:01.000Z');
+  });
+});
+
+describe('a key used by many requests at once', () => {
+  // A database of its own, whose handle has prepared none of the statements recorded below.
+  let db: Db;
+  let organizationId: number;
+  let roleId: number;
+
+  beforeAll(async () => ({ db, organizationId, roleId } = await databaseWithRole()));
+
+  afterAll(() => db.close());
+
+  const lastUseWrites = (statements: Array<{ text: string }>) =>
+    statements.filter(({ text }) => /^UPDATE "api_keys" SET "last_used_at"/.test(text)).length;
+
+  it('has its use written once by the requests that find it due together', async () => {
+    const { apiKey, fullKey } = await createApiKey(db, { organizationId, roleId, name: 'burst' });
+    // One principal, as a process's trusted authentication hands it to each request of the key.
+    const principal = (await authenticateApiKey(db, fullKey))!;
+    const burst = (now: Date) =>
+      Promise.all(Array.from({ length: 16 }, () => noteApiKeyUse(db, principal, now)));
+    // Recorded at once: a SQLite handle prepares each statement once, seen only while recorded.
+    const statements = await sentStatements(db, async () => {
+      await burst(new Date('2026-03-17T10:00:00.000Z'));
+      // Within the minute, no write; after it, one again.
+      await burst(new Date('2026-03-17T10:00:59.000Z'));
+      await burst(new Date('2026-03-17T10:01:01.000Z'));
+    });
+    expect(lastUseWrites(statements)).toBe(2);
+    expect(principal.lastUsedAt).toBe('2026-03-17T10:01:01.000Z');
+    const stored = await listApiKeys(db, organizationId);
+    expect(stored.find((key) => key.id === apiKey.id)!.lastUsedAt).toBe(principal.lastUsedAt);
+  });
+
+  it('hands the turn back when the write fails, so the next request writes', async () => {
+    const { fullKey } = await createApiKey(db, { organizationId, roleId, name: 'failing' });
+    const principal = (await authenticateApiKey(db, fullKey))!;
+    const closed = await createTestDb();
+    await closed.close();
+    await expect(noteApiKeyUse(closed, principal)).rejects.toThrow();
+    expect(principal.lastUsedAt).toBeNull();
+    await noteApiKeyUse(db, principal);
+    expect(principal.lastUsedAt).not.toBeNull();
   });
 });

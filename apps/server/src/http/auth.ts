@@ -5,11 +5,7 @@ import type { Context, MiddlewareHandler } from 'hono';
 import { matchedRoutes } from 'hono/route';
 import { parseApiKey } from '../domain/api-keys.js';
 import { routes } from '../generated/routes.js';
-import {
-  apiKeyUseIsStale,
-  authenticateApiKeyTrusted,
-  recordApiKeyUse,
-} from '../use-cases/authentication.js';
+import { authenticateApiKeyTrusted, noteApiKeyUse } from '../use-cases/authentication.js';
 import { NO_PERMISSION } from '../vocabulary/permissions.js';
 import type { AppEnv } from './app-env.js';
 import { ApiError } from './errors.js';
@@ -69,12 +65,7 @@ async function authenticateRequest(
     if (budget?.refusal) throw budget.refusal;
     throw unknownOrRevokedKey();
   }
-  // Checked in memory first, so most requests stay read-only.
-  const now = new Date();
-  if (apiKeyUseIsStale(principal.lastUsedAt, now)) {
-    await recordApiKeyUse(c.get('db'), principal.apiKeyId, now);
-    principal.lastUsedAt = now.toISOString();
-  }
+  await noteApiKeyUse(c.get('db'), principal);
   c.set('auth', {
     organizationId: principal.organizationId,
     keyId: principal.keyId,

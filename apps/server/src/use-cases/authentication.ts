@@ -14,7 +14,7 @@ export interface ApiKeyPrincipal {
   keyName: string;
   organizationId: number;
   permissions: Permission[];
-  /** Moved on by the caller that records a use, so a remembered principal is not written again. */
+  /** Moved on by noteApiKeyUse, so a remembered principal is not written again. */
   lastUsedAt: string | null;
 }
 
@@ -98,7 +98,7 @@ export async function authenticateApiKeyTrusted(
 const LAST_USED_RESOLUTION_MS = 60_000;
 
 /** Whether a key last used at `lastUsedAt` is due a new last-used write (read-only otherwise). */
-export function apiKeyUseIsStale(lastUsedAt: string | null, now = new Date()): boolean {
+function apiKeyUseIsStale(lastUsedAt: string | null, now: Date): boolean {
   return lastUsedAt === null || Date.parse(lastUsedAt) < now.getTime() - LAST_USED_RESOLUTION_MS;
 }
 
@@ -108,4 +108,27 @@ export async function recordApiKeyUse(db: Db, apiKeyId: number, now = new Date()
     usedAt: now.toISOString(),
     staleBefore: new Date(now.getTime() - LAST_USED_RESOLUTION_MS).toISOString(),
   });
+}
+
+/**
+ * Records a request's use of the principal's key when it is due (recordApiKeyUse), checked in
+ * memory first so that most requests stay read-only. The principal, which a process shares
+ * between the requests of one key, is moved on before the write: the requests that find it while
+ * the write runs (a dashboard's lists sent at once) do not write too. A failed write hands the
+ * turn back, so the next request tries again.
+ */
+export async function noteApiKeyUse(
+  db: Db,
+  principal: ApiKeyPrincipal,
+  now = new Date(),
+): Promise<void> {
+  const before = principal.lastUsedAt;
+  if (!apiKeyUseIsStale(before, now)) return;
+  principal.lastUsedAt = now.toISOString();
+  try {
+    await recordApiKeyUse(db, principal.apiKeyId, now);
+  } catch (error) {
+    principal.lastUsedAt = before;
+    throw error;
+  }
 }

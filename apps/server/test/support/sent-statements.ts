@@ -44,23 +44,60 @@ export function recordQueries(pool: pg.Pool): SentQuery[] {
   return sent;
 }
 
+type StatementCall = 'all' | 'run';
+
 /**
- * Records every read the handle runs through statements it prepares from now on, until `stop`.
- * Statements prepared before are not seen (the handle keeps its prepared statements per text).
+ * Records every call of `methods` (`all`: a read, `run`: a write) on the statements the handle
+ * prepares from now on, until `stop`. Statements prepared before are not seen (the handle keeps
+ * its prepared statements per text).
  */
-export function recordSqliteReads(db: SqliteDb): { reads: SentQuery[]; stop: () => void } {
-  const reads: SentQuery[] = [];
+function recordSqliteCalls(
+  db: SqliteDb,
+  methods: readonly StatementCall[],
+): { calls: SentQuery[]; stop: () => void } {
+  const calls: SentQuery[] = [];
   const prepare = db.sqlite.prepare.bind(db.sqlite);
   db.sqlite.prepare = ((text: string) => {
     const statement = prepare(text);
-    const all = statement.all.bind(statement);
-    statement.all = (...values: unknown[]) => {
-      reads.push({ text, values });
-      return all(...values);
-    };
+    const methodsOf = statement as unknown as Record<
+      StatementCall,
+      (...values: unknown[]) => unknown
+    >;
+    for (const method of methods) {
+      const call = methodsOf[method].bind(statement);
+      methodsOf[method] = (...values) => {
+        calls.push({ text, values });
+        return call(...values);
+      };
+    }
     return statement;
   }) as typeof db.sqlite.prepare;
-  return { reads, stop: () => (db.sqlite.prepare = prepare) };
+  return { calls, stop: () => (db.sqlite.prepare = prepare) };
+}
+
+/** Records every read the handle runs through statements it prepares from now on (above). */
+export function recordSqliteReads(db: SqliteDb): { reads: SentQuery[]; stop: () => void } {
+  const { calls, stop } = recordSqliteCalls(db, ['all']);
+  return { reads: calls, stop };
+}
+
+/**
+ * The statements `work` has the database run, in order: on SQLite the reads and writes of the
+ * statements the handle prepared meanwhile, on PostgreSQL those the write pool's connections sent.
+ */
+export async function sentStatements(db: Db, work: () => Promise<unknown>): Promise<SentQuery[]> {
+  if (db.kind === 'postgres') {
+    const sent = recordQueries(db.pool);
+    await work();
+    return sent;
+  }
+  const { calls, stop } = recordSqliteCalls(db, ['all', 'run']);
+  try {
+    await work();
+  } finally {
+    stop();
+  }
+  return calls;
 }
 
 /**
