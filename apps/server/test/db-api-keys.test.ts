@@ -15,8 +15,10 @@ import {
   parseApiKey,
 } from '../src/domain/api-keys.js';
 import { createApiKey } from '../src/use-cases/api-keys.js';
+import type { ApiKeyPrincipal } from '../src/use-cases/authentication.js';
 import {
   authenticateApiKey,
+  authenticateApiKeyTrusted,
   noteApiKeyUse,
   recordApiKeyUse,
 } from '../src/use-cases/authentication.js';
@@ -140,6 +142,33 @@ describe('a key used by many requests at once', () => {
 
   const lastUseWrites = (statements: Array<{ text: string }>) =>
     statements.filter(({ text }) => /^UPDATE "api_keys" SET "last_used_at"/.test(text)).length;
+
+  it('is looked up once by the requests that present it together, and shared', async () => {
+    const alone = await createApiKey(db, { organizationId, roleId, name: 'alone' });
+    const burst = await createApiKey(db, { organizationId, roleId, name: 'lookups' });
+    const wrong = formatApiKey({ keyId: burst.apiKey.keyId, secret: generateApiKey().secret });
+    const sixteen = (presented: string) =>
+      Promise.all(Array.from({ length: 16 }, () => authenticateApiKeyTrusted(db, presented)));
+    let principals: Array<ApiKeyPrincipal | null> = [];
+    let refused: Array<ApiKeyPrincipal | null> = [];
+    // Recorded at once: a SQLite handle prepares each statement once, seen only while recorded.
+    const statements = await sentStatements(db, async () => {
+      await authenticateApiKeyTrusted(db, alone.fullKey);
+      principals = await sixteen(burst.fullKey);
+      refused = await sixteen(wrong);
+      // A failure is not remembered: the next request with it looks it up again.
+      await authenticateApiKeyTrusted(db, wrong);
+    });
+    const lookupsOf = (keyId: string) =>
+      statements.filter(({ values }) => values.includes(keyId)).length;
+    const oneLookup = lookupsOf(alone.apiKey.keyId);
+    expect(oneLookup).toBeGreaterThan(0);
+    // The key's sixteen, the wrong secret's sixteen, the wrong secret again: three lookups.
+    expect(lookupsOf(burst.apiKey.keyId)).toBe(3 * oneLookup);
+    expect(new Set(principals).size).toBe(1);
+    expect(principals[0]).toMatchObject({ keyId: burst.apiKey.keyId, keyName: 'lookups' });
+    expect(refused).toEqual(Array<null>(16).fill(null));
+  });
 
   it('has its use written once by the requests that find it due together', async () => {
     const { apiKey, fullKey } = await createApiKey(db, { organizationId, roleId, name: 'burst' });

@@ -61,7 +61,8 @@ export const AUTHENTICATION_TRUST_MS = 500;
 const TRUSTED_AUTHENTICATIONS = 10_000;
 
 interface TrustedAuthentication {
-  principal: ApiKeyPrincipal;
+  /** The lookup, shared from its start by the requests that present the key while it runs. */
+  principal: Promise<ApiKeyPrincipal | null>;
   trustedUntil: number;
 }
 
@@ -70,8 +71,10 @@ interface TrustedAuthentication {
 const trustedAuthentications = perDatabase(() => new Map<string, TrustedAuthentication>());
 
 /**
- * authenticateApiKey, remembered for AUTHENTICATION_TRUST_MS after each success. Failures are
- * never remembered, so a new key works at once and a failing one costs what it always did.
+ * authenticateApiKey, remembered for AUTHENTICATION_TRUST_MS from each successful lookup's start.
+ * The requests that present the key while its lookup runs (a dashboard's lists sent at once) wait
+ * for that lookup rather than each sending one, and share its principal. Failures are never
+ * remembered, so a new key works at once and a failing one costs what it always did.
  */
 export async function authenticateApiKeyTrusted(
   db: Db,
@@ -81,17 +84,19 @@ export async function authenticateApiKeyTrusted(
   const trusted = trustedAuthentications(db);
   const entry = trusted.get(presentedKey);
   if (entry && entry.trustedUntil > now) return entry.principal;
-  const principal = await authenticateApiKey(db, presentedKey);
-  if (principal) {
-    remember(
-      trusted,
-      presentedKey,
-      { principal, trustedUntil: now + AUTHENTICATION_TRUST_MS },
-      TRUSTED_AUTHENTICATIONS,
-    );
-  } else {
-    trusted.delete(presentedKey);
-  }
+  const lookup: TrustedAuthentication = {
+    principal: authenticateApiKey(db, presentedKey),
+    trustedUntil: now + AUTHENTICATION_TRUST_MS,
+  };
+  remember(trusted, presentedKey, lookup, TRUSTED_AUTHENTICATIONS);
+  const forget = () => {
+    if (trusted.get(presentedKey) === lookup) trusted.delete(presentedKey);
+  };
+  const principal = await lookup.principal.catch((error: unknown) => {
+    forget();
+    throw error;
+  });
+  if (!principal) forget();
   return principal;
 }
 
