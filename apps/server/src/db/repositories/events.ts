@@ -260,9 +260,9 @@ function* readPage(
   const columns = eventOrderColumns(db);
   // Walking, the order's index is read; seeking, every match is (matchesFrom).
   const from = access === 'seek' ? matchesFrom(db, query, resolved) : sql`events`;
-  const item = itemJson(db, query.projection);
-  const sortKey = columns[query.order.property];
-  const select = sql`SELECT "id", ${item} AS "json", ${sortKey} AS "sortKey" FROM ${from}`;
+  const selected = sql`SELECT "id", ${itemJson(db, query.projection)} AS "json",
+    ${columns[query.order.property]} AS "sortKey" FROM`;
+  const select = sql`${selected} ${from}`;
   const conditions = eventConditions(db, organizationId, query, resolved, access);
   // SQLite builds every match's item before it sorts them, to keep the page's few: where it sorts
   // (every match found, a window in another order, an order no index of its holds) more than a
@@ -278,7 +278,7 @@ function* readPage(
   const readRows = (where: SQL | undefined, order: ListQuery<EventProperty>['order'], limit: SQL) =>
     selectRows<ListedEvent & { sortKey: unknown }>(
       sorted
-        ? sql`SELECT "id", ${item} AS "json", ${sortKey} AS "sortKey" FROM events
+        ? sql`${selected} events
             WHERE "id" IN (SELECT "id" FROM ${from} WHERE ${where}
               ORDER BY ${orderBy(db, order, access)} ${limit})
             ORDER BY ${orderBy(db, order, 'seek')}`
