@@ -1,6 +1,7 @@
 // The statements a PostgreSQL pool's connections send, or a SQLite handle reads, for tests that
 // hold a code path to the round trips it costs, the statements it must not send, or their plans.
 
+import type { Statement } from 'better-sqlite3';
 import type pg from 'pg';
 import type { Db } from '../../src/db/engine/client.js';
 import type { SqliteDb } from '../../src/db/engine/sqlite-open.js';
@@ -47,35 +48,36 @@ export function recordQueries(pool: pg.Pool): SentQuery[] {
 type StatementCall = 'all' | 'run';
 
 /**
- * Records every call of `methods` (`all`: a read, `run`: a write) on the statements the handle
- * prepares from now on, until `stop`. Statements prepared before are not seen (the handle keeps
- * its prepared statements per text).
+ * Records every call of `methods` (`all`: a read, `run`: a write) that statements of the handle
+ * make from now on, until `stop`: those it prepared before too, since the methods are wrapped on
+ * better-sqlite3's statement class, for the statements of this handle only.
  */
 function recordSqliteCalls(
   db: SqliteDb,
   methods: readonly StatementCall[],
 ): { calls: SentQuery[]; stop: () => void } {
   const calls: SentQuery[] = [];
-  const prepare = db.sqlite.prepare.bind(db.sqlite);
-  db.sqlite.prepare = ((text: string) => {
-    const statement = prepare(text);
-    const methodsOf = statement as unknown as Record<
-      StatementCall,
-      (...values: unknown[]) => unknown
-    >;
-    for (const method of methods) {
-      const call = methodsOf[method].bind(statement);
-      methodsOf[method] = (...values) => {
-        calls.push({ text, values });
-        return call(...values);
-      };
-    }
-    return statement;
-  }) as typeof db.sqlite.prepare;
-  return { calls, stop: () => (db.sqlite.prepare = prepare) };
+  type Call = (this: Statement, ...values: unknown[]) => unknown;
+  const statementClass = Object.getPrototypeOf(db.sqlite.prepare('SELECT 1')) as Record<
+    StatementCall,
+    Call
+  >;
+  const originals = methods.map((method) => [method, statementClass[method]] as const);
+  for (const [method, call] of originals) {
+    statementClass[method] = function (this: Statement, ...values: unknown[]) {
+      if (this.database === db.sqlite) calls.push({ text: this.source, values });
+      return call.apply(this, values);
+    };
+  }
+  return {
+    calls,
+    stop: () => {
+      for (const [method, call] of originals) statementClass[method] = call;
+    },
+  };
 }
 
-/** Records every read the handle runs through statements it prepares from now on (above). */
+/** Records every read the handle's statements run from now on, until `stop`. */
 export function recordSqliteReads(db: SqliteDb): { reads: SentQuery[]; stop: () => void } {
   const { calls, stop } = recordSqliteCalls(db, ['all']);
   return { reads: calls, stop };
@@ -83,7 +85,7 @@ export function recordSqliteReads(db: SqliteDb): { reads: SentQuery[]; stop: () 
 
 /**
  * The statements `work` has the database run, in order: on SQLite the reads and writes of the
- * statements the handle prepared meanwhile, on PostgreSQL those the write pool's connections sent.
+ * handle's statements, on PostgreSQL those the write pool's connections sent.
  */
 export async function sentStatements(db: Db, work: () => Promise<unknown>): Promise<SentQuery[]> {
   if (db.kind === 'postgres') {
@@ -102,7 +104,7 @@ export async function sentStatements(db: Db, work: () => Promise<unknown>): Prom
 
 /**
  * What `read` gives, with the statements it had the database run: on SQLite the reads of the
- * statements the handle prepared meanwhile, on PostgreSQL those both pools sent.
+ * handle's statements, on PostgreSQL those both pools sent.
  */
 export async function withStatements<T>(
   db: Db,
