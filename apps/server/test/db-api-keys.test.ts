@@ -62,24 +62,18 @@ describe('key format', () => {
   });
 });
 
-/** A new database with an organization and a role to issue its keys with. */
-async function databaseWithRole() {
-  const db = await createTestDb();
-  const organizationId = (await createOrganization(db, 'Acme')).id;
-  const { id: roleId } = await createRole(db, {
-    organizationId,
-    name: 'reader',
-    permissions: ['EVENTS_READ'],
-  });
-  return { db, organizationId, roleId };
-}
-
 describe('keys in the database', () => {
   let db: Db;
   let organizationId: number;
   let roleId: number;
 
-  beforeAll(async () => ({ db, organizationId, roleId } = await databaseWithRole()));
+  beforeAll(async () => {
+    db = await createTestDb();
+    organizationId = (await createOrganization(db, 'Acme')).id;
+    roleId = (
+      await createRole(db, { organizationId, name: 'reader', permissions: ['EVENTS_READ'] })
+    ).id;
+  });
 
   afterAll(() => db.close());
 
@@ -128,75 +122,64 @@ describe('keys in the database', () => {
     await recordApiKeyUse(db, apiKey.id, new Date('2026-03-17T10:01:01.000Z'));
     expect(await lastUsed()).toBe('2026-03-17T10:01:01.000Z');
   });
-});
 
-describe('a key used by many requests at once', () => {
-  // A database of its own, whose handle has prepared none of the statements recorded below.
-  let db: Db;
-  let organizationId: number;
-  let roleId: number;
+  describe('used by many requests at once', () => {
+    const lastUseWrites = (statements: Array<{ text: string }>) =>
+      statements.filter(({ text }) => /^UPDATE "api_keys" SET "last_used_at"/.test(text)).length;
 
-  beforeAll(async () => ({ db, organizationId, roleId } = await databaseWithRole()));
-
-  afterAll(() => db.close());
-
-  const lastUseWrites = (statements: Array<{ text: string }>) =>
-    statements.filter(({ text }) => /^UPDATE "api_keys" SET "last_used_at"/.test(text)).length;
-
-  it('is looked up once by the requests that present it together, and shared', async () => {
-    const alone = await createApiKey(db, { organizationId, roleId, name: 'alone' });
-    const burst = await createApiKey(db, { organizationId, roleId, name: 'lookups' });
-    const wrong = formatApiKey({ keyId: burst.apiKey.keyId, secret: generateApiKey().secret });
-    const sixteen = (presented: string) =>
-      Promise.all(Array.from({ length: 16 }, () => authenticateApiKeyTrusted(db, presented)));
-    let principals: Array<ApiKeyPrincipal | null> = [];
-    let refused: Array<ApiKeyPrincipal | null> = [];
-    // Recorded at once: a SQLite handle prepares each statement once, seen only while recorded.
-    const statements = await sentStatements(db, async () => {
-      await authenticateApiKeyTrusted(db, alone.fullKey);
-      principals = await sixteen(burst.fullKey);
-      refused = await sixteen(wrong);
-      // A failure is not remembered: the next request with it looks it up again.
-      await authenticateApiKeyTrusted(db, wrong);
+    it('is looked up once by the requests that present it together, and shared', async () => {
+      const alone = await createApiKey(db, { organizationId, roleId, name: 'alone' });
+      const burst = await createApiKey(db, { organizationId, roleId, name: 'lookups' });
+      const wrong = formatApiKey({ keyId: burst.apiKey.keyId, secret: generateApiKey().secret });
+      const sixteen = (presented: string) =>
+        Promise.all(Array.from({ length: 16 }, () => authenticateApiKeyTrusted(db, presented)));
+      let principals: Array<ApiKeyPrincipal | null> = [];
+      let refused: Array<ApiKeyPrincipal | null> = [];
+      const statements = await sentStatements(db, async () => {
+        await authenticateApiKeyTrusted(db, alone.fullKey);
+        principals = await sixteen(burst.fullKey);
+        refused = await sixteen(wrong);
+        // A failure is not remembered: the next request with it looks it up again.
+        await authenticateApiKeyTrusted(db, wrong);
+      });
+      const lookupsOf = (keyId: string) =>
+        statements.filter(({ values }) => values.includes(keyId)).length;
+      const oneLookup = lookupsOf(alone.apiKey.keyId);
+      expect(oneLookup).toBeGreaterThan(0);
+      // The key's sixteen, the wrong secret's sixteen, the wrong secret again: three lookups.
+      expect(lookupsOf(burst.apiKey.keyId)).toBe(3 * oneLookup);
+      expect(new Set(principals).size).toBe(1);
+      expect(principals[0]).toMatchObject({ keyId: burst.apiKey.keyId, keyName: 'lookups' });
+      expect(refused).toEqual(Array<null>(16).fill(null));
     });
-    const lookupsOf = (keyId: string) =>
-      statements.filter(({ values }) => values.includes(keyId)).length;
-    const oneLookup = lookupsOf(alone.apiKey.keyId);
-    expect(oneLookup).toBeGreaterThan(0);
-    // The key's sixteen, the wrong secret's sixteen, the wrong secret again: three lookups.
-    expect(lookupsOf(burst.apiKey.keyId)).toBe(3 * oneLookup);
-    expect(new Set(principals).size).toBe(1);
-    expect(principals[0]).toMatchObject({ keyId: burst.apiKey.keyId, keyName: 'lookups' });
-    expect(refused).toEqual(Array<null>(16).fill(null));
-  });
 
-  it('has its use written once by the requests that find it due together', async () => {
-    const { apiKey, fullKey } = await createApiKey(db, { organizationId, roleId, name: 'burst' });
-    // One principal, as a process's trusted authentication hands it to each request of the key.
-    const principal = (await authenticateApiKey(db, fullKey))!;
-    const burst = (now: Date) =>
-      Promise.all(Array.from({ length: 16 }, () => noteApiKeyUse(db, principal, now)));
-    // Recorded at once: a SQLite handle prepares each statement once, seen only while recorded.
-    const statements = await sentStatements(db, async () => {
-      await burst(new Date('2026-03-17T10:00:00.000Z'));
-      // Within the minute, no write; after it, one again.
-      await burst(new Date('2026-03-17T10:00:59.000Z'));
-      await burst(new Date('2026-03-17T10:01:01.000Z'));
+    it('has its use written once by the requests that find it due together', async () => {
+      const { apiKey, fullKey } = await createApiKey(db, { organizationId, roleId, name: 'burst' });
+      // One principal, as a process's trusted authentication hands it to each request of the key.
+      const principal = (await authenticateApiKey(db, fullKey))!;
+      const burst = (now: Date) =>
+        Promise.all(Array.from({ length: 16 }, () => noteApiKeyUse(db, principal, now)));
+      const statements = await sentStatements(db, async () => {
+        await burst(new Date('2026-03-17T10:00:00.000Z'));
+        // Within the minute, no write; after it, one again.
+        await burst(new Date('2026-03-17T10:00:59.000Z'));
+        await burst(new Date('2026-03-17T10:01:01.000Z'));
+      });
+      expect(lastUseWrites(statements)).toBe(2);
+      expect(principal.lastUsedAt).toBe('2026-03-17T10:01:01.000Z');
+      const stored = await listApiKeys(db, organizationId);
+      expect(stored.find((key) => key.id === apiKey.id)!.lastUsedAt).toBe(principal.lastUsedAt);
     });
-    expect(lastUseWrites(statements)).toBe(2);
-    expect(principal.lastUsedAt).toBe('2026-03-17T10:01:01.000Z');
-    const stored = await listApiKeys(db, organizationId);
-    expect(stored.find((key) => key.id === apiKey.id)!.lastUsedAt).toBe(principal.lastUsedAt);
-  });
 
-  it('hands the turn back when the write fails, so the next request writes', async () => {
-    const { fullKey } = await createApiKey(db, { organizationId, roleId, name: 'failing' });
-    const principal = (await authenticateApiKey(db, fullKey))!;
-    const closed = await createTestDb();
-    await closed.close();
-    await expect(noteApiKeyUse(closed, principal)).rejects.toThrow();
-    expect(principal.lastUsedAt).toBeNull();
-    await noteApiKeyUse(db, principal);
-    expect(principal.lastUsedAt).not.toBeNull();
+    it('hands the turn back when the write fails, so the next request writes', async () => {
+      const { fullKey } = await createApiKey(db, { organizationId, roleId, name: 'failing' });
+      const principal = (await authenticateApiKey(db, fullKey))!;
+      const closed = await createTestDb();
+      await closed.close();
+      await expect(noteApiKeyUse(closed, principal)).rejects.toThrow();
+      expect(principal.lastUsedAt).toBeNull();
+      await noteApiKeyUse(db, principal);
+      expect(principal.lastUsedAt).not.toBeNull();
+    });
   });
 });
