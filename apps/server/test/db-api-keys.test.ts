@@ -22,7 +22,7 @@ import {
   noteApiKeyUse,
   recordApiKeyUse,
 } from '../src/use-cases/authentication.js';
-import { sentStatements } from './support/sent-statements.js';
+import { failNextStatement, sentStatements } from './support/sent-statements.js';
 import { createTestDb } from './support/test-database.js';
 
 describe('key format', () => {
@@ -151,6 +151,20 @@ describe('keys in the database', () => {
       expect(new Set(principals).size).toBe(1);
       expect(principals[0]).toMatchObject({ keyId: burst.apiKey.keyId, keyName: 'lookups' });
       expect(refused).toEqual(Array<null>(16).fill(null));
+    });
+
+    it('forgets a lookup that failed, so the next request looks the key up again', async () => {
+      const { fullKey } = await createApiKey(db, { organizationId, roleId, name: 'flaky' });
+      const gone = new Error('the database went away');
+      failNextStatement(db, gone);
+      const [first, second] = await Promise.allSettled([
+        authenticateApiKeyTrusted(db, fullKey),
+        authenticateApiKeyTrusted(db, fullKey),
+      ]);
+      // The request that came while the lookup ran shared its failure.
+      expect(first).toEqual({ status: 'rejected', reason: gone });
+      expect(second).toEqual({ status: 'rejected', reason: gone });
+      expect(await authenticateApiKeyTrusted(db, fullKey)).toMatchObject({ keyName: 'flaky' });
     });
 
     it('has its use written once by the requests that find it due together', async () => {

@@ -48,15 +48,15 @@ export function recordQueries(pool: pg.Pool): SentQuery[] {
 type StatementCall = 'all' | 'run';
 
 /**
- * Records every call of `methods` (`all`: a read, `run`: a write) that statements of the handle
- * make from now on, until `stop`: those it prepared before too, since the methods are wrapped on
- * better-sqlite3's statement class, for the statements of this handle only.
+ * Calls `hook` before every call of `methods` (`all`: a read, `run`: a write) that statements of
+ * the handle make from now on, until `stop`: those it prepared before too, since the methods are
+ * wrapped on better-sqlite3's statement class, for the statements of this handle only.
  */
-function recordSqliteCalls(
+function beforeSqliteCalls(
   db: SqliteDb,
   methods: readonly StatementCall[],
-): { calls: SentQuery[]; stop: () => void } {
-  const calls: SentQuery[] = [];
+  hook: (call: SentQuery) => void,
+): () => void {
   type Call = (this: Statement, ...values: unknown[]) => unknown;
   const statementClass = Object.getPrototypeOf(db.sqlite.prepare('SELECT 1')) as Record<
     StatementCall,
@@ -65,16 +65,38 @@ function recordSqliteCalls(
   const originals = methods.map((method) => [method, statementClass[method]] as const);
   for (const [method, call] of originals) {
     statementClass[method] = function (this: Statement, ...values: unknown[]) {
-      if (this.database === db.sqlite) calls.push({ text: this.source, values });
+      if (this.database === db.sqlite) hook({ text: this.source, values });
       return call.apply(this, values);
     };
   }
-  return {
-    calls,
-    stop: () => {
-      for (const [method, call] of originals) statementClass[method] = call;
-    },
+  return () => {
+    for (const [method, call] of originals) statementClass[method] = call;
   };
+}
+
+/** Records every call of `methods` the handle's statements make from now on, until `stop`. */
+function recordSqliteCalls(
+  db: SqliteDb,
+  methods: readonly StatementCall[],
+): { calls: SentQuery[]; stop: () => void } {
+  const calls: SentQuery[] = [];
+  return { calls, stop: beforeSqliteCalls(db, methods, (call) => calls.push(call)) };
+}
+
+/** Makes the handle's next statement fail with `error`, as a database that went away would. */
+export function failNextStatement(db: Db, error: Error): void {
+  if (db.kind === 'postgres') {
+    const query = db.pool.query.bind(db.pool);
+    db.pool.query = () => {
+      db.pool.query = query;
+      return Promise.reject(error);
+    };
+    return;
+  }
+  const stop = beforeSqliteCalls(db, ['all', 'run'], () => {
+    stop();
+    throw error;
+  });
 }
 
 /** Records every read the handle's statements run from now on, until `stop`. */
