@@ -3,7 +3,7 @@
 // process, and the threads close when asked. SQLite only: PostgreSQL reads do not block.
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createDb, type Db } from '../src/db/engine/client.js';
 import { migrateDb } from '../src/db/migrate.js';
@@ -19,6 +19,7 @@ import { startServerProcess, type ServerProcess } from './support/server-process
 import { serverBuild } from './support/server-build.js';
 import { freshDatabaseUrl, onSqlite } from './support/test-database.js';
 import { runTempFolder } from './support/run-temp-dir.js';
+import { expectThreadsBackTo, processThreads } from './support/process-threads.js';
 
 const EVENTS = 120_000;
 let databaseUrl: string;
@@ -87,19 +88,18 @@ describe.runIf(onSqlite)('the events list on SQLite reader threads', () => {
   });
 
   it('starts its threads with the first read, not before', async () => {
-    // The process's threads, counted by Linux: each reader is one, or two when it runs the
-    // TypeScript sources under tsx, whose loader hooks run on a thread of their own.
-    const threads = () => readdirSync('/proc/self/task').length;
+    // Each reader is one thread, or two when it runs the TypeScript sources under tsx, whose
+    // loader hooks run on a thread of their own.
     const job = { organizationId: acme.organizationId, query: await query({}) };
-    const before = threads();
+    const before = processThreads();
     const readers = startEventReaders(databaseUrl, 2);
     try {
-      expect(threads()).toBe(before);
+      expect(processThreads()).toBe(before);
       await readers.listEvents(job);
-      expect(threads()).toBeGreaterThanOrEqual(before + 2);
+      expect(processThreads()).toBeGreaterThanOrEqual(before + 2);
       // No more: here the readers run the test run's bundle (test/support/threads-from-build.ts),
       // as a server process's do, not the sources under tsx.
-      expect(threads()).toBe(before + 2);
+      expect(processThreads()).toBe(before + 2);
     } finally {
       await readers.close();
     }
@@ -108,9 +108,8 @@ describe.runIf(onSqlite)('the events list on SQLite reader threads', () => {
   // A thread terminated while it loads better-sqlite3 13 (Node.js 22 and later) aborts the whole
   // process, this test's worker here: close() lets each load first (startModuleThread).
   it('closes threads still opening their connection once they have', async () => {
-    const threads = () => readdirSync('/proc/self/task').length;
     const job = { organizationId: acme.organizationId, query: await query({}) };
-    const before = threads();
+    const before = processThreads();
     for (let round = 0; round < 5; round += 1) {
       const readers = startEventReaders(databaseUrl, 2);
       const read = expect(readers.listEvents(job)).rejects.toThrow(
@@ -119,7 +118,7 @@ describe.runIf(onSqlite)('the events list on SQLite reader threads', () => {
       await readers.close();
       await read;
     }
-    expect(threads()).toBe(before);
+    await expectThreadsBackTo(before);
   });
 
   it('answers with an error, and does not restart forever, when a thread cannot start', async () => {

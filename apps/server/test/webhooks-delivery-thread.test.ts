@@ -4,7 +4,7 @@
 // it loads is let load first. Delivery through a running thread is what every delivery test
 // exercises (their servers start it, main.ts).
 
-import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
@@ -16,6 +16,7 @@ import {
   type DeliveryThreadData,
 } from '../src/runtime/webhooks/delivery-thread.js';
 import { createTenant, type Tenant } from './support/harness.js';
+import { expectThreadsBackTo, processThreads } from './support/process-threads.js';
 import { createSharedTestDb, type SharedTestDb } from './support/test-database.js';
 import { everyEventTo } from './support/webhook-delivery-testbed.js';
 
@@ -83,16 +84,15 @@ describe('the webhook thread', () => {
   it('stopped while it loads, is let load and then stops in order', async () => {
     await createEndpoint();
     const { lines, logger } = capturedLogger();
-    // The process's threads, counted by Linux: one more once the webhook thread has started.
-    const threads = () => readdirSync('/proc/self/task').length;
-    const before = threads();
+    // One more thread once the webhook thread has started.
+    const before = processThreads();
     const delivery = startWebhookDelivery(database.db, logger, threadData(database.databaseUrl));
-    await expect.poll(threads, { interval: 5, timeout: 10_000 }).toBeGreaterThan(before);
+    await expect.poll(processThreads, { interval: 5, timeout: 10_000 }).toBeGreaterThan(before);
     expect(lines.map((line) => line.msg)).not.toContain(RUNNING);
     // Terminated mid-load, the thread would abort this process (startModuleThread).
     await delivery.stop();
     expect(lines.map((line) => line.msg)).toEqual([RUNNING]);
-    expect(threads()).toBe(before);
+    await expectThreadsBackTo(before);
   });
 
   it('that cannot start is reported once and not started again', async () => {
