@@ -8,16 +8,23 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
+import { sql } from 'drizzle-orm';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createWebhookEndpoint } from '../src/use-cases/webhook-endpoints.js';
 import {
   startWebhookDelivery,
+  WEBHOOKS_APPLICATION_NAME,
   type DeliveryThreadData,
 } from '../src/runtime/webhooks/delivery-thread.js';
 import { createTenant, type Tenant } from './support/harness.js';
 import { expectThreadsBackTo, processThreads } from './support/process-threads.js';
-import { createSharedTestDb, type SharedTestDb } from './support/test-database.js';
+import {
+  createSharedTestDb,
+  onPostgres,
+  queryTestDb,
+  type SharedTestDb,
+} from './support/test-database.js';
 import { everyEventTo } from './support/webhook-delivery-testbed.js';
 
 const targets = { allowHttp: true, allowPrivateAddresses: true };
@@ -79,6 +86,30 @@ describe('the webhook thread', () => {
       await delivery.stop();
     }
     expect(lines.filter((line) => line.level >= 40)).toEqual([]);
+  });
+
+  it.runIf(onPostgres)("names its connections apart from the API's", async () => {
+    await createEndpoint();
+    const { logger } = capturedLogger();
+    const delivery = startWebhookDelivery(database.db, logger, threadData(database.databaseUrl));
+    const namesOnThisDatabase = async () =>
+      (
+        await queryTestDb<{ name: string }>(
+          database.db,
+          sql`SELECT DISTINCT application_name AS name FROM pg_stat_activity
+              WHERE datname = current_database() ORDER BY name`,
+        )
+      ).map(({ name }) => name);
+    try {
+      // The dispatcher's first turn reads on one of the thread's connections.
+      await expect
+        .poll(namesOnThisDatabase, { timeout: 10_000 })
+        .toContain(WEBHOOKS_APPLICATION_NAME);
+    } finally {
+      await delivery.stop();
+    }
+    expect(WEBHOOKS_APPLICATION_NAME).not.toBe('agentline');
+    expect(await namesOnThisDatabase()).not.toContain(WEBHOOKS_APPLICATION_NAME);
   });
 
   it('stopped while it loads, is let load and then stops in order', async () => {

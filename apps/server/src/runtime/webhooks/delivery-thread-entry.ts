@@ -5,7 +5,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import pino from 'pino';
 import { createDb, prepareServerConnection } from '../../db/engine/client.js';
 import { WebhookDispatcher } from './dispatcher.js';
-import type { DeliveryThreadData } from './delivery-thread.js';
+import { WEBHOOKS_APPLICATION_NAME, type DeliveryThreadData } from './delivery-thread.js';
 
 /** PostgreSQL connections of the thread: the dispatcher's reads and writes are short and few. */
 const THREAD_POOL_SIZE = 4;
@@ -19,6 +19,7 @@ const logger = pino(
 );
 const db = createDb(data.databaseUrl, {
   poolSize: THREAD_POOL_SIZE,
+  applicationName: WEBHOOKS_APPLICATION_NAME,
   listQueryTimeoutMs: data.listQueryTimeoutMs,
 });
 prepareServerConnection(db);

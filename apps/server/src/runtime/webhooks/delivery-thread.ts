@@ -23,6 +23,9 @@ export interface WebhookDelivery {
   stop(): Promise<void>;
 }
 
+/** How `pg_stat_activity` names the thread's connections, apart from the API's (`agentline`). */
+export const WEBHOOKS_APPLICATION_NAME = 'agentline webhooks';
+
 /** An unexpected end of the thread is followed by a new one after this long. */
 const RESTART_AFTER_MS = 1000;
 /**
