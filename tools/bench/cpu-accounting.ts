@@ -1,7 +1,8 @@
 // Core-seconds spent by the processes of a benchmark, read from /proc: a server process with its
-// threads, a PostgreSQL cluster (its postmaster and every backend it started, ended ones
-// included), a child process that has ended, and the benchmark's own process. Unlike request
-// rates, these do not depend on how busy the load generator was.
+// threads (or the threads it started late), a PostgreSQL cluster (its postmaster and every
+// backend it started, ended ones included) or the backends of one application name, a child
+// process that has ended, and the benchmark's own process. Unlike request rates, these do not
+// depend on how busy the load generator was.
 
 import { spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -12,13 +13,16 @@ const TICKS_PER_SECOND =
 
 interface ProcStat {
   ppid: number;
+  /** When it started, in clock ticks since the machine booted. */
+  startTicks: number;
   /** User + system time of the process and all its threads. */
   ownTicks: number;
   /** User + system time of its children that have ended and been waited for. */
   endedChildrenTicks: number;
 }
 
-function procStat(pid: number | 'self'): ProcStat | undefined {
+/** The stat of a process (`pid`), or of one thread of it (`pid/task/tid`). */
+function procStat(pid: number | 'self' | `${number}/task/${string}`): ProcStat | undefined {
   let text: string;
   try {
     text = readFileSync(`/proc/${pid}/stat`, 'utf8');
@@ -29,6 +33,7 @@ function procStat(pid: number | 'self'): ProcStat | undefined {
   const fields = text.slice(text.lastIndexOf(') ') + 2).split(' ');
   return {
     ppid: Number(fields[1]),
+    startTicks: Number(fields[19]),
     ownTicks: Number(fields[11]) + Number(fields[12]),
     endedChildrenTicks: Number(fields[13]) + Number(fields[14]),
   };
@@ -72,6 +77,75 @@ export function lastReadSeconds(pids: () => readonly number[]): () => number {
     // The larger of the two: a process that ends between the listing and the read reads 0.
     for (const pid of pids()) last.set(pid, Math.max(last.get(pid) ?? 0, processTreeSeconds(pid)));
     return [...last.values()].reduce((sum, seconds) => sum + seconds, 0);
+  };
+}
+
+/** Clock ticks since the machine booted: the clock of a process's or thread's start in /proc. */
+export function ticksSinceBoot(): number {
+  return Number(readFileSync('/proc/uptime', 'utf8').split(' ')[0]) * TICKS_PER_SECOND;
+}
+
+/**
+ * CPU seconds of the threads of process `pid` that started at `sinceTicks` (ticksSinceBoot) or
+ * later: a thread the process starts on demand, as a server starts its webhook thread once an
+ * endpoint exists. Each read keeps every such thread's last seconds, so one that ended counts.
+ */
+export function threadsStartedSince(pid: number, sinceTicks: number): () => number {
+  const last = new Map<string, number>();
+  return () => {
+    let threads: string[] = [];
+    try {
+      threads = readdirSync(`/proc/${pid}/task`);
+    } catch {
+      // The process has ended: its threads keep what they had at their last read.
+    }
+    for (const tid of threads) {
+      const stat = procStat(`${pid}/task/${tid}`);
+      if (stat && stat.startTicks >= sinceTicks) last.set(tid, stat.ownTicks / TICKS_PER_SECOND);
+    }
+    return [...last.values()].reduce((sum, seconds) => sum + seconds, 0);
+  };
+}
+
+/**
+ * CPU seconds of the backends of the PostgreSQL database at `url` (on this machine) whose
+ * connections are named `applicationName` (`application_name`), or start with it and a space:
+ * `sample()` finds them and reads each one's seconds, which `seconds()` sums with what the ended
+ * ones had at their last sample (sample often enough that a connection a pool closes is read
+ * shortly before). One connection of its own, kept until `close()`: a new one for each sample
+ * would cost the database more than a sample reads.
+ */
+export async function namedBackendSeconds(url: string, applicationName: string) {
+  let release = () => {};
+  const released = new Promise<void>((resolve) => (release = resolve));
+  let client: Parameters<Parameters<typeof withAdmin>[1]>[0] | undefined;
+  let ended: Promise<void> | undefined;
+  await new Promise<void>((opened, failed) => {
+    ended = withAdmin(url, async (admin) => {
+      client = admin;
+      opened();
+      await released;
+    }).catch(failed);
+  });
+  const last = new Map<number, number>();
+  return {
+    async sample(): Promise<void> {
+      const { rows } = await client!.query<{ pid: number }>(
+        `SELECT pid FROM pg_stat_activity
+          WHERE datname = current_database()
+            AND (application_name = $1 OR starts_with(application_name, $1 || ' '))`,
+        [applicationName],
+      );
+      for (const { pid } of rows) {
+        const stat = procStat(pid);
+        if (stat) last.set(pid, stat.ownTicks / TICKS_PER_SECOND);
+      }
+    },
+    seconds: () => [...last.values()].reduce((sum, seconds) => sum + seconds, 0),
+    async close(): Promise<void> {
+      release();
+      await ended;
+    },
   };
 }
 

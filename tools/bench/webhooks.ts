@@ -10,9 +10,12 @@ import { promisify } from 'node:util';
 import {
   cpuAccount,
   endedChildrenSeconds,
+  namedBackendSeconds,
   ownSeconds,
   postgresSeconds,
   processTreeSeconds,
+  threadsStartedSince,
+  ticksSinceBoot,
 } from './cpu-accounting.js';
 import { createClient, newIdempotencyKey } from '../../packages/sdk/src/index.js';
 import { benchRoutingTenant, benchTenant, randomCaller } from './bench-tenant.js';
@@ -136,11 +139,28 @@ export async function run(args: readonly string[]): Promise<void> {
         return { ...(await writing), ...measured };
       }
 
+      // What delivery itself costs: the webhook thread, which the server starts once an endpoint
+      // exists (the only thread it starts then), and on PostgreSQL that thread's connections.
+      let webhookThread = () => 0;
+      const webhookBackends =
+        database.kind === 'postgres'
+          ? await namedBackendSeconds(database.url, 'agentline webhooks')
+          : undefined;
+      const delivery = cpuAccount({
+        thread: () => webhookThread(),
+        connections: () => webhookBackends?.seconds() ?? 0,
+      });
+      // A failed sample is made up by the next one; the last one is awaited.
+      const sampleBackends = setInterval(
+        () => void webhookBackends?.sample().catch(() => {}),
+        1000,
+      );
       try {
         cpu.take();
         const without = await phase();
         const spentWithout = cpu.take();
 
+        webhookThread = threadsStartedSince(server.child.pid!, ticksSinceBoot());
         for (const [index, tenant] of tenants.entries()) {
           for (let e = 0; e < endpointsPerOrganization; e += 1) {
             await createEndpoint(tenant.key, `${receiverUrl}/ok/${index}-${e}`);
@@ -150,6 +170,7 @@ export async function run(args: readonly string[]): Promise<void> {
           await createEndpoint(router.key, `${receiverUrl}/stuck/${e}`);
         }
         cpu.take();
+        delivery.take();
         const rssIdle = server.rssMiB();
         let rssPeak = rssIdle;
         const rssTimer = setInterval(() => (rssPeak = Math.max(rssPeak, server.rssMiB())), 500);
@@ -164,16 +185,10 @@ export async function run(args: readonly string[]): Promise<void> {
         const drainSeconds = (Date.now() - writerEnded) / 1000;
         clearInterval(rssTimer);
         const spentWith = cpu.take();
-        // The probes are a closed loop, which answers fewer requests beside the deliveries: what the
-        // phase without webhooks spent per probe request (the writer's events included) is taken out.
-        const serverAndDb = (spent: typeof spentWith) => spent.server + spent.database;
-        const probed = (p: { list: LoadResult; routing: LoadResult }) =>
-          p.list.requests + p.routing.requests;
-        const perProbe = serverAndDb(spentWithout) / probed(without);
+        await webhookBackends?.sample();
+        const delivering = delivery.take();
         const perMessageMs =
-          ((serverAndDb(spentWith) - perProbe * probed(withWebhooks)) /
-            Math.max(1, report.delivered)) *
-          1000;
+          ((delivering.thread + delivering.connections) / Math.max(1, report.delivered)) * 1000;
 
         console.log(
           `webhooks on ${database.kind === 'postgres' ? 'PostgreSQL' : 'SQLite'}: ${organizationCount} organizations x ${endpointsPerOrganization} endpoints (+${stuckEndpoints} that never answer), writer ${rate} events/s for ${seconds + 2} s, receivers answer in ${values['answer-ms']} ms`,
@@ -191,7 +206,10 @@ export async function run(args: readonly string[]): Promise<void> {
               const key = name as keyof typeof spentWith;
               return `${name} ${spentWithout[key].toFixed(1)} / ${spentWith[key].toFixed(1)}`;
             })
-            .join(', ')}; server+db ${perMessageMs.toFixed(3)} core-ms per delivered message`,
+            .join(', ')}`,
+        );
+        console.log(
+          `delivery's own core-seconds: the webhook thread ${delivering.thread.toFixed(1)}, its database connections ${webhookBackends ? delivering.connections.toFixed(1) : '- (SQLite: in the thread)'}; ${perMessageMs.toFixed(3)} core-ms per delivered message`,
         );
         console.log(TABLE_HEADER);
         for (const [label, result] of [
@@ -208,9 +226,11 @@ export async function run(args: readonly string[]): Promise<void> {
         const listRatio = ratio(withWebhooks.list, without.list);
         const routingRatio = ratio(withWebhooks.routing, without.routing);
         console.log(
-          `webhooks: delivered ${report.delivered} of ${expected}, p99 ${report.p99} ms, list p99 ratio ${listRatio.toFixed(2)}, routing p99 ratio ${routingRatio.toFixed(2)}, server+db core-ms per message ${perMessageMs.toFixed(3)}`,
+          `webhooks: delivered ${report.delivered} of ${expected}, p99 ${report.p99} ms, list p99 ratio ${listRatio.toFixed(2)}, routing p99 ratio ${routingRatio.toFixed(2)}, delivery core-ms per message ${perMessageMs.toFixed(3)}`,
         );
       } finally {
+        clearInterval(sampleBackends);
+        await webhookBackends?.close();
         receivers.stdin.end();
       }
     });
