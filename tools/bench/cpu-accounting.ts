@@ -109,13 +109,12 @@ export function threadsStartedSince(pid: number, sinceTicks: number): () => numb
 
 /**
  * CPU seconds of the backends of the PostgreSQL database at `url` (on this machine) whose
- * connections are named `applicationName` (`application_name`), or start with it and a space:
- * `sample()` finds them and reads each one's seconds, which `seconds()` sums with what the ended
+ * connections carry one of `applicationNames` (`application_name`): `sample()` finds them and reads each one's seconds, which `seconds()` sums with what the ended
  * ones had at their last sample (sample often enough that a connection a pool closes is read
  * shortly before). One connection of its own, kept until `close()`: a new one for each sample
  * would cost the database more than a sample reads.
  */
-export async function namedBackendSeconds(url: string, applicationName: string) {
+export async function namedBackendSeconds(url: string, applicationNames: readonly string[]) {
   let release = () => {};
   const released = new Promise<void>((resolve) => (release = resolve));
   let client: Parameters<Parameters<typeof withAdmin>[1]>[0] | undefined;
@@ -132,9 +131,8 @@ export async function namedBackendSeconds(url: string, applicationName: string) 
     async sample(): Promise<void> {
       const { rows } = await client!.query<{ pid: number }>(
         `SELECT pid FROM pg_stat_activity
-          WHERE datname = current_database()
-            AND (application_name = $1 OR starts_with(application_name, $1 || ' '))`,
-        [applicationName],
+          WHERE datname = current_database() AND application_name = ANY($1)`,
+        [applicationNames],
       );
       for (const { pid } of rows) {
         const stat = procStat(pid);

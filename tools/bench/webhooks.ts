@@ -18,6 +18,8 @@ import {
   ticksSinceBoot,
 } from './cpu-accounting.js';
 import { createClient, newIdempotencyKey } from '../../packages/sdk/src/index.js';
+import { listPoolName } from '../../apps/server/src/db/engine/client.js';
+import { WEBHOOKS_APPLICATION_NAME } from '../../apps/server/src/runtime/webhooks/delivery-thread.js';
 import { benchRoutingTenant, benchTenant, randomCaller } from './bench-tenant.js';
 import { options, seeded, sleep, withBenchDatabase, withServer } from './harness.js';
 import { TABLE_HEADER, formatRow, load, type LoadResult } from './load.js';
@@ -144,7 +146,10 @@ export async function run(args: readonly string[]): Promise<void> {
       let webhookThread = () => 0;
       const webhookBackends =
         database.kind === 'postgres'
-          ? await namedBackendSeconds(database.url, 'agentline webhooks')
+          ? await namedBackendSeconds(database.url, [
+              WEBHOOKS_APPLICATION_NAME,
+              listPoolName(WEBHOOKS_APPLICATION_NAME),
+            ])
           : undefined;
       const delivery = cpuAccount({
         thread: () => webhookThread(),

@@ -101,6 +101,9 @@ export interface SplitPools {
   end: () => Promise<void>;
 }
 
+/** How `pg_stat_activity` names the list pool of the pools named `applicationName`. */
+export const listPoolName = (applicationName: string) => `${applicationName} lists`;
+
 /**
  * `total` connections to `databaseUrl` as splitPoolSize shares them. Each pool serves its callers
  * in arrival order, so list reads, which a client can make slow, get their own connections:
@@ -114,7 +117,7 @@ export function splitPools(
   const split = splitPoolSize(total);
   const pool = postgresPool(databaseUrl, split?.others ?? 1, applicationName);
   const listPool = split
-    ? postgresPool(databaseUrl, split.lists, `${applicationName} lists`)
+    ? postgresPool(databaseUrl, split.lists, listPoolName(applicationName))
     : pool;
   return {
     pool,
