@@ -105,21 +105,22 @@ const USER_AGENT = 'Agentline-Webhooks/1';
 
 /**
  * The webhook-signature header: one `v1,` signature per secret that signs, space-separated, each
- * the base64 HMAC-SHA256 of `<webhook-id>.<timestamp>.<body>` under the secret's bytes (its base64
- * after `whsec_`), as Standard Webhooks signs. Not through the `standardwebhooks` package, whose
+ * the base64 HMAC-SHA256 of `<webhook-id>.<webhook-timestamp>.<body>` under the secret's bytes,
+ * as Standard Webhooks signs. Not through the `standardwebhooks` package, whose
  * SHA-256 is written in JavaScript: it was a twentieth of the webhook thread's time where
  * node:crypto's is native (docs/benchmarks.md, "Figures behind the code"); the tests verify
  * every signature with that package.
  */
-export function signatureHeader(
+function signatureHeader(
   secrets: SigningSecrets,
   message: OutgoingMessage,
-  timestamp: Date,
+  timestamp: string,
 ): string {
-  const signed = `${message.webhookId}.${Math.floor(timestamp.getTime() / 1000)}.${message.payload}`;
+  const signed = `${message.webhookId}.${timestamp}.${message.payload}`;
   return [secrets.current, secrets.previous]
     .filter((secret): secret is string => secret !== null)
     .map((secret) => {
+      // As Standard Webhooks' libraries read a secret: the base64 after `whsec_`, decoded.
       const key = Buffer.from(secret.replace(/^whsec_/, ''), 'base64');
       return `v1,${createHmac('sha256', key).update(signed).digest('base64')}`;
     })
@@ -186,7 +187,8 @@ export class DeliveryClient {
     const target = new URL(url);
     const refusal = literalHostRefusal(target.hostname, this.#settings);
     if (refusal) return { delivered: false, status: null, error: refusal, durationMs: 0 };
-    const now = new Date();
+    // The webhook-timestamp header, in seconds since the epoch, and part of what is signed.
+    const timestamp = String(Math.floor(Date.now() / 1000));
     const timeout = AbortSignal.timeout(this.#timeoutMs);
     try {
       const { dispatcher, request } = await this.#connectionPool();
@@ -198,8 +200,8 @@ export class DeliveryClient {
           'content-type': 'application/json',
           'user-agent': USER_AGENT,
           'webhook-id': message.webhookId,
-          'webhook-timestamp': String(Math.floor(now.getTime() / 1000)),
-          'webhook-signature': signatureHeader(secrets, message, now),
+          'webhook-timestamp': timestamp,
+          'webhook-signature': signatureHeader(secrets, message, timestamp),
         },
         body: message.payload,
       });
