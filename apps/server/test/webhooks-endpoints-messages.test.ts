@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { resumeTokensOf } from '../src/runtime/resume-tokens.js';
 import { experimentChanges, webhookAttempts, webhookMessages } from '../src/db/schema/sqlite.js';
 import { insertValues } from '../src/db/engine/portable-sql.js';
+import { recordAttempt } from '../src/db/repositories/webhook-dispatch.js';
 import { expectProblem } from './support/experiments-testbed.js';
 import { createTenant, type Schemas, type Tenant, type TestApi } from './support/harness.js';
 import { findWebhookEndpointPositions, useWebhooksTestbed } from './support/webhooks-testbed.js';
@@ -320,5 +321,53 @@ describe('deliveries', () => {
       /another query/,
     );
     expect((await call('GET', `/${id}/deliveries`, undefined, globex.key)).status).toBe(404);
+  });
+
+  it('shows every field of attempts the dispatcher stored together', async () => {
+    const id = await createEndpoint();
+    const delivered = (n: number, position: string | null) => ({
+      endpointId: id,
+      organizationId: acme.organizationId,
+      webhookId: `msg_together_${n}`,
+      type: 'event' as const,
+      position,
+      payload: '{"not":"logged"}',
+      attempt: 1,
+      status: 'delivered' as const,
+      responseStatus: 200 + n,
+      error: null,
+      durationMs: 7 * n,
+      attemptedAt: `2026-05-0${n}T00:00:00.000Z`,
+      nextAttemptAt: null,
+    });
+    // Delivered first attempts made in one turn are written as one batch.
+    await Promise.all(
+      [1, 2, 3].map((n) =>
+        recordAttempt(api.db, delivered(n, n === 2 ? null : `position-${n}`), null),
+      ),
+    );
+    const page = await call<Schemas['WebhookDeliveryListResponse']>('GET', `/${id}/deliveries`);
+    expect(page.status).toBe(200);
+    expect(page.body.items).toEqual(
+      [3, 2, 1].map((n) => ({
+        id: expect.any(Number) as number,
+        webhook_id: `msg_together_${n}`,
+        type: 'event',
+        position: n === 2 ? null : `position-${n}`,
+        attempt: 1,
+        status: 'delivered',
+        response_status: 200 + n,
+        error: null,
+        duration_ms: 7 * n,
+        attempted_at: `2026-05-0${n}T00:00:00.000Z`,
+        next_attempt_at: null,
+      })),
+    );
+    const [owner] = await queryTestDb<{ organizationId: number }>(
+      api.db,
+      sql`SELECT DISTINCT organization_id AS "organizationId" FROM webhook_attempts
+          WHERE endpoint_id = ${id}`,
+    );
+    expect(owner).toEqual({ organizationId: acme.organizationId });
   });
 });
