@@ -21,6 +21,7 @@ import { createClient, newIdempotencyKey } from '../../packages/sdk/src/index.js
 import { listPoolName } from '../../apps/server/src/db/engine/client.js';
 import { WEBHOOKS_APPLICATION_NAME } from '../../apps/server/src/runtime/webhooks/delivery-thread.js';
 import { benchRoutingTenant, benchTenant, randomCaller } from './bench-tenant.js';
+import { listPath, randomListQuery } from './day-queries.js';
 import { options, seeded, sleep, withBenchDatabase, withServer } from './harness.js';
 import { TABLE_HEADER, formatRow, load, type LoadResult } from './load.js';
 
@@ -98,14 +99,19 @@ export async function run(args: readonly string[]): Promise<void> {
           message_types: ['event'],
         });
 
-      /** The events list and session routing of the first organization, while the writer writes. */
+      /**
+       * Lists and session routing of the first organization, while the writer writes: the lists
+       * are the day's varied ones (day-queries.ts), each request another query, so no kept answer
+       * stands in for a read.
+       */
       async function probes(runSeconds: number) {
         const [list, routing] = await Promise.all([
           load({
-            url: `${server.baseUrl}/api/v1/events/?limit=25`,
+            url: `${server.baseUrl}/api/v1/events/`,
             connections: 4,
             seconds: runSeconds,
             headers: { 'Service-API-Key': router.key },
+            requestOf: () => ({ path: listPath(randomListQuery(router.organizationId)) }),
           }),
           load({
             url: `${server.baseUrl}/api/v1/channels/targets/${router.targetId}/sessions`,
@@ -218,8 +224,8 @@ export async function run(args: readonly string[]): Promise<void> {
         );
         console.log(TABLE_HEADER);
         for (const [label, result] of [
-          ['events list, no webhooks', without.list],
-          ['events list, webhooks', withWebhooks.list],
+          ['varied lists, no webhooks', without.list],
+          ['varied lists, webhooks', withWebhooks.list],
           ['session routing, no webhooks', without.routing],
           ['session routing, webhooks', withWebhooks.routing],
         ] as const) {
