@@ -1,10 +1,10 @@
 // Reading the prompts list. Prompts, tools, services and agents are written by `agentline load`
 // and `agentline demo`. A page costs the same number of queries whatever its size: the page and
-// its count, then (when the items show tools) four more for the whole page at once: which tools
-// its prompts link, those tools, the prompts linking them and the agents using those prompts.
-// The page and its count are the shared list reader's (selectListPage); the four tool queries
-// are each backend's own, as their plans are. All six are one list read (runListRead): one
-// snapshot, within the list query timeout.
+// its count, then (when the items show tools) one more for the whole page at once: its prompts'
+// tools, each with the prompts linking it and the agents using those prompts. The page and its
+// count are the shared list reader's (selectListPage); the tools' read is each backend's own, as
+// its plan is. All three are one list read (runListRead): one snapshot, within the list query
+// timeout.
 
 import { getTableColumns, sql, type SQL } from 'drizzle-orm';
 import type { ListPosition, ListQuery, SearchFilter } from '../../vocabulary/list-query.js';
@@ -55,111 +55,62 @@ export interface PromptPage extends PromptsWithTools {
   next: ListPosition | null;
 }
 
-type ToolLink = { promptId: number; toolId: number };
-type ToolUser = IdName & { toolId: number };
-
-// The reads of a page's tools, given the ids they start from. SQLite gets the ids as one JSON
-// list (one statement text whatever their number, so it stays prepared) and keeps tables joined
-// with CROSS JOIN in the written order: these start from those few ids and reach the rest by
-// index, instead of walking the organization's rows to find them (which its planner may choose,
-// not knowing how few ids there are). NOT INDEXED leaves a prompt only its primary key: an index
-// on the organization would otherwise look covering enough to be walked once per link. PostgreSQL
-// gets one array parameter and plans for the actual ids, so it needs no hints; neither backend
-// accepts the other's spelling of these, hence two sets (docs/architecture.md).
+// The read of a page's tools: the tools its prompts link or end their sessions with, each with the
+// prompts linking it and the agents using those prompts, as JSON arrays, in one statement (on
+// PostgreSQL one round trip and one plan). A prompt's own tool ids are the linked prompts' entries
+// of the page's prompts. SQLite gets the ids as JSON lists (one statement text whatever their
+// number, so it stays prepared) and keeps tables joined with CROSS JOIN in the written order: these
+// start from those few ids and reach the rest by index, instead of walking the organization's rows
+// to find them (which its planner may choose, not knowing how few ids there are). NOT INDEXED
+// leaves a prompt only its primary key: an index on the organization would otherwise look covering
+// enough to be walked once per link. PostgreSQL gets array parameters and plans for the actual ids;
+// the wanted ids are one array (ARRAY of the subquery) so that the tools are found through their
+// key, where a join of the subquery's estimate was hashed against every tool of the organization.
+// Neither backend accepts the other's spelling of these, hence two (docs/architecture.md).
 const TOOL_FIELDS = sql`t.id, t.name, t.service_id AS "serviceId", s.name AS "serviceName",
   t.version_number AS "versionNumber", t.definition, t.last_updated AS "lastUpdated",
   t.last_updated_by AS "lastUpdatedBy", t.last_updated_comments AS "lastUpdatedComments"`;
 
-const TOOL_QUERIES = {
-  sqlite: {
-    toolLinks: (promptIds: number[]) =>
-      sql`SELECT pt.prompt_id AS "promptId", pt.tool_id AS "toolId"
-        FROM json_each(${JSON.stringify(promptIds)}) AS listed
+const TOOLS_OF_PROMPTS = {
+  sqlite: (promptIds: number[], endToolIds: number[], organizationId: number) =>
+    sql`WITH wanted(id) AS (
+        SELECT pt.tool_id FROM json_each(${JSON.stringify(promptIds)}) AS listed
         CROSS JOIN prompt_tools AS pt ON pt.prompt_id = listed.value
-        ORDER BY pt.prompt_id, pt.tool_id`,
-    tools: (toolIds: number[], organizationId: number) =>
-      sql`SELECT ${TOOL_FIELDS}
-        FROM json_each(${JSON.stringify(toolIds)}) AS wanted CROSS JOIN tools AS t ON t.id = wanted.value
-        LEFT JOIN services AS s ON s.id = t.service_id AND s.organization_id = t.organization_id
-        WHERE t.organization_id = ${organizationId}`,
-    linkingPrompts: (toolIds: number[], organizationId: number) =>
-      sql`SELECT pt.tool_id AS "toolId", p.id, p.name
-        FROM json_each(${JSON.stringify(toolIds)}) AS wanted
-        CROSS JOIN prompt_tools AS pt ON pt.tool_id = wanted.value
-        CROSS JOIN prompts AS p NOT INDEXED ON p.id = pt.prompt_id
-        WHERE p.organization_id = ${organizationId}
-        ORDER BY pt.tool_id, p.id`,
-    usingAgents: (toolIds: number[], organizationId: number) =>
-      sql`SELECT pt.tool_id AS "toolId", a.id, a.name
-        FROM json_each(${JSON.stringify(toolIds)}) AS wanted
-        CROSS JOIN prompt_tools AS pt ON pt.tool_id = wanted.value
-        CROSS JOIN agents AS a ON a.prompt_id = pt.prompt_id
-        WHERE a.organization_id = ${organizationId}
-        ORDER BY pt.tool_id, a.id`,
-  },
-  postgres: {
-    toolLinks: (promptIds: number[]) =>
-      sql`SELECT prompt_id AS "promptId", tool_id AS "toolId" FROM prompt_tools
-        WHERE prompt_id = ANY(${sql.param(promptIds)}) ORDER BY prompt_id, tool_id`,
-    tools: (toolIds: number[], organizationId: number) =>
-      sql`SELECT ${TOOL_FIELDS} FROM tools AS t
-        LEFT JOIN services AS s ON s.id = t.service_id AND s.organization_id = t.organization_id
-        WHERE t.id = ANY(${sql.param(toolIds)}) AND t.organization_id = ${organizationId}`,
-    linkingPrompts: (toolIds: number[], organizationId: number) =>
-      sql`SELECT pt.tool_id AS "toolId", p.id, p.name
-        FROM prompt_tools AS pt JOIN prompts AS p ON p.id = pt.prompt_id
-        WHERE pt.tool_id = ANY(${sql.param(toolIds)}) AND p.organization_id = ${organizationId}
-        ORDER BY pt.tool_id, p.id`,
-    usingAgents: (toolIds: number[], organizationId: number) =>
-      sql`SELECT pt.tool_id AS "toolId", a.id, a.name
-        FROM prompt_tools AS pt JOIN agents AS a ON a.prompt_id = pt.prompt_id
-        WHERE pt.tool_id = ANY(${sql.param(toolIds)}) AND a.organization_id = ${organizationId}
-        ORDER BY pt.tool_id, a.id`,
-  },
+        UNION SELECT value FROM json_each(${JSON.stringify(endToolIds)}))
+      SELECT ${TOOL_FIELDS},
+        (SELECT json_group_array(json_object('id', p.id, 'name', p.name) ORDER BY p.id)
+          FROM prompt_tools AS pt CROSS JOIN prompts AS p NOT INDEXED ON p.id = pt.prompt_id
+          WHERE pt.tool_id = t.id AND p.organization_id = ${organizationId}) AS "linkedPrompts",
+        (SELECT json_group_array(json_object('id', a.id, 'name', a.name) ORDER BY a.id)
+          FROM prompt_tools AS pt CROSS JOIN agents AS a ON a.prompt_id = pt.prompt_id
+          WHERE pt.tool_id = t.id AND a.organization_id = ${organizationId}) AS "usingAgents"
+      FROM wanted CROSS JOIN tools AS t ON t.id = wanted.id
+      LEFT JOIN services AS s ON s.id = t.service_id AND s.organization_id = t.organization_id
+      WHERE t.organization_id = ${organizationId}
+      ORDER BY t.id`,
+  postgres: (promptIds: number[], endToolIds: number[], organizationId: number) =>
+    sql`SELECT ${TOOL_FIELDS},
+        COALESCE((SELECT json_agg(json_build_object('id', p.id, 'name', p.name) ORDER BY p.id)
+          FROM prompt_tools AS pt JOIN prompts AS p ON p.id = pt.prompt_id
+          WHERE pt.tool_id = t.id AND p.organization_id = ${organizationId}), '[]') AS "linkedPrompts",
+        COALESCE((SELECT json_agg(json_build_object('id', a.id, 'name', a.name) ORDER BY a.id)
+          FROM prompt_tools AS pt JOIN agents AS a ON a.prompt_id = pt.prompt_id
+          WHERE pt.tool_id = t.id AND a.organization_id = ${organizationId}), '[]') AS "usingAgents"
+      FROM tools AS t
+      LEFT JOIN services AS s ON s.id = t.service_id AND s.organization_id = t.organization_id
+      WHERE t.id = ANY(ARRAY(
+          SELECT tool_id FROM prompt_tools WHERE prompt_id = ANY(${sql.param(promptIds)})
+          UNION SELECT unnest(${sql.param(endToolIds)}::integer[])))
+        AND t.organization_id = ${organizationId}
+      ORDER BY t.id`,
 };
 
-type StoredTool = Omit<ToolRow, 'definition' | 'linkedPrompts' | 'usingAgents'> & {
-  /** JSON text on SQLite, parsed JSON on PostgreSQL. */
+/** A tool row as the driver returns it: JSON as text on SQLite, parsed on PostgreSQL. */
+type DriverTool = Omit<ToolRow, 'definition' | 'linkedPrompts' | 'usingAgents'> & {
   definition: ToolRow['definition'] | string;
+  linkedPrompts: IdName[] | string;
+  usingAgents: IdName[] | string;
 };
-
-function readToolLinks(db: Db, promptIds: number[]): Steps<ToolLink[]> {
-  return selectRows<ToolLink>(TOOL_QUERIES[db.kind].toolLinks(promptIds));
-}
-
-interface ToolReadRows {
-  tools: StoredTool;
-  linkingPrompts: ToolUser;
-  usingAgents: ToolUser;
-}
-
-/** One of the reads about the tools with these ids, among the organization's records. */
-function readForTools<K extends keyof ToolReadRows>(
-  db: Db,
-  read: K,
-  toolIds: number[],
-  organizationId: number,
-): Steps<Array<ToolReadRows[K]>> {
-  return selectRows<ToolReadRows[K]>(TOOL_QUERIES[db.kind][read](toolIds, organizationId));
-}
-
-/** Groups rows by a key, keeping their order. */
-function groupBy<Row, Value>(
-  rows: readonly Row[],
-  keyOf: (row: Row) => number,
-  valueOf: (row: Row) => Value,
-): Map<number, Value[]> {
-  const groups = new Map<number, Value[]>();
-  for (const row of rows) {
-    const key = keyOf(row);
-    let group = groups.get(key);
-    if (!group) groups.set(key, (group = []));
-    group.push(valueOf(row));
-  }
-  return groups;
-}
-
-const idName = ({ id, name }: IdName): IdName => ({ id, name });
 
 /**
  * Searching `tools` without building every prompt's joined names: a value without a comma lies
@@ -278,40 +229,27 @@ function* withTheirTools(
   rows: readonly StoredPrompt[],
 ): Steps<PromptsWithTools> {
   if (rows.length === 0) return { rows: [], tools: new Map() };
-  const links = yield* readToolLinks(
-    db,
+  const endToolIds = rows.flatMap((row) => row.sessionEndToolId ?? []);
+  const read = TOOLS_OF_PROMPTS[db.kind](
     rows.map((row) => row.id),
-  );
-  const toolIdsOfPrompt = groupBy(
-    links,
-    (link) => link.promptId,
-    (link) => link.toolId,
-  );
-  const wantedSet = new Set(links.map((link) => link.toolId));
-  for (const row of rows) if (row.sessionEndToolId !== null) wantedSet.add(row.sessionEndToolId);
-  const wanted = [...wantedSet].sort((a, b) => a - b);
-
-  const linkingPrompts = groupBy(
-    yield* readForTools(db, 'linkingPrompts', wanted, organizationId),
-    (row) => row.toolId,
-    idName,
-  );
-  const usingAgents = groupBy(
-    yield* readForTools(db, 'usingAgents', wanted, organizationId),
-    (row) => row.toolId,
-    idName,
+    endToolIds,
+    organizationId,
   );
   const tools = new Map<number, ToolRow>();
-  for (const tool of yield* readForTools(db, 'tools', wanted, organizationId)) {
+  const toolIdsOfPrompt = new Map<number, number[]>(rows.map((row) => [row.id, []]));
+  for (const tool of yield* selectRows<DriverTool>(read)) {
+    const linkedPrompts = parsedJson(tool.linkedPrompts);
     tools.set(tool.id, {
       ...tool,
       definition: parsedJson(tool.definition),
-      linkedPrompts: linkingPrompts.get(tool.id) ?? [],
-      usingAgents: usingAgents.get(tool.id) ?? [],
+      linkedPrompts,
+      usingAgents: parsedJson(tool.usingAgents),
     });
+    // Tools come in id order, so each prompt's ids do too.
+    for (const prompt of linkedPrompts) toolIdsOfPrompt.get(prompt.id)?.push(tool.id);
   }
   return {
-    rows: rows.map((row) => ({ ...row, toolIds: toolIdsOfPrompt.get(row.id) ?? [] })),
+    rows: rows.map((row) => ({ ...row, toolIds: toolIdsOfPrompt.get(row.id)! })),
     tools,
   };
 }
