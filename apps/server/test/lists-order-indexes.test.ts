@@ -6,11 +6,12 @@
 // rows without the text, which all tie, are read apart in id order). The experiments'
 // agent_id search starts from the agent's variants, and several intersect before any seek, as the
 // prompts' tools searches do; on SQLite the prompts' name_description search tests each of its
-// columns in that column's index, as a second substring search does.
+// columns in that column's index, as a second substring search does; on PostgreSQL a substring
+// search of a name, description or context reads through its pg_trgm index.
 
 import assert from 'node:assert';
 import { sql, type SQL, type SQLWrapper } from 'drizzle-orm';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { Db } from '../src/db/engine/client.js';
 import { listWhere, tableOrder } from '../src/db/engine/list-table.js';
 import { experimentsList } from '../src/db/repositories/experiments.js';
@@ -18,7 +19,7 @@ import { createOrganization } from '../src/db/repositories/organizations.js';
 import { listPrompts, promptsList } from '../src/db/repositories/prompts.js';
 import { experiments, prompts } from '../src/db/schema/sqlite.js';
 import { PROMPT_LIST } from '../src/domain/prompts.js';
-import { expectFirstWithoutText, orderPlans } from './support/order-plans.js';
+import { expectFirstWithoutText, orderPlans, planText } from './support/order-plans.js';
 import { onPostgres, queryTestDb } from './support/test-database.js';
 
 const plans = orderPlans();
@@ -219,6 +220,71 @@ describe("the prompts list's name_description search", () => {
       expect(plan).not.toMatch(/SubPlan/);
     }
   });
+});
+
+/** A search for a word no row holds, of a text property or of name and description at once. */
+function searchOf<P extends string>(property: P) {
+  return property === 'name_description'
+    ? ({ property, kind: 'text_either', value: 'refund' } as const)
+    : ({ property, kind: 'text', value: 'refund' } as const);
+}
+
+describe.runIf(onPostgres)("PostgreSQL's substring searches of the lists' texts", () => {
+  beforeAll(async () => {
+    // Enough rows of the organization that reading them all costs more than the trigram index,
+    // and the statistics that say so.
+    const db = plans.db();
+    const [channel] = await queryTestDb<{ id: number }>(
+      db,
+      sql`INSERT INTO channels (organization_id, name, kind, provider)
+          VALUES (1, 'Phone', 'telephony', 'records') RETURNING id`,
+    );
+    const [target] = await queryTestDb<{ id: number }>(
+      db,
+      sql`INSERT INTO channel_targets (organization_id, channel_id, target, target_mode)
+          VALUES (1, ${channel!.id}, '+15550100001', 'inbound') RETURNING id`,
+    );
+    await queryTestDb(
+      db,
+      sql`INSERT INTO prompts (organization_id, name, type, llm_config, description, context)
+          SELECT 1, 'Prompt ' || i, 'agent', '{}', 'About ' || i, 'Context ' || i
+          FROM generate_series(1, 5000) AS i`,
+    );
+    await queryTestDb(
+      db,
+      sql`INSERT INTO experiments (organization_id, name, description, target_id)
+          SELECT 1, 'Experiment ' || i, 'About ' || i, ${target!.id}
+          FROM generate_series(1, 5000) AS i`,
+    );
+    await queryTestDb(db, sql`VACUUM (ANALYZE) prompts, experiments`);
+  });
+
+  it.each([
+    ['prompts', 'name', ['prompts_name_trgm_idx']],
+    ['prompts', 'description', ['prompts_description_trgm_idx']],
+    ['prompts', 'context', ['prompts_context_trgm_idx']],
+    ['prompts', 'name_description', ['prompts_name_trgm_idx', 'prompts_description_trgm_idx']],
+    ['experiments', 'name', ['experiments_name_trgm_idx']],
+    ['experiments', 'description', ['experiments_description_trgm_idx']],
+  ] as const)(
+    '%s by %s find their rows through the trigram index',
+    async (table, property, indexes) => {
+      const db = plans.db();
+      const window = {};
+      const where =
+        table === 'prompts'
+          ? listWhere(promptsList(db), 1, { filters: [searchOf(property)], window }, db)
+          : listWhere(experimentsList, 1, { filters: [searchOf(property)], window }, db);
+      // With the table's scan and the plain index scans forbidden, a substring is read through an
+      // index that can test it; without one, the plan reads the organization's rows by their index.
+      const plan = await planText(db, sql`SELECT id FROM ${sql.identifier(table)} WHERE ${where}`, [
+        'enable_seqscan',
+        'enable_indexscan',
+        'enable_indexonlyscan',
+      ]);
+      for (const index of indexes) expect(plan).toMatch(`Bitmap Index Scan on ${index}`);
+    },
+  );
 });
 
 describe.runIf(onPostgres)("PostgreSQL's first page of the prompts list by a long text", () => {
