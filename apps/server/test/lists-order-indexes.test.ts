@@ -7,7 +7,7 @@
 // agent_id search starts from the agent's variants, and several intersect before any seek, as the
 // prompts' tools searches do; on SQLite the prompts' name_description search tests each of its
 // columns in that column's index, as a second substring search does; on PostgreSQL a substring
-// search of a name, description or context reads through its pg_trgm index.
+// search of a name, description, context or editor reads through its pg_trgm index.
 
 import assert from 'node:assert';
 import { sql, type SQL, type SQLWrapper } from 'drizzle-orm';
@@ -246,8 +246,10 @@ describe.runIf(onPostgres)("PostgreSQL's substring searches of the lists' texts"
     );
     await queryTestDb(
       db,
-      sql`INSERT INTO prompts (organization_id, name, type, llm_config, description, context)
-          SELECT 1, 'Prompt ' || i, 'agent', '{}', 'About ' || i, 'Context ' || i
+      sql`INSERT INTO prompts (organization_id, name, type, llm_config, description, context,
+            last_updated_by)
+          SELECT 1, 'Prompt ' || i, 'agent', '{}', 'About ' || i, 'Context ' || i,
+            'editor' || i || '@example.com'
           FROM generate_series(1, 5000) AS i`,
     );
     await queryTestDb(
@@ -264,6 +266,7 @@ describe.runIf(onPostgres)("PostgreSQL's substring searches of the lists' texts"
     ['prompts', 'description', ['prompts_description_trgm_idx']],
     ['prompts', 'context', ['prompts_context_trgm_idx']],
     ['prompts', 'name_description', ['prompts_name_trgm_idx', 'prompts_description_trgm_idx']],
+    ['prompts', 'last_updated_by', ['prompts_last_updated_by_trgm_idx']],
     ['experiments', 'name', ['experiments_name_trgm_idx']],
     ['experiments', 'description', ['experiments_description_trgm_idx']],
   ] as const)(
